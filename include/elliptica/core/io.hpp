@@ -1,0 +1,37 @@
+#pragma once
+/// @file io.hpp
+/// Array files: NumPy .npy (format 1.0/2.0/3.0, little-endian float64/float32/int32/int64,
+/// C order; read is converted to float64) and whitespace/comma separated text (.txt, .csv,
+/// anything else; '#' starts a comment). Writers go through a temporary file in the target's
+/// folder that is renamed into place, so a failed write leaves nothing behind.
+#include <string>
+
+#include "elliptica/core/array.hpp"
+
+namespace elliptica::io {
+
+/// Reads a .npy file (by magic string) or a text table. A 1-D array comes back with
+/// ndim == 1, cols == 1. Throws IOError naming the file and the problem (missing, unreadable,
+/// truncated, bad header, unsupported dtype, Fortran order, ragged text rows, non-numeric token).
+Array2D read_array(const std::string& path);
+
+/// Writes `a` as .npy (if `path` ends in .npy) or as CSV text (17 significant digits, one row a
+/// line) otherwise. Atomic: temporary file + rename. Throws IOError on failure.
+void write_array(const std::string& path, const Array2D& a);
+void write_npy(const std::string& path, const Array2D& a);
+void write_csv(const std::string& path, const Array2D& a, const std::string& header = "");
+
+/// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
+void write_text_atomic(const std::string& path, const std::string& text);
+
+/// A molecular configuration from a GROMACS .gro file: positions in nm (N,3), atom names,
+/// and the rectangular box (nm). Throws IOError on malformed files or triclinic boxes.
+struct GroFile {
+  Array2D positions;
+  std::vector<std::string> atom_names;
+  std::vector<std::string> residue_names;
+  double box[3] = {0, 0, 0};
+};
+GroFile read_gro(const std::string& path);
+
+}  // namespace elliptica::io

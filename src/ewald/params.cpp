@@ -1,0 +1,356 @@
+// Parameter selection for the spectral Ewald sum from one tolerance (seed 000, section 2.4).
+//
+// Error model. For sources with random, uncorrelated positions and strength density
+// rho = sum |q_n|^2 / V (Kolafa & Perram, Mol. Simul. 9 (1992) 351; the same model underlies the
+// estimates of Lindbo & Tornberg 2010/2011), a truncated part of a kernel with mean-square response
+// g^2 gives an RMS error
+//   E_R^2 = rho * int_{|r| > r_c} g_R(r)^2 d^3r                        (real space, P2P truncated at r_c)
+//   E_F^2 = rho / (2 pi)^3 * int_{k outside the grid} g_hat(k)^2 d^3k  (Fourier truncation)
+//   E_W^2 = rho / (2 pi)^3 * int_{k in the grid} g_hat(k)^2 * 2 sum_d A_d(k_d) d^3k   (window)
+// where A_d(k) = sum_{j != 0} w_hat(k + 2 pi j / h_d)^2 / w_hat(k)^2 is the aliasing ratio of the
+// window in axis d (Poisson summation of the spreading sum and of the interpolation sum; the factor
+// 2 counts both, P2G and G2P). The integrals are evaluated by Gauss-Legendre quadrature; for large
+// xi r_c they reduce to the familiar closed forms ~ exp(-xi^2 r_c^2) and ~ exp(-k_max^2/(4 xi^2)).
+// Mean-square kernels (strength direction averaged for the stokeslet):
+//   Laplace potential  g_R^2 = (erfc(xi r)/r)^2, g_hat^2 = (4 pi e^{-k^2/4xi^2}/k^2)^2
+//   Laplace field      g_R^2 = ((erfc(xi r)/r + c e^{-xi^2 r^2})/r)^2, g_hat^2 = (4 pi e^{-k^2/4xi^2}/k)^2
+//   Stokeslet          g_R^2 = (2 A^2 + (2 erfc(xi r)/r)^2)/3, g_hat^2 = (2/3) b(k)^2,
+//                      b = 8 pi (1 + k^2/4xi^2) e^{-k^2/4xi^2}/k^2
+// Each part is held below safety * eps / sqrt(3); among the admissible (r_c, xi, M, P) the one of
+// least modelled cost wins (cost model below, seed 000 algorithm 1 complexity).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+#include "elliptica/core/error.hpp"
+#include "ewald/internal.hpp"
+
+namespace elliptica::ewald::detail {
+
+namespace {
+
+struct GaussLegendre {
+  std::vector<double> x, w;  // on [-1, 1]
+  explicit GaussLegendre(int n) : x(n), w(n) {
+    for (int i = 0; i < n; ++i) {
+      double z = std::cos(kPi * (i + 0.75) / (n + 0.5));
+      for (int it = 0; it < 100; ++it) {
+        double p0 = 1, p1 = z;
+        for (int k = 2; k <= n; ++k) {
+          const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
+          p0 = p1;
+          p1 = p2;
+        }
+        const double dp = n * (z * p1 - p0) / (z * z - 1);
+        const double dz = p1 / dp;
+        z -= dz;
+        if (std::abs(dz) < 1e-16) break;
+      }
+      double p0 = 1, p1 = z;
+      for (int k = 2; k <= n; ++k) {
+        const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
+        p0 = p1;
+        p1 = p2;
+      }
+      const double dp = n * (z * p1 - p0) / (z * z - 1);
+      x[i] = z;
+      w[i] = 2.0 / ((1 - z * z) * dp * dp);
+    }
+  }
+};
+
+const GaussLegendre& gl(int n) {
+  static const GaussLegendre g48(48), g16(16);
+  return n == 48 ? g48 : g16;
+}
+
+double ms_real(Kernel k, bool field, double xi, double r) {
+  const double ec = std::erfc(xi * r) / r;
+  const double ce = 2.0 * xi / kSqrtPi * std::exp(-xi * xi * r * r);
+  if (k == Kernel::Stokeslet) {
+    const double A = ec - ce;
+    return (2.0 * A * A + 4.0 * ec * ec) / 3.0;
+  }
+  if (field) {
+    const double g = (ec + ce) / r;
+    return g * g;
+  }
+  return ec * ec;
+}
+
+double ms_hat(Kernel k, bool field, double xi, double kk) {
+  const double k2 = kk * kk;
+  const double e = std::exp(-k2 / (4 * xi * xi));
+  if (k == Kernel::Stokeslet) {
+    const double b = 8 * kPi * (1 + k2 / (4 * xi * xi)) * e / k2;
+    return 2.0 / 3.0 * b * b;
+  }
+  const double g = field ? 4 * kPi * e / kk : 4 * kPi * e / k2;
+  return g * g;
+}
+
+}  // namespace
+
+double est_real(Kernel k, bool field, double rho, double xi, double rc) {
+  const auto& g = gl(48);
+  const double a = rc, b = rc + 7.0 / xi;
+  double s = 0;
+  for (std::size_t i = 0; i < g.x.size(); ++i) {
+    const double r = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
+    s += g.w[i] * ms_real(k, field, xi, r) * 4 * kPi * r * r;
+  }
+  s *= 0.5 * (b - a);
+  return std::sqrt(std::max(0.0, rho * s));
+}
+
+double est_fourier(Kernel k, bool field, double rho, double xi, double kmax) {
+  const auto& g = gl(48);
+  const double a = kmax, b = kmax + 14.0 * xi;
+  double s = 0;
+  for (std::size_t i = 0; i < g.x.size(); ++i) {
+    const double kk = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
+    s += g.w[i] * ms_hat(k, field, xi, kk) * 4 * kPi * kk * kk;
+  }
+  s *= 0.5 * (b - a);
+  return std::sqrt(std::max(0.0, rho * s / (8 * kPi * kPi * kPi)));
+}
+
+double est_window(Kernel k, bool field, double rho, double xi, const std::array<double, 3>& box,
+                  const std::array<int, 3>& M, int P, double beta, double self_q2) {
+  const auto& g = gl(16);
+  const int n = static_cast<int>(g.x.size());
+  const double kmin = 2 * kPi / std::max({box[0], box[1], box[2]});
+  double node[3][16], wq[3][16], alias[3][16], near[3][16];
+  for (int d = 0; d < 3; ++d) {
+    const double h = box[d] / M[d];
+    const double K = kPi / h;
+    const double a = 0.5 * P * h;
+    for (int i = 0; i < n; ++i) {
+      const double kk = 0.5 * K * (1 + g.x[i]);
+      node[d][i] = kk;
+      wq[d][i] = 0.5 * K * g.w[i];
+      const double w0 = window_hat_shape(kk, a, beta);
+      double s = 0;
+      for (int j = 1; j <= 24; ++j) {
+        const double wp = window_hat_shape(kk + 2 * kPi * j / h, a, beta);
+        const double wm = window_hat_shape(kk - 2 * kPi * j / h, a, beta);
+        s += wp * wp + wm * wm;
+      }
+      alias[d][i] = s / (w0 * w0);
+      near[d][i] = (window_hat_shape(kk + 2 * kPi / h, a, beta) + window_hat_shape(kk - 2 * kPi / h, a, beta)) / w0;
+    }
+  }
+  double sum = 0, coh[3] = {0, 0, 0};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int l = 0; l < n; ++l) {
+        const double kk = std::sqrt(node[0][i] * node[0][i] + node[1][j] * node[1][j] + node[2][l] * node[2][l]);
+        if (kk < kmin) continue;
+        const double wt = wq[0][i] * wq[1][j] * wq[2][l];
+        const double m2 = ms_hat(k, field, xi, kk);
+        sum += wt * m2 * (alias[0][i] + alias[1][j] + alias[2][l]);
+        const double g = std::sqrt(m2);
+        coh[0] += wt * g * near[0][i];
+        coh[1] += wt * g * near[1][j];
+        coh[2] += wt * g * near[2][l];
+      }
+  sum *= 8.0 * 2.0;  // eight octants; spreading and interpolation
+  const double c = 8.0 / (8 * kPi * kPi * kPi);
+  // Self-aliasing: a source that is also a target sees its own spread-and-interpolated image; the
+  // first aliases (j = +-1) add coherently over k, with an amplitude that oscillates with the
+  // source's position in the grid cell (RMS over positions: factor 1/sqrt(2) per sign, 2 signs).
+  const double self2 = self_q2 * c * c * (coh[0] * coh[0] + coh[1] * coh[1] + coh[2] * coh[2]);
+  return std::sqrt(std::max(0.0, rho * sum / (8 * kPi * kPi * kPi) + self2));
+}
+
+double typical_magnitude(Kernel k, bool field, double rho, const std::array<double, 3>& box, std::size_t n) {
+  const double V = box[0] * box[1] * box[2];
+  const double L = std::max({box[0], box[1], box[2]});
+  const double a = std::min(0.5 * std::cbrt(V / std::max<std::size_t>(n, 1)), 0.25 * L);
+  double s;
+  if (k == Kernel::Stokeslet)
+    s = 8 * kPi * (0.5 * L - a);
+  else if (field)
+    s = 4 * kPi * (1.0 / a - 2.0 / L);
+  else
+    s = 4 * kPi * (0.5 * L - a);
+  return std::sqrt(std::max(rho * s, 1e-300));
+}
+
+int fft_friendly(int m) {
+  m = std::max(m, 4);
+  for (int c = m + (m & 1);; c += 2) {
+    int r = c;
+    for (int p : {2, 3, 5, 7})
+      while (r % p == 0) r /= p;
+    if (r == 1) return c;
+  }
+}
+
+namespace {
+
+struct Cost {
+  // Seconds per unit of work on one core, measured on the development machine (bench/).
+  double pair_check = 1.5e-9, pair_eval_laplace = 18e-9, pair_eval_field = 24e-9, pair_eval_stokes = 26e-9;
+  double cell = 30e-9, spread_point = 0.9e-9, window_eval = 40e-9, fft = 0.7e-9, cnv = 3e-9, interp_point = 0.9e-9;
+};
+
+double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
+                  int P) {
+  const Cost c;
+  const double V = in.box[0] * in.box[1] * in.box[2];
+  const double ncell = double(cells[0]) * cells[1] * cells[2];
+  const double cellvol = V / ncell;
+  const double ns = double(in.n_sources), nt = double(in.n_targets);
+  const double per_target_checks = 27.0 * ns * cellvol / V;
+  const double frac = std::min(1.0, (4.0 / 3.0 * kPi * rc * rc * rc) / (27.0 * cellvol));
+  const double eval = in.kernel == Kernel::Stokeslet ? c.pair_eval_stokes
+                      : in.field                     ? c.pair_eval_field
+                                                     : c.pair_eval_laplace;
+  const double p2p = nt * per_target_checks * (c.pair_check + frac * eval) + 27.0 * ncell * c.cell;
+  const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
+  const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
+  const double P3 = double(P) * P * P;
+  const double mtot = double(M[0]) * M[1] * M[2];
+  const double p2g = ns * (P3 * cin * c.spread_point + c.window_eval);
+  const double g2p = nt * (P3 * cout * c.interp_point + c.window_eval);
+  const double fft = (cin + cout) * c.fft * mtot * std::log2(std::max(2.0, mtot));
+  const double cnv = c.cnv * mtot * 0.5 * cout;
+  return (p2p + p2g + g2p + fft + cnv) / std::max(1, in.threads);
+}
+
+// Smallest x in [lo, hi] with f(x) <= target for a decreasing f (geometric bisection).
+template <class F>
+double solve_decreasing(F f, double target, double lo, double hi) {
+  if (f(hi) > target) return std::numeric_limits<double>::infinity();
+  if (f(lo) <= target) return lo;
+  for (int it = 0; it < 60; ++it) {
+    const double mid = std::sqrt(lo * hi);
+    if (f(mid) <= target)
+      hi = mid;
+    else
+      lo = mid;
+    if (hi / lo < 1.0 + 1e-4) break;
+  }
+  return hi;
+}
+
+}  // namespace
+
+Params choose_params(const TuneInput& in) {
+  const Options& ov = *in.overrides;
+  const double Lmin = std::min({in.box[0], in.box[1], in.box[2]});
+  const double safety = 0.5 / std::sqrt(3.0);
+  const double tphi = safety * in.eps_phi, tfield = safety * in.eps_field;
+  const double rho = in.q2_density;
+  const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
+  const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
+
+  auto real_ok = [&](double xi, double rc) {
+    double e = est_real(in.kernel, false, rho, xi, rc) / tphi;
+    if (in.field) e = std::max(e, est_real(in.kernel, true, rho, xi, rc) / tfield);
+    return e;  // <= 1 is admissible
+  };
+  auto fourier_ok = [&](double xi, double kmax) {
+    double e = est_fourier(in.kernel, false, rho, xi, kmax) / tphi;
+    if (in.field) e = std::max(e, est_fourier(in.kernel, true, rho, xi, kmax) / tfield);
+    return e;
+  };
+  auto window_ok = [&](double xi, const std::array<int, 3>& M, int P, double beta) {
+    double e = est_window(in.kernel, false, rho, xi, in.box, M, P, beta, in.self_q2) / tphi;
+    if (in.field) e = std::max(e, est_window(in.kernel, true, rho, xi, in.box, M, P, beta, in.self_q2) / tfield);
+    return e;
+  };
+  auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
+
+  std::vector<double> rcs;
+  if (ov.rc) {
+    rcs.push_back(*ov.rc);
+  } else if (ov.xi) {
+    const double xi = *ov.xi;
+    double rc = solve_decreasing([&](double r) { return real_ok(xi, r); }, 1.0, 1e-6 * Lmin, Lmin / 3.0);
+    rcs.push_back(std::isfinite(rc) ? rc : Lmin / 3.0);
+  } else {
+    for (double rc = Lmin / 3.0; rc > 2e-3 * Lmin; rc *= 0.87) {
+      rcs.push_back(rc);
+      const double cells = std::floor(in.box[0] / rc) * std::floor(in.box[1] / rc) * std::floor(in.box[2] / rc);
+      if (cells > 8.0 * double(in.n_sources + in.n_targets) + 64) break;
+    }
+  }
+
+  Params best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (double rc : rcs) {
+    double xi;
+    if (ov.xi) {
+      xi = *ov.xi;
+    } else {
+      // Real-space error decreases with xi at fixed r_c.
+      xi = solve_decreasing([&](double x) { return real_ok(x, rc); }, 1.0, 0.1 / rc, 40.0 / rc);
+      if (!std::isfinite(xi)) continue;
+    }
+    std::array<int, 3> cells;
+    for (int d = 0; d < 3; ++d) cells[d] = std::max(3, static_cast<int>(std::floor(in.box[d] / rc)));
+    std::vector<std::array<int, 3>> grids;
+    if (ov.grid) {
+      grids.push_back(*ov.grid);
+    } else {
+      const double kmax = solve_decreasing([&](double km) { return fourier_ok(xi, km); }, 1.0, 0.5 * xi, 60.0 * xi);
+      if (!std::isfinite(kmax)) continue;
+      for (double sigma : {1.0, 1.15, 1.3, 1.5, 1.75, 2.0}) {
+        std::array<int, 3> M;
+        for (int d = 0; d < 3; ++d) M[d] = fft_friendly(static_cast<int>(std::ceil(sigma * kmax * in.box[d] / kPi)));
+        if (grids.empty() || grids.back() != M) grids.push_back(M);
+      }
+    }
+    for (const auto& M : grids) {
+      const double mtot = double(M[0]) * M[1] * M[2];
+      if (mtot * (cin + cout) * 8.0 * 1.5 > 16e9) continue;  // grid memory cap (16 GB)
+      const int mmin = std::min({M[0], M[1], M[2]});
+      int P = 0;
+      if (ov.window_support) {
+        P = *ov.window_support;
+      } else {
+        int lo = 2, hi = std::min(24, mmin);
+        if (hi < lo || window_ok(xi, M, hi, beta_of(hi)) > 1.0) continue;
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (window_ok(xi, M, mid, beta_of(mid)) <= 1.0)
+            hi = mid;
+          else
+            lo = mid + 1;
+        }
+        P = lo;
+      }
+      const double cost = model_cost(in, rc, cells, M, P);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best.xi = xi;
+        best.rc = rc;
+        best.grid = M;
+        best.cells = cells;
+        best.P = P;
+      }
+      if (ov.window_support) break;
+    }
+  }
+  if (!std::isfinite(best_cost)) {
+    std::ostringstream os;
+    os << "no spectral Ewald parameters meet the tolerance (absolute target " << in.eps_phi
+       << "); the tolerance is too small for double precision or the overrides (xi, rc, grid, P) rule it out";
+    throw NumericalError(os.str());
+  }
+  best.beta = beta_of(best.P);
+  for (int d = 0; d < 3; ++d) best.h[d] = in.box[d] / best.grid[d];
+  best.est_real = est_real(in.kernel, false, rho, best.xi, best.rc);
+  best.est_fourier = est_fourier(in.kernel, false, rho, best.xi, kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]}));
+  best.est_window = est_window(in.kernel, false, rho, best.xi, in.box, best.grid, best.P, best.beta, in.self_q2);
+  best.est_total = std::sqrt(best.est_real * best.est_real + best.est_fourier * best.est_fourier +
+                             best.est_window * best.est_window);
+  best.eps_abs = in.eps_phi;
+  return best;
+}
+
+}  // namespace elliptica::ewald::detail

@@ -1,0 +1,638 @@
+// The spectral Ewald plan: validation, tuning (parameters from the tolerance) and the pipeline
+// P2P + P2G -> FFT -> CNV -> IFFT -> G2P (seed 000, algorithm 1).
+#include <fftw3.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+#include "elliptica/core/error.hpp"
+#include "ewald/internal.hpp"
+
+namespace elliptica::ewald {
+
+using namespace detail;
+
+std::string to_string(Kernel k) { return k == Kernel::Laplace ? "laplace" : "stokeslet"; }
+
+Kernel kernel_from_string(const std::string& s) {
+  if (s == "laplace") return Kernel::Laplace;
+  if (s == "stokeslet") return Kernel::Stokeslet;
+  throw InvalidArgument("unknown kernel '" + s + "' (expected 'laplace' or 'stokeslet')");
+}
+
+int strength_components(Kernel k) { return k == Kernel::Laplace ? 1 : 3; }
+
+std::string Params::describe() const {
+  std::ostringstream os;
+  os.precision(6);
+  os << "spectral Ewald parameters\n"
+     << "  xi (splitting)        " << xi << "\n"
+     << "  r_c (cutoff)          " << rc << "\n"
+     << "  near-field cells      " << cells[0] << " x " << cells[1] << " x " << cells[2] << "\n"
+     << "  FFT grid M            " << grid[0] << " x " << grid[1] << " x " << grid[2] << "\n"
+     << "  grid spacing h        " << h[0] << ", " << h[1] << ", " << h[2] << "\n"
+     << "  window support P      " << P << "\n"
+     << "  Kaiser-Bessel beta    " << beta << "\n"
+     << "  polynomial degree nu  " << poly_degree << "\n"
+     << "  absolute RMS target   " << eps_abs << "\n";
+  if (result_rms > 0) os << "  RMS of result (pilot) " << result_rms << "\n";
+  os << "  estimated RMS error   " << est_total << " (real " << est_real << ", Fourier " << est_fourier << ", window "
+     << est_window << ")\n";
+  if (est_relative > 0) os << "  estimated relative    " << est_relative << "\n";
+  return os.str();
+}
+
+namespace {
+
+std::mutex& fftw_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void fftw_threads_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { fftw_init_threads(); });
+}
+
+struct FftwGrid {
+  std::array<int, 3> M{0, 0, 0};
+  int cin = 0, cout = 0, threads = 0;
+  double* real = nullptr;
+  fftw_complex* cplx = nullptr;
+  fftw_plan fwd = nullptr, bwd = nullptr;
+  std::size_t nreal() const { return std::size_t(M[0]) * M[1] * M[2]; }
+  std::size_t ncplx() const { return std::size_t(M[0]) * M[1] * (M[2] / 2 + 1); }
+
+  void release() {
+    std::lock_guard<std::mutex> lk(fftw_mutex());
+    if (fwd) fftw_destroy_plan(fwd);
+    if (bwd) fftw_destroy_plan(bwd);
+    if (real) fftw_free(real);
+    if (cplx) fftw_free(cplx);
+    fwd = bwd = nullptr;
+    real = nullptr;
+    cplx = nullptr;
+    M = {0, 0, 0};
+  }
+  void ensure(const std::array<int, 3>& m, int ci, int co, int nth) {
+    if (m == M && ci == cin && co == cout && nth == threads && fwd) return;
+    release();
+    fftw_threads_init();
+    M = m;
+    cin = ci;
+    cout = co;
+    threads = nth;
+    const int nc = std::max(ci, co);
+    std::lock_guard<std::mutex> lk(fftw_mutex());
+    real = fftw_alloc_real(nreal() * nc);
+    cplx = fftw_alloc_complex(ncplx() * nc);
+    if (!real || !cplx) throw NumericalError("out of memory allocating the FFT grid");
+    fftw_plan_with_nthreads(nth);
+    const int n[3] = {M[0], M[1], M[2]};
+    fwd = fftw_plan_many_dft_r2c(3, n, ci, real, nullptr, 1, int(nreal()), cplx, nullptr, 1, int(ncplx()),
+                                 FFTW_ESTIMATE);
+    bwd = fftw_plan_many_dft_c2r(3, n, co, cplx, nullptr, 1, int(ncplx()), real, nullptr, 1, int(nreal()),
+                                 FFTW_ESTIMATE);
+    if (!fwd || !bwd) throw NumericalError("FFTW could not create a plan for the grid");
+  }
+  ~FftwGrid() { release(); }
+};
+
+double rms(const std::vector<double>& v, int comps, int c0, int nc) {
+  // RMS over points of the Euclidean norm of components [c0, c0+nc).
+  const std::size_t n = v.size() / comps;
+  if (n == 0) return 0;
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (int c = c0; c < c0 + nc; ++c) s += v[i * comps + c] * v[i * comps + c];
+  return std::sqrt(s / n);
+}
+
+}  // namespace
+
+struct EwaldPlan::Impl {
+  Options opt;
+  Params params;
+  Window window;
+  bool tuned = false;
+  std::size_t tuned_ns = 0, tuned_nt = 0;
+  double tuned_q2 = 0;
+  double eps_field_abs = 0;
+  FftwGrid fft;
+  int threads = 1;
+
+  int cin() const { return strength_components(opt.kernel); }
+  int cout() const { return opt.kernel == Kernel::Stokeslet ? 3 : (opt.compute_field ? 4 : 1); }
+
+  // The whole sum with the given parameters; out is (n_targets, cout()) in original target order.
+  void compute(const Params& p, const Window& w, ConstMatrixView<double> src, ConstMatrixView<double> q,
+               const ConstMatrixView<double>* trg, std::vector<double>& out, StageTimes& times);
+  void p2g(const Params& p, const Window& w, const CellList& cl, const std::vector<double>& qs);
+  void cnv(const Params& p);
+  void g2p(const Params& p, const Window& w, const CellList& cl, std::vector<double>& acc);
+  void tune(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg,
+            StageTimes& times);
+  double density(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg) const;
+  Result evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg);
+};
+
+namespace {
+
+void validate_options(const Options& o) {
+  for (int d = 0; d < 3; ++d)
+    if (!(o.box[d] > 0) || !std::isfinite(o.box[d]))
+      throw InvalidArgument("box length L" + std::to_string(d + 1) + " must be positive and finite, got " +
+                            std::to_string(o.box[d]));
+  if (!std::isfinite(o.tolerance) || !(o.tolerance > 0) || !(o.tolerance < 1))
+    throw InvalidArgument("tolerance eps must satisfy 0 < eps < 1, got " + std::to_string(o.tolerance));
+  if (o.tolerance_kind == ToleranceKind::Relative && o.tolerance < 1e-14)
+    throw InvalidArgument("relative tolerance " + std::to_string(o.tolerance) +
+                          " is below double-precision round-off (use eps >= 1e-14)");
+  if (!(o.viscosity > 0) || !std::isfinite(o.viscosity))
+    throw InvalidArgument("viscosity mu must be positive and finite");
+  if (o.compute_field && o.kernel != Kernel::Laplace)
+    throw InvalidArgument("the field (compute_field) is only available for the laplace kernel");
+  if (o.threads < 0) throw InvalidArgument("threads must be >= 0 (0 = all available)");
+  const double Lmin = std::min({o.box[0], o.box[1], o.box[2]});
+  if (o.xi && (!(*o.xi > 0) || !std::isfinite(*o.xi))) throw InvalidArgument("xi override must be positive");
+  if (o.rc && (!(*o.rc > 0) || !(*o.rc <= Lmin / 3.0 * (1 + 1e-12))))
+    throw InvalidArgument("rc override must satisfy 0 < rc <= min(L)/3 = " + std::to_string(Lmin / 3.0) +
+                          " (the 27 colleague cells must be distinct)");
+  if (o.grid)
+    for (int d = 0; d < 3; ++d)
+      if ((*o.grid)[d] < 4 || (*o.grid)[d] > 8192)
+        throw InvalidArgument("grid override M must be in [4, 8192] per axis");
+  if (o.window_support && (*o.window_support < 2 || *o.window_support > 32))
+    throw InvalidArgument("window support P override must be in [2, 32]");
+  if (o.grid && o.window_support &&
+      *o.window_support > std::min({(*o.grid)[0], (*o.grid)[1], (*o.grid)[2]}))
+    throw InvalidArgument("window support P must not exceed the grid size M");
+  if (o.window_shape && (!(*o.window_shape > 0) || !std::isfinite(*o.window_shape)))
+    throw InvalidArgument("window shape beta override must be positive");
+  if (o.poly_degree && (*o.poly_degree < 1 || *o.poly_degree > 30))
+    throw InvalidArgument("polynomial degree override must be in [1, 30]");
+}
+
+void validate_points(ConstMatrixView<double> a, const char* what) {
+  if (a.rows == 0) throw InvalidArgument(std::string(what) + ": no points (N = 0)");
+  if (a.cols != 3)
+    throw InvalidArgument(std::string(what) + " must have shape (N,3), got (" + std::to_string(a.rows) + "," +
+                          std::to_string(a.cols) + ")");
+  if (!a.data) throw InvalidArgument(std::string(what) + ": null data");
+  require_finite(a, what);
+}
+
+void validate_strengths(Kernel k, ConstMatrixView<double> src, ConstMatrixView<double> q) {
+  const std::size_t need = strength_components(k);
+  if (!q.data || q.rows == 0) throw InvalidArgument("strengths: no values (N = 0)");
+  if (q.cols != need)
+    throw InvalidArgument("strengths for the " + to_string(k) + " kernel must have shape (N," + std::to_string(need) +
+                          ")" + (need == 1 ? " or (N,)" : "") + ", got (" + std::to_string(q.rows) + "," +
+                          std::to_string(q.cols) + ")");
+  if (q.rows != src.rows)
+    throw InvalidArgument("number of strengths (" + std::to_string(q.rows) + ") does not match number of sources (" +
+                          std::to_string(src.rows) + ")");
+  require_finite(q, "strengths");
+}
+
+}  // namespace
+
+EwaldPlan::EwaldPlan(const Options& opts) : impl_(std::make_unique<Impl>()) {
+  validate_options(opts);
+  impl_->opt = opts;
+  impl_->threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+}
+EwaldPlan::~EwaldPlan() = default;
+EwaldPlan::EwaldPlan(EwaldPlan&&) noexcept = default;
+EwaldPlan& EwaldPlan::operator=(EwaldPlan&&) noexcept = default;
+
+const Options& EwaldPlan::options() const { return impl_->opt; }
+const Params& EwaldPlan::params() const { return impl_->params; }
+void EwaldPlan::retune() { impl_->tuned = false; }
+
+double EwaldPlan::Impl::density(ConstMatrixView<double> src, ConstMatrixView<double> q,
+                                const ConstMatrixView<double>* trg) const {
+  // Effective strength density seen by the targets: sum |q|^2 per coarse cell (about 8 sources
+  // per cell on average), averaged over the targets' cells; never below the mean Q/V.
+  const auto& L = opt.box;
+  const double V = L[0] * L[1] * L[2];
+  const std::size_t N = src.rows;
+  double Q = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) Q += q.data[i] * q.data[i];
+  const double target_cells = std::max(1.0, double(N) / 8.0);
+  const double cw = std::cbrt(V / target_cells);
+  std::array<int, 3> n;
+  for (int d = 0; d < 3; ++d) n[d] = std::clamp(static_cast<int>(L[d] / cw), 1, 256);
+  const std::size_t nc = std::size_t(n[0]) * n[1] * n[2];
+  std::vector<double> cell(nc, 0.0);
+  auto index = [&](const double* x) {
+    std::size_t c = 0;
+    for (int d = 0; d < 3; ++d) {
+      double v = x[d] - L[d] * std::floor(x[d] / L[d]);
+      int i = std::clamp(static_cast<int>(v / L[d] * n[d]), 0, n[d] - 1);
+      c = c * n[d] + i;
+    }
+    return c;
+  };
+  const int cq = int(q.cols);
+  for (std::size_t i = 0; i < N; ++i) {
+    double s = 0;
+    for (int c = 0; c < cq; ++c) s += q(i, c) * q(i, c);
+    cell[index(src.data + 3 * i)] += s;
+  }
+  const double cellvol = V / double(nc);
+  const ConstMatrixView<double>& t = trg ? *trg : src;
+  double acc = 0;
+  for (std::size_t i = 0; i < t.rows; ++i) acc += cell[index(t.data + 3 * i)] / cellvol;
+  return std::max(acc / double(t.rows), Q / V);
+}
+
+void EwaldPlan::Impl::p2g(const Params& p, const Window& w, const CellList& cl, const std::vector<double>& qs) {
+  const int P = p.P;
+  const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2];
+  const std::size_t nreal = fft.nreal();
+  const int nc = cin();
+  std::fill(fft.real, fft.real + nreal * nc, 0.0);
+  const std::size_t N = cl.x.size();
+  // Slabs of grid planes along the first axis; a source in slab s writes planes [sW, (s+1)W + P - 1),
+  // so slabs of one parity never overlap when W >= P and the number of slabs is even.
+  int nslab = M1 / P;
+  if (nslab % 2) --nslab;
+  if (nslab < 2) nslab = 1;
+  const int W = M1 / nslab;
+  std::vector<int> slab_start(nslab + 1, 0), order(N), j0x(N);
+  for (std::size_t i = 0; i < N; ++i) {
+    const double t = cl.x[i] / p.h[0];
+    int j0 = static_cast<int>(std::floor(t - 0.5 * P)) + 1;
+    j0x[i] = j0;
+    int jm = ((j0 % M1) + M1) % M1;
+    int s = std::min(jm / W, nslab - 1);
+    slab_start[s + 1]++;
+  }
+  for (int s = 0; s < nslab; ++s) slab_start[s + 1] += slab_start[s];
+  {
+    std::vector<int> fill(slab_start.begin(), slab_start.end() - 1);
+    for (std::size_t i = 0; i < N; ++i) {
+      int jm = ((j0x[i] % M1) + M1) % M1;
+      int s = std::min(jm / W, nslab - 1);
+      order[fill[s]++] = static_cast<int>(i);
+    }
+  }
+  double* grid = fft.real;
+  const double inv_h[3] = {1.0 / p.h[0], 1.0 / p.h[1], 1.0 / p.h[2]};
+  for (int colour = 0; colour < (nslab > 1 ? 2 : 1); ++colour) {
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double> wx(P), wy(P), wz(P), wyz(std::size_t(P) * P);
+      std::vector<int> iz(P);
+#pragma omp for schedule(dynamic, 1)
+      for (int s = colour; s < nslab; s += (nslab > 1 ? 2 : 1)) {
+        for (int o = slab_start[s]; o < slab_start[s + 1]; ++o) {
+          const int i = order[o];
+          const double pos[3] = {cl.x[i], cl.y[i], cl.z[i]};
+          int j0[3];
+          double* wts[3] = {wx.data(), wy.data(), wz.data()};
+          for (int d = 0; d < 3; ++d) {
+            const double t = pos[d] * inv_h[d];
+            const double f = std::floor(t - 0.5 * P);
+            j0[d] = static_cast<int>(f) + 1;
+            w.weights(t - 0.5 * P - f, wts[d]);
+          }
+          for (int m = 0; m < P; ++m) iz[m] = ((j0[2] + m) % M3 + M3) % M3;
+          for (int a = 0; a < P; ++a)
+            for (int b = 0; b < P; ++b) wyz[a * P + b] = wy[a] * wz[b];
+          for (int c = 0; c < nc; ++c) {
+            const double qv = qs[std::size_t(i) * nc + c];
+            double* g = grid + nreal * c;
+            for (int mx = 0; mx < P; ++mx) {
+              const int ix = ((j0[0] + mx) % M1 + M1) % M1;
+              const double qx = qv * wx[mx];
+              for (int my = 0; my < P; ++my) {
+                const int iy = ((j0[1] + my) % M2 + M2) % M2;
+                double* row = g + (std::size_t(ix) * M2 + iy) * M3;
+                const double* wr = wyz.data() + my * P;
+                for (int mz = 0; mz < P; ++mz) row[iz[mz]] += qx * wr[mz];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void EwaldPlan::Impl::cnv(const Params& p) {
+  // Diagonal convolution over the half spectrum: X(k) = c G_hat(k) H_hat(k) / w_hat(k)^2 with
+  // c = (h1 h2 h3)^2 / V (P2G and G2P approximate integrals by grid sums), k = 0 set to zero.
+  const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2], M3h = M3 / 2 + 1;
+  const auto& L = opt.box;
+  const double V = L[0] * L[1] * L[2];
+  const double scale = std::pow(p.h[0] * p.h[1] * p.h[2], 2) / V;
+  const double xi2i = 1.0 / (4.0 * p.xi * p.xi);
+  std::vector<double> kv[3], iw2[3];
+  const int Ms[3] = {M1, M2, M3};
+  for (int d = 0; d < 3; ++d) {
+    const int n = d == 2 ? M3h : Ms[d];
+    kv[d].resize(n);
+    iw2[d].resize(n);
+    const double a = 0.5 * p.P * p.h[d];
+    for (int i = 0; i < n; ++i) {
+      const int fi = (d < 2 && i > Ms[d] / 2) ? i - Ms[d] : i;
+      kv[d][i] = 2 * kPi / L[d] * fi;
+      const double wh = window_hat(kv[d][i], a, p.beta);
+      iw2[d][i] = 1.0 / (wh * wh);
+    }
+  }
+  const std::size_t ncplx = fft.ncplx();
+  fftw_complex* X = fft.cplx;
+  const bool stokes = opt.kernel == Kernel::Stokeslet;
+  const bool field = opt.compute_field;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int i = 0; i < M1; ++i) {
+    const double k1 = kv[0][i];
+    const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2;
+    for (int j = 0; j < M2; ++j) {
+      const double k2 = kv[1][j];
+      const bool nyq2 = (M2 % 2 == 0) && j == M2 / 2;
+      for (int l = 0; l < M3h; ++l) {
+        const std::size_t idx = (std::size_t(i) * M2 + j) * M3h + l;
+        const double k3 = kv[2][l];
+        const double ksq = k1 * k1 + k2 * k2 + k3 * k3;
+        if (ksq == 0.0) {
+          for (int c = 0; c < cout(); ++c) X[idx + c * ncplx][0] = X[idx + c * ncplx][1] = 0.0;
+          continue;
+        }
+        const double e = std::exp(-ksq * xi2i);
+        const double wfac = scale * iw2[0][i] * iw2[1][j] * iw2[2][l];
+        if (!stokes) {
+          const double g = 4 * kPi * e / ksq * wfac;
+          const double re = X[idx][0] * g, im = X[idx][1] * g;
+          X[idx][0] = re;
+          X[idx][1] = im;
+          if (field) {
+            // E = -grad phi: multiply by -i k (odd derivative: Nyquist modes dropped).
+            const double kk[3] = {nyq1 ? 0.0 : k1, nyq2 ? 0.0 : k2, (M3 % 2 == 0 && l == M3 / 2) ? 0.0 : k3};
+            for (int d = 0; d < 3; ++d) {
+              X[idx + (d + 1) * ncplx][0] = kk[d] * im;
+              X[idx + (d + 1) * ncplx][1] = -kk[d] * re;
+            }
+          }
+        } else {
+          // B(k) f = 8 pi (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} (k^2 f - k (k.f)) / k^4
+          const double b = 8 * kPi * (1 + ksq * xi2i) * e / (ksq * ksq) * wfac;
+          const double kk[3] = {k1, k2, k3};
+          double fr[3], fi[3];
+          for (int c = 0; c < 3; ++c) {
+            fr[c] = X[idx + c * ncplx][0];
+            fi[c] = X[idx + c * ncplx][1];
+          }
+          const double kfr = k1 * fr[0] + k2 * fr[1] + k3 * fr[2];
+          const double kfi = k1 * fi[0] + k2 * fi[1] + k3 * fi[2];
+          for (int c = 0; c < 3; ++c) {
+            X[idx + c * ncplx][0] = b * (ksq * fr[c] - kk[c] * kfr);
+            X[idx + c * ncplx][1] = b * (ksq * fi[c] - kk[c] * kfi);
+          }
+        }
+      }
+    }
+  }
+}
+
+void EwaldPlan::Impl::g2p(const Params& p, const Window& w, const CellList& cl, std::vector<double>& acc) {
+  const int P = p.P;
+  const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2];
+  const std::size_t nreal = fft.nreal();
+  const int nc = cout();
+  const double* grid = fft.real;
+  const double inv_h[3] = {1.0 / p.h[0], 1.0 / p.h[1], 1.0 / p.h[2]};
+  const long N = static_cast<long>(cl.x.size());
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> wx(P), wy(P), wz(P);
+    std::vector<int> iz(P);
+#pragma omp for schedule(static)
+    for (long i = 0; i < N; ++i) {
+      const double pos[3] = {cl.x[i], cl.y[i], cl.z[i]};
+      int j0[3];
+      double* wts[3] = {wx.data(), wy.data(), wz.data()};
+      for (int d = 0; d < 3; ++d) {
+        const double t = pos[d] * inv_h[d];
+        const double f = std::floor(t - 0.5 * P);
+        j0[d] = static_cast<int>(f) + 1;
+        w.weights(t - 0.5 * P - f, wts[d]);
+      }
+      for (int m = 0; m < P; ++m) iz[m] = ((j0[2] + m) % M3 + M3) % M3;
+      for (int c = 0; c < nc; ++c) {
+        const double* g = grid + nreal * c;
+        double sum = 0;
+        for (int mx = 0; mx < P; ++mx) {
+          const int ix = ((j0[0] + mx) % M1 + M1) % M1;
+          double sx = 0;
+          for (int my = 0; my < P; ++my) {
+            const int iy = ((j0[1] + my) % M2 + M2) % M2;
+            const double* row = g + (std::size_t(ix) * M2 + iy) * M3;
+            double sz = 0;
+            for (int mz = 0; mz < P; ++mz) sz += row[iz[mz]] * wz[mz];
+            sx += sz * wy[my];
+          }
+          sum += sx * wx[mx];
+        }
+        acc[std::size_t(i) * nc + c] += sum;
+      }
+    }
+  }
+}
+
+void EwaldPlan::Impl::compute(const Params& p, const Window& w, ConstMatrixView<double> src,
+                              ConstMatrixView<double> q, const ConstMatrixView<double>* trg, std::vector<double>& out,
+                              StageTimes& times) {
+  const int ci = cin(), co = cout();
+  CellList scl, tcl;
+  std::vector<double> qs;
+  {
+    ScopedStage st(times, "setup");
+    scl = build_cells(src, opt.box, p.cells);
+    if (trg) tcl = build_cells(*trg, opt.box, p.cells);
+    qs.resize(src.rows * ci);
+    for (std::size_t s = 0; s < src.rows; ++s)
+      for (int c = 0; c < ci; ++c) qs[s * ci + c] = q.data[std::size_t(scl.perm[s]) * ci + c];
+    fft.ensure(p.grid, ci, co, threads);
+  }
+  const CellList& tc = trg ? tcl : scl;
+  std::vector<double> acc;
+  {
+    ScopedStage st(times, "P2P");
+    p2p(opt.kernel, opt.compute_field, scl, qs, tc, p.xi, p.rc, opt.box, threads, acc);
+  }
+  {
+    ScopedStage st(times, "P2G");
+    p2g(p, w, scl, qs);
+  }
+  {
+    ScopedStage st(times, "FFT");
+    fftw_execute(fft.fwd);
+  }
+  {
+    ScopedStage st(times, "CNV");
+    cnv(p);
+  }
+  {
+    ScopedStage st(times, "IFFT");
+    fftw_execute(fft.bwd);
+  }
+  {
+    ScopedStage st(times, "G2P");
+    g2p(p, w, tc, acc);
+  }
+  {
+    ScopedStage st(times, "self");
+    const std::size_t nt = tc.x.size();
+    out.assign(nt * co, 0.0);
+    double shift = 0, scale = 1;
+    if (opt.kernel == Kernel::Laplace) {
+      double Qtot = 0;
+      for (std::size_t s = 0; s < src.rows; ++s) Qtot += q.data[s];
+      const auto& L = opt.box;
+      shift = -kPi * Qtot / (p.xi * p.xi * L[0] * L[1] * L[2]);  // neutralising background
+    } else {
+      scale = 1.0 / (8 * kPi * opt.viscosity);
+    }
+    for (std::size_t t = 0; t < nt; ++t) {
+      const std::size_t o = std::size_t(tc.perm[t]) * co;
+      for (int c = 0; c < co; ++c) out[o + c] = acc[t * co + c] * scale;
+      if (opt.kernel == Kernel::Laplace) out[o] += shift;
+    }
+  }
+}
+
+void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg,
+                           StageTimes& times) {
+  ScopedStage st(times, "tune");
+  const bool stokes = opt.kernel == Kernel::Stokeslet;
+  // Work in the kernel's raw units (no 1/(8 pi mu) for the stokeslet).
+  const double unit = stokes ? 1.0 / (8 * kPi * opt.viscosity) : 1.0;
+  TuneInput in;
+  in.kernel = opt.kernel;
+  in.box = opt.box;
+  in.n_sources = src.rows;
+  in.n_targets = trg ? trg->rows : src.rows;
+  in.q2_density = density(src, q, trg);
+  if (!trg) {
+    double q2 = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) q2 += q.data[i] * q.data[i];
+    in.self_q2 = q2 / double(src.rows);
+  }
+  in.field = opt.compute_field;
+  in.threads = threads;
+  in.overrides = &opt;
+  auto finish = [&](Params p, double rms_phi) {
+    window = make_window(p.P, p.beta, opt.poly_degree ? *opt.poly_degree : 0,
+                         std::clamp(0.05 * in.eps_phi / std::max(rms_phi / unit, in.eps_phi), 1e-16, 1e-3));
+    p.poly_degree = window.degree;
+    p.eps_abs *= unit;
+    p.est_real *= unit;
+    p.est_fourier *= unit;
+    p.est_window *= unit;
+    p.est_total *= unit;
+    return p;
+  };
+  double result_rms = 0;
+  if (opt.tolerance_kind == ToleranceKind::Absolute) {
+    in.eps_phi = opt.tolerance / unit;
+    in.eps_field = opt.tolerance;
+    params = finish(choose_params(in), typical_magnitude(in.kernel, false, in.q2_density, in.box, in.n_sources));
+  } else {
+    // Pilot: a low-accuracy evaluation measures the RMS of the result, which turns the relative
+    // tolerance into an absolute one.
+    const double u0 = typical_magnitude(in.kernel, false, in.q2_density, in.box, in.n_sources);
+    const double e0 = typical_magnitude(in.kernel, true, in.q2_density, in.box, in.n_sources);
+    const double pilot_rel = std::max(opt.tolerance, 1e-3);
+    in.eps_phi = pilot_rel * u0;
+    in.eps_field = pilot_rel * e0;
+    Params pilot = finish(choose_params(in), u0 * unit);
+    std::vector<double> out;
+    StageTimes pt;
+    compute(pilot, window, src, q, trg, out, pt);
+    const int co = cout();
+    const double rphi = rms(out, co, 0, stokes ? 3 : 1);
+    const double rfield = opt.compute_field ? rms(out, co, 1, 3) : 0.0;
+    result_rms = rphi;
+    const bool pilot_good = pilot.est_total <= opt.tolerance * rphi * 0.5 &&
+                            (!opt.compute_field || rfield > 0);
+    if (pilot_good && !opt.compute_field) {
+      params = pilot;
+    } else {
+      in.eps_phi = opt.tolerance * (rphi > 0 ? rphi / unit : u0);
+      in.eps_field = opt.tolerance * (rfield > 0 ? rfield : e0);
+      params = finish(choose_params(in), rphi);
+    }
+  }
+  params.result_rms = result_rms;
+  params.est_relative = result_rms > 0 ? params.est_total / result_rms : 0.0;
+  tuned = true;
+  tuned_ns = in.n_sources;
+  tuned_nt = in.n_targets;
+  tuned_q2 = in.q2_density;
+}
+
+const Params& EwaldPlan::tune(ConstMatrixView<double> sources, ConstMatrixView<double> strengths,
+                              std::optional<ConstMatrixView<double>> targets) {
+  StageTimes t;
+  impl_->tune(sources, strengths, targets ? &*targets : nullptr, t);
+  return impl_->params;
+}
+
+
+Result EwaldPlan::Impl::evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q,
+                                 const ConstMatrixView<double>* trg) {
+  validate_points(src, "sources");
+  if (trg) validate_points(*trg, "targets");
+  validate_strengths(opt.kernel, src, q);
+  Result r;
+  const std::size_t nt = trg ? trg->rows : src.rows;
+  const bool stokes = opt.kernel == Kernel::Stokeslet;
+  r.values = Array2D(nt, stokes ? 3 : 1, stokes ? 2 : 1);
+  if (opt.compute_field) r.field = Array2D(nt, 3);
+  double q2 = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) q2 += q.data[i] * q.data[i];
+  if (q2 == 0) {  // all strengths zero: the sum is zero
+    r.params = params;
+    return r;
+  }
+  if (tuned) {
+    const double qd = density(src, q, trg);
+    const auto ratio = [](double a, double b) { return std::max(a, b) / std::max(std::min(a, b), 1e-300); };
+    if (ratio(double(src.rows), double(tuned_ns)) > 2.0 || ratio(double(nt), double(tuned_nt)) > 2.0 ||
+        ratio(qd, tuned_q2) > 4.0)
+      tuned = false;
+  }
+  if (!tuned) tune(src, q, trg, r.times);
+  std::vector<double> out;
+  compute(params, window, src, q, trg, out, r.times);
+  const int co = cout();
+  for (std::size_t t = 0; t < nt; ++t) {
+    if (stokes) {
+      for (int c = 0; c < 3; ++c) r.values.values[t * 3 + c] = out[t * co + c];
+    } else {
+      r.values.values[t] = out[t * co];
+      if (opt.compute_field)
+        for (int c = 0; c < 3; ++c) r.field.values[t * 3 + c] = out[t * co + 1 + c];
+    }
+  }
+  r.params = params;
+  return r;
+}
+
+Result EwaldPlan::evaluate(ConstMatrixView<double> sources, ConstMatrixView<double> strengths) {
+  return impl_->evaluate(sources, strengths, nullptr);
+}
+
+Result EwaldPlan::evaluate(ConstMatrixView<double> sources, ConstMatrixView<double> strengths,
+                           ConstMatrixView<double> targets) {
+  return impl_->evaluate(sources, strengths, &targets);
+}
+
+}  // namespace elliptica::ewald
