@@ -122,6 +122,7 @@ struct EwaldPlan::Impl {
   double tuned_q2 = 0;
   double eps_field_abs = 0;
   FftwGrid fft;
+  std::vector<double> pad;  // padded, component-interleaved grid used by P2G and G2P
   int threads = 1;
 
   int cin() const { return strength_components(opt.kernel); }
@@ -250,73 +251,89 @@ double EwaldPlan::Impl::density(ConstMatrixView<double> src, ConstMatrixView<dou
   return std::max(acc / double(t.rows), Q / V);
 }
 
+// P2G: spreading into a padded, component-interleaved grid pad[px][py][pz][c] with
+// px = j + P (no periodic wrap in the inner loops, so they vectorise), then folding the padding
+// back periodically into the FFT input grid (component-major, M1 x M2 x M3 each).
+// Threads: sources are grouped in slabs of W >= P padded x-planes; a source in slab s writes planes
+// [sW, (s+1)W + P - 1), so slabs of one parity never overlap and run concurrently.
 void EwaldPlan::Impl::p2g(const Params& p, const Window& w, const CellList& cl, const std::vector<double>& qs) {
-  const int P = p.P;
-  const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2];
-  const std::size_t nreal = fft.nreal();
-  const int nc = cin();
-  std::fill(fft.real, fft.real + nreal * nc, 0.0);
+  const int P = p.P, nc = cin();
+  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
+  pad.assign(std::size_t(PM[0]) * S1, 0.0);
   const std::size_t N = cl.x.size();
-  // Slabs of grid planes along the first axis; a source in slab s writes planes [sW, (s+1)W + P - 1),
-  // so slabs of one parity never overlap when W >= P and the number of slabs is even.
-  int nslab = M1 / P;
-  if (nslab % 2) --nslab;
-  if (nslab < 2) nslab = 1;
-  const int W = M1 / nslab;
-  std::vector<int> slab_start(nslab + 1, 0), order(N), j0x(N);
-  for (std::size_t i = 0; i < N; ++i) {
-    const double t = cl.x[i] / p.h[0];
-    int j0 = static_cast<int>(std::floor(t - 0.5 * P)) + 1;
-    j0x[i] = j0;
-    int jm = ((j0 % M1) + M1) % M1;
-    int s = std::min(jm / W, nslab - 1);
-    slab_start[s + 1]++;
-  }
+  const double inv_h[3] = {1.0 / p.h[0], 1.0 / p.h[1], 1.0 / p.h[2]};
+  // Window offsets of every source: j0 (padded) and fractional position s.
+  std::vector<int> j0(3 * N);
+  std::vector<double> frac(3 * N);
+  const double* pos[3] = {cl.x.data(), cl.y.data(), cl.z.data()};
+  for (std::size_t i = 0; i < N; ++i)
+    for (int d = 0; d < 3; ++d) {
+      const double t = std::min(pos[d][i] * inv_h[d], std::nextafter(double(M[d]), 0.0));
+      const double f = std::floor(t - 0.5 * P);
+      j0[3 * i + d] = static_cast<int>(f) + 1 + P;
+      frac[3 * i + d] = t - 0.5 * P - f;
+    }
+  const int span = M[0] + P;  // range of padded j0 in x
+  int nslab = threads > 1 ? std::max(1, span / P) : 1;
+  const int W = (span + nslab - 1) / nslab;
+  std::vector<int> slab_start(nslab + 1, 0), order(N);
+  for (std::size_t i = 0; i < N; ++i) slab_start[std::min(j0[3 * i] / W, nslab - 1) + 1]++;
   for (int s = 0; s < nslab; ++s) slab_start[s + 1] += slab_start[s];
   {
     std::vector<int> fill(slab_start.begin(), slab_start.end() - 1);
-    for (std::size_t i = 0; i < N; ++i) {
-      int jm = ((j0x[i] % M1) + M1) % M1;
-      int s = std::min(jm / W, nslab - 1);
-      order[fill[s]++] = static_cast<int>(i);
-    }
+    for (std::size_t i = 0; i < N; ++i) order[fill[std::min(j0[3 * i] / W, nslab - 1)]++] = static_cast<int>(i);
   }
-  double* grid = fft.real;
-  const double inv_h[3] = {1.0 / p.h[0], 1.0 / p.h[1], 1.0 / p.h[2]};
-  for (int colour = 0; colour < (nslab > 1 ? 2 : 1); ++colour) {
+  double* pg = pad.data();
+  const int ncol = nslab > 1 ? 2 : 1;
+  for (int colour = 0; colour < ncol; ++colour) {
 #pragma omp parallel num_threads(threads)
     {
-      std::vector<double> wx(P), wy(P), wz(P), wyz(std::size_t(P) * P);
-      std::vector<int> iz(P);
+      std::vector<double> wx(P), wy(P), wz(P), qz(std::size_t(P) * nc);
 #pragma omp for schedule(dynamic, 1)
-      for (int s = colour; s < nslab; s += (nslab > 1 ? 2 : 1)) {
+      for (int s = colour; s < nslab; s += ncol) {
         for (int o = slab_start[s]; o < slab_start[s + 1]; ++o) {
           const int i = order[o];
-          const double pos[3] = {cl.x[i], cl.y[i], cl.z[i]};
-          int j0[3];
-          double* wts[3] = {wx.data(), wy.data(), wz.data()};
-          for (int d = 0; d < 3; ++d) {
-            const double t = pos[d] * inv_h[d];
-            const double f = std::floor(t - 0.5 * P);
-            j0[d] = static_cast<int>(f) + 1;
-            w.weights(t - 0.5 * P - f, wts[d]);
-          }
-          for (int m = 0; m < P; ++m) iz[m] = ((j0[2] + m) % M3 + M3) % M3;
-          for (int a = 0; a < P; ++a)
-            for (int b = 0; b < P; ++b) wyz[a * P + b] = wy[a] * wz[b];
-          for (int c = 0; c < nc; ++c) {
-            const double qv = qs[std::size_t(i) * nc + c];
-            double* g = grid + nreal * c;
-            for (int mx = 0; mx < P; ++mx) {
-              const int ix = ((j0[0] + mx) % M1 + M1) % M1;
-              const double qx = qv * wx[mx];
-              for (int my = 0; my < P; ++my) {
-                const int iy = ((j0[1] + my) % M2 + M2) % M2;
-                double* row = g + (std::size_t(ix) * M2 + iy) * M3;
-                const double* wr = wyz.data() + my * P;
-                for (int mz = 0; mz < P; ++mz) row[iz[mz]] += qx * wr[mz];
-              }
+          w.weights(frac[3 * i], wx.data());
+          w.weights(frac[3 * i + 1], wy.data());
+          w.weights(frac[3 * i + 2], wz.data());
+          const double* qi = qs.data() + std::size_t(i) * nc;
+          for (int m = 0; m < P; ++m)
+            for (int c = 0; c < nc; ++c) qz[m * nc + c] = wz[m] * qi[c];
+          const int L = P * nc;
+          double* base = pg + std::size_t(j0[3 * i]) * S1 + std::size_t(j0[3 * i + 1]) * S2 +
+                         std::size_t(j0[3 * i + 2]) * nc;
+          for (int mx = 0; mx < P; ++mx)
+            for (int my = 0; my < P; ++my) {
+              double* row = base + mx * S1 + my * S2;
+              const double wxy = wx[mx] * wy[my];
+#pragma omp simd
+              for (int t = 0; t < L; ++t) row[t] += wxy * qz[t];
             }
+        }
+      }
+    }
+  }
+  // Fold: grid[c][(px-P) mod M1][(py-P) mod M2][(pz-P) mod M3] += pad[px][py][pz][c].
+  const std::size_t nreal = fft.nreal();
+  double* g = fft.real;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int ix = 0; ix < M[0]; ++ix) {
+    for (int c = 0; c < nc; ++c) std::fill(g + nreal * c + std::size_t(ix) * M[1] * M[2],
+                                           g + nreal * c + std::size_t(ix + 1) * M[1] * M[2], 0.0);
+    for (int px = ix + P - M[0] * ((ix + P) / M[0]); px < PM[0]; px += M[0]) {
+      for (int py = 0; py < PM[1]; ++py) {
+        const int iy = ((py - P) % M[1] + M[1]) % M[1];
+        const double* src = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
+        for (int c = 0; c < nc; ++c) {
+          double* dst = g + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
+          for (int pz = 0; pz < PM[2]; ++pz) {
+            int iz = pz - P;
+            if (iz < 0) iz += M[2];
+            else if (iz >= M[2]) iz -= M[2];
+            if (iz < 0 || iz >= M[2]) iz = ((pz - P) % M[2] + M[2]) % M[2];
+            dst[iz] += src[std::size_t(pz) * nc + c];
           }
         }
       }
@@ -401,46 +418,64 @@ void EwaldPlan::Impl::cnv(const Params& p) {
   }
 }
 
+// G2P: the IFFT output is unfolded into the padded, component-interleaved grid, then every target
+// gathers its P^3 neighbourhood with contiguous (vectorisable) rows.
 void EwaldPlan::Impl::g2p(const Params& p, const Window& w, const CellList& cl, std::vector<double>& acc) {
-  const int P = p.P;
-  const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2];
+  const int P = p.P, nc = cout();
+  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
+  pad.resize(std::size_t(PM[0]) * S1);
   const std::size_t nreal = fft.nreal();
-  const int nc = cout();
-  const double* grid = fft.real;
+  const double* g = fft.real;
+  double* pg = pad.data();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int px = 0; px < PM[0]; ++px) {
+    const int ix = ((px - P) % M[0] + M[0]) % M[0];
+    for (int py = 0; py < PM[1]; ++py) {
+      const int iy = ((py - P) % M[1] + M[1]) % M[1];
+      double* dst = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
+      for (int c = 0; c < nc; ++c) {
+        const double* src = g + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
+        for (int pz = 0; pz < PM[2]; ++pz) {
+          const int iz = ((pz - P) % M[2] + M[2]) % M[2];
+          dst[std::size_t(pz) * nc + c] = src[iz];
+        }
+      }
+    }
+  }
   const double inv_h[3] = {1.0 / p.h[0], 1.0 / p.h[1], 1.0 / p.h[2]};
   const long N = static_cast<long>(cl.x.size());
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> wx(P), wy(P), wz(P);
-    std::vector<int> iz(P);
+    std::vector<double> wx(P), wy(P), wz(P), wze(std::size_t(P) * nc), sum(std::size_t(P) * nc);
 #pragma omp for schedule(static)
     for (long i = 0; i < N; ++i) {
       const double pos[3] = {cl.x[i], cl.y[i], cl.z[i]};
       int j0[3];
       double* wts[3] = {wx.data(), wy.data(), wz.data()};
       for (int d = 0; d < 3; ++d) {
-        const double t = pos[d] * inv_h[d];
+        const double t = std::min(pos[d] * inv_h[d], std::nextafter(double(M[d]), 0.0));
         const double f = std::floor(t - 0.5 * P);
-        j0[d] = static_cast<int>(f) + 1;
+        j0[d] = static_cast<int>(f) + 1 + P;
         w.weights(t - 0.5 * P - f, wts[d]);
       }
-      for (int m = 0; m < P; ++m) iz[m] = ((j0[2] + m) % M3 + M3) % M3;
-      for (int c = 0; c < nc; ++c) {
-        const double* g = grid + nreal * c;
-        double sum = 0;
-        for (int mx = 0; mx < P; ++mx) {
-          const int ix = ((j0[0] + mx) % M1 + M1) % M1;
-          double sx = 0;
-          for (int my = 0; my < P; ++my) {
-            const int iy = ((j0[1] + my) % M2 + M2) % M2;
-            const double* row = g + (std::size_t(ix) * M2 + iy) * M3;
-            double sz = 0;
-            for (int mz = 0; mz < P; ++mz) sz += row[iz[mz]] * wz[mz];
-            sx += sz * wy[my];
-          }
-          sum += sx * wx[mx];
+      const int L = P * nc;
+      for (int m = 0; m < P; ++m)
+        for (int c = 0; c < nc; ++c) wze[m * nc + c] = wz[m];
+      std::fill(sum.begin(), sum.end(), 0.0);
+      const double* base = pg + std::size_t(j0[0]) * S1 + std::size_t(j0[1]) * S2 + std::size_t(j0[2]) * nc;
+      for (int mx = 0; mx < P; ++mx)
+        for (int my = 0; my < P; ++my) {
+          const double* row = base + mx * S1 + my * S2;
+          const double wxy = wx[mx] * wy[my];
+#pragma omp simd
+          for (int t = 0; t < L; ++t) sum[t] += wxy * row[t];
         }
-        acc[std::size_t(i) * nc + c] += sum;
+      for (int c = 0; c < nc; ++c) {
+        double s = 0;
+        for (int m = 0; m < P; ++m) s += sum[m * nc + c] * wze[m * nc + c];
+        acc[std::size_t(i) * nc + c] += s;
       }
     }
   }

@@ -1,0 +1,694 @@
+/// @file io.cpp
+/// Array files (.npy and text tables), GROMACS .gro configurations, and atomic writes.
+///
+/// .npy format (NumPy "NEP 1"): magic "\x93NUMPY", major/minor version bytes, a little-endian
+/// header length (uint16 for 1.0, uint32 for 2.0/3.0), an ASCII (UTF-8 for 3.0) Python dict
+/// literal {'descr': ..., 'fortran_order': ..., 'shape': (...), } padded with spaces and ended
+/// by '\n', then the raw data. All decoding here is byte-wise, so it works on any host order.
+#include "elliptica/core/io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+namespace elliptica::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kNpyMagic[] = "\x93NUMPY";
+constexpr std::size_t kNpyMagicLen = 6;
+
+std::string errno_text(int e) { return std::system_category().message(e); }
+
+/// Makes a token printable for an error message: control/non-ASCII bytes as \xNN, long tokens cut.
+std::string printable(std::string_view s, std::size_t max_len = 40) {
+  std::string out;
+  const bool cut = s.size() > max_len;
+  if (cut) s = s.substr(0, max_len);
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (cut) out += "...";
+  return out;
+}
+
+/// Reads a whole file; throws IOError naming the file if it is missing, a folder or unreadable.
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) {
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw IOError(path + ": cannot access file: " + ec.message());
+    throw IOError(path + ": no such file");
+  }
+  if (fs::is_directory(st)) throw IOError(path + ": is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError(path + ": cannot open file for reading: " + errno_text(errno));
+  std::string data;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    data.append(buf, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw IOError(path + ": read error: " + errno_text(errno));
+  return data;
+}
+
+bool ends_with_npy(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string suf = path.substr(path.size() - 4);
+  for (auto& c : suf) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return suf == ".npy";
+}
+
+// ------------------------------------------------------------------------------------------
+// .npy header dict parsing
+// ------------------------------------------------------------------------------------------
+
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::uint64_t> shape;
+  bool have_descr = false, have_fortran = false, have_shape = false;
+};
+
+/// A minimal parser of the Python literal NumPy writes: a dict with string keys whose values are
+/// strings, True/False or tuples of non-negative integers.
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view s, const std::string& path) : s_(s), path_(path) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    skip_ws();
+    expect('{');
+    for (;;) {
+      skip_ws();
+      if (peek() == '}') {
+        ++i_;
+        break;
+      }
+      const std::string key = parse_string();
+      skip_ws();
+      expect(':');
+      skip_ws();
+      if (key == "descr") {
+        if (peek() != '\'' && peek() != '"')
+          fail("unsupported dtype (structured or non-string 'descr'); only little-endian float64, "
+               "float32, int32, int64 are supported");
+        h.descr = parse_string();
+        h.have_descr = true;
+      } else if (key == "fortran_order") {
+        h.fortran_order = parse_bool();
+        h.have_fortran = true;
+      } else if (key == "shape") {
+        h.shape = parse_tuple();
+        h.have_shape = true;
+      } else {
+        fail("unexpected key '" + printable(key) + "' in header");
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      skip_ws();
+      expect('}');
+      break;
+    }
+    if (!h.have_descr || !h.have_fortran || !h.have_shape)
+      fail("header lacks one of the keys 'descr', 'fortran_order', 'shape'");
+    return h;
+  }
+
+ private:
+  std::string_view s_;
+  const std::string& path_;
+  std::size_t i_ = 0;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw IOError(path_ + ": bad .npy header: " + what);
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void skip_ws() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "' at offset " + std::to_string(i_));
+    ++i_;
+  }
+  std::string parse_string() {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("expected a quoted string at offset " + std::to_string(i_));
+    ++i_;
+    const std::size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != q) ++i_;
+    if (i_ >= s_.size()) fail("unterminated string");
+    std::string out(s_.substr(start, i_ - start));
+    ++i_;
+    return out;
+  }
+  bool parse_bool() {
+    if (s_.substr(i_, 4) == "True") {
+      i_ += 4;
+      return true;
+    }
+    if (s_.substr(i_, 5) == "False") {
+      i_ += 5;
+      return false;
+    }
+    fail("'fortran_order' is neither True nor False");
+  }
+  std::vector<std::uint64_t> parse_tuple() {
+    expect('(');
+    std::vector<std::uint64_t> dims;
+    for (;;) {
+      skip_ws();
+      if (peek() == ')') {
+        ++i_;
+        return dims;
+      }
+      std::uint64_t v = 0;
+      const char* b = s_.data() + i_;
+      const char* e = s_.data() + s_.size();
+      auto [p, ec] = std::from_chars(b, e, v);
+      if (ec != std::errc() || p == b) fail("shape entries must be non-negative integers");
+      i_ += static_cast<std::size_t>(p - b);
+      // Python long suffix of old NumPy versions ("3L").
+      if (peek() == 'L') ++i_;
+      dims.push_back(v);
+      skip_ws();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      skip_ws();
+      expect(')');
+      return dims;
+    }
+  }
+};
+
+enum class DType { F8, F4, I4, I8 };
+
+DType parse_descr(const std::string& d, const std::string& path) {
+  const std::string bad = path + ": unsupported dtype '" + printable(d) +
+                          "'; supported: little-endian float64 '<f8', float32 '<f4', int32 '<i4', int64 '<i8'";
+  if (d.size() != 3) throw IOError(bad);
+  const char order = d[0];
+  if (order == '>') throw IOError(bad + " (big-endian data is not supported)");
+  if (order != '<' && order != '|' && order != '=') throw IOError(bad);
+  if (order == '=' && std::endian::native != std::endian::little)
+    throw IOError(bad + " (native byte order of a big-endian host)");
+  const std::string t = d.substr(1);
+  if (t == "f8") return DType::F8;
+  if (t == "f4") return DType::F4;
+  if (t == "i4") return DType::I4;
+  if (t == "i8") return DType::I8;
+  throw IOError(bad);
+}
+
+std::size_t dtype_size(DType t) { return (t == DType::F8 || t == DType::I8) ? 8 : 4; }
+
+std::uint64_t load_le(const unsigned char* p, std::size_t n) {
+  std::uint64_t v = 0;
+  for (std::size_t k = 0; k < n; ++k) v |= static_cast<std::uint64_t>(p[k]) << (8 * k);
+  return v;
+}
+
+Array2D parse_npy(const std::string& path, const std::string& bytes) {
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (bytes.size() < kNpyMagicLen + 2)
+    throw IOError(path + ": truncated .npy file: no version bytes after the magic string");
+  const int major = u[6], minor = u[7];
+  std::size_t len_bytes;
+  if (major == 1 && minor == 0) {
+    len_bytes = 2;
+  } else if ((major == 2 || major == 3) && minor == 0) {
+    len_bytes = 4;
+  } else {
+    throw IOError(path + ": unsupported .npy format version " + std::to_string(major) + "." +
+                  std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+  }
+  const std::size_t pre = kNpyMagicLen + 2 + len_bytes;
+  if (bytes.size() < pre) throw IOError(path + ": truncated .npy file: incomplete header length");
+  const std::uint64_t hlen = load_le(u + 8, len_bytes);
+  if (bytes.size() - pre < hlen)
+    throw IOError(path + ": truncated .npy file: header of " + std::to_string(hlen) + " bytes, found " +
+                  std::to_string(bytes.size() - pre));
+  const std::string_view header(bytes.data() + pre, static_cast<std::size_t>(hlen));
+  const NpyHeader h = HeaderParser(header, path).parse();
+
+  const DType dt = parse_descr(h.descr, path);
+  if (h.fortran_order)
+    throw IOError(path + ": Fortran order (fortran_order: True) is not supported; save a C-ordered array "
+                         "(e.g. numpy.ascontiguousarray)");
+  if (h.shape.empty())
+    throw IOError(path + ": rank-0 (scalar) arrays are not supported; expected a 1-D or 2-D array");
+  if (h.shape.size() > 2)
+    throw IOError(path + ": arrays of rank " + std::to_string(h.shape.size()) +
+                  " are not supported; expected a 1-D or 2-D array");
+
+  const std::uint64_t rows = h.shape[0];
+  const std::uint64_t cols = h.shape.size() == 2 ? h.shape[1] : 1;
+  const std::size_t isz = dtype_size(dt);
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() / 8;
+  if (cols != 0 && rows > limit / cols) throw IOError(path + ": shape in header is too large");
+  const std::uint64_t count = rows * cols;
+  const std::uint64_t expected = count * isz;
+  const std::uint64_t found = bytes.size() - pre - hlen;
+  if (found < expected)
+    throw IOError(path + ": truncated: expected " + std::to_string(expected) + " bytes of data, found " +
+                  std::to_string(found));
+  if (found > expected)
+    throw IOError(path + ": corrupt .npy file: " + std::to_string(found - expected) +
+                  " unexpected bytes after the data (expected " + std::to_string(expected) + ")");
+
+  Array2D a(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), h.shape.size() == 1 ? 1 : 2);
+  const unsigned char* p = u + pre + hlen;
+  for (std::size_t k = 0; k < count; ++k, p += isz) {
+    const std::uint64_t raw = load_le(p, isz);
+    double v = 0;
+    switch (dt) {
+      case DType::F8: v = std::bit_cast<double>(raw); break;
+      case DType::F4: v = static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(raw))); break;
+      case DType::I4: v = static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(raw))); break;
+      case DType::I8: v = static_cast<double>(static_cast<std::int64_t>(raw)); break;
+    }
+    a.values[k] = v;
+  }
+  return a;
+}
+
+// ------------------------------------------------------------------------------------------
+// Text tables
+// ------------------------------------------------------------------------------------------
+
+bool parse_double(std::string_view tok, double& v) {
+  // from_chars takes no leading '+'; accept one (but not "+-1").
+  if (tok.size() > 1 && tok.front() == '+' && tok[1] != '-' && tok[1] != '+') tok.remove_prefix(1);
+  if (tok.empty()) return false;
+  const char* b = tok.data();
+  const char* e = b + tok.size();
+  auto [p, ec] = std::from_chars(b, e, v);
+  return ec == std::errc() && p == e;
+}
+
+bool is_sep_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/// Splits one data line (comment already removed) into fields separated by whitespace and/or
+/// commas. Returns false (and sets `empty_field`) if a comma-separated field is empty.
+bool split_fields(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  const bool has_comma = line.find(',') != std::string_view::npos;
+  std::size_t i = 0;
+  const std::size_t n = line.size();
+  if (!has_comma) {
+    while (i < n) {
+      while (i < n && is_sep_space(line[i])) ++i;
+      const std::size_t s = i;
+      while (i < n && !is_sep_space(line[i])) ++i;
+      if (i > s) out.push_back(line.substr(s, i - s));
+    }
+    return true;
+  }
+  // Comma separated: each comma-delimited piece holds one or more whitespace-separated tokens.
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', start);
+    const std::string_view piece = line.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                                       : comma - start);
+    const std::size_t before = out.size();
+    std::size_t j = 0;
+    while (j < piece.size()) {
+      while (j < piece.size() && is_sep_space(piece[j])) ++j;
+      const std::size_t s = j;
+      while (j < piece.size() && !is_sep_space(piece[j])) ++j;
+      if (j > s) out.push_back(piece.substr(s, j - s));
+    }
+    if (out.size() == before) return false;
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
+
+Array2D parse_text(const std::string& path, const std::string& text) {
+  Array2D a;
+  a.ndim = 2;
+  std::size_t ncols = 0, first_line = 0, line_no = 0, rows = 0;
+  std::vector<std::string_view> fields;
+  const std::string_view all(text);
+  std::size_t pos = all.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // UTF-8 byte-order mark
+  while (pos < all.size()) {
+    std::size_t nl = all.find('\n', pos);
+    if (nl == std::string_view::npos) nl = all.size();
+    std::string_view line = all.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    const std::size_t hash = line.find('#');
+    if (hash != std::string_view::npos) line = line.substr(0, hash);
+    if (!split_fields(line, fields))
+      throw IOError(path + ":" + std::to_string(line_no) + ": empty field between commas");
+    if (fields.empty()) continue;
+    if (rows == 0) {
+      ncols = fields.size();
+      first_line = line_no;
+    } else if (fields.size() != ncols) {
+      throw IOError(path + ":" + std::to_string(line_no) + ": ragged rows: this row has " +
+                    std::to_string(fields.size()) + " values, line " + std::to_string(first_line) + " has " +
+                    std::to_string(ncols));
+    }
+    for (std::size_t j = 0; j < fields.size(); ++j) {
+      double v;
+      if (!parse_double(fields[j], v))
+        throw IOError(path + ":" + std::to_string(line_no) + ": non-numeric token '" + printable(fields[j]) +
+                      "' (column " + std::to_string(j + 1) + ")");
+      a.values.push_back(v);
+    }
+    ++rows;
+  }
+  a.rows = rows;
+  a.cols = rows ? ncols : 0;
+  if (rows && ncols == 1) a.ndim = 1;
+  return a;
+}
+
+// ------------------------------------------------------------------------------------------
+// Atomic writes
+// ------------------------------------------------------------------------------------------
+
+/// Buffered writer on a POSIX file descriptor; every failure throws IOError.
+class FdWriter {
+ public:
+  FdWriter(int fd, const std::string& name) : fd_(fd), name_(name) { buf_.reserve(kCap); }
+  void write(const char* p, std::size_t n) {
+    if (buf_.size() + n > kCap) flush();
+    if (n >= kCap) {
+      raw_write(p, n);
+    } else {
+      buf_.append(p, n);
+    }
+  }
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  void flush() {
+    raw_write(buf_.data(), buf_.size());
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kCap = 1 << 20;
+  int fd_;
+  const std::string& name_;
+  std::string buf_;
+  void raw_write(const char* p, std::size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw IOError(name_ + ": write failed: " + errno_text(errno));
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+};
+
+std::string temp_name_for(const std::string& path) {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                          static_cast<std::uint64_t>(::getpid()) << 32};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return path + ".tmp." + std::to_string(::getpid()) + "." + buf;
+}
+
+/// Writes through `body` into a fresh temporary file next to `path`, syncs it, and renames it
+/// onto `path`. On any failure the temporary file is removed and IOError is thrown; an existing
+/// file at `path` is left untouched.
+void atomic_write(const std::string& path, const std::function<void(FdWriter&)>& body) {
+  if (path.empty()) throw IOError("output path is empty");
+  {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw IOError(path + ": cannot write: is a directory");
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw IOError(path + ": cannot write: folder '" + parent.string() + "' does not exist");
+  }
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    tmp = temp_name_for(path);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      throw IOError(path + ": cannot create temporary file '" + tmp + "': " + errno_text(errno));
+  }
+  if (fd < 0) throw IOError(path + ": cannot create a unique temporary file");
+  try {
+    FdWriter w(fd, path);
+    body(w);
+    w.flush();
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+      throw IOError(path + ": fsync failed: " + errno_text(errno));
+    const int rc = ::close(fd);
+    fd = -1;
+    if (rc != 0) throw IOError(path + ": close failed: " + errno_text(errno));
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) throw IOError(path + ": cannot rename temporary file into place: " + ec.message());
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+}
+
+void check_array(const Array2D& a, const std::string& path) {
+  if (a.values.size() != a.rows * a.cols)
+    throw InvalidArgument(path + ": inconsistent array: " + std::to_string(a.values.size()) +
+                          " values for shape (" + std::to_string(a.rows) + "," + std::to_string(a.cols) + ")");
+  if (a.ndim == 1 && a.cols != 1)
+    throw InvalidArgument(path + ": inconsistent array: ndim 1 with " + std::to_string(a.cols) + " columns");
+  if (a.ndim != 1 && a.ndim != 2)
+    throw InvalidArgument(path + ": only arrays of rank 1 or 2 can be written, got ndim " + std::to_string(a.ndim));
+}
+
+std::string format_double(double v) {
+  char buf[40];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
+  (void)ec;
+  return std::string(buf, p);
+}
+
+// ------------------------------------------------------------------------------------------
+// .gro
+// ------------------------------------------------------------------------------------------
+
+std::string trim(std::string_view s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::vector<std::string_view> split_lines(const std::string& text) {
+  std::vector<std::string_view> lines;
+  std::size_t pos = 0;
+  const std::string_view all(text);
+  while (pos < all.size()) {
+    std::size_t nl = all.find('\n', pos);
+    if (nl == std::string_view::npos) nl = all.size();
+    std::string_view l = all.substr(pos, nl - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    lines.push_back(l);
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// Public API
+// ------------------------------------------------------------------------------------------
+
+Array2D read_array(const std::string& path) {
+  const std::string bytes = read_file(path);
+  if (bytes.compare(0, kNpyMagicLen, kNpyMagic, kNpyMagicLen) == 0) return parse_npy(path, bytes);
+  if (ends_with_npy(path)) {
+    if (bytes.empty()) throw IOError(path + ": empty file, not a .npy file");
+    throw IOError(path + ": not a .npy file (bad magic string: the file does not start with \\x93NUMPY)");
+  }
+  return parse_text(path, bytes);
+}
+
+void write_npy(const std::string& path, const Array2D& a) {
+  check_array(a, path);
+  std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (";
+  dict += std::to_string(a.rows);
+  if (a.ndim == 1)
+    dict += ",), }";
+  else
+    dict += ", " + std::to_string(a.cols) + "), }";
+  // Pad with spaces so that magic + version + length + dict + '\n' is a multiple of 64 bytes.
+  const std::size_t pre = kNpyMagicLen + 2 + 2;
+  std::size_t total = pre + dict.size() + 1;
+  const std::size_t pad = (64 - total % 64) % 64;
+  dict.append(pad, ' ');
+  dict.push_back('\n');
+  total = pre + dict.size();
+  if (dict.size() > 0xffff) throw IOError(path + ": .npy header too long");
+
+  atomic_write(path, [&](FdWriter& w) {
+    char head[10];
+    std::memcpy(head, kNpyMagic, kNpyMagicLen);
+    head[6] = 1;
+    head[7] = 0;
+    head[8] = static_cast<char>(dict.size() & 0xff);
+    head[9] = static_cast<char>((dict.size() >> 8) & 0xff);
+    w.write(head, 10);
+    w.write(dict);
+    char chunk[8 * 1024];
+    std::size_t k = 0;
+    const std::size_t n = a.values.size();
+    while (k < n) {
+      const std::size_t m = std::min<std::size_t>(n - k, sizeof chunk / 8);
+      for (std::size_t t = 0; t < m; ++t) {
+        const std::uint64_t raw = std::bit_cast<std::uint64_t>(a.values[k + t]);
+        for (int b = 0; b < 8; ++b) chunk[8 * t + b] = static_cast<char>((raw >> (8 * b)) & 0xff);
+      }
+      w.write(chunk, 8 * m);
+      k += m;
+    }
+  });
+}
+
+void write_csv(const std::string& path, const Array2D& a, const std::string& header) {
+  check_array(a, path);
+  atomic_write(path, [&](FdWriter& w) {
+    if (!header.empty()) {
+      std::istringstream hs(header);
+      std::string line;
+      while (std::getline(hs, line)) {
+        if (line.empty() || line[0] != '#') w.write("# ");
+        w.write(line);
+        w.write("\n");
+      }
+    }
+    std::string row;
+    for (std::size_t i = 0; i < a.rows; ++i) {
+      row.clear();
+      for (std::size_t j = 0; j < a.cols; ++j) {
+        if (j) row.push_back(',');
+        row += format_double(a.values[i * a.cols + j]);
+      }
+      row.push_back('\n');
+      w.write(row);
+    }
+  });
+}
+
+void write_array(const std::string& path, const Array2D& a) {
+  if (ends_with_npy(path))
+    write_npy(path, a);
+  else
+    write_csv(path, a);
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  atomic_write(path, [&](FdWriter& w) { w.write(text); });
+}
+
+GroFile read_gro(const std::string& path) {
+  const std::string text = read_file(path);
+  const std::vector<std::string_view> lines = split_lines(text);
+  if (lines.size() < 2) throw IOError(path + ": not a .gro file: missing title or atom-count line");
+  const std::string count_s = trim(lines[1]);
+  long long natoms = -1;
+  {
+    auto [p, ec] = std::from_chars(count_s.data(), count_s.data() + count_s.size(), natoms);
+    if (ec != std::errc() || p != count_s.data() + count_s.size() || natoms < 0)
+      throw IOError(path + ":2: not a .gro file: expected the number of atoms, found '" + printable(count_s) + "'");
+  }
+  const std::size_t n = static_cast<std::size_t>(natoms);
+  if (lines.size() < n + 3)
+    throw IOError(path + ": truncated .gro file: expected " + std::to_string(n) + " atom lines and a box line, found " +
+                  std::to_string(lines.size() >= 2 ? lines.size() - 2 : 0) + " lines after the atom count");
+
+  GroFile g;
+  g.positions = Array2D(n, 3, 2);
+  g.atom_names.reserve(n);
+  g.residue_names.reserve(n);
+  // Coordinate field width: GROMACS writes %8.3f by default but allows other precisions; the
+  // width is the distance between the first two decimal points of the first atom line.
+  std::size_t width = 8;
+  if (n > 0) {
+    const std::string_view l = lines[2];
+    const std::size_t d1 = l.size() > 20 ? l.find('.', 20) : std::string_view::npos;
+    const std::size_t d2 = d1 == std::string_view::npos ? d1 : l.find('.', d1 + 1);
+    if (d1 == std::string_view::npos || d2 == std::string_view::npos)
+      throw IOError(path + ":3: malformed atom line: no coordinates with decimal points after column 20");
+    width = d2 - d1;
+    if (width < 4) throw IOError(path + ":3: malformed atom line: coordinate fields too narrow");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string_view l = lines[2 + i];
+    const std::string where = path + ":" + std::to_string(i + 3) + ": ";
+    if (l.size() < 20 + 3 * width)
+      throw IOError(where + "malformed atom line: expected at least " + std::to_string(20 + 3 * width) +
+                    " characters (fixed columns), found " + std::to_string(l.size()));
+    g.residue_names.push_back(trim(l.substr(5, 5)));
+    g.atom_names.push_back(trim(l.substr(10, 5)));
+    for (int c = 0; c < 3; ++c) {
+      const std::string tok = trim(l.substr(20 + c * width, width));
+      double v;
+      if (!parse_double(tok, v) || !std::isfinite(v))
+        throw IOError(where + "malformed coordinate '" + printable(tok) + "' (" + "xyz"[c] + ")");
+      g.positions.values[3 * i + c] = v;
+    }
+  }
+  const std::string_view boxl = lines[2 + n];
+  std::vector<std::string_view> toks;
+  split_fields(boxl, toks);
+  const std::string where = path + ":" + std::to_string(n + 3) + ": ";
+  if (toks.size() != 3 && toks.size() != 9)
+    throw IOError(where + "malformed box line: expected 3 (or 9) numbers, found " + std::to_string(toks.size()));
+  double b[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    if (!parse_double(toks[k], b[k]) || !std::isfinite(b[k]))
+      throw IOError(where + "malformed box line: non-numeric value '" + printable(toks[k]) + "'");
+  }
+  for (int k = 3; k < 9; ++k)
+    if (b[k] != 0.0)
+      throw IOError(where + "triclinic box (nonzero off-diagonal box vector components) is not supported; "
+                            "only rectangular boxes");
+  for (int k = 0; k < 3; ++k) g.box[k] = b[k];
+  return g;
+}
+
+}  // namespace elliptica::io
