@@ -595,15 +595,9 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
     const double rphi = rms(out, co, 0, stokes ? 3 : 1);
     const double rfield = opt.compute_field ? rms(out, co, 1, 3) : 0.0;
     result_rms = rphi;
-    const bool pilot_good = pilot.est_total <= opt.tolerance * rphi * 0.5 &&
-                            (!opt.compute_field || rfield > 0);
-    if (pilot_good && !opt.compute_field) {
-      params = pilot;
-    } else {
-      in.eps_phi = opt.tolerance * (rphi > 0 ? rphi / unit : u0);
-      in.eps_field = opt.tolerance * (rfield > 0 ? rfield : e0);
-      params = finish(choose_params(in), rphi);
-    }
+    in.eps_phi = opt.tolerance * (rphi > 0 ? rphi / unit : u0);
+    in.eps_field = opt.tolerance * (rfield > 0 ? rfield : e0);
+    params = finish(choose_params(in), rphi);
   }
   params.result_rms = result_rms;
   params.est_relative = result_rms > 0 ? params.est_total / result_rms : 0.0;

@@ -1,0 +1,78 @@
+"""elliptica: fast solvers for elliptic PDEs (Python layer over the C++ library).
+
+Spectral Ewald summation (triply periodic, rectangular box, CPU)
+-----------------------------------------------------------------
+:class:`EwaldPlan` and :func:`ewald` compute periodic sums of the Laplace kernel 1/r and of
+the Stokes stokeslet with spectral accuracy and O(N log N) cost.
+
+Conventions (identical to the C++ API, ``include/elliptica/ewald/ewald.hpp``):
+
+* Box ``[0, L1) x [0, L2) x [0, L3)``, all ``L_i > 0`` (any aspect ratio). Points outside are
+  wrapped into the box (the sums are periodic, so nothing changes). Lengths in any unit,
+  used consistently.
+* By default the targets are the sources and the singular self-interaction (same point, zero
+  image shift) is excluded; with separate targets, a target that coincides exactly with a
+  source also excludes that one singular term.
+* **laplace** (Gaussian units, no ``1/(4 pi eps0)``)::
+
+      phi(x_m) = sum_p sum_n' q_n / |x_m - y_n + p L|
+
+  Ewald "tin-foil" convention: the k = 0 Fourier mode is excluded. A non-neutral system gets
+  the uniform neutralising background, i.e. the shift ``-pi Q_tot / (xi^2 V)`` is included, so
+  the result does not depend on the splitting parameter xi. Optionally the field
+  ``E = -grad phi``. Units: ``[q] / [length]`` for phi, ``[q] / [length]^2`` for E.
+* **stokeslet** (Hasimoto splitting), viscosity mu::
+
+      u(x_m) = 1/(8 pi mu) sum_p sum_n' S(x_m - y_n + p L) f_n,  S(r) = I/|r| + r r^T/|r|^3
+
+  The k = 0 mode is excluded: zero mean velocity over the box, a mean pressure gradient
+  balancing the net force. Units: ``[f] / ([mu] [length])``.
+* Tolerance: the DEFAULT tolerance is RELATIVE: ``tol`` bounds the RMS error divided by the
+  RMS of the result over the targets (for the field, relative to the RMS of the field). The
+  result's RMS is measured by a cheap pilot evaluation when parameters are chosen. With
+  ``tol_kind="absolute"`` tol bounds the RMS error in the result's own units. The bound rests
+  on RMS error estimates (real space, Fourier space, window), not on a worst-case guarantee.
+
+Errors
+------
+Every error raised by the library is one of:
+
+* :class:`InvalidArgumentError` (a :class:`ValueError`): wrong shapes or lengths, empty arrays,
+  NaN/Inf, non-positive box, ``tol`` outside (0, 1), field requested with the stokeslet, bad
+  overrides;
+* :class:`FileError` (an :class:`OSError`): unreadable, truncated or malformed file, failed write;
+* :class:`NumericalError` (a :class:`RuntimeError`): e.g. no parameters meet the tolerance;
+* :class:`NotConvergedError` (a :class:`RuntimeError`): an iterative method stopped early.
+
+Array I/O
+---------
+:func:`read_array` and :func:`write_array` read/write NumPy ``.npy`` and text (CSV) tables;
+writes are atomic (temporary file + rename).
+"""
+
+from ._core import (
+    FileError,
+    InvalidArgumentError,
+    Kernel,
+    NotConvergedError,
+    NumericalError,
+    ToleranceKind,
+)
+from ._ewald import EwaldPlan, ewald
+from ._io import read_array, write_array
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EwaldPlan",
+    "ewald",
+    "Kernel",
+    "ToleranceKind",
+    "read_array",
+    "write_array",
+    "InvalidArgumentError",
+    "FileError",
+    "NumericalError",
+    "NotConvergedError",
+    "__version__",
+]
