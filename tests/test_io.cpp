@@ -366,9 +366,8 @@ TEST_F(IoTest, FailedWriteLeavesNothingAndKeepsExistingFile) {
 }
 
 TEST_F(IoTest, GroSpc216) {
-  const std::string path = "/usr/share/gromacs/top/spc216.gro";
-  if (!fs::exists(path))
-    GTEST_SKIP() << path << " not found: install the Debian package gromacs-data (scripts/ installs it)";
+  const std::string path = std::string(ELLIPTICA_EXAMPLES_DIR) + "/water/spc216.gro";
+  ASSERT_TRUE(fs::exists(path)) << path << " is missing from the repository";
   const auto g = elliptica::io::read_gro(path);
   ASSERT_EQ(g.positions.rows, 648u);
   ASSERT_EQ(g.positions.cols, 3u);

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs everything elliptica needs to build, test and run its examples on a fresh Debian 12
+# (bookworm) machine: the Debian packages (compiler, CMake, FFTW, CLI11, Eigen, GoogleTest,
+# Google Benchmark, GROMACS data files) and the Python packages (into the default python3, which
+# on the project machines is pyenv's 3.11). Idempotent: running it again changes nothing.
+#
+# Runs as root (as CI does) or, if not root, through sudo when sudo is available.
+# Benchmark-only dependencies (FINUFFT) are in scripts/install-bench-deps.sh.
+set -euo pipefail
+
+DEBIAN_PACKAGES=(
+  build-essential   # g++ (C++20), make
+  cmake             # >= 3.25
+  pkg-config        # finds FFTW
+  libfftw3-dev      # FFTW 3 (double) with its OpenMP library libfftw3_omp
+  libcli11-dev      # CLI11 command-line parser (header only)
+  libeigen3-dev     # Eigen (header only)
+  googletest        # GoogleTest/GoogleMock sources
+  libgtest-dev      # GoogleTest libraries + CMake config
+  libbenchmark-dev  # Google Benchmark (bench/ only)
+  gromacs-data      # /usr/share/gromacs/top/spc216.gro, source of examples/water
+)
+
+PYTHON_PACKAGES=(
+  "numpy>=1.24"
+  "scipy>=1.10"
+  "pytest>=7"
+  "nanobind>=2.0"
+  "scikit-build-core>=0.10"
+  "matplotlib>=3.6"
+)
+
+PYTHON=${PYTHON:-python3}
+
+if [[ $(id -u) -eq 0 ]]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  echo "install-deps.sh: must run as root (or with sudo available) to install Debian packages" >&2
+  exit 1
+fi
+
+echo "== install-deps: Debian packages"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+  "${DEBIAN_PACKAGES[@]}"
+
+echo "== install-deps: Python packages for $("$PYTHON" --version 2>&1) ($(command -v "$PYTHON"))"
+# pip as root would warn about the system site-packages; on the project machines python3 is a
+# pyenv interpreter owned by root, so the warning does not apply.
+"$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+  "${PYTHON_PACKAGES[@]}"
+
+echo "== install-deps: done"
