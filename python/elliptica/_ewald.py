@@ -118,7 +118,7 @@ class EwaldPlan:
     threads : int
         OpenMP threads; 0 (default) uses all available.
     xi, rc, grid, P, beta, degree : optional overrides
-        Ewald parameter xi [1/length], real-space cutoff rc [length] (<= min(L)/3), FFT grid
+        Ewald parameter xi [1/length], real-space cutoff rc [length] (<= min(L)), FFT grid
         (int or 3 ints, >= 4), window support P (2..32 grid points, <= M), Kaiser-Bessel shape
         beta (default 2.5 P), piecewise polynomial degree of the window. Unset ones are chosen
         from ``tol`` at the first evaluation (see :attr:`params`).

@@ -57,7 +57,9 @@ struct Neighbour {
 };
 
 // The 27 colleague cells of cell (i,j,k) with the periodic shifts of their sources.
-// Requires n >= 3 per axis so that the 27 (cell, image) pairs are distinct.
+// Works for any n >= 1: offset o maps to source cell (c + o) mod n and periodic image
+// floor((c + o)/n), so the 27 (cell, image) pairs are distinct; with cell width >= r_c they hold
+// every image of every source within r_c (several images of one source when r_c > L/2).
 inline int colleagues(const CellList& cl, const std::array<double, 3>& box, int i, int j, int k, Neighbour* nb) {
   int cnt = 0;
   for (int di = -1; di <= 1; ++di) {

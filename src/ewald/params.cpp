@@ -16,7 +16,7 @@
 //   Laplace field      g_R^2 = ((erfc(xi r)/r + c e^{-xi^2 r^2})/r)^2, g_hat^2 = (4 pi e^{-k^2/4xi^2}/k)^2
 //   Stokeslet          g_R^2 = (2 A^2 + (2 erfc(xi r)/r)^2)/3, g_hat^2 = (2/3) b(k)^2,
 //                      b = 8 pi (1 + k^2/4xi^2) e^{-k^2/4xi^2}/k^2
-// Each part is held below safety * eps / sqrt(3); among the admissible (r_c, xi, M, P) the one of
+// Each part is held below 0.35 eps / sqrt(3) (the estimates are within a factor ~2 of measured errors); among the admissible (r_c, xi, M, P) the one of
 // least modelled cost wins (cost model below, seed 000 algorithm 1 complexity).
 #include <algorithm>
 #include <cmath>
@@ -242,7 +242,7 @@ double solve_decreasing(F f, double target, double lo, double hi) {
 Params choose_params(const TuneInput& in) {
   const Options& ov = *in.overrides;
   const double Lmin = std::min({in.box[0], in.box[1], in.box[2]});
-  const double safety = 0.5 / std::sqrt(3.0);
+  const double safety = 0.35 / std::sqrt(3.0);
   const double tphi = safety * in.eps_phi, tfield = safety * in.eps_field;
   const double rho = in.q2_density;
   const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
@@ -270,10 +270,10 @@ Params choose_params(const TuneInput& in) {
     rcs.push_back(*ov.rc);
   } else if (ov.xi) {
     const double xi = *ov.xi;
-    double rc = solve_decreasing([&](double r) { return real_ok(xi, r); }, 1.0, 1e-6 * Lmin, Lmin / 3.0);
-    rcs.push_back(std::isfinite(rc) ? rc : Lmin / 3.0);
+    double rc = solve_decreasing([&](double r) { return real_ok(xi, r); }, 1.0, 1e-6 * Lmin, Lmin);
+    rcs.push_back(std::isfinite(rc) ? rc : Lmin);
   } else {
-    for (double rc = Lmin / 3.0; rc > 2e-3 * Lmin; rc *= 0.87) {
+    for (double rc = Lmin; rc > 2e-3 * Lmin; rc *= 0.87) {
       rcs.push_back(rc);
       const double cells = std::floor(in.box[0] / rc) * std::floor(in.box[1] / rc) * std::floor(in.box[2] / rc);
       if (cells > 8.0 * double(in.n_sources + in.n_targets) + 64) break;
@@ -292,7 +292,7 @@ Params choose_params(const TuneInput& in) {
       if (!std::isfinite(xi)) continue;
     }
     std::array<int, 3> cells;
-    for (int d = 0; d < 3; ++d) cells[d] = std::max(3, static_cast<int>(std::floor(in.box[d] / rc)));
+    for (int d = 0; d < 3; ++d) cells[d] = std::max(1, static_cast<int>(std::floor(in.box[d] / rc)));
     std::vector<std::array<int, 3>> grids;
     if (ov.grid) {
       grids.push_back(*ov.grid);

@@ -159,9 +159,9 @@ void validate_options(const Options& o) {
   if (o.threads < 0) throw InvalidArgument("threads must be >= 0 (0 = all available)");
   const double Lmin = std::min({o.box[0], o.box[1], o.box[2]});
   if (o.xi && (!(*o.xi > 0) || !std::isfinite(*o.xi))) throw InvalidArgument("xi override must be positive");
-  if (o.rc && (!(*o.rc > 0) || !(*o.rc <= Lmin / 3.0 * (1 + 1e-12))))
-    throw InvalidArgument("rc override must satisfy 0 < rc <= min(L)/3 = " + std::to_string(Lmin / 3.0) +
-                          " (the 27 colleague cells must be distinct)");
+  if (o.rc && (!(*o.rc > 0) || !(*o.rc <= Lmin * (1 + 1e-12))))
+    throw InvalidArgument("rc override must satisfy 0 < rc <= min(L) = " + std::to_string(Lmin) +
+                          " (one near-field cell of width >= rc per box length)");
   if (o.grid)
     for (int d = 0; d < 3; ++d)
       if ((*o.grid)[d] < 4 || (*o.grid)[d] > 8192)

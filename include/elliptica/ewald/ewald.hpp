@@ -46,7 +46,7 @@
 ///        A_d the alias ratio sum_{j != 0} w_hat(k + 2 pi j/h)^2 / w_hat(k)^2, plus the coherent
 ///        self-aliasing of a source that is also a target (dominant for small N),
 /// with rho = sum |q|^2 / V taken as the local density seen by the targets (clustered sources count
-/// more). Each estimate is held below 0.5 eps / sqrt(3); among admissible choices the one of least
+/// more). Each estimate is held below 0.35 eps / sqrt(3); among admissible choices the one of least
 /// modelled cost (P2P pairs, P^3 spreading/interpolation, M log M FFTs) wins. beta = 2.5 P unless
 /// overridden; nu is the smallest degree whose polynomial error is negligible. Every chosen value and
 /// the estimates are reported in Params; any value can be overridden (the estimates then tell what
@@ -133,7 +133,7 @@ class EwaldPlan {
  public:
   /// Validates the options. Throws InvalidArgument for a non-positive or non-finite box,
   /// eps <= 0 or >= 1, non-positive viscosity, a field request with the stokeslet kernel, or an
-  /// invalid override (xi <= 0, rc <= 0 or > min(L)/3, grid < 4, P < 2 or > 32, P > M).
+  /// invalid override (xi <= 0, rc <= 0 or > min(L), grid < 4, P < 2 or > 32, P > M).
   explicit EwaldPlan(const Options& opts);
   ~EwaldPlan();
   EwaldPlan(EwaldPlan&&) noexcept;
