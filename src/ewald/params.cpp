@@ -265,15 +265,18 @@ Params choose_params(const TuneInput& in) {
   };
   auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
 
+  // r_c stays clear of min(L): the periodic self-images at distance exactly L must not sit on
+  // the cutoff, where rounding would decide whether they are counted.
+  const double rc_max = 0.95 * Lmin;
   std::vector<double> rcs;
   if (ov.rc) {
     rcs.push_back(*ov.rc);
   } else if (ov.xi) {
     const double xi = *ov.xi;
-    double rc = solve_decreasing([&](double r) { return real_ok(xi, r); }, 1.0, 1e-6 * Lmin, Lmin);
-    rcs.push_back(std::isfinite(rc) ? rc : Lmin);
+    double rc = solve_decreasing([&](double r) { return real_ok(xi, r); }, 1.0, 1e-6 * Lmin, rc_max);
+    rcs.push_back(std::isfinite(rc) ? rc : rc_max);
   } else {
-    for (double rc = Lmin; rc > 2e-3 * Lmin; rc *= 0.87) {
+    for (double rc = rc_max; rc > 2e-3 * Lmin; rc *= 0.87) {
       rcs.push_back(rc);
       const double cells = std::floor(in.box[0] / rc) * std::floor(in.box[1] / rc) * std::floor(in.box[2] / rc);
       if (cells > 8.0 * double(in.n_sources + in.n_targets) + 64) break;
