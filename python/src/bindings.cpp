@@ -77,6 +77,9 @@ nb::dict params_to_dict(const elliptica::ewald::Params& p) {
   d["est_fourier"] = p.est_fourier;
   d["est_window"] = p.est_window;
   d["est_total"] = p.est_total;
+  d["field_eps_abs"] = p.field_eps_abs;
+  d["field_rms"] = p.field_rms;
+  d["field_est_total"] = p.field_est_total;
   d["est_relative"] = p.est_relative;
   d["describe"] = p.describe();
   return d;

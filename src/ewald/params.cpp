@@ -353,6 +353,14 @@ Params choose_params(const TuneInput& in) {
   best.est_total = std::sqrt(best.est_real * best.est_real + best.est_fourier * best.est_fourier +
                              best.est_window * best.est_window);
   best.eps_abs = in.eps_phi;
+  if (in.field) {
+    const double kmax = kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]});
+    const double er = est_real(in.kernel, true, rho, best.xi, best.rc);
+    const double ef = est_fourier(in.kernel, true, rho, best.xi, kmax);
+    const double ew = est_window(in.kernel, true, rho, best.xi, in.box, best.grid, best.P, best.beta, in.self_q2);
+    best.field_est_total = std::sqrt(er * er + ef * ef + ew * ew);
+    best.field_eps_abs = in.eps_field;
+  }
   return best;
 }
 

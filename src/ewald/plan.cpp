@@ -42,6 +42,11 @@ std::string Params::describe() const {
   os << "  estimated RMS error   " << est_total << " (real " << est_real << ", Fourier " << est_fourier << ", window "
      << est_window << ")\n";
   if (est_relative > 0) os << "  estimated relative    " << est_relative << "\n";
+  if (field_eps_abs > 0) {
+    os << "  field: absolute target " << field_eps_abs << ", estimated RMS error " << field_est_total;
+    if (field_rms > 0) os << " (relative " << field_est_total / field_rms << ")";
+    os << "\n";
+  }
   return os.str();
 }
 
@@ -574,7 +579,7 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
     p.est_total *= unit;
     return p;
   };
-  double result_rms = 0;
+  double result_rms = 0, field_rms = 0;
   if (opt.tolerance_kind == ToleranceKind::Absolute) {
     in.eps_phi = opt.tolerance / unit;
     in.eps_field = opt.tolerance;
@@ -595,11 +600,13 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
     const double rphi = rms(out, co, 0, stokes ? 3 : 1);
     const double rfield = opt.compute_field ? rms(out, co, 1, 3) : 0.0;
     result_rms = rphi;
+    field_rms = rfield;
     in.eps_phi = opt.tolerance * (rphi > 0 ? rphi / unit : u0);
     in.eps_field = opt.tolerance * (rfield > 0 ? rfield : e0);
     params = finish(choose_params(in), rphi);
   }
   params.result_rms = result_rms;
+  params.field_rms = field_rms;
   params.est_relative = result_rms > 0 ? params.est_total / result_rms : 0.0;
   tuned = true;
   tuned_ns = in.n_sources;

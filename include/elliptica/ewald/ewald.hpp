@@ -112,6 +112,9 @@ struct Params {
   double est_window = 0;           ///< estimated RMS error of the window (spreading/interpolation)
   double est_total = 0;            ///< sqrt of the sum of squares of the three
   double est_relative = 0;         ///< est_total / result_rms (0 if not known)
+  double field_eps_abs = 0;        ///< Laplace field only: absolute RMS target for E (0 otherwise)
+  double field_rms = 0;            ///< Laplace field only: RMS of |E| from the pilot (0 if absolute)
+  double field_est_total = 0;      ///< Laplace field only: estimated RMS error of E (all three parts)
   std::string describe() const;    ///< multi-line human-readable report
 };
 
