@@ -96,11 +96,17 @@ struct ErfcTable {
 
   static void fit(double (*f)(double), double a, double b, double* out) {
     constexpr int np = kDeg + 1;
+    static const std::array<double, np * np> cs = [] {
+      std::array<double, np * np> t{};
+      for (int i = 0; i < np; ++i)
+        for (int j = 0; j < np; ++j) t[i * np + j] = std::cos(kPi * i * (j + 0.5) / np);
+      return t;
+    }();
     double fv[np], c[np];
-    for (int j = 0; j < np; ++j) fv[j] = f(0.5 * (a + b) + 0.5 * (b - a) * std::cos(kPi * (j + 0.5) / np));
+    for (int j = 0; j < np; ++j) fv[j] = f(0.5 * (a + b) + 0.5 * (b - a) * cs[np + j]);
     for (int i = 0; i < np; ++i) {
       double sum = 0;
-      for (int j = 0; j < np; ++j) sum += fv[j] * std::cos(kPi * i * (j + 0.5) / np);
+      for (int j = 0; j < np; ++j) sum += fv[j] * cs[i * np + j];
       c[i] = (i == 0 ? 1.0 : 2.0) * sum / np;
     }
     double mono[np] = {0}, tp[np] = {0}, tc[np] = {0}, tn[np] = {0};

@@ -120,16 +120,26 @@ double est_fourier(Kernel k, bool field, double rho, double xi, double kmax) {
 double est_window(Kernel k, bool field, double rho, double xi, const std::array<double, 3>& box,
                   const std::array<int, 3>& M, int P, double beta, double self_q2) {
   const auto& g = gl(16);
-  const int n = static_cast<int>(g.x.size());
-  const double kmin = 2 * kPi / std::max({box[0], box[1], box[2]});
-  double node[3][16], wq[3][16], alias[3][16], near[3][16];
+  constexpr int n = 16;
+  const double kmin2 = std::pow(2 * kPi / std::max({box[0], box[1], box[2]}), 2);
+  const double i4x2 = 1.0 / (4 * xi * xi);
+  double k2[3][n], wq[3][n], alias[3][n], near[3][n], ex[3][n];
   for (int d = 0; d < 3; ++d) {
     const double h = box[d] / M[d];
+    if (d > 0 && std::abs(h - box[d - 1] / M[d - 1]) < 1e-15 * h) {  // same axis as the previous one
+      std::copy(k2[d - 1], k2[d - 1] + n, k2[d]);
+      std::copy(wq[d - 1], wq[d - 1] + n, wq[d]);
+      std::copy(alias[d - 1], alias[d - 1] + n, alias[d]);
+      std::copy(near[d - 1], near[d - 1] + n, near[d]);
+      std::copy(ex[d - 1], ex[d - 1] + n, ex[d]);
+      continue;
+    }
     const double K = kPi / h;
     const double a = 0.5 * P * h;
     for (int i = 0; i < n; ++i) {
       const double kk = 0.5 * K * (1 + g.x[i]);
-      node[d][i] = kk;
+      k2[d][i] = kk * kk;
+      ex[d][i] = std::exp(-kk * kk * i4x2);
       wq[d][i] = 0.5 * K * g.w[i];
       const double w0 = window_hat_shape(kk, a, beta);
       double s = 0;
@@ -142,25 +152,36 @@ double est_window(Kernel k, bool field, double rho, double xi, const std::array<
       near[d][i] = (window_hat_shape(kk + 2 * kPi / h, a, beta) + window_hat_shape(kk - 2 * kPi / h, a, beta)) / w0;
     }
   }
+  const bool stokes = k == Kernel::Stokeslet;
   double sum = 0, coh[3] = {0, 0, 0};
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
+    for (int j = 0; j < n; ++j) {
+      const double k2ij = k2[0][i] + k2[1][j];
+      const double eij = ex[0][i] * ex[1][j];
+      const double wij = wq[0][i] * wq[1][j];
       for (int l = 0; l < n; ++l) {
-        const double kk = std::sqrt(node[0][i] * node[0][i] + node[1][j] * node[1][j] + node[2][l] * node[2][l]);
-        if (kk < kmin) continue;
-        const double wt = wq[0][i] * wq[1][j] * wq[2][l];
-        const double m2 = ms_hat(k, field, xi, kk);
-        sum += wt * m2 * (alias[0][i] + alias[1][j] + alias[2][l]);
-        const double g = std::sqrt(m2);
-        coh[0] += wt * g * near[0][i];
-        coh[1] += wt * g * near[1][j];
-        coh[2] += wt * g * near[2][l];
+        const double kk2 = k2ij + k2[2][l];
+        if (kk2 < kmin2) continue;
+        const double e = eij * ex[2][l];  // exp(-k^2/(4 xi^2)), separable
+        // |G_hat(k)| (strength-direction RMS for the stokeslet), see ms_hat
+        double gk;
+        if (stokes)
+          gk = 0.816496580927726 * 8 * kPi * (1 + kk2 * i4x2) * e / kk2;
+        else
+          gk = field ? 4 * kPi * e / std::sqrt(kk2) : 4 * kPi * e / kk2;
+        const double wt = wij * wq[2][l];
+        sum += wt * gk * gk * (alias[0][i] + alias[1][j] + alias[2][l]);
+        const double wg = wt * gk;
+        coh[0] += wg * near[0][i];
+        coh[1] += wg * near[1][j];
+        coh[2] += wg * near[2][l];
       }
+    }
   sum *= 8.0 * 2.0;  // eight octants; spreading and interpolation
   const double c = 8.0 / (8 * kPi * kPi * kPi);
   // Self-aliasing: a source that is also a target sees its own spread-and-interpolated image; the
   // first aliases (j = +-1) add coherently over k, with an amplitude that oscillates with the
-  // source's position in the grid cell (RMS over positions: factor 1/sqrt(2) per sign, 2 signs).
+  // source's position in the grid cell.
   const double self2 = self_q2 * c * c * (coh[0] * coh[0] + coh[1] * coh[1] + coh[2] * coh[2]);
   return std::sqrt(std::max(0.0, rho * sum / (8 * kPi * kPi * kPi) + self2));
 }

@@ -1,5 +1,6 @@
 // Kaiser-Bessel window and its piecewise-polynomial approximation (see internal.hpp).
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 
 #include "elliptica/core/error.hpp"
@@ -36,14 +37,29 @@ double window_hat_shape(double k, double a, double beta) {
 namespace {
 
 // Chebyshev interpolation of f on [-1,1] at degree n, converted to monomial coefficients.
+// cos(pi i (j + 1/2) / npts) for i, j < npts (Chebyshev nodes and the discrete cosine transform).
+const std::vector<double>& cheb_cos(int npts) {
+  static std::vector<std::vector<double>> tables(64);
+  static std::mutex m;
+  std::lock_guard<std::mutex> lk(m);
+  auto& t = tables.at(npts);
+  if (t.empty()) {
+    t.resize(std::size_t(npts) * npts);
+    for (int i = 0; i < npts; ++i)
+      for (int j = 0; j < npts; ++j) t[std::size_t(i) * npts + j] = std::cos(kPi * i * (j + 0.5) / npts);
+  }
+  return t;
+}
+
 template <class F>
 std::vector<double> cheb_to_monomial(F f, int n) {
   const int npts = n + 1;
+  const std::vector<double>& cs = cheb_cos(npts);
   std::vector<double> fv(npts), c(npts, 0.0);
-  for (int j = 0; j < npts; ++j) fv[j] = f(std::cos(kPi * (j + 0.5) / npts));
+  for (int j = 0; j < npts; ++j) fv[j] = f(cs[std::size_t(npts) + j]);
   for (int i = 0; i < npts; ++i) {
     double s = 0;
-    for (int j = 0; j < npts; ++j) s += fv[j] * std::cos(kPi * i * (j + 0.5) / npts);
+    for (int j = 0; j < npts; ++j) s += fv[j] * cs[std::size_t(i) * npts + j];
     c[i] = (i == 0 ? 1.0 : 2.0) * s / npts;
   }
   // T_i in monomials via T_{i+1} = 2x T_i - T_{i-1}.
