@@ -23,6 +23,8 @@ namespace elliptica::cli {
 namespace {
 
 namespace fs = std::filesystem;
+constexpr int kMaxThreads = 1024;          // the library rejects more, too
+constexpr int kMinDegree = 1, kMaxDegree = 30;  // window polynomial degree range of the library
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -59,6 +61,29 @@ int to_int(const std::string& tok, const std::string& what) {
   if (tok.empty() || ec != std::errc() || p != tok.data() + tok.size())
     throw InvalidArgument(what + ": '" + tok + "' is not an integer");
   return v;
+}
+
+/// %g-style text of a double for messages (never "0.000000" for small values).
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// True if `a` and `b` name the same file: by device/inode when both exist (this also sees
+/// through symbolic and hard links), else by their weakly canonical absolute paths.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool eq = fs::equivalent(a, b, ec);
+    if (!ec) return eq;
+  }
+  ec.clear();
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  if (ec) return false;
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  if (ec) return false;
+  return ca == cb;
 }
 
 std::string shape_str(const Array2D& a) {
@@ -125,10 +150,10 @@ void print_times(std::ostream& os, const StageTimes& t) {
   std::snprintf(line, sizeof line, "  %-10s %12s %7s\n", "stage", "seconds", "%");
   os << line;
   for (const auto& [name, sec] : rows) {
-    std::snprintf(line, sizeof line, "  %-10s %12.6f %7.1f\n", name.c_str(), sec, total > 0 ? 100.0 * sec / total : 0.0);
+    std::snprintf(line, sizeof line, "  %-10s %12.6g %7.1f\n", name.c_str(), sec, total > 0 ? 100.0 * sec / total : 0.0);
     os << line;
   }
-  std::snprintf(line, sizeof line, "  %-10s %12.6f %7.1f\n", "total", total, total > 0 ? 100.0 : 0.0);
+  std::snprintf(line, sizeof line, "  %-10s %12.6g %7.1f\n", "total", total, total > 0 ? 100.0 : 0.0);
   os << line;
 }
 
@@ -139,8 +164,10 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
       "ewald",
       "Spectral Ewald summation of triply periodic Laplace (1/r) or Stokes stokeslet sums in a rectangular box.");
   cmd->footer(
-      "Inputs: .npy (float64/float32/int32/int64, C order; detected by content) or text tables (whitespace\n"
-      "and/or comma separated, '#' comments). Output: .npy if --out ends in .npy, else CSV with a '#' header.\n"
+      "Inputs: the content decides, not the file name: a file that starts with the NumPy magic string is read\n"
+      "  as .npy (float64/float32/int32/int64, C or Fortran order), any other file as a text table\n"
+      "  (whitespace and/or comma separated numbers, '#' comments, one optional first line of column names).\n"
+      "Output: .npy if --out ends in .npy, else CSV with a '#' header. --out must not be one of the inputs.\n"
       "Without --targets, the sources are the targets and the self-interaction is excluded.\n"
       "Output columns: laplace -> phi (N,), or [phi, Ex, Ey, Ez] (N,4) with --field; stokeslet -> [ux, uy, uz].\n"
       "Units: none are imposed; lengths are in the unit of the inputs (nm for --gro), and\n"
@@ -170,13 +197,13 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.o_viscosity = cmd->add_option("--viscosity", a.viscosity, "viscosity mu > 0 (stokeslet only)")
                       ->capture_default_str();
   cmd->add_flag("--field", a.field, "laplace: also compute the field E = -grad phi; output (N,4)");
-  cmd->add_option("--threads", a.threads, "number of threads (0: all available)")->capture_default_str();
+  cmd->add_option("--threads", a.threads, "number of threads, 0..1024 (0: all available)")->capture_default_str();
   a.o_xi = cmd->add_option("--xi", a.xi, "override: Ewald splitting parameter xi [1/length]");
   a.o_rc = cmd->add_option("--rc", a.rc, "override: real-space cutoff radius [length]");
   a.o_grid = cmd->add_option("--grid", a.grid, "override: FFT grid, M or M1,M2,M3");
   a.o_P = cmd->add_option("--P", a.P, "override: window support P in grid points");
   a.o_beta = cmd->add_option("--beta", a.beta, "override: Kaiser-Bessel shape parameter beta");
-  a.o_degree = cmd->add_option("--degree", a.degree, "override: window polynomial degree nu");
+  a.o_degree = cmd->add_option("--degree", a.degree, "override: window polynomial degree nu, in [1,30]");
   cmd->add_option("--out", a.out, "output file (.npy, else CSV); written atomically")->required();
   cmd->add_flag("--quiet,-q", a.quiet, "print nothing on success");
 
@@ -202,7 +229,7 @@ int run_ewald(const EwaldArgs& a) {
     throw InvalidArgument("--gro provides charges, so it needs --kernel laplace");
   }
   if (!(a.tol > 0 && a.tol < 1))
-    throw InvalidArgument("--tol: the tolerance must satisfy 0 < EPS < 1, got " + std::to_string(a.tol));
+    throw InvalidArgument("--tol: the tolerance must satisfy 0 < EPS < 1, got " + fmt_g(a.tol));
   opt.tolerance = a.tol;
   opt.tolerance_kind = a.abs_tol ? ewald::ToleranceKind::Absolute : ewald::ToleranceKind::Relative;
   if (a.o_viscosity->count()) {
@@ -213,7 +240,9 @@ int run_ewald(const EwaldArgs& a) {
   opt.viscosity = a.viscosity;
   if (a.field && !laplace) throw InvalidArgument("--field applies only to --kernel laplace");
   opt.compute_field = a.field;
-  if (a.threads < 0) throw InvalidArgument("--threads must be >= 0 (0: all available)");
+  if (a.threads < 0 || a.threads > kMaxThreads)
+    throw InvalidArgument("--threads must be in [0," + std::to_string(kMaxThreads) + "] (0: all available), got " +
+                          std::to_string(a.threads));
   opt.threads = a.threads;
   if (a.o_xi->count()) {
     if (!(std::isfinite(a.xi) && a.xi > 0)) throw InvalidArgument("--xi must be positive and finite");
@@ -230,7 +259,9 @@ int run_ewald(const EwaldArgs& a) {
     opt.window_shape = a.beta;
   }
   if (a.o_degree->count()) {
-    if (a.degree < 0) throw InvalidArgument("--degree must be >= 0");
+    if (a.degree < kMinDegree || a.degree > kMaxDegree)
+      throw InvalidArgument("--degree must be in [" + std::to_string(kMinDegree) + "," + std::to_string(kMaxDegree) +
+                            "], got " + std::to_string(a.degree));
     opt.poly_degree = a.degree;
   }
 
@@ -242,6 +273,13 @@ int run_ewald(const EwaldArgs& a) {
     const fs::path parent = fs::path(a.out).parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec))
       throw IOError(a.out + ": output folder '" + parent.string() + "' does not exist");
+    // Never overwrite an input with the result.
+    const std::pair<const CLI::Option*, const std::string*> inputs[] = {
+        {a.o_sources, &a.sources}, {a.o_strengths, &a.strengths}, {a.o_targets, &a.targets}, {a.o_gro, &a.gro}};
+    for (const auto& [opt_ptr, path] : inputs)
+      if (opt_ptr->count() && !path->empty() && same_file(a.out, *path))
+        throw InvalidArgument("--out '" + a.out + "' is the same file as " + opt_ptr->get_name() + " '" + *path +
+                              "'; refusing to overwrite an input");
   }
 
   // ---- inputs ------------------------------------------------------------------------------
@@ -256,8 +294,7 @@ int run_ewald(const EwaldArgs& a) {
     for (int d = 0; d < 3; ++d)
       if (!(std::isfinite(g.box[d]) && g.box[d] > 0))
         throw InvalidArgument(a.gro + ": box lengths must be positive (the file's box line gives " +
-                              std::to_string(g.box[0]) + " " + std::to_string(g.box[1]) + " " +
-                              std::to_string(g.box[2]) + ")");
+                              fmt_g(g.box[0]) + " " + fmt_g(g.box[1]) + " " + fmt_g(g.box[2]) + ")");
     opt.box = {g.box[0], g.box[1], g.box[2]};
     const auto table = parse_charges(a.charges);
     str = Array2D(src.rows, 1, 1);
@@ -337,7 +374,12 @@ int run_ewald(const EwaldArgs& a) {
     out.values = res.values.values;
     header = "ux,uy,uz";
   }
-  require_finite(out.view(), "result (numerical breakdown)");
+  // Safety net: the plan itself throws NumericalError on a non-finite result.
+  for (std::size_t k = 0; k < out.values.size(); ++k)
+    if (!std::isfinite(out.values[k]))
+      throw NumericalError("numerical breakdown: non-finite value (" + fmt_g(out.values[k]) + ") in the result at row " +
+                           std::to_string(k / out.cols) + ", column " + std::to_string(k % out.cols) +
+                           "; nothing was written");
   const auto t_write = Clock::now();
   const std::string& op = a.out;
   const bool npy = op.size() >= 4 && [&] {
@@ -378,7 +420,7 @@ int run_ewald(const EwaldArgs& a) {
     os << "parameters:\n" << p.describe();
     if (!p.describe().empty() && p.describe().back() != '\n') os << '\n';
     print_times(os, res.times);
-    std::snprintf(buf, sizeof buf, "read input: %.6f s, write output: %.6f s, wall total: %.6f s\n", t_read_s,
+    std::snprintf(buf, sizeof buf, "read input: %.6g s, write output: %.6g s, wall total: %.6g s\n", t_read_s,
                   t_write_s, seconds_since(t_start));
     os << buf;
     os << "wrote " << op << ": shape " << shape_str(out) << " [" << header << "]" << (npy ? " (.npy)" : " (CSV)")

@@ -253,18 +253,77 @@ TEST_F(IoTest, TruncatedNpy) {
 }
 
 TEST_F(IoTest, BadMagic) {
-  write_bytes(p("g.npy"), "this is not a numpy file at all\n1 2 3\n");
+  // No magic string: read as text whatever the suffix; a failure says why it was read as text.
+  write_bytes(p("g.npy"), "1 2 3\nthis is not numpy\n");
   std::string m = error_of([&] { elliptica::io::read_array(p("g.npy")); });
-  EXPECT_NE(m.find("not a .npy file"), std::string::npos) << m;
+  EXPECT_NE(m.find(p("g.npy") + ":2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("does not start with the .npy magic string"), std::string::npos) << m;
+  // Binary junk is not taken for a header line.
+  write_bytes(p("j.npy"), std::string("\x93NUMPZ\x01\x00junk", 12));
+  m = error_of([&] { elliptica::io::read_array(p("j.npy")); });
+  EXPECT_NE(m.find("non-numeric"), std::string::npos) << m;
+  EXPECT_NE(m.find("magic string"), std::string::npos) << m;
+  // The hint is only for .npy names.
+  write_bytes(p("g.txt"), "1 2 3\nthis is not numpy\n");
+  m = error_of([&] { elliptica::io::read_array(p("g.txt")); });
+  EXPECT_EQ(m.find("magic"), std::string::npos) << m;
+  // An empty file is an empty text table, whatever its name.
   write_bytes(p("z.npy"), "");
-  m = error_of([&] { elliptica::io::read_array(p("z.npy")); });
-  EXPECT_NE(m.find("empty"), std::string::npos) << m;
+  const Array2D z = elliptica::io::read_array(p("z.npy"));
+  EXPECT_EQ(z.rows, 0u);
+  EXPECT_EQ(z.cols, 0u);
+}
+
+TEST_F(IoTest, TextFileNamedNpyIsReadByContent) {
+  write_bytes(p("t.npy"), "# written by hand\n0.5 1 2\n3,4,5\n");
+  const Array2D b = elliptica::io::read_array(p("t.npy"));
+  EXPECT_EQ(b.rows, 2u);
+  EXPECT_EQ(b.cols, 3u);
+  EXPECT_EQ(b.values, (std::vector<double>{0.5, 1, 2, 3, 4, 5}));
+}
+
+TEST_F(IoTest, NpyFortranOrderIsTransposed) {
+  ASSERT_EQ(std::endian::native, std::endian::little);
+  // The (2,3) array [[1,2,3],[4,5,6]] in column-major order, as numpy.save(p, a.T) of a (3,2)
+  // C array or numpy.save(p, numpy.asfortranarray(a)) writes it.
+  write_bytes(p("f.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                    le_bytes<double>({1, 4, 2, 5, 3, 6})));
+  Array2D b = elliptica::io::read_array(p("f.npy"));
+  EXPECT_EQ(b.rows, 2u);
+  EXPECT_EQ(b.cols, 3u);
+  EXPECT_EQ(b.ndim, 2);
+  EXPECT_EQ(b.values, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  // Not square the other way, another dtype.
+  write_bytes(p("f4.npy"), npy_bytes(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (3, 2), }",
+                                     le_bytes<std::int32_t>({1, 3, 5, 2, 4, 6})));
+  b = elliptica::io::read_array(p("f4.npy"));
+  EXPECT_EQ(b.rows, 3u);
+  EXPECT_EQ(b.cols, 2u);
+  EXPECT_EQ(b.values, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  // Rank 1 and empty arrays: both orders are the same.
+  write_bytes(p("f1.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (3,), }",
+                                     le_bytes<double>({7, 8, 9})));
+  b = elliptica::io::read_array(p("f1.npy"));
+  EXPECT_EQ(b.ndim, 1);
+  EXPECT_EQ(b.values, (std::vector<double>{7, 8, 9}));
+  write_bytes(p("f0.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (0, 3), }", ""));
+  b = elliptica::io::read_array(p("f0.npy"));
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_EQ(b.cols, 3u);
+  // The other checks still apply to Fortran-ordered files.
+  write_bytes(p("ft.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                     le_bytes<double>({1, 4, 2, 5, 3})));
+  EXPECT_NE(error_of([&] { elliptica::io::read_array(p("ft.npy")); }).find("truncated"), std::string::npos);
+  write_bytes(p("f3.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (1, 2, 3), }",
+                                     le_bytes<double>({1, 2, 3, 4, 5, 6})));
+  EXPECT_NE(error_of([&] { elliptica::io::read_array(p("f3.npy")); }).find("rank 3"), std::string::npos);
+  write_bytes(p("fbe.npy"), npy_bytes(1, "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                      le_bytes<double>({1, 2, 3, 4, 5, 6})));
+  EXPECT_NE(error_of([&] { elliptica::io::read_array(p("fbe.npy")); }).find("unsupported dtype"), std::string::npos);
 }
 
 TEST_F(IoTest, UnsupportedNpyVariants) {
   const std::string d6 = le_bytes<double>({1, 2, 3, 4, 5, 6});
-  write_bytes(p("f.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", d6));
-  EXPECT_NE(error_of([&] { elliptica::io::read_array(p("f.npy")); }).find("Fortran order"), std::string::npos);
   write_bytes(p("r0.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", d6.substr(0, 8)));
   EXPECT_NE(error_of([&] { elliptica::io::read_array(p("r0.npy")); }).find("rank-0"), std::string::npos);
   write_bytes(p("r3.npy"), npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 3), }", d6));
@@ -298,8 +357,8 @@ TEST_F(IoTest, NonNumericToken) {
   std::string m = error_of([&] { elliptica::io::read_array(p("n.csv")); });
   EXPECT_NE(m.find(p("n.csv") + ":2:"), std::string::npos) << m;
   EXPECT_NE(m.find("'abc'"), std::string::npos) << m;
-  // A header row of names is not silently accepted either.
-  write_bytes(p("h.csv"), "x,y,z\n1,2,3\n");
+  // A first line that mixes names and numbers is not a header.
+  write_bytes(p("h.csv"), "x,2,z\n1,2,3\n");
   m = error_of([&] { elliptica::io::read_array(p("h.csv")); });
   EXPECT_NE(m.find(":1:"), std::string::npos) << m;
   EXPECT_NE(m.find("'x'"), std::string::npos) << m;
@@ -309,6 +368,84 @@ TEST_F(IoTest, NonNumericToken) {
   write_bytes(p("bin.dat"), std::string("\x01\x02\xff\x00zz", 6));
   m = error_of([&] { elliptica::io::read_array(p("bin.dat")); });
   EXPECT_NE(m.find("non-numeric"), std::string::npos) << m;
+}
+
+TEST_F(IoTest, TextHeaderLine) {
+  // One line of column names before the data is skipped (comments and blank lines may precede it).
+  write_bytes(p("h.csv"), "# positions\n\nx,y,z\n1,2,3\n4,5,6\n");
+  Array2D b = elliptica::io::read_array(p("h.csv"));
+  EXPECT_EQ(b.rows, 2u);
+  EXPECT_EQ(b.cols, 3u);
+  EXPECT_EQ(b.values, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  write_bytes(p("h1.txt"), "charge\n-0.82\n0.41\n");
+  b = elliptica::io::read_array(p("h1.txt"));
+  EXPECT_EQ(b.ndim, 1);
+  EXPECT_EQ(b.values, (std::vector<double>{-0.82, 0.41}));
+  // Only ONE header line: a second line of names is an error naming file:line.
+  write_bytes(p("h2.csv"), "x,y,z\nu,v,w\n1,2,3\n");
+  std::string m = error_of([&] { elliptica::io::read_array(p("h2.csv")); });
+  EXPECT_NE(m.find(p("h2.csv") + ":2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("non-numeric token 'u'"), std::string::npos) << m;
+  // A non-numeric token after the header is still an error.
+  write_bytes(p("h3.csv"), "x,y,z\n1,2,3\n4,five,6\n");
+  m = error_of([&] { elliptica::io::read_array(p("h3.csv")); });
+  EXPECT_NE(m.find(p("h3.csv") + ":3:"), std::string::npos) << m;
+  EXPECT_NE(m.find("'five'"), std::string::npos) << m;
+  // The header fixes the column count.
+  write_bytes(p("h4.csv"), "x,y,z\n1,2\n");
+  m = error_of([&] { elliptica::io::read_array(p("h4.csv")); });
+  EXPECT_NE(m.find(":2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("ragged"), std::string::npos) << m;
+  EXPECT_NE(m.find("header"), std::string::npos) << m;
+  // A header alone is an empty table with that many columns.
+  write_bytes(p("h5.csv"), "x,y,z\n");
+  b = elliptica::io::read_array(p("h5.csv"));
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_EQ(b.cols, 3u);
+}
+
+TEST_F(IoTest, TextNumberOutOfRange) {
+  write_bytes(p("o.csv"), "1,2,3\n4,1e400,6\n");
+  std::string m = error_of([&] { elliptica::io::read_array(p("o.csv")); });
+  EXPECT_NE(m.find(p("o.csv") + ":2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("'1e400'"), std::string::npos) << m;
+  EXPECT_NE(m.find("out of the double range"), std::string::npos) << m;
+  EXPECT_EQ(m.find("non-numeric"), std::string::npos) << m;
+  write_bytes(p("o2.csv"), "-1e999\n");
+  m = error_of([&] { elliptica::io::read_array(p("o2.csv")); });
+  EXPECT_NE(m.find("out of the double range"), std::string::npos) << m;
+  // A number above the range is not a header name either.
+  write_bytes(p("o3.csv"), "1e400,x\n1,2\n");
+  m = error_of([&] { elliptica::io::read_array(p("o3.csv")); });
+  EXPECT_NE(m.find(":1:"), std::string::npos) << m;
+  // Underflow rounds to (signed) zero, as in strtod and NumPy; subnormals are kept.
+  write_bytes(p("u.csv"), "1e-400,-1e-400,1e-310\n");
+  const Array2D b = elliptica::io::read_array(p("u.csv"));
+  ASSERT_EQ(b.values.size(), 3u);
+  EXPECT_EQ(b.values[0], 0.0);
+  EXPECT_TRUE(std::signbit(b.values[1]));
+  EXPECT_EQ(b.values[2], 1e-310);
+}
+
+TEST_F(IoTest, CsvEmptyArrayRoundTrips) {
+  elliptica::io::write_array(p("e.csv"), Array2D(0, 3, 2));
+  Array2D b = elliptica::io::read_array(p("e.csv"));
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_EQ(b.cols, 3u);
+  EXPECT_EQ(b.ndim, 2);
+  elliptica::io::write_csv(p("e2.csv"), Array2D(0, 4, 2), "phi,Ex,Ey,Ez");
+  b = elliptica::io::read_array(p("e2.csv"));
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_EQ(b.cols, 4u);
+  elliptica::io::write_array(p("e1.csv"), Array2D(0, 1, 1));
+  b = elliptica::io::read_array(p("e1.csv"));
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_EQ(b.cols, 1u);
+  EXPECT_EQ(b.ndim, 1);
+  elliptica::io::write_array(p("e0.npy"), Array2D(0, 3, 2));
+  b = elliptica::io::read_array(p("e0.npy"));
+  EXPECT_EQ(b.rows, 0u);
+  EXPECT_EQ(b.cols, 3u);
 }
 
 TEST_F(IoTest, MissingFile) {

@@ -265,9 +265,6 @@ Array2D parse_npy(const std::string& path, const std::string& bytes) {
   const NpyHeader h = HeaderParser(header, path).parse();
 
   const DType dt = parse_descr(h.descr, path);
-  if (h.fortran_order)
-    throw IOError(path + ": Fortran order (fortran_order: True) is not supported; save a C-ordered array "
-                         "(e.g. numpy.ascontiguousarray)");
   if (h.shape.empty())
     throw IOError(path + ": rank-0 (scalar) arrays are not supported; expected a 1-D or 2-D array");
   if (h.shape.size() > 2)
@@ -291,6 +288,10 @@ Array2D parse_npy(const std::string& path, const std::string& bytes) {
 
   Array2D a(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), h.shape.size() == 1 ? 1 : 2);
   const unsigned char* p = u + pre + hlen;
+  // Fortran (column-major) order stores element (i, j) of an (R, C) array at j*R + i; the
+  // transposition into our row-major layout happens here. For rank 1 both orders coincide.
+  const bool transpose = h.fortran_order && h.shape.size() == 2;
+  const std::size_t R = static_cast<std::size_t>(rows), C = static_cast<std::size_t>(cols);
   for (std::size_t k = 0; k < count; ++k, p += isz) {
     const std::uint64_t raw = load_le(p, isz);
     double v = 0;
@@ -300,7 +301,7 @@ Array2D parse_npy(const std::string& path, const std::string& bytes) {
       case DType::I4: v = static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(raw))); break;
       case DType::I8: v = static_cast<double>(static_cast<std::int64_t>(raw)); break;
     }
-    a.values[k] = v;
+    a.values[transpose ? (k % R) * C + k / R : k] = v;
   }
   return a;
 }
@@ -309,14 +310,41 @@ Array2D parse_npy(const std::string& path, const std::string& bytes) {
 // Text tables
 // ------------------------------------------------------------------------------------------
 
-bool parse_double(std::string_view tok, double& v) {
+enum class NumStatus { Ok, NotANumber, Overflow };
+
+/// Parses one decimal number (from_chars syntax plus an optional leading '+'). A value whose
+/// magnitude exceeds the double range gives Overflow; one below the smallest subnormal rounds
+/// to a signed zero, as strtod and NumPy do.
+NumStatus parse_number(std::string_view tok, double& v) {
   // from_chars takes no leading '+'; accept one (but not "+-1").
   if (tok.size() > 1 && tok.front() == '+' && tok[1] != '-' && tok[1] != '+') tok.remove_prefix(1);
-  if (tok.empty()) return false;
+  if (tok.empty()) return NumStatus::NotANumber;
   const char* b = tok.data();
   const char* e = b + tok.size();
   auto [p, ec] = std::from_chars(b, e, v);
-  return ec == std::errc() && p == e;
+  if (p != e) return NumStatus::NotANumber;
+  if (ec == std::errc()) return NumStatus::Ok;
+  if (ec != std::errc::result_out_of_range) return NumStatus::NotANumber;
+  // Syntactically a number, but out of range: overflow or underflow? strtod tells (it sees
+  // the same decimal syntax here, as from_chars accepted all of it).
+  const std::string z(tok);
+  errno = 0;
+  const double r = std::strtod(z.c_str(), nullptr);
+  if (std::isinf(r)) return NumStatus::Overflow;
+  v = r;  // underflow: 0 or a subnormal, with the sign of the input
+  return NumStatus::Ok;
+}
+
+bool parse_double(std::string_view tok, double& v) { return parse_number(tok, v) == NumStatus::Ok; }
+
+/// True if `tok` can be a column name of a header line: not a number, only printable ASCII
+/// or bytes of UTF-8 sequences (no control characters, so binary junk is not taken for a header).
+bool is_name_token(std::string_view tok) {
+  double v;
+  if (parse_number(tok, v) != NumStatus::NotANumber) return false;
+  for (unsigned char c : tok)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
 }
 
 bool is_sep_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -358,10 +386,15 @@ bool split_fields(std::string_view line, std::vector<std::string_view>& out) {
   return true;
 }
 
+/// Text table: rows of numbers separated by whitespace and/or commas; '#' starts a comment.
+/// The first non-blank, non-comment line may be ONE header line of column names (every token
+/// non-numeric); it is skipped but fixes the column count, so a header-only file is an empty
+/// (0, ncols) table. Any other non-numeric token is an error naming file:line and column.
 Array2D parse_text(const std::string& path, const std::string& text) {
   Array2D a;
   a.ndim = 2;
   std::size_t ncols = 0, first_line = 0, line_no = 0, rows = 0;
+  bool have_header = false, seen_content = false;
   std::vector<std::string_view> fields;
   const std::string_view all(text);
   std::size_t pos = all.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // UTF-8 byte-order mark
@@ -376,26 +409,43 @@ Array2D parse_text(const std::string& path, const std::string& text) {
     if (!split_fields(line, fields))
       throw IOError(path + ":" + std::to_string(line_no) + ": empty field between commas");
     if (fields.empty()) continue;
-    if (rows == 0) {
+    const auto here = [&] { return path + ":" + std::to_string(line_no) + ": "; };
+    if (!seen_content) {
+      seen_content = true;
       ncols = fields.size();
       first_line = line_no;
+      if (std::all_of(fields.begin(), fields.end(), is_name_token)) {
+        have_header = true;  // a line of column names: skip it
+        continue;
+      }
     } else if (fields.size() != ncols) {
-      throw IOError(path + ":" + std::to_string(line_no) + ": ragged rows: this row has " +
-                    std::to_string(fields.size()) + " values, line " + std::to_string(first_line) + " has " +
+      throw IOError(here() + "ragged rows: this row has " + std::to_string(fields.size()) + " values, " +
+                    (have_header ? "the header (line " + std::to_string(first_line) + ") names "
+                                 : "line " + std::to_string(first_line) + " has ") +
                     std::to_string(ncols));
     }
     for (std::size_t j = 0; j < fields.size(); ++j) {
       double v;
-      if (!parse_double(fields[j], v))
-        throw IOError(path + ":" + std::to_string(line_no) + ": non-numeric token '" + printable(fields[j]) +
-                      "' (column " + std::to_string(j + 1) + ")");
+      switch (parse_number(fields[j], v)) {
+        case NumStatus::Ok: break;
+        case NumStatus::Overflow:
+          throw IOError(here() + "value '" + printable(fields[j]) + "' (column " + std::to_string(j + 1) +
+                        ") is out of the double range (magnitude above 1.8e308)");
+        case NumStatus::NotANumber:
+          throw IOError(here() + "non-numeric token '" + printable(fields[j]) + "' (column " +
+                        std::to_string(j + 1) + ")" +
+                        (have_header || line_no != first_line
+                             ? std::string()
+                             : std::string(" (a header line of column names is accepted only if all its "
+                                           "fields are non-numeric)")));
+      }
       a.values.push_back(v);
     }
     ++rows;
   }
   a.rows = rows;
-  a.cols = rows ? ncols : 0;
-  if (rows && ncols == 1) a.ndim = 1;
+  a.cols = seen_content ? ncols : 0;
+  if (seen_content && ncols == 1) a.ndim = 1;
   return a;
 }
 
@@ -539,12 +589,18 @@ std::vector<std::string_view> split_lines(const std::string& text) {
 
 Array2D read_array(const std::string& path) {
   const std::string bytes = read_file(path);
+  // The content decides, not the name: the NumPy magic string means .npy, anything else is
+  // read as a text table (whatever the suffix).
   if (bytes.compare(0, kNpyMagicLen, kNpyMagic, kNpyMagicLen) == 0) return parse_npy(path, bytes);
-  if (ends_with_npy(path)) {
-    if (bytes.empty()) throw IOError(path + ": empty file, not a .npy file");
-    throw IOError(path + ": not a .npy file (bad magic string: the file does not start with \\x93NUMPY)");
+  try {
+    return parse_text(path, bytes);
+  } catch (const IOError& e) {
+    if (!ends_with_npy(path)) throw;
+    // Most likely a damaged or mislabelled binary file: say why it was read as text.
+    throw IOError(std::string(e.what()) +
+                  " (the file does not start with the .npy magic string \\x93NUMPY, so it was read as a text "
+                  "table)");
   }
-  return parse_text(path, bytes);
 }
 
 void write_npy(const std::string& path, const Array2D& a) {
@@ -599,6 +655,14 @@ void write_csv(const std::string& path, const Array2D& a, const std::string& hea
         w.write(line);
         w.write("\n");
       }
+    }
+    if (a.rows == 0 && a.cols > 0) {
+      // No data rows: a line of column names keeps the shape, as read_array takes a first line
+      // of non-numeric tokens as a header, so (0, C) reads back as (0, C) ((0, 1) as (0,)).
+      std::string names;
+      for (std::size_t j = 0; j < a.cols; ++j) names += (j ? ",col" : "col") + std::to_string(j + 1);
+      names.push_back('\n');
+      w.write(names);
     }
     std::string row;
     for (std::size_t i = 0; i < a.rows; ++i) {

@@ -66,7 +66,7 @@ struct TuneInput {
 };
 
 // Error estimates (RMS, random-source model; see params.cpp for the derivation).
-double est_real(Kernel k, bool field, double rho, double xi, double rc);
+double est_real(Kernel k, bool field, double rho, double xi, double rc, double V);
 double est_fourier(Kernel k, bool field, double rho, double xi, double kmax);
 double est_window(Kernel k, bool field, double rho, double xi, const std::array<double, 3>& box,
                   const std::array<int, 3>& M, int P, double beta, double self_q2);
@@ -96,5 +96,12 @@ CellList build_cells(ConstMatrixView<double> pts, const std::array<double, 3>& b
 void p2p(Kernel k, bool field, const CellList& src, const std::vector<double>& strengths_sorted,
          const CellList& trg, double xi, double rc, const std::array<double, 3>& box, int threads,
          std::vector<double>& out_sorted);
+
+// Real-space interaction of a source with its own periodic images p != 0 that lie beyond r_c
+// (|pL| >= r_c): a constant per kernel (Laplace: out[0]; stokeslet: the 3x3 matrix out[3i+j]).
+// P2P holds the images within r_c; this completes the real-space sum of a source that is also a
+// target, whose own images are not at random positions (decisive in thin boxes, where they sit
+// just beyond a cutoff bounded by the short side). The field's sum vanishes by symmetry.
+void self_images(Kernel k, double xi, double rc, const std::array<double, 3>& box, double out[9]);
 
 }  // namespace elliptica::ewald::detail

@@ -51,41 +51,42 @@ CellList build_cells(ConstMatrixView<double> pts, const std::array<double, 3>& b
 
 namespace {
 
+std::array<int, 3> neighbour_reach(const CellList& cl, const std::array<double, 3>& box, double rc) {
+  std::array<int, 3> K;
+  for (int d = 0; d < 3; ++d) K[d] = std::max(1, static_cast<int>(std::ceil(rc * cl.n[d] / box[d] * (1 - 1e-12))));
+  return K;
+}
+
 struct Neighbour {
   int cell;
   double sx, sy, sz;  // shift added to source coordinates (periodic image)
 };
 
-// The 27 colleague cells of cell (i,j,k) with the periodic shifts of their sources.
-// Works for any n >= 1: offset o maps to source cell (c + o) mod n and periodic image
-// floor((c + o)/n), so the 27 (cell, image) pairs are distinct; with cell width >= r_c they hold
-// every image of every source within r_c (several images of one source when r_c > L/2).
-inline int colleagues(const CellList& cl, const std::array<double, 3>& box, int i, int j, int k, Neighbour* nb) {
-  int cnt = 0;
-  for (int di = -1; di <= 1; ++di) {
-    int ii = i + di;
-    double sx = 0;
-    if (ii < 0) { ii += cl.n[0]; sx = -box[0]; }
-    if (ii >= cl.n[0]) { ii -= cl.n[0]; sx = box[0]; }
-    for (int dj = -1; dj <= 1; ++dj) {
-      int jj = j + dj;
-      double sy = 0;
-      if (jj < 0) { jj += cl.n[1]; sy = -box[1]; }
-      if (jj >= cl.n[1]) { jj -= cl.n[1]; sy = box[1]; }
-      for (int dk = -1; dk <= 1; ++dk) {
-        int kk = k + dk;
-        double sz = 0;
-        if (kk < 0) { kk += cl.n[2]; sz = -box[2]; }
-        if (kk >= cl.n[2]) { kk -= cl.n[2]; sz = box[2]; }
-        nb[cnt++] = {(ii * cl.n[1] + jj) * cl.n[2] + kk, sx, sy, sz};
-      }
+// The colleague cells of cell (i,j,k) with the periodic shifts of their sources: offsets
+// o in [-K_d, K_d] per axis, K_d = ceil(r_c / cell width) (1 when the width is >= r_c, which gives
+// the usual 27 colleagues). Offset o maps to source cell (c + o) mod n and periodic image
+// floor((c + o)/n), so all (cell, image) pairs are distinct, and together they hold every image of
+// every source within r_c (several images of one source when r_c exceeds a box length).
+int colleagues(const CellList& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, int i, int j, int k,
+               std::vector<Neighbour>& nb) {
+  const int c[3] = {i, j, k};
+  std::vector<std::pair<int, double>> ax[3];
+  for (int d = 0; d < 3; ++d)
+    for (int o = -K[d]; o <= K[d]; ++o) {
+      const int cc = c[d] + o;
+      const int img = cc >= 0 ? cc / cl.n[d] : -((-cc + cl.n[d] - 1) / cl.n[d]);
+      ax[d].emplace_back(cc - img * cl.n[d], img * box[d]);
     }
-  }
-  return cnt;
+  nb.clear();
+  for (const auto& [ii, sx] : ax[0])
+    for (const auto& [jj, sy] : ax[1])
+      for (const auto& [kk, sz] : ax[2]) nb.push_back({(ii * cl.n[1] + jj) * cl.n[2] + kk, sx, sy, sz});
+  return static_cast<int>(nb.size());
 }
 
 // erfc(x) and (2/sqrt(pi)) exp(-x^2) on [0, X] as piecewise Chebyshev polynomials (degree 9 on
-// 2^k equal intervals, k chosen so that the absolute error is below 2e-16), evaluated by Horner's
+// 2^k equal intervals, k chosen so that the absolute error is at the rounding floor, ~2e-15),
+// evaluated by Horner's
 // rule; several times cheaper than the libm calls, which dominate P2P (seed 000, section 4,
 // approximates erf(x)/x by a rational function for the same reason).
 struct ErfcTable {
@@ -129,10 +130,20 @@ struct ErfcTable {
 
   explicit ErfcTable(double xmax) {
     X = xmax * (1 + 1e-12) + 1e-300;
-    for (int k = 4; k <= 14; ++k) {
+    // Refine until the error reaches the rounding floor of the monomial Horner form (~2e-15,
+    // i.e. ~1e-15 relative to the kernel): stop at 4e-15 or when refining no longer helps.
+    double prev = 1.0;
+    for (int k = 4; k <= 12; ++k) {
       n = 1 << k;
       build();
-      if (max_error() < 2e-16) break;
+      const double e = max_error();
+      if (e < 4e-15) break;
+      if (e > 0.7 * prev) {  // stagnated: keep the previous, smaller table
+        n = 1 << (k - 1);
+        build();
+        break;
+      }
+      prev = e;
     }
   }
   void build() {
@@ -178,12 +189,14 @@ void p2p_impl(const CellList& src, const std::vector<double>& q, const CellList&
   const double rc2 = rc * rc;
   const double c = 2.0 * xi / kSqrtPi;
   const ErfcTable tab(xi * rc);
+  const std::array<int, 3> K = neighbour_reach(src, box, rc);
   const int ncells = trg.ncells();
   out.assign(trg.x.size() * nout, 0.0);
 #pragma omp parallel num_threads(threads)
   {
     // Pairs within r_c of the current target, compacted so the kernel loop has no branches.
     std::vector<double> br, bx, by, bz, bq;
+    std::vector<Neighbour> nb;
 #pragma omp for schedule(dynamic, 4)
     for (int cellid = 0; cellid < ncells; ++cellid) {
       const int t0 = trg.start[cellid], t1 = trg.start[cellid + 1];
@@ -191,8 +204,7 @@ void p2p_impl(const CellList& src, const std::vector<double>& q, const CellList&
       const int i = cellid / (trg.n[1] * trg.n[2]);
       const int j = (cellid / trg.n[2]) % trg.n[1];
       const int k = cellid % trg.n[2];
-      Neighbour nb[27];
-      const int nn = colleagues(src, box, i, j, k, nb);
+      const int nn = colleagues(src, box, K, i, j, k, nb);
       std::size_t cap = 1;
       for (int b = 0; b < nn; ++b) cap += src.start[nb[b].cell + 1] - src.start[nb[b].cell];
       if (br.size() < cap) {
@@ -274,6 +286,33 @@ void p2p(Kernel k, bool field, const CellList& src, const std::vector<double>& s
     p2p_impl<1>(src, strengths_sorted, trg, xi, rc, box, threads, out_sorted);
   else
     p2p_impl<0>(src, strengths_sorted, trg, xi, rc, box, threads, out_sorted);
+}
+
+void self_images(Kernel k, double xi, double rc, const std::array<double, 3>& box, double out[9]) {
+  for (int i = 0; i < 9; ++i) out[i] = 0.0;
+  const double reach = rc + 9.0 / xi;  // erfc(9) ~ 4e-37: farther images are negligible
+  int K[3];
+  for (int d = 0; d < 3; ++d) K[d] = static_cast<int>(std::ceil(reach / box[d]));
+  const double c = 2.0 * xi / kSqrtPi;
+  // Summed from the farthest images inwards for accuracy.
+  for (int a = K[0]; a >= -K[0]; --a)
+    for (int b = K[1]; b >= -K[1]; --b)
+      for (int e = K[2]; e >= -K[2]; --e) {
+        if (a == 0 && b == 0 && e == 0) continue;
+        const double r[3] = {a * box[0], b * box[1], e * box[2]};
+        const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        if (r2 < rc * rc || r2 > reach * reach) continue;
+        const double rr = std::sqrt(r2);
+        const double ec = std::erfc(xi * rr) / rr;
+        if (k == Kernel::Laplace) {
+          out[0] += ec;
+        } else {
+          const double ce = c * std::exp(-xi * xi * r2);
+          const double A = ec - ce, B = (ec + ce) / r2;
+          for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) out[3 * i + j] += (i == j ? A : 0.0) + B * r[i] * r[j];
+        }
+      }
 }
 
 }  // namespace elliptica::ewald::detail

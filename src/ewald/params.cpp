@@ -62,8 +62,8 @@ struct GaussLegendre {
 };
 
 const GaussLegendre& gl(int n) {
-  static const GaussLegendre g48(48), g16(16);
-  return n == 48 ? g48 : g16;
+  static const GaussLegendre g48(48), g12(12);
+  return n == 48 ? g48 : g12;
 }
 
 double ms_real(Kernel k, bool field, double xi, double r) {
@@ -93,7 +93,7 @@ double ms_hat(Kernel k, bool field, double xi, double kk) {
 
 }  // namespace
 
-double est_real(Kernel k, bool field, double rho, double xi, double rc) {
+double est_real(Kernel k, bool field, double rho, double xi, double rc, double V) {
   const auto& g = gl(48);
   const double a = rc, b = rc + 7.0 / xi;
   double s = 0;
@@ -102,7 +102,12 @@ double est_real(Kernel k, bool field, double rho, double xi, double rc) {
     s += g.w[i] * ms_real(k, field, xi, r) * 4 * kPi * r * r;
   }
   s *= 0.5 * (b - a);
-  return std::sqrt(std::max(0.0, rho * s));
+  // A source's own periodic images are not at random positions: when the truncation shell
+  // (radius r_c, effective width w = 1/(2 xi^2 r_c) of erfc^2) holds n of them (a thin box with
+  // r_c beyond its short side), they add coherently, raising the mean square by about 1 + n.
+  const double w = std::min(1.0 / (2 * xi * xi * rc), rc);
+  const double n_images = 4 * kPi * rc * rc * w / V;
+  return std::sqrt(std::max(0.0, rho * s * (1 + n_images)));
 }
 
 double est_fourier(Kernel k, bool field, double rho, double xi, double kmax) {
@@ -119,28 +124,46 @@ double est_fourier(Kernel k, bool field, double rho, double xi, double kmax) {
 
 double est_window(Kernel k, bool field, double rho, double xi, const std::array<double, 3>& box,
                   const std::array<int, 3>& M, int P, double beta, double self_q2) {
-  const auto& g = gl(16);
-  constexpr int n = 16;
+  // Integral over the positive octant of the grid's k-box, per axis either Gauss-Legendre (many
+  // modes) or the exact sum over the axis' discrete modes k = 2 pi m / L, m = 0..M/2, with the
+  // end modes at half weight (few modes: a thin box axis, where an integral would be poor).
+  const auto& g = gl(12);
   const double kmin2 = std::pow(2 * kPi / std::max({box[0], box[1], box[2]}), 2);
   const double i4x2 = 1.0 / (4 * xi * xi);
-  double k2[3][n], wq[3][n], alias[3][n], near[3][n], ex[3][n];
+  struct Axis {
+    std::vector<double> k2, wq, alias, near, ex;
+  } ax[3];
   for (int d = 0; d < 3; ++d) {
     const double h = box[d] / M[d];
-    if (d > 0 && std::abs(h - box[d - 1] / M[d - 1]) < 1e-15 * h) {  // same axis as the previous one
-      std::copy(k2[d - 1], k2[d - 1] + n, k2[d]);
-      std::copy(wq[d - 1], wq[d - 1] + n, wq[d]);
-      std::copy(alias[d - 1], alias[d - 1] + n, alias[d]);
-      std::copy(near[d - 1], near[d - 1] + n, near[d]);
-      std::copy(ex[d - 1], ex[d - 1] + n, ex[d]);
+    if (d > 0 && M[d] == M[d - 1] && std::abs(h - box[d - 1] / M[d - 1]) < 1e-15 * h) {
+      ax[d] = ax[d - 1];
       continue;
     }
     const double K = kPi / h;
     const double a = 0.5 * P * h;
-    for (int i = 0; i < n; ++i) {
-      const double kk = 0.5 * K * (1 + g.x[i]);
-      k2[d][i] = kk * kk;
-      ex[d][i] = std::exp(-kk * kk * i4x2);
-      wq[d][i] = 0.5 * K * g.w[i];
+    // The first modes m = 0..m0 exactly (end modes at half weight), the rest, if any, by
+    // Gauss-Legendre on [(m0 + 1/2) dk, K]: the small-k modes carry the 1/k^2 singularity of the
+    // kernel, which a quadrature would miss when the other axes are short.
+    std::vector<double> nodes, weights;
+    const double dk = 2 * kPi / box[d];
+    const int m0 = std::min(M[d] / 2, 8);
+    for (int m = 0; m <= m0; ++m) {
+      nodes.push_back(m * dk);
+      weights.push_back((m == 0 || (2 * m == M[d])) ? 0.5 * dk : dk);
+    }
+    if (m0 < M[d] / 2) {
+      const double k0 = (m0 + 0.5) * dk;
+      for (std::size_t i = 0; i < g.x.size(); ++i) {
+        nodes.push_back(k0 + 0.5 * (K - k0) * (1 + g.x[i]));
+        weights.push_back(0.5 * (K - k0) * g.w[i]);
+      }
+    }
+    Axis& A = ax[d];
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const double kk = nodes[i];
+      A.k2.push_back(kk * kk);
+      A.ex.push_back(std::exp(-kk * kk * i4x2));
+      A.wq.push_back(weights[i]);
       const double w0 = window_hat_shape(kk, a, beta);
       double s = 0;
       for (int j = 1; j <= 24; ++j) {
@@ -148,33 +171,34 @@ double est_window(Kernel k, bool field, double rho, double xi, const std::array<
         const double wm = window_hat_shape(kk - 2 * kPi * j / h, a, beta);
         s += wp * wp + wm * wm;
       }
-      alias[d][i] = s / (w0 * w0);
-      near[d][i] = (window_hat_shape(kk + 2 * kPi / h, a, beta) + window_hat_shape(kk - 2 * kPi / h, a, beta)) / w0;
+      A.alias.push_back(s / (w0 * w0));
+      A.near.push_back((window_hat_shape(kk + 2 * kPi / h, a, beta) + window_hat_shape(kk - 2 * kPi / h, a, beta)) / w0);
     }
   }
   const bool stokes = k == Kernel::Stokeslet;
   double sum = 0, coh[3] = {0, 0, 0};
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      const double k2ij = k2[0][i] + k2[1][j];
-      const double eij = ex[0][i] * ex[1][j];
-      const double wij = wq[0][i] * wq[1][j];
-      for (int l = 0; l < n; ++l) {
-        const double kk2 = k2ij + k2[2][l];
-        if (kk2 < kmin2) continue;
-        const double e = eij * ex[2][l];  // exp(-k^2/(4 xi^2)), separable
+  const std::size_t n0 = ax[0].k2.size(), n1 = ax[1].k2.size(), n2 = ax[2].k2.size();
+  for (std::size_t i = 0; i < n0; ++i)
+    for (std::size_t j = 0; j < n1; ++j) {
+      const double k2ij = ax[0].k2[i] + ax[1].k2[j];
+      const double eij = ax[0].ex[i] * ax[1].ex[j];
+      const double wij = ax[0].wq[i] * ax[1].wq[j];
+      for (std::size_t l = 0; l < n2; ++l) {
+        const double kk2 = k2ij + ax[2].k2[l];
+        if (kk2 < kmin2 * (1 - 1e-12)) continue;
+        const double e = eij * ax[2].ex[l];  // exp(-k^2/(4 xi^2)), separable
         // |G_hat(k)| (strength-direction RMS for the stokeslet), see ms_hat
         double gk;
         if (stokes)
           gk = 0.816496580927726 * 8 * kPi * (1 + kk2 * i4x2) * e / kk2;
         else
           gk = field ? 4 * kPi * e / std::sqrt(kk2) : 4 * kPi * e / kk2;
-        const double wt = wij * wq[2][l];
-        sum += wt * gk * gk * (alias[0][i] + alias[1][j] + alias[2][l]);
+        const double wt = wij * ax[2].wq[l];
+        sum += wt * gk * gk * (ax[0].alias[i] + ax[1].alias[j] + ax[2].alias[l]);
         const double wg = wt * gk;
-        coh[0] += wg * near[0][i];
-        coh[1] += wg * near[1][j];
-        coh[2] += wg * near[2][l];
+        coh[0] += wg * ax[0].near[i];
+        coh[1] += wg * ax[1].near[j];
+        coh[2] += wg * ax[2].near[l];
       }
     }
   sum *= 8.0 * 2.0;  // eight octants; spreading and interpolation
@@ -225,12 +249,14 @@ double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cell
   const double ncell = double(cells[0]) * cells[1] * cells[2];
   const double cellvol = V / ncell;
   const double ns = double(in.n_sources), nt = double(in.n_targets);
-  const double per_target_checks = 27.0 * ns * cellvol / V;
-  const double frac = std::min(1.0, (4.0 / 3.0 * kPi * rc * rc * rc) / (27.0 * cellvol));
+  double nnb = 1;  // colleague (cell, image) pairs per target cell, see kernels.cpp
+  for (int d = 0; d < 3; ++d) nnb *= 2.0 * std::max(1.0, std::ceil(rc * cells[d] / in.box[d] * (1 - 1e-12))) + 1.0;
+  const double per_target_checks = nnb * ns * cellvol / V;
+  const double frac = std::min(1.0, (4.0 / 3.0 * kPi * rc * rc * rc) / (nnb * cellvol));
   const double eval = in.kernel == Kernel::Stokeslet ? c.pair_eval_stokes
                       : in.field                     ? c.pair_eval_field
                                                      : c.pair_eval_laplace;
-  const double p2p = nt * per_target_checks * (c.pair_check + frac * eval) + 27.0 * ncell * c.cell;
+  const double p2p = nt * per_target_checks * (c.pair_check + frac * eval) + nnb * ncell * c.cell;
   const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
   const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
   const double P3 = double(P) * P * P;
@@ -263,6 +289,7 @@ double solve_decreasing(F f, double target, double lo, double hi) {
 Params choose_params(const TuneInput& in) {
   const Options& ov = *in.overrides;
   const double Lmin = std::min({in.box[0], in.box[1], in.box[2]});
+  const double V = in.box[0] * in.box[1] * in.box[2];
   const double safety = 0.35 / std::sqrt(3.0);
   const double tphi = safety * in.eps_phi, tfield = safety * in.eps_field;
   const double rho = in.q2_density;
@@ -270,8 +297,8 @@ Params choose_params(const TuneInput& in) {
   const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
 
   auto real_ok = [&](double xi, double rc) {
-    double e = est_real(in.kernel, false, rho, xi, rc) / tphi;
-    if (in.field) e = std::max(e, est_real(in.kernel, true, rho, xi, rc) / tfield);
+    double e = est_real(in.kernel, false, rho, xi, rc, V) / tphi;
+    if (in.field) e = std::max(e, est_real(in.kernel, true, rho, xi, rc, V) / tfield);
     return e;  // <= 1 is admissible
   };
   auto fourier_ok = [&](double xi, double kmax) {
@@ -286,9 +313,11 @@ Params choose_params(const TuneInput& in) {
   };
   auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
 
-  // r_c stays clear of min(L): the periodic self-images at distance exactly L must not sit on
-  // the cutoff, where rounding would decide whether they are counted.
-  const double rc_max = 0.95 * Lmin;
+  // r_c may exceed a box length (P2P then visits several images per axis; a thin box needs that).
+  // Candidates avoid the lattice lengths |p L|, where a source's own images would sit on the
+  // cutoff and rounding would decide whether they are counted.
+  const double Lmax = std::max({in.box[0], in.box[1], in.box[2]});
+  const double rc_max = 0.95 * Lmax;
   std::vector<double> rcs;
   if (ov.rc) {
     rcs.push_back(*ov.rc);
@@ -298,6 +327,12 @@ Params choose_params(const TuneInput& in) {
     rcs.push_back(std::isfinite(rc) ? rc : rc_max);
   } else {
     for (double rc = rc_max; rc > 2e-3 * Lmin; rc *= 0.87) {
+      bool on_lattice = false;
+      for (int d = 0; d < 3; ++d) {
+        const double m = rc / in.box[d];
+        if (m > 0.5 && std::abs(m - std::round(m)) < 0.02) on_lattice = true;
+      }
+      if (on_lattice) continue;
       rcs.push_back(rc);
       const double cells = std::floor(in.box[0] / rc) * std::floor(in.box[1] / rc) * std::floor(in.box[2] / rc);
       if (cells > 8.0 * double(in.n_sources + in.n_targets) + 64) break;
@@ -306,6 +341,8 @@ Params choose_params(const TuneInput& in) {
 
   Params best;
   double best_cost = std::numeric_limits<double>::infinity();
+  bool memory_rejected = false;
+  constexpr double kMaxGridBytes = 8e9;
   for (double rc : rcs) {
     double xi;
     if (ov.xi) {
@@ -323,21 +360,37 @@ Params choose_params(const TuneInput& in) {
     } else {
       const double kmax = solve_decreasing([&](double km) { return fourier_ok(xi, km); }, 1.0, 0.5 * xi, 60.0 * xi);
       if (!std::isfinite(kmax)) continue;
-      for (double sigma : {1.0, 1.15, 1.3, 1.5, 1.75, 2.0}) {
-        std::array<int, 3> M;
-        for (int d = 0; d < 3; ++d) M[d] = fft_friendly(static_cast<int>(std::ceil(sigma * kmax * in.box[d] / kPi)));
-        if (grids.empty() || grids.back() != M) grids.push_back(M);
-      }
+      // Oversampling sigma; and a floor on M per axis, which matters for a short axis whose
+      // few Fourier modes leave too few grid points for the window.
+      for (int mfloor : {4, 8, 16, 32})
+        for (double sigma : {1.0, 1.15, 1.3, 1.5, 1.75, 2.0}) {
+          std::array<int, 3> M;
+          bool too_big = false;
+          for (int d = 0; d < 3; ++d) {
+            const double m = std::max(std::ceil(sigma * kmax * in.box[d] / kPi), double(mfloor));
+            if (m > 8192) too_big = true;
+            else M[d] = fft_friendly(static_cast<int>(m));
+          }
+          if (too_big) {
+            memory_rejected = true;
+            continue;
+          }
+          if (std::find(grids.begin(), grids.end(), M) == grids.end()) grids.push_back(M);
+        }
     }
     for (const auto& M : grids) {
       const double mtot = double(M[0]) * M[1] * M[2];
-      if (mtot * (cin + cout) * 8.0 * 1.5 > 16e9) continue;  // grid memory cap (16 GB)
+      // Grid memory: FFT input/output, half-spectrum and the padded P2G/G2P grid.
+      if (mtot * std::max(cin, cout) * 8.0 * 3.5 > kMaxGridBytes) {
+        memory_rejected = true;
+        continue;
+      }
       const int mmin = std::min({M[0], M[1], M[2]});
       int P = 0;
       if (ov.window_support) {
         P = *ov.window_support;
       } else {
-        int lo = 2, hi = std::min(24, mmin);
+        int lo = 2, hi = std::min(24, mmin / 2);  // the window spans at most half a period
         if (hi < lo || window_ok(xi, M, hi, beta_of(hi)) > 1.0) continue;
         while (lo < hi) {
           const int mid = (lo + hi) / 2;
@@ -362,13 +415,16 @@ Params choose_params(const TuneInput& in) {
   }
   if (!std::isfinite(best_cost)) {
     std::ostringstream os;
-    os << "no spectral Ewald parameters meet the tolerance (absolute target " << in.eps_phi
-       << "); the tolerance is too small for double precision or the overrides (xi, rc, grid, P) rule it out";
+    os << "no spectral Ewald parameters meet the tolerance (absolute RMS target " << in.eps_phi << ")";
+    if (memory_rejected) os << ": the FFT grids it needs exceed " << kMaxGridBytes / 1e9 << " GB";
+    const bool any_override = ov.xi || ov.rc || ov.grid || ov.window_support || ov.window_shape;
+    if (any_override) os << "; the overrides (xi, rc, grid, P, beta) may rule it out";
+    if (!memory_rejected && !any_override) os << "; it may be below double-precision round-off";
     throw NumericalError(os.str());
   }
   best.beta = beta_of(best.P);
   for (int d = 0; d < 3; ++d) best.h[d] = in.box[d] / best.grid[d];
-  best.est_real = est_real(in.kernel, false, rho, best.xi, best.rc);
+  best.est_real = est_real(in.kernel, false, rho, best.xi, best.rc, V);
   best.est_fourier = est_fourier(in.kernel, false, rho, best.xi, kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]}));
   best.est_window = est_window(in.kernel, false, rho, best.xi, in.box, best.grid, best.P, best.beta, in.self_q2);
   best.est_total = std::sqrt(best.est_real * best.est_real + best.est_fourier * best.est_fourier +
@@ -376,7 +432,7 @@ Params choose_params(const TuneInput& in) {
   best.eps_abs = in.eps_phi;
   if (in.field) {
     const double kmax = kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]});
-    const double er = est_real(in.kernel, true, rho, best.xi, best.rc);
+    const double er = est_real(in.kernel, true, rho, best.xi, best.rc, V);
     const double ef = est_fourier(in.kernel, true, rho, best.xi, kmax);
     const double ew = est_window(in.kernel, true, rho, best.xi, in.box, best.grid, best.P, best.beta, in.self_q2);
     best.field_est_total = std::sqrt(er * er + ef * ef + ew * ew);

@@ -125,6 +125,9 @@ struct EwaldPlan::Impl {
   bool tuned = false;
   std::size_t tuned_ns = 0, tuned_nt = 0;
   double tuned_q2 = 0;
+  double qscale = 1.0;       // strengths are divided by this power of two before the sum (range safety)
+  double tuned_scale = 1.0;  // qscale at the last tuning (an absolute tolerance depends on it)
+  Params reported;           // params in the caller's units (scaled back by qscale)
   double eps_field_abs = 0;
   FftwGrid fft;
   std::vector<double> pad;  // padded, component-interleaved grid used by P2G and G2P
@@ -143,43 +146,55 @@ struct EwaldPlan::Impl {
             StageTimes& times);
   double density(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg) const;
   Result evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg);
+  bool scale_strengths(ConstMatrixView<double> q_in, std::vector<double>& qv);
+  void report();
 };
 
 namespace {
 
+std::string num(double v) {
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
 void validate_options(const Options& o) {
   for (int d = 0; d < 3; ++d)
-    if (!(o.box[d] > 0) || !std::isfinite(o.box[d]))
-      throw InvalidArgument("box length L" + std::to_string(d + 1) + " must be positive and finite, got " +
-                            std::to_string(o.box[d]));
+    if (!(o.box[d] >= 1e-100 && o.box[d] <= 1e100))
+      throw InvalidArgument("box length L" + std::to_string(d + 1) + " must be positive, finite and in [1e-100, 1e100], got " +
+                            num(o.box[d]));
   if (!std::isfinite(o.tolerance) || !(o.tolerance > 0) || !(o.tolerance < 1))
-    throw InvalidArgument("tolerance eps must satisfy 0 < eps < 1, got " + std::to_string(o.tolerance));
+    throw InvalidArgument("tolerance eps must satisfy 0 < eps < 1, got " + num(o.tolerance));
   if (o.tolerance_kind == ToleranceKind::Relative && o.tolerance < 1e-14)
-    throw InvalidArgument("relative tolerance " + std::to_string(o.tolerance) +
+    throw InvalidArgument("relative tolerance " + num(o.tolerance) +
                           " is below double-precision round-off (use eps >= 1e-14)");
   if (!(o.viscosity > 0) || !std::isfinite(o.viscosity))
-    throw InvalidArgument("viscosity mu must be positive and finite");
+    throw InvalidArgument("viscosity mu must be positive and finite, got " + num(o.viscosity));
   if (o.compute_field && o.kernel != Kernel::Laplace)
     throw InvalidArgument("the field (compute_field) is only available for the laplace kernel");
-  if (o.threads < 0) throw InvalidArgument("threads must be >= 0 (0 = all available)");
+  if (o.threads < 0 || o.threads > 1024)
+    throw InvalidArgument("threads must be in [0, 1024] (0 = all available), got " + std::to_string(o.threads));
   const double Lmin = std::min({o.box[0], o.box[1], o.box[2]});
-  if (o.xi && (!(*o.xi > 0) || !std::isfinite(*o.xi))) throw InvalidArgument("xi override must be positive");
-  if (o.rc && (!(*o.rc > 0) || !(*o.rc <= Lmin * (1 + 1e-12))))
-    throw InvalidArgument("rc override must satisfy 0 < rc <= min(L) = " + std::to_string(Lmin) +
-                          " (one near-field cell of width >= rc per box length)");
+  const double Lmax = std::max({o.box[0], o.box[1], o.box[2]});
+  if (o.xi && (!(*o.xi * Lmax >= 0.05) || !(*o.xi * Lmin <= 1e6)))
+    throw InvalidArgument("xi override must satisfy 0.05 <= xi max(L) and xi min(L) <= 1e6, got xi = " + num(*o.xi));
+  if (o.rc && (!(*o.rc > 0) || !(*o.rc <= Lmax * (1 + 1e-12)) || !(*o.rc >= 1e-6 * Lmin)))
+    throw InvalidArgument("rc override must satisfy 1e-6 min(L) <= rc <= max(L) = " + num(Lmax) + ", got " +
+                          num(*o.rc));
   if (o.grid)
     for (int d = 0; d < 3; ++d)
       if ((*o.grid)[d] < 4 || (*o.grid)[d] > 8192)
-        throw InvalidArgument("grid override M must be in [4, 8192] per axis");
+        throw InvalidArgument("grid override M must be in [4, 8192] per axis, got " + std::to_string((*o.grid)[d]));
   if (o.window_support && (*o.window_support < 2 || *o.window_support > 32))
-    throw InvalidArgument("window support P override must be in [2, 32]");
+    throw InvalidArgument("window support P override must be in [2, 32], got " + std::to_string(*o.window_support));
   if (o.grid && o.window_support &&
       *o.window_support > std::min({(*o.grid)[0], (*o.grid)[1], (*o.grid)[2]}))
     throw InvalidArgument("window support P must not exceed the grid size M");
-  if (o.window_shape && (!(*o.window_shape > 0) || !std::isfinite(*o.window_shape)))
-    throw InvalidArgument("window shape beta override must be positive");
+  if (o.window_shape && (!(*o.window_shape > 0) || !(*o.window_shape <= 300)))
+    throw InvalidArgument("window shape beta override must be in (0, 300], got " + num(*o.window_shape));
   if (o.poly_degree && (*o.poly_degree < 1 || *o.poly_degree > 30))
-    throw InvalidArgument("polynomial degree override must be in [1, 30]");
+    throw InvalidArgument("polynomial degree override must be in [1, 30], got " + std::to_string(*o.poly_degree));
 }
 
 void validate_points(ConstMatrixView<double> a, const char* what) {
@@ -216,7 +231,7 @@ EwaldPlan::EwaldPlan(EwaldPlan&&) noexcept = default;
 EwaldPlan& EwaldPlan::operator=(EwaldPlan&&) noexcept = default;
 
 const Options& EwaldPlan::options() const { return impl_->opt; }
-const Params& EwaldPlan::params() const { return impl_->params; }
+const Params& EwaldPlan::params() const { return impl_->reported; }
 void EwaldPlan::retune() { impl_->tuned = false; }
 
 double EwaldPlan::Impl::density(ConstMatrixView<double> src, ConstMatrixView<double> q,
@@ -530,6 +545,18 @@ void EwaldPlan::Impl::compute(const Params& p, const Window& w, ConstMatrixView<
   {
     ScopedStage st(times, "self");
     const std::size_t nt = tc.x.size();
+    if (!trg) {  // own periodic images beyond r_c (see self_images)
+      double C[9];
+      self_images(opt.kernel, p.xi, p.rc, opt.box, C);
+      for (std::size_t t = 0; t < nt; ++t) {
+        if (opt.kernel == Kernel::Laplace) {
+          acc[t * co] += C[0] * qs[t];
+        } else {
+          const double* f = &qs[t * 3];
+          for (int i = 0; i < 3; ++i) acc[t * co + i] += C[3 * i] * f[0] + C[3 * i + 1] * f[1] + C[3 * i + 2] * f[2];
+        }
+      }
+    }
     out.assign(nt * co, 0.0);
     double shift = 0, scale = 1;
     if (opt.kernel == Kernel::Laplace) {
@@ -569,8 +596,12 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
   in.threads = threads;
   in.overrides = &opt;
   auto finish = [&](Params p, double rms_phi) {
-    window = make_window(p.P, p.beta, opt.poly_degree ? *opt.poly_degree : 0,
-                         std::clamp(0.05 * in.eps_phi / std::max(rms_phi / unit, in.eps_phi), 1e-16, 1e-3));
+    const double poly_target = std::clamp(0.05 * in.eps_phi / std::max(rms_phi / unit, in.eps_phi), 1e-16, 1e-3);
+    window = make_window(p.P, p.beta, opt.poly_degree ? *opt.poly_degree : 0, poly_target);
+    if (opt.poly_degree && window.max_poly_error > std::max(poly_target, 1e-14))
+      throw NumericalError("polynomial degree override nu = " + std::to_string(*opt.poly_degree) +
+                           " approximates the window with error " + num(window.max_poly_error) + ", above the " +
+                           num(poly_target) + " that the tolerance needs; raise it or leave it automatic");
     p.poly_degree = window.degree;
     p.eps_abs *= unit;
     p.est_real *= unit;
@@ -581,15 +612,16 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
   };
   double result_rms = 0, field_rms = 0;
   if (opt.tolerance_kind == ToleranceKind::Absolute) {
-    in.eps_phi = opt.tolerance / unit;
-    in.eps_field = opt.tolerance;
-    params = finish(choose_params(in), typical_magnitude(in.kernel, false, in.q2_density, in.box, in.n_sources));
+    in.eps_phi = opt.tolerance / unit / qscale;
+    in.eps_field = opt.tolerance / qscale;
+    params = finish(choose_params(in), typical_magnitude(in.kernel, false, in.q2_density, in.box, in.n_sources) * unit);
   } else {
     // Pilot: a low-accuracy evaluation measures the RMS of the result, which turns the relative
     // tolerance into an absolute one.
     const double u0 = typical_magnitude(in.kernel, false, in.q2_density, in.box, in.n_sources);
     const double e0 = typical_magnitude(in.kernel, true, in.q2_density, in.box, in.n_sources);
-    const double pilot_rel = std::max(opt.tolerance, 1e-3);
+    // Tolerances above 1e-2 are met as 1e-2 (the error estimates are asymptotic forms).
+    const double pilot_rel = std::clamp(opt.tolerance, 1e-3, 1e-2);
     in.eps_phi = pilot_rel * u0;
     in.eps_field = pilot_rel * e0;
     Params pilot = finish(choose_params(in), u0 * unit);
@@ -601,14 +633,28 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
     const double rfield = opt.compute_field ? rms(out, co, 1, 3) : 0.0;
     result_rms = rphi;
     field_rms = rfield;
-    in.eps_phi = opt.tolerance * (rphi > 0 ? rphi / unit : u0);
-    in.eps_field = opt.tolerance * (rfield > 0 ? rfield : e0);
+    const double eps = std::min(opt.tolerance, 1e-2);
+    in.eps_phi = eps * (rphi > 0 ? rphi / unit : u0);
+    in.eps_field = eps * (rfield > 0 ? rfield : e0);
     params = finish(choose_params(in), rphi);
+  }
+  // Overrides can make the tolerance unreachable: say so instead of returning a poor result.
+  const bool any_override = opt.xi || opt.rc || opt.grid || opt.window_support || opt.window_shape;
+  if (any_override && (params.est_total > params.eps_abs * (1 + 1e-9) ||
+                       (opt.compute_field && params.field_est_total > params.field_eps_abs * (1 + 1e-9)))) {
+    std::ostringstream os;
+    os << "the parameter overrides cannot meet the tolerance: estimated RMS error " << params.est_total * qscale
+       << " (real space " << params.est_real * qscale << ", Fourier " << params.est_fourier * qscale << ", window "
+       << params.est_window * qscale << ") exceeds the target " << params.eps_abs * qscale
+       << " with xi = " << params.xi << ", rc = " << params.rc << ", M = " << params.grid[0] << "x" << params.grid[1]
+       << "x" << params.grid[2] << ", P = " << params.P << "; remove or change an override, or loosen the tolerance";
+    throw NumericalError(os.str());
   }
   params.result_rms = result_rms;
   params.field_rms = field_rms;
   params.est_relative = result_rms > 0 ? params.est_total / result_rms : 0.0;
   tuned = true;
+  tuned_scale = qscale;
   tuned_ns = in.n_sources;
   tuned_nt = in.n_targets;
   tuned_q2 = in.q2_density;
@@ -616,49 +662,84 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
 
 const Params& EwaldPlan::tune(ConstMatrixView<double> sources, ConstMatrixView<double> strengths,
                               std::optional<ConstMatrixView<double>> targets) {
+  const ConstMatrixView<double>* trg = targets ? &*targets : nullptr;
+  validate_points(sources, "sources");
+  if (trg) validate_points(*trg, "targets");
+  validate_strengths(impl_->opt.kernel, sources, strengths);
+  std::vector<double> qv;
+  if (!impl_->scale_strengths(strengths, qv))
+    throw InvalidArgument("strengths are all zero: there is nothing to tune for");
   StageTimes t;
-  impl_->tune(sources, strengths, targets ? &*targets : nullptr, t);
-  return impl_->params;
+  impl_->tune(sources, ConstMatrixView<double>(qv.data(), strengths.rows, strengths.cols), trg, t);
+  impl_->report();
+  return impl_->reported;
+}
+
+bool EwaldPlan::Impl::scale_strengths(ConstMatrixView<double> q_in, std::vector<double>& qv) {
+  // The sum is linear in the strengths: work with strengths of size ~1 (a power-of-two scale, so
+  // exact), which keeps sums of squares and grid values far from under- and overflow.
+  double qmax = 0;
+  for (std::size_t i = 0; i < q_in.size(); ++i) qmax = std::max(qmax, std::abs(q_in.data[i]));
+  if (qmax == 0) return false;
+  qscale = std::ldexp(1.0, std::ilogb(qmax));
+  qv.resize(q_in.size());
+  for (std::size_t i = 0; i < qv.size(); ++i) qv[i] = q_in.data[i] / qscale;
+  return true;
+}
+
+void EwaldPlan::Impl::report() {
+  reported = params;
+  for (double* v : {&reported.eps_abs, &reported.result_rms, &reported.est_real, &reported.est_fourier,
+                    &reported.est_window, &reported.est_total, &reported.field_eps_abs, &reported.field_rms,
+                    &reported.field_est_total})
+    *v *= qscale;
 }
 
 
-Result EwaldPlan::Impl::evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q,
+Result EwaldPlan::Impl::evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q_in,
                                  const ConstMatrixView<double>* trg) {
   validate_points(src, "sources");
   if (trg) validate_points(*trg, "targets");
-  validate_strengths(opt.kernel, src, q);
+  validate_strengths(opt.kernel, src, q_in);
   Result r;
   const std::size_t nt = trg ? trg->rows : src.rows;
   const bool stokes = opt.kernel == Kernel::Stokeslet;
   r.values = Array2D(nt, stokes ? 3 : 1, stokes ? 2 : 1);
   if (opt.compute_field) r.field = Array2D(nt, 3);
-  double q2 = 0;
-  for (std::size_t i = 0; i < q.size(); ++i) q2 += q.data[i] * q.data[i];
-  if (q2 == 0) {  // all strengths zero: the sum is zero
-    r.params = params;
+  std::vector<double> qv;
+  if (!scale_strengths(q_in, qv)) {  // all strengths zero: the sum is zero
+    r.params = reported;
     return r;
   }
+  const ConstMatrixView<double> q(qv.data(), q_in.rows, q_in.cols);
   if (tuned) {
     const double qd = density(src, q, trg);
     const auto ratio = [](double a, double b) { return std::max(a, b) / std::max(std::min(a, b), 1e-300); };
     if (ratio(double(src.rows), double(tuned_ns)) > 2.0 || ratio(double(nt), double(tuned_nt)) > 2.0 ||
-        ratio(qd, tuned_q2) > 4.0)
+        ratio(qd, tuned_q2) > 4.0 ||
+        (opt.tolerance_kind == ToleranceKind::Absolute && ratio(qscale, tuned_scale) > 1.5))
       tuned = false;
   }
   if (!tuned) tune(src, q, trg, r.times);
+  report();  // parameters in the caller's units
   std::vector<double> out;
   compute(params, window, src, q, trg, out, r.times);
   const int co = cout();
   for (std::size_t t = 0; t < nt; ++t) {
     if (stokes) {
-      for (int c = 0; c < 3; ++c) r.values.values[t * 3 + c] = out[t * co + c];
+      for (int c = 0; c < 3; ++c) r.values.values[t * 3 + c] = out[t * co + c] * qscale;
     } else {
-      r.values.values[t] = out[t * co];
+      r.values.values[t] = out[t * co] * qscale;
       if (opt.compute_field)
-        for (int c = 0; c < 3; ++c) r.field.values[t * 3 + c] = out[t * co + 1 + c];
+        for (int c = 0; c < 3; ++c) r.field.values[t * 3 + c] = out[t * co + 1 + c] * qscale;
     }
   }
-  r.params = params;
+  for (const Array2D* a : {&r.values, &r.field})
+    for (std::size_t i = 0; i < a->values.size(); ++i)
+      if (!std::isfinite(a->values[i]))
+        throw NumericalError("the result contains a non-finite value (at target " + std::to_string(i / a->cols) +
+                             "); the strengths or the parameter overrides are out of range");
+  r.params = reported;
   return r;
 }
 

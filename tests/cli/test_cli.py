@@ -18,8 +18,9 @@ import pytest
 
 SPC216 = Path(__file__).resolve().parents[2] / "examples" / "water" / "spc216.gro"
 
-# Exit codes (include/elliptica/core/error.hpp): 1 usage (CLI11), 2 invalid input, 3 file error.
-USAGE, INVALID, IOERR = 1, 2, 3
+# Exit codes (include/elliptica/core/error.hpp): 1 usage (CLI11), 2 invalid input, 3 file error,
+# 4 numerical failure.
+USAGE, INVALID, IOERR, NUMERICAL = 1, 2, 3, 4
 
 
 @pytest.fixture(scope="session")
@@ -167,6 +168,102 @@ def test_stokeslet(cli, tmp_path):
     assert np.max(np.abs(2 * u2 - u1)) <= 1e-6 * np.sqrt(np.mean(u1 ** 2))
 
 
+def test_help_describes_content_detection(cli):
+    r = run(cli, "ewald", "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    assert "content decides" in text and "magic string" in text
+    assert "Fortran" in text and "column names" in text
+    assert "[1,30]" in text and "1024" in text
+
+
+def _phi(cli, tmp_path, sources, strengths, out, *extra):
+    r = run(cli, "ewald", "--box", "1,1.2,0.9", "--tol", "1e-8", "--sources", sources,
+            "--strengths", strengths, "--out", out, "--quiet", *extra)
+    assert r.returncode == 0, r.stderr
+    return np.load(out) if str(out).endswith(".npy") else np.loadtxt(out, delimiter=",")
+
+
+def test_fortran_order_and_text_inputs_agree(cli, tmp_path):
+    """np.save of a transposed array (Fortran order), a text file named .npy and a CSV file with
+    a header line of column names give the same result as the plain C-ordered .npy input."""
+    x, q = random_system(20, seed=11, box=(1.0, 1.2, 0.9))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "q.npy", q)
+    ref = _phi(cli, tmp_path, tmp_path / "x.npy", tmp_path / "q.npy", tmp_path / "ref.npy")
+
+    np.save(tmp_path / "xf.npy", np.ascontiguousarray(x.T).T)  # x.T of a C array: Fortran order
+    assert b"'fortran_order': True" in (tmp_path / "xf.npy").read_bytes()[:128]
+    f = _phi(cli, tmp_path, tmp_path / "xf.npy", tmp_path / "q.npy", tmp_path / "f.npy")
+    assert np.array_equal(f, ref)  # the same input values give the same result bit for bit
+
+    np.savetxt(tmp_path / "xt.npy", x, fmt="%.17g")  # text, misleadingly named .npy
+    np.savetxt(tmp_path / "xh.csv", x, fmt="%.17g", delimiter=",", header="x,y,z", comments="")
+    assert (tmp_path / "xh.csv").read_text().splitlines()[0] == "x,y,z"
+    np.savetxt(tmp_path / "qh.txt", q, fmt="%.17g", header="charge", comments="")
+    t = _phi(cli, tmp_path, tmp_path / "xt.npy", tmp_path / "q.npy", tmp_path / "t.npy")
+    h = _phi(cli, tmp_path, tmp_path / "xh.csv", tmp_path / "qh.txt", tmp_path / "h.csv")
+    assert np.array_equal(t, ref)  # 17 significant digits: exact
+    assert np.array_equal(h, ref)  # CSV output also has 17 significant digits
+
+
+@pytest.mark.parametrize("which", ["--sources", "--strengths", "--targets"])
+@pytest.mark.parametrize("spelling", ["same", "dotdot", "symlink"])
+def test_out_equal_to_input_is_refused(cli, tmp_path, which, spelling):
+    _good_inputs(tmp_path)
+    np.save(tmp_path / "t.npy", np.random.default_rng(8).random((5, 3)))
+    files = {"--sources": tmp_path / "x.npy", "--strengths": tmp_path / "q.npy",
+             "--targets": tmp_path / "t.npy"}
+    victim = files[which]
+    before = {k: v.read_bytes() for k, v in files.items()}
+    (tmp_path / "sub").mkdir()
+    if spelling == "same":
+        out = victim
+    elif spelling == "dotdot":
+        out = tmp_path / "sub" / ".." / victim.name
+    else:
+        out = tmp_path / "sub" / "link.npy"
+        out.symlink_to(victim)
+    args = ["ewald", "--box", "1", "--tol", "1e-6"]
+    for k, v in files.items():
+        args += [k, v]
+    r = run(cli, *args, "--out", out)
+    assert r.returncode == INVALID, r.stderr
+    assert r.stderr.startswith("elliptica: error: ")
+    assert str(out) in r.stderr and str(victim) in r.stderr and which in r.stderr, r.stderr
+    assert "overwrite" in r.stderr
+    assert {k: v.read_bytes() for k, v in files.items()} == before
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == (["link.npy"] if spelling == "symlink" else [])
+    assert "P2P" not in r.stdout  # refused before any work
+
+
+def test_out_equal_to_gro_is_refused(cli, tmp_path):
+    gro = tmp_path / "w.gro"
+    shutil.copyfile(SPC216, gro)
+    before = gro.read_bytes()
+    r = run(cli, "ewald", "--gro", gro, "--charges", "OW=-0.82,HW=0.41", "--out", gro)
+    assert r.returncode == INVALID, r.stderr
+    assert "--gro" in r.stderr and str(gro) in r.stderr
+    assert gro.read_bytes() == before
+    assert files_in(tmp_path) == ["w.gro"]
+
+
+def test_non_finite_result_is_a_numerical_error(cli, tmp_path):
+    """Charges near the top of the double range give an infinite potential: exit code 4 (the
+    library's NumericalError, or the CLI's own check), a message, and no output file."""
+    x = np.array([[0.1, 0.1, 0.1], [0.1, 0.1, 0.1001], [0.6, 0.6, 0.6]])
+    q = np.array([1.7e308, 1.7e308, -1.7e308])
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "q.npy", q)
+    (tmp_path / "out").mkdir()
+    r = run(cli, "ewald", "--box", "1", "--tol", "1e-6", "--sources", tmp_path / "x.npy",
+            "--strengths", tmp_path / "q.npy", "--out", tmp_path / "out" / "phi.npy")
+    assert r.returncode == NUMERICAL, (r.returncode, r.stderr)
+    assert r.stderr.startswith("elliptica: error: ")
+    assert "finite" in r.stderr.lower()
+    assert files_in(tmp_path / "out") == []
+
+
 def test_gro_spc216(cli, tmp_path):
     assert SPC216.exists(), f"{SPC216} is missing from the repository"
     r = run(cli, "ewald", "--gro", SPC216, "--charges", "OW=-0.82,HW=0.41", "--tol", "1e-5",
@@ -279,9 +376,10 @@ def case_empty_sources_npy(d):
 
 
 def case_zero_byte_npy(d):
+    # No magic string, so read as (empty) text whatever the name: no points.
     _good_inputs(d)
     (d / "x.npy").write_bytes(b"")
-    return [], IOERR, ["x.npy", "empty"]
+    return [], INVALID, ["x.npy", "no points"]
 
 
 def case_missing_file(d):
@@ -305,13 +403,56 @@ def case_truncated_npy(d):
 def case_garbage_npy(d):
     _good_inputs(d)
     (d / "x.npy").write_bytes(b"1 2 3\n4 5 6\nthis is not numpy\n")
-    return [], IOERR, ["x.npy", "not a .npy"]
+    return [], IOERR, ["x.npy:3", "ragged", "does not start with the .npy magic string"]
 
 
-def case_fortran_order(d):
-    x, _ = _good_inputs(d)
-    np.save(d / "x.npy", np.asfortranarray(x))
-    return [], IOERR, ["fortran"]
+def case_binary_junk_npy(d):
+    _good_inputs(d)
+    (d / "x.npy").write_bytes(b"\x93NUMPZ\x01\x00\x76\x00junk\x00\x01")
+    return [], IOERR, ["x.npy:1", "non-numeric", "magic string"]
+
+
+def case_second_header_line(d):
+    _good_inputs(d)
+    (d / "x.csv").write_text("x,y,z\nu,v,w\n0.1,0.2,0.3\n")
+    return ["--sources", d / "x.csv"], IOERR, ["x.csv:2", "'u'"]
+
+
+def case_value_overflow(d):
+    _good_inputs(d)
+    (d / "x.csv").write_text("x,y,z\n0.1,0.2,0.3\n0.4,1e400,0.6\n")
+    return ["--sources", d / "x.csv"], IOERR, ["x.csv:3", "1e400", "out of the double range"]
+
+
+def case_threads_too_many(d):
+    _good_inputs(d)
+    return ["--threads", "100000"], INVALID, ["--threads", "1024"]
+
+
+def case_threads_negative(d):
+    _good_inputs(d)
+    return ["--threads=-1"], INVALID, ["--threads", "1024"]
+
+
+def case_degree_negative(d):
+    _good_inputs(d)
+    return ["--degree=-1"], INVALID, ["--degree", "[1,30]"]
+
+
+def case_degree_zero(d):
+    _good_inputs(d)
+    return ["--degree", "0"], INVALID, ["--degree", "[1,30]"]
+
+
+def case_degree_too_large(d):
+    _good_inputs(d)
+    return ["--degree", "31"], INVALID, ["--degree", "[1,30]"]
+
+
+def case_tol_tiny_negative(d):
+    # %g formatting: the message shows the value, not "-0.000000".
+    _good_inputs(d)
+    return ["--tol=-1e-09"], INVALID, ["tol", "-1e-09"]
 
 
 def case_ragged_text(d):

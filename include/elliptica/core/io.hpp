@@ -1,9 +1,11 @@
 #pragma once
 /// @file io.hpp
-/// Array files: NumPy .npy (format 1.0/2.0/3.0, little-endian float64/float32/int32/int64,
-/// C order; read is converted to float64) and whitespace/comma separated text (.txt, .csv,
-/// anything else; '#' starts a comment). Writers go through a temporary file in the target's
-/// folder that is renamed into place, so a failed write leaves nothing behind.
+/// Array files: NumPy .npy (format 1.0/2.0/3.0, little-endian float64/float32/int32/int64, C or
+/// Fortran order; read is converted to C-order float64) and whitespace/comma separated text
+/// ('#' starts a comment; one optional header line of column names). The format is detected by
+/// content: a file that starts with the .npy magic string is .npy, anything else is text, whatever
+/// its suffix. Writers go through a temporary file in the target's folder that is renamed into
+/// place, so a failed write leaves nothing behind.
 #include <string>
 
 #include "elliptica/core/array.hpp"
@@ -12,7 +14,8 @@ namespace elliptica::io {
 
 /// Reads a .npy file (by magic string) or a text table. A 1-D array comes back with
 /// ndim == 1, cols == 1. Throws IOError naming the file and the problem (missing, unreadable,
-/// truncated, bad header, unsupported dtype, Fortran order, ragged text rows, non-numeric token).
+/// truncated, bad header, unsupported dtype or rank, ragged text rows, non-numeric token, a value
+/// out of the double range).
 Array2D read_array(const std::string& path);
 
 /// Writes `a` as .npy (if `path` ends in .npy) or as CSV text (17 significant digits, one row a

@@ -134,9 +134,13 @@ struct Result {
 /// plan per thread of the caller (the plan itself runs multithreaded).
 class EwaldPlan {
  public:
-  /// Validates the options. Throws InvalidArgument for a non-positive or non-finite box,
-  /// eps <= 0 or >= 1, non-positive viscosity, a field request with the stokeslet kernel, or an
-  /// invalid override (xi <= 0, rc <= 0 or > min(L), grid < 4, P < 2 or > 32, P > M).
+  /// Validates the options. Throws InvalidArgument for a box length outside [1e-100, 1e100] or
+  /// non-finite, eps <= 0 or >= 1 (or a relative eps < 1e-14), non-positive viscosity, a field
+  /// request with the stokeslet kernel, threads outside [0, 1024], or an out-of-range override
+  /// (xi max(L) < 0.05, rc outside [1e-6 min(L), max(L)], grid outside [4, 8192], P outside
+  /// [2, 32] or > M, beta outside (0, 300], degree outside [1, 30]). evaluate() throws
+  /// NumericalError when overrides cannot meet the tolerance, when no parameters fit in the grid
+  /// memory cap (8 GB), or when the result is not finite.
   explicit EwaldPlan(const Options& opts);
   ~EwaldPlan();
   EwaldPlan(EwaldPlan&&) noexcept;
