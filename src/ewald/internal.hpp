@@ -2,6 +2,7 @@
 // Internal building blocks of the spectral Ewald plan (not installed).
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "elliptica/ewald/ewald.hpp"
@@ -41,6 +42,10 @@ struct Window {
     }
   }
 };
+
+// Chebyshev interpolant of degree n of f on [a, b], as monomial coefficients in the local variable
+// t = (2x - a - b)/(b - a) in [-1, 1] (coefficient d multiplies t^d).
+std::vector<double> chebyshev_monomial(const std::function<double(double)>& f, double a, double b, int n);
 
 // Builds the piecewise polynomial of the given degree; degree <= 0 chooses the smallest degree
 // whose maximal error is below `target` (capped at 24).

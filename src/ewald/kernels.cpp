@@ -96,34 +96,8 @@ struct ErfcTable {
   std::vector<double> ce, cg;  // [n][kDeg + 1] monomial coefficients in the local variable t in [-1, 1]
 
   static void fit(double (*f)(double), double a, double b, double* out) {
-    constexpr int np = kDeg + 1;
-    static const std::array<double, np * np> cs = [] {
-      std::array<double, np * np> t{};
-      for (int i = 0; i < np; ++i)
-        for (int j = 0; j < np; ++j) t[i * np + j] = std::cos(kPi * i * (j + 0.5) / np);
-      return t;
-    }();
-    double fv[np], c[np];
-    for (int j = 0; j < np; ++j) fv[j] = f(0.5 * (a + b) + 0.5 * (b - a) * cs[np + j]);
-    for (int i = 0; i < np; ++i) {
-      double sum = 0;
-      for (int j = 0; j < np; ++j) sum += fv[j] * cs[i * np + j];
-      c[i] = (i == 0 ? 1.0 : 2.0) * sum / np;
-    }
-    double mono[np] = {0}, tp[np] = {0}, tc[np] = {0}, tn[np] = {0};
-    tp[0] = 1;
-    tc[1] = 1;
-    mono[0] = c[0];
-    mono[1] = c[1];
-    for (int i = 1; i < kDeg; ++i) {
-      for (int d = 0; d < np; ++d) tn[d] = -tp[d] + (d > 0 ? 2 * tc[d - 1] : 0.0);
-      for (int d = 0; d < np; ++d) mono[d] += c[i + 1] * tn[d];
-      for (int d = 0; d < np; ++d) {
-        tp[d] = tc[d];
-        tc[d] = tn[d];
-      }
-    }
-    for (int d = 0; d < np; ++d) out[d] = mono[d];
+    const std::vector<double> mono = chebyshev_monomial(f, a, b, kDeg);
+    for (int d = 0; d <= kDeg; ++d) out[d] = mono[d];
   }
   static double gauss(double x) { return 2.0 / kSqrtPi * std::exp(-x * x); }
   static double erfc_fn(double x) { return std::erfc(x); }

@@ -31,30 +31,30 @@ namespace elliptica::ewald::detail {
 
 namespace {
 
+// Legendre polynomial P_n(z) and its derivative, by the three-term recurrence.
+void legendre(int n, double z, double& p, double& dp) {
+  double p0 = 1, p1 = z;
+  for (int k = 2; k <= n; ++k) {
+    const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
+    p0 = p1;
+    p1 = p2;
+  }
+  p = p1;
+  dp = n * (z * p1 - p0) / (z * z - 1);
+}
+
 struct GaussLegendre {
   std::vector<double> x, w;  // on [-1, 1]
   explicit GaussLegendre(int n) : x(n), w(n) {
     for (int i = 0; i < n; ++i) {
-      double z = std::cos(kPi * (i + 0.75) / (n + 0.5));
-      for (int it = 0; it < 100; ++it) {
-        double p0 = 1, p1 = z;
-        for (int k = 2; k <= n; ++k) {
-          const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
-          p0 = p1;
-          p1 = p2;
-        }
-        const double dp = n * (z * p1 - p0) / (z * z - 1);
-        const double dz = p1 / dp;
+      double z = std::cos(kPi * (i + 0.75) / (n + 0.5)), p, dp;
+      for (int it = 0; it < 100; ++it) {  // Newton on P_n
+        legendre(n, z, p, dp);
+        const double dz = p / dp;
         z -= dz;
         if (std::abs(dz) < 1e-16) break;
       }
-      double p0 = 1, p1 = z;
-      for (int k = 2; k <= n; ++k) {
-        const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
-        p0 = p1;
-        p1 = p2;
-      }
-      const double dp = n * (z * p1 - p0) / (z * z - 1);
+      legendre(n, z, p, dp);
       x[i] = z;
       w[i] = 2.0 / ((1 - z * z) * dp * dp);
     }

@@ -1,5 +1,6 @@
 // Kaiser-Bessel window and its piecewise-polynomial approximation (see internal.hpp).
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 
@@ -51,18 +52,19 @@ const std::vector<double>& cheb_cos(int npts) {
   return t;
 }
 
-template <class F>
-std::vector<double> cheb_to_monomial(F f, int n) {
+}  // namespace
+
+std::vector<double> chebyshev_monomial(const std::function<double(double)>& f, double a, double b, int n) {
   const int npts = n + 1;
   const std::vector<double>& cs = cheb_cos(npts);
   std::vector<double> fv(npts), c(npts, 0.0);
-  for (int j = 0; j < npts; ++j) fv[j] = f(cs[std::size_t(npts) + j]);
+  for (int j = 0; j < npts; ++j) fv[j] = f(0.5 * (a + b) + 0.5 * (b - a) * cs[std::size_t(npts) + j]);
   for (int i = 0; i < npts; ++i) {
     double s = 0;
     for (int j = 0; j < npts; ++j) s += fv[j] * cs[std::size_t(i) * npts + j];
     c[i] = (i == 0 ? 1.0 : 2.0) * s / npts;
   }
-  // T_i in monomials via T_{i+1} = 2x T_i - T_{i-1}.
+  // T_i in monomials via T_{i+1} = 2t T_i - T_{i-1}.
   std::vector<double> mono(npts, 0.0), tprev(npts, 0.0), tcur(npts, 0.0), tnext(npts, 0.0);
   tprev[0] = 1.0;  // T0
   mono[0] += c[0];
@@ -79,6 +81,8 @@ std::vector<double> cheb_to_monomial(F f, int n) {
   return mono;
 }
 
+namespace {
+
 Window build(int P, double beta, int degree) {
   Window w;
   w.P = P;
@@ -92,7 +96,7 @@ Window build(int P, double beta, int degree) {
       const double s = 0.5 * (x + 1.0);
       return w.exact((m + 1 - half - s) / half);
     };
-    std::vector<double> mono = cheb_to_monomial(f, degree);
+    std::vector<double> mono = chebyshev_monomial(f, -1.0, 1.0, degree);
     for (int d = 0; d <= degree; ++d) w.coef[static_cast<std::size_t>(d) * P + m] = mono[d];
   }
   // Measure the approximation error.
