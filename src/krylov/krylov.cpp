@@ -1,0 +1,471 @@
+/// @file krylov.cpp
+/// GMRES(m) (right preconditioning), flexible GMRES(m) and (preconditioned) CG; see krylov.hpp for
+/// the API and the stopping rule.
+///
+/// Implementation notes
+/// - Inner products are <a, b> = sum conj(a_i) b_i (linear in the second argument).
+/// - Arnoldi: modified Gram-Schmidt with one reorthogonalisation pass when the norm of the new
+///   vector drops below ||w|| / sqrt(2) during the first pass (the "twice is enough" criterion of
+///   Daniel, Gragg, Kaufman & Stewart, Math. Comp. 30 (1976) 772, and Kahan/Parlett).
+/// - The Hessenberg least-squares problem is reduced with complex Givens rotations
+///   G = [c s; -conj(s) c], c real, so |g_{j+1}| is the least-squares residual after step j.
+/// - x is updated at the end of every cycle (restart, convergence, breakdown or iteration cap);
+///   the true residual b - A x is then recomputed (one operator application) and used both as the
+///   restart vector and as the reported final residual. A cycle whose least-squares residual met the
+///   tolerance but whose true residual did not (loss of accuracy) is followed by another cycle while
+///   iterations remain; `converged` always refers to the true residual.
+/// - CG stops on the recursively updated residual, confirms with the true residual (one operator
+///   application) and, if that does not meet the tolerance, restarts from the true residual.
+/// - Vector kernels use OpenMP (static schedule) above a size threshold, so results are
+///   deterministic for a given thread count.
+#include "elliptica/krylov/krylov.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "elliptica/core/error.hpp"
+
+namespace elliptica::krylov {
+namespace {
+
+using cplx = std::complex<double>;
+
+/// Vectors shorter than this are processed by one thread (parallel overhead dominates below).
+constexpr std::ptrdiff_t kParallelThreshold = 32768;
+/// Reorthogonalise when the Gram-Schmidt pass shrinks the vector by more than this factor.
+const double kReorthogonalise = 1.0 / std::sqrt(2.0);
+/// Arnoldi "happy" breakdown: h_{j+1,j} <= kBreakdown * ||A z_j||, the Krylov space is invariant
+/// to working precision.
+constexpr double kBreakdown = 1e-14;
+
+inline double conj_s(double a) { return a; }
+inline cplx conj_s(cplx a) { return std::conj(a); }
+
+inline bool finite_s(double a) { return std::isfinite(a); }
+inline bool finite_s(cplx a) { return std::isfinite(a.real()) && std::isfinite(a.imag()); }
+
+/// <a, b> = sum conj(a_i) b_i
+double dot(const double* a, const double* b, std::size_t n) {
+  const auto N = static_cast<std::ptrdiff_t>(n);
+  double s = 0;
+#pragma omp parallel for simd reduction(+ : s) schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) s += a[i] * b[i];
+  return s;
+}
+
+cplx dot(const cplx* a, const cplx* b, std::size_t n) {
+  // Array-oriented access to std::complex is guaranteed by [complex.numbers.general].
+  const double* ad = reinterpret_cast<const double*>(a);
+  const double* bd = reinterpret_cast<const double*>(b);
+  const auto N = static_cast<std::ptrdiff_t>(n);
+  double re = 0, im = 0;
+#pragma omp parallel for simd reduction(+ : re, im) schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) {
+    const double ar = ad[2 * i], ai = ad[2 * i + 1], br = bd[2 * i], bi = bd[2 * i + 1];
+    re += ar * br + ai * bi;
+    im += ar * bi - ai * br;
+  }
+  return {re, im};
+}
+
+template <class T>
+double norm2(const T* a, std::size_t n) {
+  return std::sqrt(std::abs(std::real(dot(a, a, n))));
+}
+
+/// y += alpha x
+void axpy(double alpha, const double* x, double* y, std::size_t n) {
+  const auto N = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for simd schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) y[i] += alpha * x[i];
+}
+
+void axpy(cplx alpha, const cplx* x, cplx* y, std::size_t n) {
+  const double* xd = reinterpret_cast<const double*>(x);
+  double* yd = reinterpret_cast<double*>(y);
+  const double ar = alpha.real(), ai = alpha.imag();
+  const auto N = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for simd schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) {
+    const double xr = xd[2 * i], xi = xd[2 * i + 1];
+    yd[2 * i] += ar * xr - ai * xi;
+    yd[2 * i + 1] += ar * xi + ai * xr;
+  }
+}
+
+/// y = x + beta y
+template <class T>
+void xpby(const T* x, T beta, T* y, std::size_t n) {
+  const auto N = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) y[i] = x[i] + beta * y[i];
+}
+
+/// x *= alpha (alpha real)
+template <class T>
+void scale(double alpha, T* x, std::size_t n) {
+  const auto N = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) x[i] *= alpha;
+}
+
+/// r = b - r (r holds A x on entry)
+template <class T>
+void residual_from_ax(const T* b, T* r, std::size_t n) {
+  const auto N = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(static) if (N > kParallelThreshold)
+  for (std::ptrdiff_t i = 0; i < N; ++i) r[i] = b[i] - r[i];
+}
+
+template <class T>
+bool all_finite(const T* a, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!finite_s(a[i])) return false;
+  return true;
+}
+
+template <class T>
+void validate(const char* who, const LinearOperator<T>& A, const T* b, const T* x, const Preconditioner<T>* M,
+              const Options& opt, bool uses_restart) {
+  const std::string w(who);
+  if (!(opt.rtol > 0.0 && opt.rtol < 1.0)) {
+    std::ostringstream s;
+    s << w << ": rtol must be in (0, 1), got " << opt.rtol;
+    throw InvalidArgument(s.str());
+  }
+  if (opt.max_iterations < 1)
+    throw InvalidArgument(w + ": max_iterations must be >= 1, got " + std::to_string(opt.max_iterations));
+  if (uses_restart && opt.restart < 1)
+    throw InvalidArgument(w + ": restart must be >= 1, got " + std::to_string(opt.restart));
+  const std::size_t n = A.size();
+  if (M != nullptr && M->size() != n)
+    throw InvalidArgument(w + ": preconditioner size " + std::to_string(M->size()) + " does not match operator size " +
+                          std::to_string(n));
+  if (n > 0 && (b == nullptr || x == nullptr))
+    throw InvalidArgument(w + ": b and x must not be null for an operator of size " + std::to_string(n));
+  if (n > 0 && !all_finite(b, n)) throw InvalidArgument(w + ": right-hand side b contains NaN or Inf");
+  if (n > 0 && !all_finite(x, n)) throw InvalidArgument(w + ": initial guess x contains NaN or Inf");
+}
+
+/// Givens rotation G = [c s; -conj(s) c] with G [a; b] = [r; 0] (b real, >= 0).
+template <class T>
+void make_rotation(T a, double b, double& c, T& s, T& r) {
+  const double absa = std::abs(a);
+  if (b == 0.0) {
+    c = 1.0;
+    s = T(0);
+    r = a;
+  } else if (absa == 0.0) {
+    c = 0.0;
+    s = T(1);
+    r = T(b);
+  } else {
+    const double rho = std::hypot(absa, b);
+    const T phase = a / absa;
+    c = absa / rho;
+    s = phase * (b / rho);
+    r = phase * rho;
+  }
+}
+
+template <class T>
+void apply_rotation(double c, T s, T& x1, T& x2) {
+  const T t1 = c * x1 + s * x2;
+  x2 = -conj_s(s) * x1 + c * x2;
+  x1 = t1;
+}
+
+template <class T>
+Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, const T* b, T* x,
+                  const Preconditioner<T>* M, const Options& opt) {
+  validate(who, A, b, x, M, opt, true);
+  const std::string name(who);
+  const std::size_t n = A.size();
+  Result res;
+  res.residual_history.push_back(1.0);
+
+  std::vector<T> r(n), w(n), u(n);
+  if (n > 0) {
+    A.apply(x, r.data());
+    ++res.operator_applications;
+    residual_from_ax(b, r.data(), n);
+  }
+  const double beta0 = norm2(r.data(), n);
+  if (!std::isfinite(beta0))
+    throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
+  if (beta0 == 0.0) {
+    res.converged = true;
+    res.final_relative_residual = 0.0;
+    return res;
+  }
+
+  const int m = std::min(opt.restart, opt.max_iterations);
+  const auto ld = static_cast<std::size_t>(m) + 1;  // leading dimension of H (column-major)
+  const double target = opt.rtol * beta0;
+  std::vector<std::vector<T>> V;  // Arnoldi basis, grown on demand
+  std::vector<std::vector<T>> Z;  // FGMRES: preconditioned directions
+  std::vector<T> H(ld * static_cast<std::size_t>(m));
+  std::vector<double> cs(static_cast<std::size_t>(m));
+  std::vector<T> sn(static_cast<std::size_t>(m));
+  std::vector<T> g(ld), y(static_cast<std::size_t>(m));
+  auto h = [&](std::size_t i, std::size_t j) -> T& { return H[i + j * ld]; };
+  const bool store_z = flexible && M != nullptr;
+
+  double beta = beta0;  // true residual norm at the start of the cycle (r holds the residual)
+  int total = 0;
+  while (true) {
+    if (V.empty()) V.emplace_back(n);
+    std::copy(r.begin(), r.end(), V[0].begin());
+    scale(1.0 / beta, V[0].data(), n);
+    std::fill(g.begin(), g.end(), T(0));
+    g[0] = T(beta);
+
+    int k = 0;  // columns of the least-squares problem usable at the end of the cycle
+    bool breakdown = false;
+    for (int j = 0; j < m && total < opt.max_iterations; ++j) {
+      const auto ju = static_cast<std::size_t>(j);
+      const T* zin = V[ju].data();
+      if (M != nullptr) {
+        T* zj = u.data();
+        if (store_z) {
+          if (Z.size() <= ju) Z.emplace_back(n);
+          zj = Z[ju].data();
+        }
+        M->apply(V[ju].data(), zj);
+        ++res.preconditioner_applications;
+        zin = zj;
+      }
+      A.apply(zin, w.data());
+      ++res.operator_applications;
+
+      // Modified Gram-Schmidt, plus one more pass if the first one cancelled too much.
+      const double wnorm0 = norm2(w.data(), n);
+      for (std::size_t i = 0; i <= ju; ++i) {
+        const T hij = dot(V[i].data(), w.data(), n);
+        h(i, ju) = hij;
+        axpy(-hij, V[i].data(), w.data(), n);
+      }
+      double hnext = norm2(w.data(), n);
+      if (hnext < kReorthogonalise * wnorm0) {
+        for (std::size_t i = 0; i <= ju; ++i) {
+          const T t = dot(V[i].data(), w.data(), n);
+          h(i, ju) += t;
+          axpy(-t, V[i].data(), w.data(), n);
+        }
+        hnext = norm2(w.data(), n);
+      }
+      if (!std::isfinite(wnorm0) || !std::isfinite(hnext))
+        throw NumericalError(name + ": the operator or preconditioner produced NaN or Inf at iteration " +
+                             std::to_string(total + 1));
+
+      // Apply the previous rotations to column j, then eliminate h(j+1, j).
+      for (std::size_t i = 0; i < ju; ++i) apply_rotation(cs[i], sn[i], h(i, ju), h(i + 1, ju));
+      T rjj;
+      make_rotation(h(ju, ju), hnext, cs[ju], sn[ju], rjj);
+      if (std::abs(rjj) == 0.0) {
+        // A z_j = 0 (to the last bit): the least-squares matrix is singular, column j is unusable.
+        breakdown = true;
+        break;
+      }
+      h(ju, ju) = rjj;
+      h(ju + 1, ju) = T(0);
+      g[ju + 1] = -conj_s(sn[ju]) * g[ju];
+      g[ju] = cs[ju] * g[ju];
+
+      ++total;
+      k = j + 1;
+      const double ls = std::abs(g[ju + 1]);
+      res.residual_history.push_back(ls / beta0);
+      if (opt.progress) opt.progress(total, ls / beta0);
+      if (ls <= target) break;
+      if (hnext <= kBreakdown * wnorm0) {
+        breakdown = true;
+        break;
+      }
+      if (V.size() <= ju + 1) V.emplace_back(n);
+      std::copy(w.begin(), w.end(), V[ju + 1].begin());
+      scale(1.0 / hnext, V[ju + 1].data(), n);
+    }
+
+    // x += M^{-1} V_k y_k (GMRES) or Z_k y_k (FGMRES), y_k from the triangular system R y = g.
+    if (k > 0) {
+      const auto ku = static_cast<std::size_t>(k);
+      for (std::size_t ii = ku; ii-- > 0;) {
+        T s = g[ii];
+        for (std::size_t l = ii + 1; l < ku; ++l) s -= h(ii, l) * y[l];
+        y[ii] = s / h(ii, ii);
+      }
+      if (store_z) {
+        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], Z[i].data(), x, n);
+      } else if (M == nullptr) {
+        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], V[i].data(), x, n);
+      } else {
+        std::fill(u.begin(), u.end(), T(0));
+        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], V[i].data(), u.data(), n);
+        M->apply(u.data(), w.data());
+        ++res.preconditioner_applications;
+        axpy(T(1), w.data(), x, n);
+      }
+    }
+
+    // True residual: restart vector and reported final residual.
+    A.apply(x, r.data());
+    ++res.operator_applications;
+    residual_from_ax(b, r.data(), n);
+    beta = norm2(r.data(), n);
+    if (!std::isfinite(beta))
+      throw NumericalError(name + ": the residual b - A x became NaN or Inf after " + std::to_string(total) +
+                           " iterations");
+    res.final_relative_residual = beta / beta0;
+    if (beta <= target) {
+      res.converged = true;
+      break;
+    }
+    if (total >= opt.max_iterations || breakdown || k == 0) break;
+  }
+  res.iterations = total;
+  return res;
+}
+
+template <class T>
+Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt) {
+  const char* who = M != nullptr ? "pcg" : "cg";
+  validate(who, A, b, x, M, opt, false);
+  const std::string name(who);
+  if (M != nullptr && !M->is_symmetric())
+    throw InvalidArgument("PCG needs a symmetric preconditioner (Preconditioner::is_symmetric() returned false)");
+  const std::size_t n = A.size();
+  Result res;
+  res.residual_history.push_back(1.0);
+
+  std::vector<T> r(n), z, p(n), q(n);
+  if (n > 0) {
+    A.apply(x, r.data());
+    ++res.operator_applications;
+    residual_from_ax(b, r.data(), n);
+  }
+  const double beta0 = norm2(r.data(), n);
+  if (!std::isfinite(beta0))
+    throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
+  if (beta0 == 0.0) {
+    res.converged = true;
+    res.final_relative_residual = 0.0;
+    return res;
+  }
+  if (M != nullptr) z.resize(n);
+  const double target = opt.rtol * beta0;
+
+  // z = M^{-1} r; rho = Re(r^H z), which must be > 0 for an SPD M.
+  auto precondition = [&](int iteration) -> double {
+    if (M == nullptr) {
+      const double rr = norm2(r.data(), n);
+      return rr * rr;
+    }
+    M->apply(r.data(), z.data());
+    ++res.preconditioner_applications;
+    const double rho = std::real(dot(r.data(), z.data(), n));
+    if (!std::isfinite(rho))
+      throw NumericalError(name + ": the preconditioner produced NaN or Inf at iteration " + std::to_string(iteration));
+    if (!(rho > 0.0)) {
+      std::ostringstream s;
+      s << name << " breakdown at iteration " << iteration << ": r^H M^{-1} r = " << rho
+        << " <= 0, the preconditioner is not positive definite";
+      throw NumericalError(s.str());
+    }
+    return rho;
+  };
+  const T* zp = M != nullptr ? z.data() : r.data();
+
+  double rho = precondition(0);
+  std::copy(zp, zp + n, p.begin());
+  bool have_true = false;  // r currently holds the true residual of the final x
+  int it = 0;
+  while (it < opt.max_iterations) {
+    A.apply(p.data(), q.data());
+    ++res.operator_applications;
+    const double pap = std::real(dot(p.data(), q.data(), n));
+    if (!std::isfinite(pap))
+      throw NumericalError(name + ": the operator produced NaN or Inf at iteration " + std::to_string(it + 1));
+    if (!(pap > 0.0)) {
+      std::ostringstream s;
+      s << name << " breakdown at iteration " << it + 1 << ": p^H A p = " << pap
+        << " <= 0, the operator is not Hermitian positive definite";
+      throw NumericalError(s.str());
+    }
+    const double alpha = rho / pap;
+    axpy(T(alpha), p.data(), x, n);
+    axpy(T(-alpha), q.data(), r.data(), n);
+    ++it;
+    have_true = false;
+    double rn = norm2(r.data(), n);
+    res.residual_history.push_back(rn / beta0);
+    if (opt.progress) opt.progress(it, rn / beta0);
+    if (rn <= target) {
+      // Confirm with the true residual; if rounding made the recursion drift, restart from it.
+      A.apply(x, r.data());
+      ++res.operator_applications;
+      residual_from_ax(b, r.data(), n);
+      rn = norm2(r.data(), n);
+      have_true = true;
+      if (rn <= target) {
+        res.converged = true;
+        break;
+      }
+      if (it >= opt.max_iterations) break;
+      rho = precondition(it);
+      std::copy(zp, zp + n, p.begin());
+      continue;
+    }
+    if (it >= opt.max_iterations) break;
+    const double rho_new = precondition(it);
+    xpby(zp, T(rho_new / rho), p.data(), n);
+    rho = rho_new;
+  }
+  if (!have_true) {
+    A.apply(x, r.data());
+    ++res.operator_applications;
+    residual_from_ax(b, r.data(), n);
+  }
+  const double final_norm = norm2(r.data(), n);
+  if (!std::isfinite(final_norm))
+    throw NumericalError(name + ": the residual b - A x became NaN or Inf after " + std::to_string(it) + " iterations");
+  res.final_relative_residual = final_norm / beta0;
+  res.iterations = it;
+  return res;
+}
+
+}  // namespace
+
+template <class T>
+Result gmres(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt) {
+  return gmres_impl("gmres", false, A, b, x, M, opt);
+}
+
+template <class T>
+Result fgmres(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt) {
+  return gmres_impl("fgmres", true, A, b, x, M, opt);
+}
+
+template <class T>
+Result cg(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt) {
+  return cg_impl(A, b, x, M, opt);
+}
+
+template Result gmres<double>(const LinearOperator<double>&, const double*, double*, const Preconditioner<double>*,
+                              const Options&);
+template Result gmres<cplx>(const LinearOperator<cplx>&, const cplx*, cplx*, const Preconditioner<cplx>*,
+                            const Options&);
+template Result fgmres<double>(const LinearOperator<double>&, const double*, double*, const Preconditioner<double>*,
+                               const Options&);
+template Result fgmres<cplx>(const LinearOperator<cplx>&, const cplx*, cplx*, const Preconditioner<cplx>*,
+                             const Options&);
+template Result cg<double>(const LinearOperator<double>&, const double*, double*, const Preconditioner<double>*,
+                           const Options&);
+template Result cg<cplx>(const LinearOperator<cplx>&, const cplx*, cplx*, const Preconditioner<cplx>*,
+                         const Options&);
+
+}  // namespace elliptica::krylov
