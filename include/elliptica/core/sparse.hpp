@@ -1,0 +1,58 @@
+#pragma once
+/// @file sparse.hpp
+/// Compressed sparse row (CSR) matrix of doubles: the operator format of the multigrid module and
+/// of Matrix Market input. Row-major, 0-based, column indices sorted within each row, no duplicate
+/// entries (from_triplets sums duplicates).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "elliptica/krylov/krylov.hpp"
+
+namespace elliptica {
+
+struct CsrMatrix {
+  std::size_t rows = 0, cols = 0;
+  std::vector<std::int64_t> row_ptr;  ///< size rows + 1
+  std::vector<std::int32_t> col;      ///< size nnz
+  std::vector<double> val;            ///< size nnz
+
+  std::size_t nnz() const { return val.size(); }
+  /// y = A x (OpenMP over rows).
+  void multiply(const double* x, double* y) const;
+  /// Diagonal entries (0 where absent).
+  std::vector<double> diagonal() const;
+  CsrMatrix transpose() const;
+  /// Builds from (row, col, value) triplets, summing duplicates; throws InvalidArgument on an
+  /// index out of range or a non-finite value.
+  static CsrMatrix from_triplets(std::size_t rows, std::size_t cols, const std::vector<std::int64_t>& r,
+                                 const std::vector<std::int64_t>& c, const std::vector<double>& v);
+  /// Throws InvalidArgument naming the first inconsistency (sizes, unsorted or out-of-range columns).
+  void validate() const;
+};
+
+/// C = A * B (sparse-sparse product; Gustavson's algorithm).
+CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B);
+/// Galerkin triple product P^T A P.
+CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
+
+/// A CsrMatrix as a krylov::LinearOperator (holds a reference; the matrix must outlive it).
+class CsrOperator : public krylov::LinearOperator<double> {
+ public:
+  explicit CsrOperator(const CsrMatrix& A) : A_(A) {}
+  std::size_t size() const override { return A_.rows; }
+  void apply(const double* x, double* y) const override { A_.multiply(x, y); }
+
+ private:
+  const CsrMatrix& A_;
+};
+
+namespace io {
+/// Reads a Matrix Market file (coordinate real/integer/pattern, general or symmetric; array real
+/// general). Throws IOError naming the file, the line and the problem (bad banner, unsupported
+/// field or symmetry, wrong entry count, index out of range, non-numeric value, truncated file).
+CsrMatrix read_matrix_market(const std::string& path);
+}  // namespace io
+
+}  // namespace elliptica

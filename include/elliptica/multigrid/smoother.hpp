@@ -1,0 +1,91 @@
+#pragma once
+/// @file smoother.hpp
+/// Polynomial smoothers for multigrid (seed 003, section 2; Lottes, "Optimal polynomial smoothers
+/// for multigrid V-cycles", NLAA 2023): x <- x + p(S A) S (b - A x) of order k, where A is the level
+/// operator and S the base smoother (point Jacobi, additive Schwarz ASM, restrictive additive
+/// Schwarz RAS), and the polynomial is a simple iteration, a 1st-kind Chebyshev on
+/// [lmin, lmax] (lmin = 0.1 lmax, or lmin optimised for the two-level bound), a 4th-kind
+/// Chebyshev, or an optimised 4th-kind Chebyshev (beta_i weights). lmax estimates rho(S A).
+#include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
+
+namespace elliptica::multigrid {
+
+enum class BaseSmoother { Jacobi, ASM, RAS };
+enum class Polynomial { Simple, Cheby1, Cheby1Opt, Cheby4, Cheby4Opt };
+
+/// Structured-grid layout of a level's unknowns (lexicographic, x fastest), used to build the
+/// Schwarz subdomains as boxes of grid points; dim 0 means "no geometry" (index blocks instead).
+struct GridShape {
+  int dim = 0;
+  std::array<int, 3> n{0, 0, 0};  ///< unknowns per axis
+};
+
+struct SmootherOptions {
+  BaseSmoother base = BaseSmoother::Jacobi;
+  Polynomial kind = Polynomial::Cheby4Opt;
+  double lmin_ratio = 0.1;               ///< Cheby1: lmin = lmin_ratio * lmax
+  std::optional<double> lambda_max;      ///< override of the estimate of rho(S A)
+  double lambda_safety = 1.1;            ///< estimate is multiplied by this
+  int lambda_iterations = 10;            ///< Lanczos steps for the estimate
+  double omega = 0.0;                    ///< Simple: x += omega S r; 0 means 1/lmax
+  int subdomain = 4;                     ///< ASM/RAS: subdomain edge in grid points (or block size)
+  int overlap = 1;                       ///< ASM/RAS: overlap in grid points
+};
+
+/// A smoother for one level operator. Not thread-safe for concurrent smooth() calls.
+class Smoother {
+ public:
+  /// Holds a reference to A (A must outlive the smoother). Jacobi: S = diag(A)^-1 (nonzero
+  /// diagonal required). ASM/RAS: boxes of `subdomain` points per axis (index blocks when
+  /// shape.dim == 0) extended by `overlap`; the local matrices are Cholesky-factorised once (LU
+  /// where not SPD), one factorisation shared by all subdomains with identical local matrices;
+  /// memory ~ 2 (subdomain + 2 overlap)^(2 dim) doubles per distinct local matrix.
+  /// lambda_max: opt.lambda_max if set (used as is), else lambda_safety times the largest Ritz value
+  /// of lambda_iterations Lanczos steps on S A (run as PCG with preconditioner S; RAS: Arnoldi,
+  /// largest |Ritz value|) from a fixed-seed random vector. Cheby1Opt: lmin/lmax maximises the
+  /// two-level gamma^-1 (1-D search, cached per k). Simple with omega = 0: omega = 1/lambda_max.
+  /// Throws InvalidArgument on a non-square/empty matrix, a zero diagonal (Jacobi), a GridShape not
+  /// matching the rows, subdomain < 1, overlap < 0, lambda_iterations < 1, non-positive
+  /// lambda_safety/override, omega < 0, lmin_ratio outside (0,1) for Cheby1; NumericalError when
+  /// A or S is found indefinite by the estimate or a subdomain matrix is singular.
+  Smoother(const CsrMatrix& A, const SmootherOptions& opt, const GridShape& shape = {});
+  ~Smoother();
+  Smoother(Smoother&&) noexcept;
+  Smoother& operator=(Smoother&&) noexcept;
+
+  /// k applications of the polynomial smoother to A x = b, improving x in place (k >= 1).
+  void smooth(const double* b, double* x, int k) const;
+  double lambda_max() const;            ///< the (safety-scaled) bound used
+  const SmootherOptions& options() const;
+  std::size_t size() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Optimised 4th-kind Chebyshev weights beta_1..beta_k (Lottes 2023): from a table for k <= 16,
+/// computed beyond.
+std::vector<double> opt4_betas(int k);
+
+/// A smoother of fixed order k as a preconditioner (one smoothing from x = 0): symmetric for the
+/// Chebyshev kinds with Jacobi (so usable in PCG), not for RAS.
+class SmootherPreconditioner : public krylov::Preconditioner<double> {
+ public:
+  SmootherPreconditioner(const Smoother& s, int k) : s_(s), k_(k) {}
+  std::size_t size() const override { return s_.size(); }
+  void apply(const double* r, double* z) const override;
+  bool is_symmetric() const override;
+
+ private:
+  const Smoother& s_;
+  int k_;
+};
+
+}  // namespace elliptica::multigrid

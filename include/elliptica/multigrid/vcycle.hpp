@@ -1,0 +1,69 @@
+#pragma once
+/// @file vcycle.hpp
+/// Multigrid V-cycle with polynomial smoothing of independent pre-order m and post-order n
+/// (n = 0: the one-sided (2k,0) cycle of seed 003), usable as a stationary solver and as a
+/// preconditioner for GMRES / FGMRES / PCG (PCG only when the cycle is symmetric).
+///
+/// One cycle on level j (b_j, x_j): pre-smooth with order m; r = b - A_j x; b_{j+1} = R_j r;
+/// x_{j+1} = 0; cycle on level j+1 (exact solve on the coarsest level); x += P_j x_{j+1};
+/// post-smooth with order n.
+/// Cost convention (fine-grid matrix-vector products, as counted in the seed's study): a smoothing
+/// of order k costs k products, the residual before restriction one, so a cycle costs m + n + 1;
+/// the stationary solver adds one per iteration (plus one initially) for its residual check.
+#include <memory>
+#include <vector>
+
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
+#include "elliptica/multigrid/smoother.hpp"
+
+namespace elliptica::multigrid {
+
+struct VCycleOptions {
+  int pre = 2;               ///< m: pre-smoothing order (>= 0)
+  int post = 2;              ///< n: post-smoothing order (>= 0); m + n >= 1
+  SmootherOptions smoother;  ///< the smoother of every level but the coarsest
+};
+
+/// Holds per-level work vectors: not thread-safe for concurrent cycle/apply/solve calls (each
+/// call itself may use OpenMP inside the matvecs and smoothers).
+class VCycle : public krylov::Preconditioner<double> {
+ public:
+  /// Builds one Smoother per level except the coarsest (each with the level's GridShape).
+  /// Throws InvalidArgument on m < 0, n < 0 or m + n = 0 (and whatever the smoother throws).
+  VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt);
+  VCycle(Hierarchy h, const VCycleOptions& opt);
+  ~VCycle() override;
+
+  std::size_t size() const override;
+  /// z = one cycle applied to A z = r from z = 0.
+  void apply(const double* r, double* z) const override;
+  /// True when m == n and the smoother is symmetric (base Jacobi or ASM; RAS is not).
+  bool is_symmetric() const override;
+
+  /// One V-cycle for A x = b improving x in place (length size()).
+  void cycle(const double* b, double* x) const;
+  /// Stationary iteration x <- cycle(x) until ||b - A x|| <= rtol ||b - A x_0|| or max_iter cycles.
+  /// Result: iterations = cycles, residual_history (relative, entry 0 is 1),
+  /// operator_applications = fine-grid matvecs by the cost convention above,
+  /// preconditioner_applications = cycles. Throws InvalidArgument on bad rtol / max_iter / null
+  /// pointers, NumericalError when the iteration produces NaN/Inf.
+  krylov::Result solve(const double* b, double* x, double rtol, int max_iter) const;
+
+  /// Fine-grid matvecs per cycle: m + n + 1.
+  long matvecs_per_cycle() const { return opt_.pre + opt_.post + 1; }
+  const Hierarchy& hierarchy() const { return *h_; }
+  const VCycleOptions& options() const { return opt_; }
+  const Smoother& smoother(std::size_t level) const { return smoothers_.at(level); }
+
+ private:
+  void cycle_level(std::size_t j, const double* b, double* x) const;
+
+  std::shared_ptr<const Hierarchy> h_;
+  VCycleOptions opt_;
+  std::vector<Smoother> smoothers_;
+  mutable std::vector<std::vector<double>> r_, bc_, xc_;  ///< work vectors per level
+};
+
+}  // namespace elliptica::multigrid

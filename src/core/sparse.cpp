@@ -1,0 +1,183 @@
+/// @file sparse.cpp
+/// CSR matrix kernels: matvec, diagonal, transpose, triplet assembly, validation, sparse-sparse
+/// product (Gustavson) and the Galerkin triple product.
+#include "elliptica/core/sparse.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "elliptica/core/error.hpp"
+
+namespace elliptica {
+
+void CsrMatrix::multiply(const double* x, double* y) const {
+  const std::int64_t n = static_cast<std::int64_t>(rows);
+  const std::int64_t* rp = row_ptr.data();
+  const std::int32_t* ci = col.data();
+  const double* v = val.data();
+#pragma omp parallel for schedule(static) if (n > 20000)
+  for (std::int64_t i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * x[ci[p]];
+    y[i] = s;
+  }
+}
+
+std::vector<double> CsrMatrix::diagonal() const {
+  std::vector<double> d(std::min(rows, cols), 0.0);
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+      if (col[p] == static_cast<std::int32_t>(i)) {
+        d[i] = val[p];
+        break;
+      }
+    }
+  }
+  return d;
+}
+
+CsrMatrix CsrMatrix::transpose() const {
+  CsrMatrix T;
+  T.rows = cols;
+  T.cols = rows;
+  T.row_ptr.assign(cols + 1, 0);
+  T.col.resize(nnz());
+  T.val.resize(nnz());
+  for (std::size_t p = 0; p < nnz(); ++p) ++T.row_ptr[static_cast<std::size_t>(col[p]) + 1];
+  for (std::size_t j = 0; j < cols; ++j) T.row_ptr[j + 1] += T.row_ptr[j];
+  std::vector<std::int64_t> next(T.row_ptr.begin(), T.row_ptr.end() - 1);
+  // Rows visited in increasing order, so the columns of T come out sorted.
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+      const std::int64_t q = next[static_cast<std::size_t>(col[p])]++;
+      T.col[q] = static_cast<std::int32_t>(i);
+      T.val[q] = val[p];
+    }
+  }
+  return T;
+}
+
+CsrMatrix CsrMatrix::from_triplets(std::size_t rows, std::size_t cols, const std::vector<std::int64_t>& r,
+                                   const std::vector<std::int64_t>& c, const std::vector<double>& v) {
+  if (r.size() != c.size() || r.size() != v.size())
+    throw InvalidArgument("CsrMatrix::from_triplets: triplet arrays differ in length (" + std::to_string(r.size()) +
+                          ", " + std::to_string(c.size()) + ", " + std::to_string(v.size()) + ")");
+  if (cols > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    throw InvalidArgument("CsrMatrix::from_triplets: " + std::to_string(cols) +
+                          " columns exceed the 32-bit column index range");
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    if (r[k] < 0 || static_cast<std::size_t>(r[k]) >= rows || c[k] < 0 || static_cast<std::size_t>(c[k]) >= cols)
+      throw InvalidArgument("CsrMatrix::from_triplets: entry " + std::to_string(k) + " (" + std::to_string(r[k]) +
+                            ", " + std::to_string(c[k]) + ") is outside the " + std::to_string(rows) + " x " +
+                            std::to_string(cols) + " matrix");
+    if (!std::isfinite(v[k]))
+      throw InvalidArgument("CsrMatrix::from_triplets: entry " + std::to_string(k) + " (" + std::to_string(r[k]) +
+                            ", " + std::to_string(c[k]) + ") is not finite");
+  }
+  // Counting sort by row, then sort each row by column and sum duplicates.
+  std::vector<std::int64_t> start(rows + 1, 0);
+  for (auto i : r) ++start[static_cast<std::size_t>(i) + 1];
+  for (std::size_t i = 0; i < rows; ++i) start[i + 1] += start[i];
+  std::vector<std::int64_t> next(start.begin(), start.end() - 1);
+  std::vector<std::size_t> order(r.size());
+  for (std::size_t k = 0; k < r.size(); ++k) order[next[static_cast<std::size_t>(r[k])]++] = k;
+
+  CsrMatrix A;
+  A.rows = rows;
+  A.cols = cols;
+  A.row_ptr.assign(rows + 1, 0);
+  A.col.reserve(r.size());
+  A.val.reserve(r.size());
+  for (std::size_t i = 0; i < rows; ++i) {
+    auto b = order.begin() + start[i], e = order.begin() + start[i + 1];
+    std::stable_sort(b, e, [&](std::size_t a, std::size_t bb) { return c[a] < c[bb]; });
+    for (auto it = b; it != e; ++it) {
+      const auto j = static_cast<std::int32_t>(c[*it]);
+      if (static_cast<std::int64_t>(A.col.size()) > A.row_ptr[i] && A.col.back() == j) {
+        A.val.back() += v[*it];
+      } else {
+        A.col.push_back(j);
+        A.val.push_back(v[*it]);
+      }
+    }
+    A.row_ptr[i + 1] = static_cast<std::int64_t>(A.col.size());
+  }
+  return A;
+}
+
+void CsrMatrix::validate() const {
+  if (row_ptr.size() != rows + 1)
+    throw InvalidArgument("CsrMatrix: row_ptr has " + std::to_string(row_ptr.size()) + " entries, expected rows + 1 = " +
+                          std::to_string(rows + 1));
+  if (col.size() != val.size())
+    throw InvalidArgument("CsrMatrix: col has " + std::to_string(col.size()) + " entries but val has " +
+                          std::to_string(val.size()));
+  if (row_ptr[0] != 0) throw InvalidArgument("CsrMatrix: row_ptr[0] = " + std::to_string(row_ptr[0]) + ", expected 0");
+  if (row_ptr[rows] != static_cast<std::int64_t>(col.size()))
+    throw InvalidArgument("CsrMatrix: row_ptr[rows] = " + std::to_string(row_ptr[rows]) + " but nnz = " +
+                          std::to_string(col.size()));
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (row_ptr[i + 1] < row_ptr[i])
+      throw InvalidArgument("CsrMatrix: row_ptr decreases at row " + std::to_string(i));
+    for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+      if (col[p] < 0 || static_cast<std::size_t>(col[p]) >= cols)
+        throw InvalidArgument("CsrMatrix: column index " + std::to_string(col[p]) + " in row " + std::to_string(i) +
+                              " is outside [0, " + std::to_string(cols) + ")");
+      if (p > row_ptr[i] && col[p] <= col[p - 1])
+        throw InvalidArgument("CsrMatrix: columns of row " + std::to_string(i) + " are not strictly increasing");
+      if (!std::isfinite(val[p]))
+        throw InvalidArgument("CsrMatrix: non-finite value in row " + std::to_string(i) + ", column " +
+                              std::to_string(col[p]));
+    }
+  }
+}
+
+CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B) {
+  if (A.cols != B.rows)
+    throw InvalidArgument("multiply: inner dimensions differ (" + std::to_string(A.rows) + " x " +
+                          std::to_string(A.cols) + " times " + std::to_string(B.rows) + " x " +
+                          std::to_string(B.cols) + ")");
+  CsrMatrix C;
+  C.rows = A.rows;
+  C.cols = B.cols;
+  C.row_ptr.assign(A.rows + 1, 0);
+  // Gustavson: a dense accumulator with a marker per column, the row's column list sorted at the end.
+  std::vector<std::int64_t> marker(B.cols, -1);
+  std::vector<double> acc(B.cols, 0.0);
+  std::vector<std::int32_t> cols;
+  for (std::size_t i = 0; i < A.rows; ++i) {
+    cols.clear();
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+      const auto k = static_cast<std::size_t>(A.col[p]);
+      const double a = A.val[p];
+      for (std::int64_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) {
+        const auto j = static_cast<std::size_t>(B.col[q]);
+        if (marker[j] != static_cast<std::int64_t>(i)) {
+          marker[j] = static_cast<std::int64_t>(i);
+          acc[j] = 0.0;
+          cols.push_back(B.col[q]);
+        }
+        acc[j] += a * B.val[q];
+      }
+    }
+    std::sort(cols.begin(), cols.end());
+    for (auto j : cols) {
+      C.col.push_back(j);
+      C.val.push_back(acc[static_cast<std::size_t>(j)]);
+    }
+    C.row_ptr[i + 1] = static_cast<std::int64_t>(C.col.size());
+  }
+  return C;
+}
+
+CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P) {
+  if (A.rows != A.cols || A.cols != P.rows)
+    throw InvalidArgument("galerkin: A is " + std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P is " +
+                          std::to_string(P.rows) + " x " + std::to_string(P.cols) + "; need square A with P.rows = A.cols");
+  return multiply(P.transpose(), multiply(A, P));
+}
+
+}  // namespace elliptica

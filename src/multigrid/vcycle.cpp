@@ -1,0 +1,125 @@
+/// @file vcycle.cpp
+/// V-cycle with independent pre/post polynomial smoothing; stationary solver and preconditioner.
+#include "elliptica/multigrid/vcycle.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "elliptica/core/error.hpp"
+
+namespace elliptica::multigrid {
+namespace {
+
+double norm2(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+}  // namespace
+
+VCycle::VCycle(Hierarchy h, const VCycleOptions& opt)
+    : VCycle(std::make_shared<const Hierarchy>(std::move(h)), opt) {}
+
+VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h_(std::move(h)), opt_(opt) {
+  if (!h_) throw InvalidArgument("VCycle: null hierarchy");
+  if (opt_.pre < 0 || opt_.post < 0 || opt_.pre + opt_.post < 1)
+    throw InvalidArgument("VCycle: smoothing orders (m, n) = (" + std::to_string(opt_.pre) + ", " +
+                          std::to_string(opt_.post) + ") must be >= 0 with m + n >= 1");
+  const std::size_t L = h_->num_levels();
+  smoothers_.reserve(L > 0 ? L - 1 : 0);
+  for (std::size_t j = 0; j + 1 < L; ++j)
+    smoothers_.emplace_back(h_->level(j).A, opt_.smoother, h_->level(j).shape);
+  r_.resize(L);
+  bc_.resize(L);
+  xc_.resize(L);
+  for (std::size_t j = 0; j < L; ++j) {
+    const std::size_t n = h_->level(j).A.rows;
+    r_[j].assign(n, 0.0);
+    bc_[j].assign(n, 0.0);
+    xc_[j].assign(n, 0.0);
+  }
+}
+
+VCycle::~VCycle() = default;
+
+std::size_t VCycle::size() const { return h_->level(0).A.rows; }
+
+bool VCycle::is_symmetric() const {
+  return opt_.pre == opt_.post && opt_.smoother.base != BaseSmoother::RAS;
+}
+
+void VCycle::cycle_level(std::size_t j, const double* b, double* x) const {
+  const Level& lv = h_->level(j);
+  if (j + 1 == h_->num_levels()) {
+    h_->coarse_solve(b, x);
+    return;
+  }
+  const std::size_t n = lv.A.rows;
+  if (opt_.pre > 0) smoothers_[j].smooth(b, x, opt_.pre);
+  std::vector<double>& r = r_[j];
+  lv.A.multiply(x, r.data());
+  for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  std::vector<double>& bc = bc_[j + 1];
+  std::vector<double>& xc = xc_[j + 1];
+  lv.R.multiply(r.data(), bc.data());
+  std::fill(xc.begin(), xc.end(), 0.0);
+  cycle_level(j + 1, bc.data(), xc.data());
+  lv.P.multiply(xc.data(), r.data());  // r reused as the correction
+  for (std::size_t i = 0; i < n; ++i) x[i] += r[i];
+  if (opt_.post > 0) smoothers_[j].smooth(b, x, opt_.post);
+}
+
+void VCycle::cycle(const double* b, double* x) const {
+  if (!b || !x) throw InvalidArgument("VCycle::cycle: null vector");
+  cycle_level(0, b, x);
+}
+
+void VCycle::apply(const double* r, double* z) const {
+  if (!r || !z) throw InvalidArgument("VCycle::apply: null vector");
+  std::fill(z, z + size(), 0.0);
+  cycle_level(0, r, z);
+}
+
+krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_iter) const {
+  if (!b || !x) throw InvalidArgument("VCycle::solve: null vector");
+  if (!(rtol > 0 && rtol < 1)) throw InvalidArgument("VCycle::solve: rtol must be in (0, 1)");
+  if (max_iter < 0) throw InvalidArgument("VCycle::solve: max_iter must be >= 0");
+  const std::size_t n = size();
+  const CsrMatrix& A = h_->level(0).A;
+  std::vector<double> r(n);
+  auto residual = [&]() {
+    A.multiply(x, r.data());
+    for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+    return norm2(r);
+  };
+  krylov::Result res;
+  const double r0 = residual();
+  res.operator_applications = 1;
+  if (!std::isfinite(r0)) throw NumericalError("VCycle::solve: the initial residual is not finite");
+  res.residual_history.push_back(1.0);
+  if (r0 == 0.0) {
+    res.converged = true;
+    return res;
+  }
+  double rel = 1.0;
+  for (int it = 0; it < max_iter; ++it) {
+    cycle_level(0, b, x);
+    rel = residual() / r0;
+    ++res.iterations;
+    ++res.preconditioner_applications;
+    res.operator_applications += matvecs_per_cycle() + 1;
+    if (!std::isfinite(rel))
+      throw NumericalError("VCycle::solve: residual became non-finite at cycle " + std::to_string(it + 1));
+    res.residual_history.push_back(rel);
+    if (rel <= rtol) {
+      res.converged = true;
+      break;
+    }
+  }
+  res.final_relative_residual = rel;
+  return res;
+}
+
+}  // namespace elliptica::multigrid
