@@ -48,6 +48,18 @@ Array I/O
 ---------
 :func:`read_array` and :func:`write_array` read/write NumPy ``.npy`` and text (CSV) tables;
 writes are atomic (temporary file + rename).
+
+Multigrid and Krylov solvers
+----------------------------
+:func:`poisson_fd` assembles the 2D/3D (and 1D) finite-difference Dirichlet -Laplacian as a
+scipy CSR matrix (``n`` intervals per axis, ``n - 1`` unknowns per axis, x fastest).
+:class:`MultigridPlan` builds a geometric V-cycle (coarsening 2 or 8, linear interpolation,
+Galerkin coarse operators, exact coarsest solve) with polynomial smoothers (simple, 1st-kind and
+4th-kind Chebyshev, optimised variants; base Jacobi / ASM / RAS) from a scipy sparse matrix with
+its grid ``shape`` or from a named problem; ``solve`` runs it as a stationary solver or as a
+GMRES / FGMRES / PCG preconditioner, ``as_linear_operator`` hands one cycle to scipy's solvers.
+:func:`chebyshev_cg` is Chebyshev-Jacobi preconditioned CG on any SPD sparse matrix;
+:func:`opt4_betas` gives the optimised 4th-kind Chebyshev weights.
 """
 
 from ._core import (
@@ -76,3 +88,7 @@ __all__ = [
     "NotConvergedError",
     "__version__",
 ]
+
+from ._multigrid import MultigridPlan, chebyshev_cg, opt4_betas, poisson_fd, seed_problem_2d
+
+__all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas"]

@@ -198,6 +198,8 @@ NB_MODULE(_core, m) {
     }
   });
 
+  { void init_multigrid(nb::module_&); init_multigrid(m); }  // krylov + multigrid (bindings_mg.cpp)
+
   nb::enum_<Kernel>(m, "Kernel", "Ewald kernel: laplace (1/r, Gaussian units) or stokeslet (Oseen tensor / (8 pi mu)).")
       .value("laplace", Kernel::Laplace)
       .value("stokeslet", Kernel::Stokeslet);

@@ -1,0 +1,372 @@
+"""Geometric multigrid with polynomial (Chebyshev) smoothers and Krylov solvers.
+
+:func:`poisson_fd`, :class:`MultigridPlan`, :func:`chebyshev_cg`, :func:`opt4_betas` (see the
+package docstring, section "Multigrid", for the conventions). Thin layer over the C++ modules
+``include/elliptica/multigrid/*.hpp`` and ``include/elliptica/krylov/krylov.hpp``.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._core import InvalidArgumentError
+
+__all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas"]
+
+_SMOOTHERS = ("simple", "cheb1", "cheb1opt", "cheb4", "opt4")
+_BASES = ("jacobi", "asm", "ras")
+_KRYLOV = ("none", "gmres", "fgmres", "pcg")
+_PROBLEMS = ("poisson1d", "poisson2d", "poisson3d")
+
+
+def _sparse():
+    try:
+        import scipy.sparse as sp
+    except ImportError as e:  # pragma: no cover - scipy is a test dependency
+        raise ImportError("elliptica's multigrid interface needs scipy (pip install scipy)") from e
+    return sp
+
+
+def _choice(value, allowed, what):
+    if isinstance(value, str) and value.strip().lower() in allowed:
+        return value.strip().lower()
+    raise InvalidArgumentError(f"{what} must be one of {list(allowed)}, got {value!r}")
+
+
+def _int(value, what, minimum=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgumentError(f"{what} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise InvalidArgumentError(f"{what} must be >= {minimum}, got {value}")
+    return value
+
+
+def _real(value, what):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidArgumentError(f"{what} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise InvalidArgumentError(f"{what} must be finite, got {value}")
+    return value
+
+
+def _csr_arrays(A, name="A"):
+    """(indptr int64, indices int32, data float64, n) of a square scipy sparse (or dense) matrix
+    with a positive diagonal (a necessary condition for SPD, checked here for a clear message)."""
+    sp = _sparse()
+    if not sp.issparse(A):
+        if isinstance(A, np.ndarray) and A.ndim == 2:
+            A = sp.csr_matrix(A)
+        else:
+            raise InvalidArgumentError(f"{name} must be a scipy.sparse matrix (or a 2-D numpy array), got {type(A).__name__}")
+    if np.iscomplexobj(A.data if hasattr(A, "data") else A.tocsr().data):
+        raise InvalidArgumentError(f"{name} must be real, got dtype {A.dtype}")
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise InvalidArgumentError(f"{name} must be square, got shape {A.shape}")
+    if A.shape[0] == 0:
+        raise InvalidArgumentError(f"{name} is empty (shape {A.shape})")
+    try:
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"{name} cannot be converted to a float64 CSR matrix: {e}") from None
+    if not np.all(np.isfinite(A.data)):
+        raise InvalidArgumentError(f"{name} contains NaN or Inf entries")
+    A.sum_duplicates()
+    A.sort_indices()
+    diag = A.diagonal()
+    bad = np.flatnonzero(~(diag > 0))
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidArgumentError(
+            f"{name} must be symmetric positive definite, but its diagonal entry at row {i} is {diag[i]!r} "
+            f"(not > 0; {bad.size} such rows)"
+        )
+    if A.shape[0] >= 2**31:
+        raise InvalidArgumentError(f"{name} is too large ({A.shape[0]} rows; at most 2^31 - 1)")
+    indptr = np.ascontiguousarray(A.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(A.indices, dtype=np.int32)
+    data = np.ascontiguousarray(A.data, dtype=np.float64)
+    return indptr, indices, data, int(A.shape[0])
+
+
+def _vector(v, n, name):
+    if np.iscomplexobj(v):
+        raise InvalidArgumentError(f"{name} must be real, got a complex array")
+    try:
+        a = np.ascontiguousarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"{name} is not a numeric array: {e}") from None
+    if a.ndim == 2 and 1 in a.shape:
+        a = a.reshape(-1)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise InvalidArgumentError(f"{name} must have shape ({n},) to match the matrix, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InvalidArgumentError(f"{name} contains NaN or Inf")
+    return a
+
+
+def _to_scipy(t):
+    data, indices, indptr, rows, cols = t
+    return _sparse().csr_matrix((data, indices, indptr), shape=(rows, cols))
+
+
+def _lengths(lengths, dim):
+    if lengths is None:
+        return (1.0, 1.0, 1.0)
+    if isinstance(lengths, numbers.Real):
+        lengths = (lengths,) * dim
+    try:
+        L = [float(v) for v in lengths]
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"lengths must be {dim} positive numbers, got {lengths!r}") from None
+    if len(L) != dim:
+        raise InvalidArgumentError(f"lengths must have {dim} entries for a {dim}-D problem, got {len(L)}: {lengths!r}")
+    if not all(np.isfinite(x) and x > 0 for x in L):
+        raise InvalidArgumentError(f"lengths must be finite and positive, got {lengths!r}")
+    return tuple(L + [1.0] * (3 - dim))
+
+
+def poisson_fd(n, lengths=(1.0, 1.0), *, dim=None):
+    """Finite-difference -Laplacian with homogeneous Dirichlet boundary, as a scipy CSR matrix.
+
+    The box ``[0, L_1] x ... x [0, L_dim]`` (``lengths``; its length sets the dimension 1, 2 or 3;
+    a scalar with ``dim`` given means a square / cube) is split into ``n`` equal intervals per axis
+    (spacing ``h_d = L_d / n``); the unknowns are the ``n - 1`` interior points per axis,
+    ordered lexicographically with x fastest (index ``i + (n-1) (j + (n-1) k)``). Row ``p`` holds
+    ``sum_d (2 u_p - u_{p-e_d} - u_{p+e_d}) / h_d^2`` (3/5/7-point stencil); SPD, size
+    ``(n-1)^dim``. Raises InvalidArgumentError on ``n < 2``, a dimension outside {1, 2, 3} or a
+    non-positive length.
+    """
+    n = _int(n, "n (intervals per axis)", 2)
+    if dim is None:
+        if not hasattr(lengths, "__len__"):
+            raise InvalidArgumentError(
+                f"lengths must be a tuple with one length per axis (or give dim= with a scalar), got {lengths!r}"
+            )
+        dim = len(lengths)
+    dim = _int(dim, "dim", 1)
+    if dim > 3:
+        raise InvalidArgumentError(f"dim must be 1, 2 or 3, got {dim}")
+    L = _lengths(lengths, dim)
+    return _to_scipy(_core._poisson_fd(dim, n, L))
+
+
+def seed_problem_2d(n, lx=1.0, ly=1.0):
+    """The seed's 2D test problem: returns ``(A, u, b)``.
+
+    ``A = poisson_fd(n, (lx, ly))`` (scipy CSR), ``u`` the exact discrete solution
+    ``sin(3 pi x / lx) sin(4 pi y / ly) + g`` (``g`` a fixed pseudo-random grid function uniform in
+    [-1, 1)), ``b = A u``; ``u``, ``b`` of shape ``((n-1)^2,)``.
+    """
+    n = _int(n, "n (intervals per axis)", 2)
+    A, u, b = _core._seed_problem_2d(n, _real(lx, "lx"), _real(ly, "ly"))
+    return _to_scipy(A), u, b
+
+
+def opt4_betas(k):
+    """Optimised 4th-kind Chebyshev weights ``beta_1..beta_k`` (Lottes 2023), shape ``(k,)``.
+
+    Tabulated for ``k <= 16``, computed beyond. Raises InvalidArgumentError on ``k < 1``.
+    """
+    return _core._opt4_betas(_int(k, "k", 1))
+
+
+def _smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega, subdomain, overlap):
+    return dict(
+        kind=_choice(smoother, _SMOOTHERS, "smoother"),
+        base=_choice(base, _BASES, "base"),
+        lmin_ratio=_real(lmin_ratio, "lmin_ratio"),
+        lambda_max=None if lambda_max is None else _real(lambda_max, "lambda_max"),
+        lambda_safety=_real(lambda_safety, "lambda_safety"),
+        lambda_iterations=_int(lambda_iterations, "lambda_iterations", 1),
+        omega=_real(omega, "omega"),
+        subdomain=_int(subdomain, "subdomain", 1),
+        overlap=_int(overlap, "overlap", 0),
+    )
+
+
+class MultigridPlan:
+    """Geometric multigrid V-cycle on a structured grid: hierarchy + polynomial smoothers.
+
+    Build from a matrix ``A`` (any scipy sparse format or a dense 2-D array; converted to CSR
+    float64) with ``shape=(nx, ny[, nz])`` unknowns per axis (lexicographic, x fastest; required:
+    the coarsening is geometric), or from a named ``problem`` (``"poisson1d"``, ``"poisson2d"``,
+    ``"poisson3d"``: :func:`poisson_fd` with ``n`` intervals per axis on ``[0,lx] x [0,ly] x [0,lz]``),
+    whose matrix is then :attr:`A`.
+
+    Parameters: ``coarsening`` 2 (n_c = n/2) or 8 (n_c = n/8), coarsening while every axis's
+    interval count (unknowns + 1) is divisible by it, down to one unknown per axis when possible;
+    ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}; ``base`` in {jacobi, asm, ras};
+    ``order=(m, n)`` pre-/post-smoothing orders (``n = 0``: one-sided cycle); ``lambda_max``
+    overrides the estimate of rho(S A) (else ``lambda_safety`` x the largest Ritz value of
+    ``lambda_iterations`` Lanczos steps); ``lmin_ratio`` (cheb1), ``omega`` (simple; 0 means
+    1/lambda_max), ``subdomain``/``overlap`` (asm/ras, grid points); ``max_levels`` (0: no cap).
+    The coarsest level is solved exactly (banded Cholesky), so it must be SPD.
+
+    Attributes: ``levels``, ``operator_complexity`` (sum of nonzeros over levels / nonzeros of
+    A_0), ``grid_complexity``, ``lambda_max`` (list, one per smoothed level), ``level_shapes``,
+    ``size``, ``A``. Calls on one plan from several threads are serialised; the GIL is released
+    while computing.
+
+    Errors: InvalidArgumentError (ValueError) for bad shapes, NaN/Inf, unknown names, sizes not
+    matching ``shape``; NumericalError (RuntimeError) for an indefinite operator.
+    """
+
+    def __init__(self, A=None, *, shape=None, problem=None, n=None, lx=1.0, ly=1.0, lz=1.0, coarsening=2,
+                 smoother="opt4", base="jacobi", order=(2, 2), lambda_max=None, lambda_safety=1.1,
+                 lambda_iterations=10, lmin_ratio=0.1, omega=0.0, subdomain=4, overlap=1, max_levels=0):
+        if (A is None) == (problem is None):
+            raise InvalidArgumentError("give exactly one of A (a sparse matrix, with shape=) or problem= (e.g. 'poisson2d')")
+        if problem is not None:
+            problem = _choice(problem, _PROBLEMS, "problem")
+            if n is None:
+                raise InvalidArgumentError(f"problem={problem!r} needs n (intervals per axis)")
+            n = _int(n, "n (intervals per axis)", 2)
+            dim = int(problem[-2])
+            lengths = (_real(lx, "lx"), _real(ly, "ly"), _real(lz, "lz"))[:dim]
+            if shape is not None and tuple(shape) != (n - 1,) * dim:
+                raise InvalidArgumentError(f"shape {tuple(shape)} does not match problem {problem!r} with n = {n}")
+            shape = (n - 1,) * dim
+            A = poisson_fd(n, lengths)
+        elif n is not None:
+            raise InvalidArgumentError("n is only used with problem=; give shape= (unknowns per axis) with A")
+        if shape is None:
+            raise InvalidArgumentError(
+                "shape=(nx, ny[, nz]) (unknowns per axis) is required with a matrix: the coarsening is geometric"
+            )
+        if isinstance(shape, numbers.Integral):
+            shape = (shape,)
+        try:
+            shape = [_int(s, "shape entries", 1) for s in shape]
+        except TypeError:
+            raise InvalidArgumentError(f"shape must be a tuple of 1-3 positive integers, got {shape!r}") from None
+        if not 1 <= len(shape) <= 3:
+            raise InvalidArgumentError(f"shape must have 1, 2 or 3 entries, got {len(shape)}")
+        try:
+            if isinstance(order, str) or len(order) != 2:
+                raise ValueError
+            m_pre = _int(order[0], "order[0] (pre)")
+            n_post = _int(order[1], "order[1] (post)")
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(f"order must be (pre, post) smoothing orders, got {order!r}") from None
+        if m_pre < 0 or n_post < 0 or m_pre + n_post < 1:
+            raise InvalidArgumentError(f"order (pre, post) must be >= 0 with pre + post >= 1, got {order!r}")
+        coarsening = _int(coarsening, "coarsening")
+        if coarsening not in (2, 8):
+            raise InvalidArgumentError(f"coarsening must be 2 or 8, got {coarsening}")
+        indptr, indices, data, rows = _csr_arrays(A)
+        if int(np.prod(shape)) != rows:
+            raise InvalidArgumentError(
+                f"shape {tuple(shape)} has {int(np.prod(shape))} unknowns but A has {rows} rows"
+            )
+        self._A = A if problem is not None else None
+        self._order = (m_pre, n_post)
+        self._plan = _core._MultigridPlan(
+            indptr, indices, data, rows, shape, coarsening, _int(max_levels, "max_levels", 0), m_pre, n_post,
+            **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
+                             subdomain, overlap),
+        )
+        if self._A is None:
+            self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
+
+    @property
+    def A(self):
+        """The fine-level matrix (scipy CSR, float64)."""
+        return self._A
+
+    @property
+    def size(self):
+        return self._plan.size
+
+    @property
+    def levels(self):
+        return self._plan.levels
+
+    @property
+    def operator_complexity(self):
+        return self._plan.operator_complexity
+
+    @property
+    def grid_complexity(self):
+        return self._plan.grid_complexity
+
+    @property
+    def lambda_max(self):
+        """Safety-scaled bound on rho(S A) used by each smoothed level (finest first)."""
+        return list(self._plan.lambda_max)
+
+    @property
+    def level_shapes(self):
+        return [tuple(s) for s in self._plan.level_shapes]
+
+    @property
+    def order(self):
+        return self._order
+
+    def cycle(self, b, x):
+        """One V-cycle for ``A x = b`` from ``x``; returns the improved x as a new array (n,)."""
+        n = self.size
+        return self._plan.cycle(_vector(b, n, "b"), _vector(x, n, "x"))
+
+    def solve(self, b, x0=None, tol=1e-6, maxiter=None, krylov="none", restart=20):
+        """Solves ``A x = b`` to ``||b - A x|| <= tol ||b - A x0||``; returns ``(x, info)``.
+
+        ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles; default 200),
+        ``"gmres"`` (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"``
+        (only for a symmetric cycle: pre == post and base jacobi/asm). ``info``: ``converged``,
+        ``iterations``, ``residual_history`` (numpy, relative, entry 0 is 1), ``matvecs``
+        (fine-grid matrix-vector products, a cycle costing pre + post + 1), ``rho`` (average
+        convergence factor ``(||r_N|| / ||r_0||)^(1/N)``), ``final_relative_residual``. Does not
+        raise when not converged: check ``info["converged"]``.
+        """
+        n = self.size
+        b = _vector(b, n, "b")
+        x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
+        maxiter = 200 if maxiter is None else _int(maxiter, "maxiter", 0)
+        krylov = _choice(krylov, _KRYLOV, "krylov")
+        x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1))
+        return x, dict(info)
+
+    def as_linear_operator(self):
+        """A scipy.sparse.linalg.LinearOperator applying one V-cycle from zero (an approximate
+        inverse of A), e.g. as ``M=`` of scipy's gmres (or cg, for a symmetric cycle)."""
+        from scipy.sparse.linalg import LinearOperator
+
+        n = self.size
+        plan = self._plan
+
+        def matvec(r):
+            return plan.apply(_vector(r, n, "r"))
+
+        return LinearOperator((n, n), matvec=matvec, rmatvec=matvec if plan.is_symmetric else None, dtype=np.float64)
+
+    def __repr__(self):
+        return (f"MultigridPlan(size={self.size}, levels={self.levels}, order={self._order}, "
+                f"operator_complexity={self.operator_complexity:.3f})")
+
+
+def chebyshev_cg(A, b, smoother="cheb4", order=4, tol=1e-8, maxiter=None, *, x0=None, base="jacobi",
+                 lambda_max=None, lambda_safety=1.1, lambda_iterations=10, lmin_ratio=0.1, omega=0.0,
+                 subdomain=4, overlap=1):
+    """Preconditioned CG on an SPD matrix with a polynomial smoother of order ``order`` as the
+    preconditioner (no hierarchy): ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}, base
+    jacobi (or asm with index blocks of ``subdomain``); ras is rejected (not symmetric).
+
+    ``A``: square SPD scipy sparse matrix (converted to CSR float64); ``b``: shape (n,).
+    Returns ``(x, info)`` with ``info`` as in :meth:`MultigridPlan.solve` plus ``lambda_max``
+    (matvecs counts ``order`` per preconditioner application). Stops at
+    ``||b - A x|| <= tol ||b - A x0||`` or ``maxiter`` iterations (default ``max(1000, n)``).
+    Raises InvalidArgumentError on bad input, NumericalError when A is found indefinite.
+    """
+    indptr, indices, data, n = _csr_arrays(A)
+    b = _vector(b, n, "b")
+    x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
+    maxiter = max(1000, n) if maxiter is None else _int(maxiter, "maxiter", 0)
+    x, info = _core._chebyshev_cg(
+        indptr, indices, data, n, b, x0, _int(order, "order", 1), _real(tol, "tol"), maxiter,
+        **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
+                         subdomain, overlap),
+    )
+    return x, dict(info)

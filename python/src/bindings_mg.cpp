@@ -1,0 +1,361 @@
+// nanobind bindings of the krylov + multigrid modules, registered into elliptica._core by
+// init_multigrid() (called from bindings.cpp, after the exception translator is installed, so
+// elliptica::Error categories map to the same Python exception classes).
+//
+// Thin layer: python/elliptica/_multigrid.py converts scipy sparse matrices to CSR arrays
+// (indptr int64, indices int32 sorted per row, data float64) and checks shapes; here the arrays
+// are copied into a CsrMatrix (validated), the GIL is released while computing, and results are
+// handed back as NumPy arrays owning the C++ buffers.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
+#include "elliptica/multigrid/poisson.hpp"
+#include "elliptica/multigrid/smoother.hpp"
+#include "elliptica/multigrid/vcycle.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using elliptica::CsrMatrix;
+using elliptica::InvalidArgument;
+namespace mg = elliptica::multigrid;
+namespace kr = elliptica::krylov;
+
+using InVec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using InI64 = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using InI32 = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+template <class T>
+nb::object vec_to_numpy(std::vector<T>&& v) {
+  auto* owner = new std::vector<T>(std::move(v));
+  nb::capsule cap(owner, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  const std::size_t shape[1] = {owner->size()};
+  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(owner->data(), 1, shape, cap));
+}
+
+/// Copies CSR arrays into a validated CsrMatrix (rows x cols).
+CsrMatrix make_csr(const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, std::size_t cols) {
+  if (indptr.shape(0) != rows + 1)
+    throw InvalidArgument("CSR indptr has length " + std::to_string(indptr.shape(0)) + ", expected rows + 1 = " +
+                          std::to_string(rows + 1));
+  if (indices.shape(0) != data.shape(0))
+    throw InvalidArgument("CSR indices (" + std::to_string(indices.shape(0)) + ") and data (" +
+                          std::to_string(data.shape(0)) + ") differ in length");
+  CsrMatrix A;
+  A.rows = rows;
+  A.cols = cols;
+  A.row_ptr.assign(indptr.data(), indptr.data() + indptr.shape(0));
+  A.col.assign(indices.data(), indices.data() + indices.shape(0));
+  A.val.assign(data.data(), data.data() + data.shape(0));
+  for (double v : A.val)
+    if (!std::isfinite(v)) throw InvalidArgument("matrix contains NaN or Inf entries");
+  A.validate();
+  return A;
+}
+
+nb::tuple csr_to_tuple(CsrMatrix&& A) {
+  const std::size_t rows = A.rows, cols = A.cols;
+  nb::object indptr = vec_to_numpy(std::move(A.row_ptr));
+  nb::object indices = vec_to_numpy(std::move(A.col));
+  nb::object data = vec_to_numpy(std::move(A.val));
+  return nb::make_tuple(data, indices, indptr, rows, cols);
+}
+
+mg::GridShape make_shape(const std::vector<int>& shape) {
+  if (shape.empty()) return {};
+  if (shape.size() > 3)
+    throw InvalidArgument("shape must have 1, 2 or 3 entries (unknowns per axis), got " + std::to_string(shape.size()));
+  mg::GridShape g;
+  g.dim = static_cast<int>(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 1) throw InvalidArgument("shape entries must be >= 1, got " + std::to_string(shape[d]));
+    g.n[d] = shape[d];
+  }
+  return g;
+}
+
+nb::dict result_to_dict(kr::Result&& r, long matvecs) {
+  nb::dict d;
+  d["converged"] = r.converged;
+  d["iterations"] = r.iterations;
+  d["matvecs"] = matvecs;
+  d["operator_applications"] = r.operator_applications;
+  d["preconditioner_applications"] = r.preconditioner_applications;
+  d["final_relative_residual"] = r.final_relative_residual;
+  double rho = 0.0;
+  if (r.iterations > 0 && !r.residual_history.empty())
+    rho = std::pow(r.residual_history.back(), 1.0 / r.iterations);
+  d["rho"] = rho;
+  d["residual_history"] = vec_to_numpy(std::move(r.residual_history));
+  return d;
+}
+
+mg::BaseSmoother parse_base(const std::string& s) {
+  if (s == "jacobi") return mg::BaseSmoother::Jacobi;
+  if (s == "asm") return mg::BaseSmoother::ASM;
+  if (s == "ras") return mg::BaseSmoother::RAS;
+  throw InvalidArgument("base must be one of 'jacobi', 'asm', 'ras', got '" + s + "'");
+}
+
+mg::Polynomial parse_kind(const std::string& s) {
+  if (s == "simple") return mg::Polynomial::Simple;
+  if (s == "cheb1") return mg::Polynomial::Cheby1;
+  if (s == "cheb1opt") return mg::Polynomial::Cheby1Opt;
+  if (s == "cheb4") return mg::Polynomial::Cheby4;
+  if (s == "opt4") return mg::Polynomial::Cheby4Opt;
+  throw InvalidArgument("smoother must be one of 'simple', 'cheb1', 'cheb1opt', 'cheb4', 'opt4', got '" + s + "'");
+}
+
+mg::SmootherOptions make_smoother_options(const std::string& kind, const std::string& base, double lmin_ratio,
+                                          std::optional<double> lambda_max, double lambda_safety,
+                                          int lambda_iterations, double omega, int subdomain, int overlap) {
+  mg::SmootherOptions o;
+  o.kind = parse_kind(kind);
+  o.base = parse_base(base);
+  o.lmin_ratio = lmin_ratio;
+  o.lambda_max = lambda_max;
+  o.lambda_safety = lambda_safety;
+  o.lambda_iterations = lambda_iterations;
+  o.omega = omega;
+  o.subdomain = subdomain;
+  o.overlap = overlap;
+  return o;
+}
+
+void check_vec(const InVec& v, std::size_t n, const char* what) {
+  if (v.shape(0) != n)
+    throw InvalidArgument(std::string(what) + " has length " + std::to_string(v.shape(0)) +
+                          ", expected the matrix size " + std::to_string(n));
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v.data()[i])) throw InvalidArgument(std::string(what) + " contains NaN or Inf");
+}
+
+/// Hierarchy + V-cycle; the mutex serialises calls from several Python threads (the V-cycle's
+/// work vectors are shared and the GIL is released).
+struct PyMultigridPlan {
+  std::shared_ptr<const mg::Hierarchy> h;
+  std::unique_ptr<mg::VCycle> vc;
+  std::mutex mutex;
+
+  PyMultigridPlan(CsrMatrix A, const std::vector<int>& shape, int coarsening, int max_levels,
+                  const mg::VCycleOptions& opt) {
+    const mg::GridShape g = make_shape(shape);
+    if (g.dim == 0) throw InvalidArgument("shape (unknowns per axis) is required for geometric coarsening");
+    h = std::make_shared<const mg::Hierarchy>(std::move(A), g, coarsening, max_levels);
+    vc = std::make_unique<mg::VCycle>(h, opt);
+  }
+
+  std::size_t size() const { return vc->size(); }
+
+  nb::object cycle(const InVec& b, const InVec& x0) {
+    check_vec(b, size(), "b");
+    check_vec(x0, size(), "x");
+    std::vector<double> x(x0.data(), x0.data() + size());
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      vc->cycle(b.data(), x.data());
+    }
+    return vec_to_numpy(std::move(x));
+  }
+
+  nb::object apply(const InVec& r) {
+    check_vec(r, size(), "r");
+    std::vector<double> z(size());
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      vc->apply(r.data(), z.data());
+    }
+    return vec_to_numpy(std::move(z));
+  }
+
+  nb::tuple solve(const InVec& b, const InVec& x0, double tol, int maxiter, const std::string& krylov, int restart) {
+    check_vec(b, size(), "b");
+    check_vec(x0, size(), "x0");
+    if (krylov != "none" && krylov != "gmres" && krylov != "fgmres" && krylov != "pcg")
+      throw InvalidArgument("krylov must be one of 'none', 'gmres', 'fgmres', 'pcg', got '" + krylov + "'");
+    if (krylov == "pcg" && !vc->is_symmetric())
+      throw InvalidArgument(
+          "krylov='pcg' needs a symmetric V-cycle (pre == post order and base 'jacobi' or 'asm'); "
+          "use 'gmres' or 'fgmres'");
+    if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
+    if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
+    std::vector<double> x(x0.data(), x0.data() + size());
+    kr::Result r;
+    long matvecs = 0;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (krylov == "none") {
+        r = vc->solve(b.data(), x.data(), tol, maxiter);
+        matvecs = r.operator_applications;
+      } else {
+        kr::Options o;
+        o.rtol = tol;
+        o.max_iterations = maxiter;
+        o.restart = restart;
+        elliptica::CsrOperator A(h->level(0).A);
+        if (krylov == "gmres")
+          r = kr::gmres<double>(A, b.data(), x.data(), vc.get(), o);
+        else if (krylov == "fgmres")
+          r = kr::fgmres<double>(A, b.data(), x.data(), vc.get(), o);
+        else
+          r = kr::cg<double>(A, b.data(), x.data(), vc.get(), o);
+        matvecs = r.operator_applications + r.preconditioner_applications * vc->matvecs_per_cycle();
+      }
+    }
+    nb::object xo = vec_to_numpy(std::move(x));
+    return nb::make_tuple(xo, result_to_dict(std::move(r), matvecs));
+  }
+
+  std::vector<double> lambda_max() const {
+    std::vector<double> l;
+    for (std::size_t j = 0; j + 1 < h->num_levels(); ++j) l.push_back(vc->smoother(j).lambda_max());
+    return l;
+  }
+
+  std::vector<std::vector<int>> level_shapes() const {
+    std::vector<std::vector<int>> s;
+    for (std::size_t j = 0; j < h->num_levels(); ++j) {
+      const auto& g = h->level(j).shape;
+      s.emplace_back(g.n.begin(), g.n.begin() + g.dim);
+    }
+    return s;
+  }
+
+  std::vector<std::size_t> level_nnz() const {
+    std::vector<std::size_t> s;
+    for (std::size_t j = 0; j < h->num_levels(); ++j) s.push_back(h->level(j).A.nnz());
+    return s;
+  }
+};
+
+}  // namespace
+
+void init_multigrid(nb::module_& m) {
+  m.def(
+      "_poisson_fd",
+      [](int dim, int intervals, std::array<double, 3> lengths) {
+        CsrMatrix A;
+        {
+          nb::gil_scoped_release release;
+          A = mg::poisson_fd(mg::grid_shape(dim, intervals), lengths);
+        }
+        return csr_to_tuple(std::move(A));
+      },
+      "dim"_a, "intervals"_a, "lengths"_a,
+      "(data, indices, indptr, rows, cols) of the FD -Laplacian with Dirichlet boundary.");
+
+  m.def(
+      "_seed_problem_2d",
+      [](int n, double lx, double ly) {
+        mg::TestProblem p;
+        {
+          nb::gil_scoped_release release;
+          p = mg::seed_problem_2d(n, lx, ly);
+        }
+        nb::tuple A = csr_to_tuple(std::move(p.A));
+        nb::object u = vec_to_numpy(std::move(p.u));
+        nb::object b = vec_to_numpy(std::move(p.b));
+        return nb::make_tuple(A, u, b);
+      },
+      "n"_a, "lx"_a, "ly"_a, "((data, indices, indptr, rows, cols), u, b) of the seed's 2D test.");
+
+  m.def(
+      "_opt4_betas", [](int k) { return vec_to_numpy(mg::opt4_betas(k)); }, "k"_a,
+      "Optimised 4th-kind Chebyshev weights beta_1..beta_k.");
+
+  m.def(
+      "_chebyshev_cg",
+      [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const InVec& b,
+         const InVec& x0, int order, double tol, int maxiter, const std::string& kind, const std::string& base,
+         double lmin_ratio, std::optional<double> lambda_max, double lambda_safety, int lambda_iterations,
+         double omega, int subdomain, int overlap) {
+        if (order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(order));
+        if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
+        if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
+        const auto so = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
+                                              omega, subdomain, overlap);
+        CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
+        check_vec(b, rows, "b");
+        check_vec(x0, rows, "x0");
+        std::vector<double> x(x0.data(), x0.data() + rows);
+        kr::Result r;
+        long matvecs = 0;
+        double lmax = 0.0;
+        {
+          nb::gil_scoped_release release;
+          mg::Smoother s(A, so);
+          mg::SmootherPreconditioner M(s, order);
+          if (!M.is_symmetric())
+            throw InvalidArgument("this smoother is not symmetric (base 'ras'?): it cannot precondition CG");
+          lmax = s.lambda_max();
+          kr::Options o;
+          o.rtol = tol;
+          o.max_iterations = maxiter;
+          elliptica::CsrOperator op(A);
+          r = kr::cg<double>(op, b.data(), x.data(), &M, o);
+          matvecs = r.operator_applications + r.preconditioner_applications * order;
+        }
+        nb::object xo = vec_to_numpy(std::move(x));
+        nb::dict d = result_to_dict(std::move(r), matvecs);
+        d["lambda_max"] = lmax;
+        return nb::make_tuple(xo, d);
+      },
+      "indptr"_a, "indices"_a, "data"_a, "rows"_a, "b"_a, "x0"_a, "order"_a, "tol"_a, "maxiter"_a, "kind"_a,
+      "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a,
+      "subdomain"_a, "overlap"_a);
+
+  nb::class_<PyMultigridPlan>(m, "_MultigridPlan")
+      .def(
+          "__init__",
+          [](PyMultigridPlan* self, const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows,
+             const std::vector<int>& shape, int coarsening, int max_levels, int pre, int post,
+             const std::string& kind, const std::string& base, double lmin_ratio, std::optional<double> lambda_max,
+             double lambda_safety, int lambda_iterations, double omega, int subdomain, int overlap) {
+            mg::VCycleOptions o;
+            o.pre = pre;
+            o.post = post;
+            o.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
+                                               omega, subdomain, overlap);
+            CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
+            nb::gil_scoped_release release;
+            new (self) PyMultigridPlan(std::move(A), shape, coarsening, max_levels, o);
+          },
+          "indptr"_a, "indices"_a, "data"_a, "rows"_a, "shape"_a, "coarsening"_a, "max_levels"_a, "pre"_a,
+          "post"_a, "kind"_a, "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a,
+          "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a)
+      .def("cycle", &PyMultigridPlan::cycle, "b"_a, "x"_a)
+      .def("apply", &PyMultigridPlan::apply, "r"_a)
+      .def("solve", &PyMultigridPlan::solve, "b"_a, "x0"_a, "tol"_a, "maxiter"_a, "krylov"_a, "restart"_a)
+      .def_prop_ro("size", &PyMultigridPlan::size)
+      .def_prop_ro("levels", [](const PyMultigridPlan& p) { return p.h->num_levels(); })
+      .def_prop_ro("operator_complexity", [](const PyMultigridPlan& p) { return p.h->operator_complexity(); })
+      .def_prop_ro("grid_complexity", [](const PyMultigridPlan& p) { return p.h->grid_complexity(); })
+      .def_prop_ro("lambda_max", &PyMultigridPlan::lambda_max)
+      .def_prop_ro("level_shapes", &PyMultigridPlan::level_shapes)
+      .def_prop_ro("level_nnz", &PyMultigridPlan::level_nnz)
+      .def_prop_ro("is_symmetric", [](const PyMultigridPlan& p) { return p.vc->is_symmetric(); })
+      .def_prop_ro("matvecs_per_cycle", [](const PyMultigridPlan& p) { return p.vc->matvecs_per_cycle(); });
+}
