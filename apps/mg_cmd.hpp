@@ -1,0 +1,67 @@
+#pragma once
+/// @file mg_cmd.hpp
+/// The `elliptica mg` subcommand (issue 3, seed 003):
+///   `mg solve`  geometric multigrid (polynomial smoothers, (m,n) V-cycle) on the finite-difference
+///               Poisson test problems, as a stationary solver or as a GMRES(20)/FGMRES(20)/PCG
+///               preconditioner; or Chebyshev-Jacobi preconditioned CG on a user's SPD .mtx matrix;
+///   `mg study`  the seed's section-3 study (every smoother kind, every split m + n = 2k), CSV + table
+///               of best configurations + checks of the seed's qualitative findings + PNG plots.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace elliptica::cli {
+
+/// Raw command-line values of `elliptica mg solve`; interpreted and validated by run_mg_solve.
+struct MgSolveArgs {
+  std::string problem = "poisson2d";
+  int n = 64;
+  double lx = 1, ly = 1, lz = 1;
+  std::string smoother = "opt4";
+  std::string base = "jacobi";
+  std::string order;     ///< "M,N" (problems; default 4,0) or "K" (--matrix; default 4)
+  int coarsening = 2;
+  std::string krylov;    ///< none|gmres20|fgmres20|pcg; default gmres20 (problems), pcg (--matrix)
+  double tol = 1e-6;
+  int max_iter = 500;
+  int threads = 0;
+  int subdomain = 4, overlap = 1;
+  std::string matrix, rhs, out;
+  bool quiet = false;
+  CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
+              *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr;
+};
+
+/// Raw command-line values of `elliptica mg study`.
+struct MgStudyArgs {
+  int n = 128;
+  std::string lx = "1,8,64,128";
+  std::string coarsening = "2,8";
+  std::string smoothers = "simple,cheb1,cheb1opt,cheb4,opt4";
+  int kmax = 10;
+  int solver_max_iter = 200;
+  int gmres_max_iter = 1000;
+  std::string out = "mg_study";
+  bool quick = false;
+  bool no_plots = false;
+  std::string plot_script;
+  int threads = 0;
+  CLI::Option *o_n = nullptr, *o_lx = nullptr, *o_kmax = nullptr;
+};
+
+struct MgArgs {
+  MgSolveArgs solve;
+  MgStudyArgs study;
+  CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr;
+};
+
+/// Registers `mg` with its subcommands `solve` and `study` on `app`; `args` must outlive parsing.
+CLI::App* add_mg_command(CLI::App& app, MgArgs& args);
+
+/// Runs whichever `mg` subcommand was parsed. Returns the exit code (0 success); throws
+/// elliptica::Error on bad input (InvalidArgument, exit 2), file problems (IOError, exit 3),
+/// numerical failure (exit 4) or no convergence (NotConverged, exit 5). Output files are written
+/// atomically and only on success.
+int run_mg(const MgArgs& args);
+
+}  // namespace elliptica::cli
