@@ -27,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cli_util.hpp"
 #include "elliptica/core/array.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
@@ -46,43 +47,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace mg = elliptica::multigrid;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream is(s);
-  while (std::getline(is, cur, sep)) out.push_back(trim(cur));
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
-
-double to_double(const std::string& tok, const std::string& what) {
-  double v = 0;
-  std::string t = tok;
-  if (t.size() > 1 && t[0] == '+') t.erase(0, 1);
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || ec != std::errc() || p != t.data() + t.size())
-    throw InvalidArgument(what + ": '" + tok + "' is not a number");
-  return v;
-}
-
-int to_int(const std::string& tok, const std::string& what) {
-  int v = 0;
-  auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-  if (tok.empty() || ec != std::errc() || p != tok.data() + tok.size())
-    throw InvalidArgument(what + ": '" + tok + "' is not an integer");
-  return v;
-}
 
 std::string fmt(const char* f, double v) {
   char buf[64];
