@@ -56,19 +56,19 @@ std::string fmt(const char* f, double v) {
 std::string fmt_g(double v) { return fmt("%.6g", v); }
 
 mg::Polynomial parse_kind(const std::string& s) {
-  if (s == "simple") return mg::Polynomial::Simple;
-  if (s == "cheb1") return mg::Polynomial::Cheby1;
-  if (s == "cheb1opt") return mg::Polynomial::Cheby1Opt;
-  if (s == "cheb4") return mg::Polynomial::Cheby4;
-  if (s == "opt4") return mg::Polynomial::Cheby4Opt;
-  throw InvalidArgument("--smoother: unknown kind '" + s + "' (expected simple, cheb1, cheb1opt, cheb4 or opt4)");
+  try {
+    return mg::polynomial_from_string(s);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("--smoother: ") + e.what());
+  }
 }
 
 mg::BaseSmoother parse_base(const std::string& s) {
-  if (s == "jacobi") return mg::BaseSmoother::Jacobi;
-  if (s == "asm") return mg::BaseSmoother::ASM;
-  if (s == "ras") return mg::BaseSmoother::RAS;
-  throw InvalidArgument("--base: unknown base smoother '" + s + "' (expected jacobi, asm or ras)");
+  try {
+    return mg::base_from_string(s);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("--base: ") + e.what());
+  }
 }
 
 void set_threads(int t) {

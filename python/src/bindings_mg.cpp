@@ -110,28 +110,12 @@ nb::dict result_to_dict(kr::Result&& r, long matvecs) {
   return d;
 }
 
-mg::BaseSmoother parse_base(const std::string& s) {
-  if (s == "jacobi") return mg::BaseSmoother::Jacobi;
-  if (s == "asm") return mg::BaseSmoother::ASM;
-  if (s == "ras") return mg::BaseSmoother::RAS;
-  throw InvalidArgument("base must be one of 'jacobi', 'asm', 'ras', got '" + s + "'");
-}
-
-mg::Polynomial parse_kind(const std::string& s) {
-  if (s == "simple") return mg::Polynomial::Simple;
-  if (s == "cheb1") return mg::Polynomial::Cheby1;
-  if (s == "cheb1opt") return mg::Polynomial::Cheby1Opt;
-  if (s == "cheb4") return mg::Polynomial::Cheby4;
-  if (s == "opt4") return mg::Polynomial::Cheby4Opt;
-  throw InvalidArgument("smoother must be one of 'simple', 'cheb1', 'cheb1opt', 'cheb4', 'opt4', got '" + s + "'");
-}
-
 mg::SmootherOptions make_smoother_options(const std::string& kind, const std::string& base, double lmin_ratio,
                                           std::optional<double> lambda_max, double lambda_safety,
                                           int lambda_iterations, double omega, int subdomain, int overlap) {
   mg::SmootherOptions o;
-  o.kind = parse_kind(kind);
-  o.base = parse_base(base);
+  o.kind = mg::polynomial_from_string(kind);
+  o.base = mg::base_from_string(base);
   o.lmin_ratio = lmin_ratio;
   o.lambda_max = lambda_max;
   o.lambda_safety = lambda_safety;

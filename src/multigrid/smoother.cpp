@@ -709,4 +709,20 @@ void SmootherPreconditioner::apply(const double* r, double* z) const {
 
 bool SmootherPreconditioner::is_symmetric() const { return s_.options().base != BaseSmoother::RAS; }
 
+Polynomial polynomial_from_string(const std::string& s) {
+  if (s == "simple") return Polynomial::Simple;
+  if (s == "cheb1") return Polynomial::Cheby1;
+  if (s == "cheb1opt") return Polynomial::Cheby1Opt;
+  if (s == "cheb4") return Polynomial::Cheby4;
+  if (s == "opt4") return Polynomial::Cheby4Opt;
+  throw InvalidArgument("unknown smoother polynomial '" + s + "' (expected simple, cheb1, cheb1opt, cheb4 or opt4)");
+}
+
+BaseSmoother base_from_string(const std::string& s) {
+  if (s == "jacobi") return BaseSmoother::Jacobi;
+  if (s == "asm") return BaseSmoother::ASM;
+  if (s == "ras") return BaseSmoother::RAS;
+  throw InvalidArgument("unknown base smoother '" + s + "' (expected jacobi, asm or ras)");
+}
+
 }  // namespace elliptica::multigrid

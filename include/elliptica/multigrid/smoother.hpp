@@ -9,6 +9,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "elliptica/core/sparse.hpp"
@@ -69,6 +70,12 @@ class Smoother {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Parses "simple", "cheb1", "cheb1opt", "cheb4", "opt4"; throws InvalidArgument naming the
+/// unknown smoother polynomial otherwise.
+Polynomial polynomial_from_string(const std::string& s);
+/// Parses "jacobi", "asm", "ras"; throws InvalidArgument naming the unknown base smoother otherwise.
+BaseSmoother base_from_string(const std::string& s);
 
 /// Optimised 4th-kind Chebyshev weights beta_1..beta_k (Lottes 2023): from a table for k <= 16,
 /// computed beyond.
