@@ -183,9 +183,9 @@ int run_solve_problem(const MgSolveArgs& a) {
                           std::to_string(vo.pre) + "," + std::to_string(vo.post) + " --base " + a.base +
                           " (use gmres20 or fgmres20 for one-sided or RAS cycles)");
 
-  const auto t0 = Clock::now();
   mg::TestProblem tp = three ? problem_3d(a.n, a.lx, a.ly, a.lz) : mg::seed_problem_2d(a.n, a.lx, a.ly);
   if (!a.quiet) std::fprintf(stderr, "building hierarchy and smoothers...\n");
+  const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
   auto h = std::make_shared<const mg::Hierarchy>(tp.A, tp.shape, a.coarsening);
   mg::VCycle vc(h, vo);
   if (!vc.is_symmetric() && kry == "pcg")
@@ -546,15 +546,15 @@ int run_study(const MgStudyArgs& a) {
   // ---- CSV --------------------------------------------------------------------------------
   {
     std::ostringstream cs;
-    cs << "lx,coarsening,mode,smoother,m,n,k,iterations,matvecs,rho,final_rel_residual,converged,levels,op_complexity\n";
+    cs << "lx,coarsening,mode,smoother,m,n,k,iterations,matvecs,rho,final_rel_residual,converged,levels,op_complexity,grid_n\n";
     for (const auto& r : runs) {
       const CaseInfo* ci = nullptr;
       for (const auto& c : cases)
         if (c.lx == r.lx && c.c == r.c) ci = &c;
       char buf[320];
-      std::snprintf(buf, sizeof buf, "%g,%d,%s,%s,%d,%d,%d,%d,%ld,%.10g,%.10g,%d,%zu,%.6f\n", r.lx, r.c, r.mode.c_str(),
+      std::snprintf(buf, sizeof buf, "%g,%d,%s,%s,%d,%d,%d,%d,%ld,%.10g,%.10g,%d,%zu,%.6f,%d\n", r.lx, r.c, r.mode.c_str(),
                     r.kind.c_str(), r.m, r.n, r.k, r.iterations, r.matvecs, r.rho, r.final_rel, r.converged ? 1 : 0,
-                    ci->levels, ci->opc);
+                    ci->levels, ci->opc, n);
       cs << buf;
     }
     io::write_text_atomic((fs::path(a.out) / "study.csv").string(), cs.str());

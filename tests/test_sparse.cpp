@@ -257,3 +257,31 @@ TEST_F(MtxFiles, MalformedFilesGiveClearErrors) {
   expect_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", 5, "truncated");
   EXPECT_THROW(elliptica::io::read_matrix_market((dir_ / "missing.mtx").string()), elliptica::IOError);
 }
+
+TEST(Sparse, TripleProductResidualAndMultiplyAddMatchDense) {
+  std::mt19937 g(11);
+  Dense DR, DA, DP;
+  // Sizes above the OpenMP threshold of triple_product (2000 rows) and below it.
+  for (std::size_t m : {7u, 2100u}) {
+    CsrMatrix R = random_csr(m, 31, 0.2, g, DR);
+    CsrMatrix A = random_csr(31, 17, 0.3, g, DA);
+    CsrMatrix P = random_csr(17, 5, 0.4, g, DP);
+    CsrMatrix C = elliptica::triple_product(R, A, P);
+    EXPECT_NO_THROW(C.validate());
+    expect_dense_near(to_dense(C), dense_mul(DR, dense_mul(DA, DP)), 1e-12);
+    EXPECT_THROW(elliptica::triple_product(A, R, P), elliptica::InvalidArgument);
+  }
+  CsrMatrix A = random_csr(40, 40, 0.2, g, DA);
+  std::vector<double> x(40), b(40), r(40), y(40), y0(40);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto* v : {&x, &b, &y}) for (auto& e : *v) e = u(g);
+  y0 = y;
+  A.residual(b.data(), x.data(), r.data());
+  A.multiply_add(x.data(), y.data(), -2.5);
+  for (std::size_t i = 0; i < 40; ++i) {
+    double s = 0;
+    for (std::size_t j = 0; j < 40; ++j) s += DA[i][j] * x[j];
+    EXPECT_NEAR(r[i], b[i] - s, 1e-13);
+    EXPECT_NEAR(y[i], y0[i] - 2.5 * s, 1e-13);
+  }
+}

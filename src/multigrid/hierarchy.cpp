@@ -182,7 +182,7 @@ Hierarchy::Hierarchy(CsrMatrix A, const GridShape& shape, int coarsening, int ma
     f.R = f.P.transpose();
     Level next;
     next.shape = coarse_shape(f.shape, c_);
-    next.A = multiply(f.R, multiply(f.A, f.P));
+    next.A = triple_product(f.R, f.A, f.P);
     levels_.push_back(std::move(next));
   }
   coarse_ = std::make_unique<Coarse>(levels_.back().A);

@@ -317,6 +317,7 @@ struct Smoother::Impl {
   double lmax = 0.0;
   double cheby1_lmin = 0.0;  // Cheby1 (fixed ratio) lower bound
   mutable std::vector<double> res, d, z, t;
+  mutable std::vector<double> coef_a, coef_c, coef_beta;  // recurrence coefficients of the last smooth()
   std::size_t maxm = 0;                                 // largest subdomain
   // Subdomains grouped so that the extended boxes within a group are disjoint (box-index parity
   // per axis, valid when subdomain > 2 overlap); ASM adds each group in parallel. One group
@@ -614,32 +615,34 @@ double Smoother::lambda_max() const { return impl_->lmax; }
 const SmootherOptions& Smoother::options() const { return impl_->opt; }
 std::size_t Smoother::size() const { return impl_->n; }
 
-void Smoother::smooth(const double* b, double* x, int k) const {
+void Smoother::smooth(const double* b, double* x, int k) const { smooth(b, x, k, false); }
+
+void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
   if (k < 1) throw InvalidArgument("Smoother::smooth: order k must be >= 1, got " + std::to_string(k));
   check_vec("b", b);
   check_vec("x", x);
   const Impl& I = *impl_;
-  const auto n = static_cast<std::int64_t>(I.n);
-  double* res = I.res.data();
-  double* d = I.d.data();
-  double* z = I.z.data();
-  double* t = I.t.data();
   const double lmax = I.lmax;
-  auto residual = [&]() {
-    I.A->multiply(x, t);
-#pragma omp parallel for schedule(static) if (n > 20000)
-    for (std::int64_t i = 0; i < n; ++i) res[i] = b[i] - t[i];
-  };
+  // Every kind is the same three-term recurrence (seed 003, algorithms 1 and 2):
+  //   r_0 = b - A x_0,  d_0 = c0 S r_0,
+  //   for i = 1..k-1:  x += beta_i d_{i-1},  r_i = r_{i-1} - A d_{i-1},  d_i = a_i d_{i-1} + c_i S r_i,
+  //   x += beta_k d_{k-1}.
+  // Simple: c0 = c_i = omega, a_i = 0, beta = 1. 1st kind (Adams et al. 2003): c0 = 1/theta,
+  // a_i = rho_i rho_{i-1}, c_i = 2 rho_i/delta. 4th kind (Lottes): c0 = 4/(3 lmax),
+  // a_i = (2i-1)/(2i+3), c_i = (8i+4)/((2i+3) lmax); optimised 4th kind: beta_i from opt4_betas.
+  double c0 = 0.0;
+  auto& a = I.coef_a;
+  auto& c = I.coef_c;
+  auto& beta = I.coef_beta;
+  a.assign(static_cast<std::size_t>(k), 0.0);
+  c.assign(static_cast<std::size_t>(k), 0.0);
+  beta.assign(static_cast<std::size_t>(k) + 1, 1.0);
   switch (I.opt.kind) {
     case Polynomial::Simple: {
       const double w = I.opt.omega > 0.0 ? I.opt.omega : 1.0 / lmax;
-      for (int it = 0; it < k; ++it) {
-        residual();
-        I.apply_S(res, z);
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) x[i] += w * z[i];
-      }
-      return;
+      c0 = w;
+      for (int i = 1; i < k; ++i) c[static_cast<std::size_t>(i)] = w;
+      break;
     }
     case Polynomial::Cheby1:
     case Polynomial::Cheby1Opt: {
@@ -647,64 +650,123 @@ void Smoother::smooth(const double* b, double* x, int k) const {
       const double lmin = ratio * lmax;
       const double theta = 0.5 * (lmax + lmin), delta = 0.5 * (lmax - lmin), sigma = theta / delta;
       double rho = 1.0 / sigma;
-      residual();
-      I.apply_S(res, z);
-#pragma omp parallel for schedule(static) if (n > 20000)
-      for (std::int64_t i = 0; i < n; ++i) d[i] = z[i] / theta;
-      for (int it = 1; it < k; ++it) {
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) x[i] += d[i];
-        I.A->multiply(d, t);
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) res[i] -= t[i];
-        I.apply_S(res, z);
+      c0 = 1.0 / theta;
+      for (int i = 1; i < k; ++i) {
         const double rho_new = 1.0 / (2.0 * sigma - rho);
-        const double c1 = rho_new * rho, c2 = 2.0 * rho_new / delta;
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) d[i] = c1 * d[i] + c2 * z[i];
+        a[static_cast<std::size_t>(i)] = rho_new * rho;
+        c[static_cast<std::size_t>(i)] = 2.0 * rho_new / delta;
         rho = rho_new;
       }
-#pragma omp parallel for schedule(static) if (n > 20000)
-      for (std::int64_t i = 0; i < n; ++i) x[i] += d[i];
-      return;
+      break;
     }
     case Polynomial::Cheby4:
     case Polynomial::Cheby4Opt: {
-      const bool opt4 = I.opt.kind == Polynomial::Cheby4Opt;
-      if (opt4 && I.beta_k != k) {
-        I.beta = opt4_betas(k);
-        I.beta_k = k;
+      c0 = 4.0 / (3.0 * lmax);
+      for (int i = 1; i < k; ++i) {
+        a[static_cast<std::size_t>(i)] = (2.0 * i - 1.0) / (2.0 * i + 3.0);
+        c[static_cast<std::size_t>(i)] = (8.0 * i + 4.0) / ((2.0 * i + 3.0) * lmax);
       }
-      auto B = [&](int i) { return opt4 ? I.beta[static_cast<std::size_t>(i) - 1] : 1.0; };
-      residual();
-      I.apply_S(res, z);
-      const double c0 = 4.0 / (3.0 * lmax);
-#pragma omp parallel for schedule(static) if (n > 20000)
-      for (std::int64_t i = 0; i < n; ++i) d[i] = c0 * z[i];
-      for (int it = 1; it < k; ++it) {
-        const double bi = B(it);
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) x[i] += bi * d[i];
-        I.A->multiply(d, t);
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) res[i] -= t[i];
-        I.apply_S(res, z);
-        const double c1 = (2.0 * it - 1.0) / (2.0 * it + 3.0), c2 = (8.0 * it + 4.0) / ((2.0 * it + 3.0) * lmax);
-#pragma omp parallel for schedule(static) if (n > 20000)
-        for (std::int64_t i = 0; i < n; ++i) d[i] = c1 * d[i] + c2 * z[i];
+      if (I.opt.kind == Polynomial::Cheby4Opt) {
+        if (I.beta_k != k) {
+          I.beta = opt4_betas(k);
+          I.beta_k = k;
+        }
+        for (int i = 1; i <= k; ++i) beta[static_cast<std::size_t>(i)] = I.beta[static_cast<std::size_t>(i) - 1];
       }
-      const double bk = B(k);
-#pragma omp parallel for schedule(static) if (n > 20000)
-      for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
-      return;
+      break;
     }
+    default:
+      throw InvalidArgument("Smoother::smooth: unknown polynomial kind");
   }
-  throw InvalidArgument("Smoother::smooth: unknown polynomial kind");
+  const auto n = static_cast<std::int64_t>(I.n);
+  double* res = I.res.data();
+  double* d = I.d.data();
+  double* d2 = I.z.data();
+  const bool par = n > 20000;
+  if (I.opt.base == BaseSmoother::Jacobi) {
+    // Fused kernels: one sweep over the matrix and the vectors per step (the matvec, the residual
+    // update, the Jacobi scaling, the direction update and the x update), so a step moves
+    // 12 nnz + 8 (row pointer) + 7 x 8 (x r/w, r r/w, d, d', D^-1) bytes per row.
+    const std::int64_t* rp = I.A->row_ptr.data();
+    const std::int32_t* ci = I.A->col.data();
+    const double* v = I.A->val.data();
+    const double* dinv = I.invdiag.data();
+    if (x_is_zero) {
+#pragma omp parallel for schedule(static) if (par)
+      for (std::int64_t i = 0; i < n; ++i) {
+        res[i] = b[i];
+        d[i] = c0 * dinv[i] * b[i];
+      }
+    } else {
+#pragma omp parallel for schedule(static) if (par)
+      for (std::int64_t i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * x[ci[p]];
+        const double r = b[i] - s;
+        res[i] = r;
+        d[i] = c0 * dinv[i] * r;
+      }
+    }
+    for (int it = 1; it < k; ++it) {
+      const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
+                   cc = c[static_cast<std::size_t>(it)];
+      const bool first_write = x_is_zero && it == 1;
+#pragma omp parallel for schedule(static) if (par)
+      for (std::int64_t i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * d[ci[p]];
+        const double r = res[i] - s;
+        res[i] = r;
+        const double di = d[i];
+        x[i] = (first_write ? 0.0 : x[i]) + bi * di;
+        d2[i] = ai * di + cc * dinv[i] * r;
+      }
+      std::swap(d, d2);
+    }
+    const double bk = beta[static_cast<std::size_t>(k)];
+    if (x_is_zero && k == 1) {
+#pragma omp parallel for schedule(static) if (par)
+      for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
+    } else {
+#pragma omp parallel for schedule(static) if (par)
+      for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
+    }
+    return;
+  }
+  // ASM / RAS: the same recurrence with S applied by local solves.
+  double* z = d2;
+  double* t = I.t.data();
+  if (x_is_zero) {
+    std::copy(b, b + n, res);
+    std::fill(x, x + n, 0.0);
+  } else {
+    I.A->multiply(x, t);
+#pragma omp parallel for schedule(static) if (par)
+    for (std::int64_t i = 0; i < n; ++i) res[i] = b[i] - t[i];
+  }
+  I.apply_S(res, z);
+#pragma omp parallel for schedule(static) if (par)
+  for (std::int64_t i = 0; i < n; ++i) d[i] = c0 * z[i];
+  for (int it = 1; it < k; ++it) {
+    const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
+                 cc = c[static_cast<std::size_t>(it)];
+    I.A->multiply(d, t);
+#pragma omp parallel for schedule(static) if (par)
+    for (std::int64_t i = 0; i < n; ++i) {
+      x[i] += bi * d[i];
+      res[i] -= t[i];
+    }
+    I.apply_S(res, z);
+#pragma omp parallel for schedule(static) if (par)
+    for (std::int64_t i = 0; i < n; ++i) d[i] = ai * d[i] + cc * z[i];
+  }
+  const double bk = beta[static_cast<std::size_t>(k)];
+#pragma omp parallel for schedule(static) if (par)
+  for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
 }
 
 void SmootherPreconditioner::apply(const double* r, double* z) const {
-  std::fill(z, z + s_.size(), 0.0);
-  s_.smooth(r, z, k_);
+  s_.smooth(r, z, k_, true);
 }
 
 bool SmootherPreconditioner::is_symmetric() const { return s_.options().base != BaseSmoother::RAS; }

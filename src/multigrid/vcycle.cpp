@@ -50,36 +50,44 @@ bool VCycle::is_symmetric() const {
   return opt_.pre == opt_.post && opt_.smoother.base != BaseSmoother::RAS;
 }
 
-void VCycle::cycle_level(std::size_t j, const double* b, double* x) const {
+void VCycle::cycle_level(std::size_t j, const double* b, double* x, bool x_is_zero) const {
   const Level& lv = h_->level(j);
   if (j + 1 == h_->num_levels()) {
     h_->coarse_solve(b, x);
     return;
   }
   const std::size_t n = lv.A.rows;
-  if (opt_.pre > 0) smoothers_[j].smooth(b, x, opt_.pre);
   std::vector<double>& r = r_[j];
-  lv.A.multiply(x, r.data());
-  for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  if (opt_.pre > 0) {
+    smoothers_[j].smooth(b, x, opt_.pre, x_is_zero);
+    lv.A.residual(b, x, r.data());
+  } else if (x_is_zero) {
+    std::copy(b, b + n, r.begin());
+  } else {
+    lv.A.residual(b, x, r.data());
+  }
   std::vector<double>& bc = bc_[j + 1];
   std::vector<double>& xc = xc_[j + 1];
   lv.R.multiply(r.data(), bc.data());
-  std::fill(xc.begin(), xc.end(), 0.0);
-  cycle_level(j + 1, bc.data(), xc.data());
-  lv.P.multiply(xc.data(), r.data());  // r reused as the correction
-  for (std::size_t i = 0; i < n; ++i) x[i] += r[i];
+  // The coarse problem starts from zero (its smoother skips the initial residual).
+  if (opt_.pre == 0) std::fill(xc.begin(), xc.end(), 0.0);
+  cycle_level(j + 1, bc.data(), xc.data(), true);
+  if (x_is_zero && opt_.pre == 0) {
+    lv.P.multiply(xc.data(), x);
+  } else {
+    lv.P.multiply_add(xc.data(), x);
+  }
   if (opt_.post > 0) smoothers_[j].smooth(b, x, opt_.post);
 }
 
 void VCycle::cycle(const double* b, double* x) const {
   if (!b || !x) throw InvalidArgument("VCycle::cycle: null vector");
-  cycle_level(0, b, x);
+  cycle_level(0, b, x, false);
 }
 
 void VCycle::apply(const double* r, double* z) const {
   if (!r || !z) throw InvalidArgument("VCycle::apply: null vector");
-  std::fill(z, z + size(), 0.0);
-  cycle_level(0, r, z);
+  cycle_level(0, r, z, true);
 }
 
 krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_iter) const {
@@ -105,7 +113,7 @@ krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_it
   }
   double rel = 1.0;
   for (int it = 0; it < max_iter; ++it) {
-    cycle_level(0, b, x);
+    cycle_level(0, b, x, false);
     rel = residual() / r0;
     ++res.iterations;
     ++res.preconditioner_applications;

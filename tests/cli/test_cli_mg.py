@@ -228,7 +228,7 @@ def test_matrix_rejects_problem_options(cli, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 COLUMNS = ["lx", "coarsening", "mode", "smoother", "m", "n", "k", "iterations", "matvecs", "rho",
-           "final_rel_residual", "converged", "levels", "op_complexity"]
+           "final_rel_residual", "converged", "levels", "op_complexity", "grid_n"]
 
 
 @pytest.fixture(scope="module")
@@ -269,7 +269,8 @@ def test_study_quick_pngs(quick_study):
     r, out = quick_study
     assert r.returncode == 0, r.stderr
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert len(pngs) == 8, pngs  # (Lx, coarsening, mode)
+    assert len(pngs) == 10, pngs  # (Lx, coarsening, mode) + predicted_regions_{solver,gmres}
+    assert (out / "C_constants.csv").is_file()
     for p in out.glob("*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list(out.glob("*.tmp*"))

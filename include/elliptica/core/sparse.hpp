@@ -21,6 +21,10 @@ struct CsrMatrix {
   std::size_t nnz() const { return val.size(); }
   /// y = A x (OpenMP over rows).
   void multiply(const double* x, double* y) const;
+  /// r = b - A x in one sweep (x, b: cols/rows; r must not alias x).
+  void residual(const double* b, const double* x, double* r) const;
+  /// y += alpha A x (y must not alias x).
+  void multiply_add(const double* x, double* y, double alpha = 1.0) const;
   /// Diagonal entries (0 where absent).
   std::vector<double> diagonal() const;
   CsrMatrix transpose() const;
@@ -36,6 +40,10 @@ struct CsrMatrix {
 CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B);
 /// Galerkin triple product P^T A P.
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
+/// C = R * A * P row by row without storing A * P (Gustavson accumulation per row of R; rows in
+/// parallel). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
+/// when the inner dimensions differ.
+CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P);
 
 /// A CsrMatrix as a krylov::LinearOperator (holds a reference; the matrix must outlive it).
 class CsrOperator : public krylov::LinearOperator<double> {

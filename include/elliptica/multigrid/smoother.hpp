@@ -62,6 +62,10 @@ class Smoother {
 
   /// k applications of the polynomial smoother to A x = b, improving x in place (k >= 1).
   void smooth(const double* b, double* x, int k) const;
+  /// The same; x_is_zero = true promises x == 0 on entry (its contents are then ignored and
+  /// overwritten), which saves the initial residual matvec (r_0 = b), as on the coarse levels of a
+  /// V-cycle and in preconditioner applications.
+  void smooth(const double* b, double* x, int k, bool x_is_zero) const;
   double lambda_max() const;            ///< the (safety-scaled) bound used
   const SmootherOptions& options() const;
   std::size_t size() const;

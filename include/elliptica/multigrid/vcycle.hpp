@@ -51,14 +51,16 @@ class VCycle : public krylov::Preconditioner<double> {
   /// pointers, NumericalError when the iteration produces NaN/Inf.
   krylov::Result solve(const double* b, double* x, double rtol, int max_iter) const;
 
-  /// Fine-grid matvecs per cycle: m + n + 1.
+  /// Fine-grid matvecs per cycle by the seed's cost convention: m + n + 1 (a smoothing of order k
+  /// counts k, plus the residual before restriction). A cycle that starts from zero (apply(), the
+  /// coarse levels) skips the smoother's initial residual, so it does one fewer product.
   long matvecs_per_cycle() const { return opt_.pre + opt_.post + 1; }
   const Hierarchy& hierarchy() const { return *h_; }
   const VCycleOptions& options() const { return opt_; }
   const Smoother& smoother(std::size_t level) const { return smoothers_.at(level); }
 
  private:
-  void cycle_level(std::size_t j, const double* b, double* x) const;
+  void cycle_level(std::size_t j, const double* b, double* x, bool x_is_zero) const;
 
   std::shared_ptr<const Hierarchy> h_;
   VCycleOptions opt_;
