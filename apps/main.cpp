@@ -1,6 +1,6 @@
 /// @file main.cpp
 /// `elliptica`: command-line front end of the elliptica library. One subcommand per capability
-/// (now: `ewald`, `mg`). Errors print "elliptica: error: <message>" to stderr and exit with the code of
+/// (now: `ewald`, `mg`, `bem`). Errors print "elliptica: error: <message>" to stderr and exit with the code of
 /// the error's category (2 invalid input, 3 file error, 4 numerical, 5 not converged); command-
 /// line usage errors are reported by CLI11 and exit with 1.
 #include <exception>
@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "elliptica/core/error.hpp"
+#include "bem_cmd.hpp"
 #include "ewald_cmd.hpp"
 #include "mg_cmd.hpp"
 
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
   CLI::App* ewald = elliptica::cli::add_ewald_command(app, ewald_args);
   elliptica::cli::MgArgs mg_args;
   CLI::App* mg = elliptica::cli::add_mg_command(app, mg_args);
+  elliptica::cli::BemArgs bem_args;
+  CLI::App* bem = elliptica::cli::add_bem_command(app, bem_args);
 
   try {
     app.parse(argc, argv);
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
   try {
     if (ewald->parsed()) return elliptica::cli::run_ewald(ewald_args);
     if (mg->parsed()) return elliptica::cli::run_mg(mg_args);
+    if (bem->parsed()) return elliptica::cli::run_bem(bem_args);
     std::cerr << "elliptica: error: no subcommand given\n";
     return 1;
   } catch (const elliptica::Error& e) {

@@ -2,8 +2,11 @@
 # Extra dependencies of the benchmarks in bench/ (not needed to build, test or run the examples):
 #   - Debian: libbenchmark-dev (Google Benchmark, for bench/ewald_micro; optional) and util-linux
 #     (lscpu, for the machine description in the results);
-#   - PyPI:   finufft (the non-uniform FFT the far field is compared against), matplotlib (plots),
-#             numpy.
+#     and python3-petsc4py (PETSc 3.18 with OpenMPI, the multigrid peer in bench/mg/run_peers.py,
+#     run under Debian's /usr/bin/python3: PyPI's petsc4py ships only sources that compile all of
+#     PETSc, which takes far longer than the benchmark);
+#   - PyPI:   finufft (the non-uniform FFT the far field is compared against), pyamg (the
+#             algebraic multigrid peer), matplotlib (plots), numpy, scipy.
 # Run scripts/install-deps.sh first (compiler, CMake, FFTW, ...). Idempotent.
 set -euo pipefail
 
@@ -12,6 +15,7 @@ PYTHON=${PYTHON:-python3}
 need=()
 dpkg -s libbenchmark-dev >/dev/null 2>&1 || need+=(libbenchmark-dev)
 command -v lscpu >/dev/null 2>&1 || need+=(util-linux)
+dpkg -s python3-petsc4py >/dev/null 2>&1 || need+=(python3-petsc4py)
 if ((${#need[@]})); then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -20,6 +24,6 @@ if ((${#need[@]})); then
 fi
 
 "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-  "finufft>=2.2" "matplotlib>=3.5" "numpy>=1.24"
+  "finufft>=2.2" "pyamg>=5.0" "matplotlib>=3.5" "numpy>=1.24" "scipy>=1.10"
 
-echo "== install-bench-deps: done ($("$PYTHON" -c 'import finufft, matplotlib; print("finufft", finufft.__version__, "matplotlib", matplotlib.__version__)'))"
+echo "== install-bench-deps: done ($("$PYTHON" -c 'import finufft, pyamg, matplotlib; print("finufft", finufft.__version__, "pyamg", pyamg.__version__, "matplotlib", matplotlib.__version__)'))"

@@ -376,6 +376,9 @@ def main():
     ap.add_argument("--cases", default="2d,3d")
     ap.add_argument("--elliptica", default="build/apps/elliptica")
     ap.add_argument("--solvers", default="elliptica,pyamg,petsc", help="subset to run")
+    ap.add_argument("--configs", default="",
+                    help="semicolon-separated configuration names to keep (e.g. 'cheb4 (2,2) pcg;rs default;mg cheb2'); "
+                         "default: all")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per single run")
     # worker mode (internal)
     ap.add_argument("--worker", choices=["pyamg"], help=argparse.SUPPRESS)
@@ -412,6 +415,10 @@ def main():
     table = {"elliptica": (OURS, run_ours), "pyamg": ([(c, c) for c in PYAMG], run_pyamg),
              "petsc": (PETSC, run_petsc)}
     table = {k: v for k, v in table.items() if k in solvers}
+    if a.configs:
+        keep = {c.strip() for c in a.configs.split(";") if c.strip()}
+        table = {k: ([c for c in v[0] if c[0] in keep], v[1]) for k, v in table.items()}
+        table = {k: v for k, v in table.items() if v[0]}
     width = max(len(v[0]) for v in table.values())
     total = len(cases) * len(threads) * a.repeats * sum(len(v[0]) for v in table.values())
     rows, k = [], 0

@@ -60,6 +60,15 @@ its grid ``shape`` or from a named problem; ``solve`` runs it as a stationary so
 GMRES / FGMRES / PCG preconditioner, ``as_linear_operator`` hands one cycle to scipy's solvers.
 :func:`chebyshev_cg` is Chebyshev-Jacobi preconditioned CG on any SPD sparse matrix;
 :func:`opt4_betas` gives the optimised 4th-kind Chebyshev weights.
+
+Boundary element method (exterior Helmholtz scattering)
+-------------------------------------------------------
+:class:`HelmholtzBEM` solves plane-wave scattering by a closed triangulated surface (sound-hard
+or sound-soft) with the dense Burton-Miller collocation BEM and GMRES, optionally preconditioned
+by the block-diagonal octree preconditioner; ``far_field`` and ``scattered_field`` evaluate the
+solution. Conventions: ``e^{-i omega t}``, ``G = e^{ikr}/(4 pi r)``, outward normals, far field
+``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl, :func:`icosphere` makes
+sphere meshes.
 """
 
 from ._core import (
@@ -92,3 +101,7 @@ __all__ = [
 from ._multigrid import MultigridPlan, chebyshev_cg, opt4_betas, poisson_fd, seed_problem_2d
 
 __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas"]
+
+from ._bem import HelmholtzBEM, icosphere, read_mesh
+
+__all__ += ["HelmholtzBEM", "read_mesh", "icosphere"]

@@ -199,6 +199,7 @@ NB_MODULE(_core, m) {
   });
 
   { void init_multigrid(nb::module_&); init_multigrid(m); }  // krylov + multigrid (bindings_mg.cpp)
+  { void init_bem(nb::module_&); init_bem(m); }  // Helmholtz BEM (bindings_bem.cpp)
 
   nb::enum_<Kernel>(m, "Kernel", "Ewald kernel: laplace (1/r, Gaussian units) or stokeslet (Oseen tensor / (8 pi mu)).")
       .value("laplace", Kernel::Laplace)

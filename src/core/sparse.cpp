@@ -9,47 +9,24 @@
 #include <numeric>
 #include <string>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "core/csr_kernels.hpp"
 #include "elliptica/core/error.hpp"
 
 namespace elliptica {
 
 void CsrMatrix::multiply(const double* x, double* y) const {
-  const std::int64_t n = static_cast<std::int64_t>(rows);
-  const std::int64_t* rp = row_ptr.data();
-  const std::int32_t* ci = col.data();
-  const double* v = val.data();
-#pragma omp parallel for schedule(static) if (n > 20000)
-  for (std::int64_t i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * x[ci[p]];
-    y[i] = s;
-  }
+  detail::csr_row_sweep(*this, x, [y](std::int64_t i, double s) { y[i] = s; });
 }
 
 void CsrMatrix::residual(const double* b, const double* x, double* r) const {
-  const std::int64_t n = static_cast<std::int64_t>(rows);
-  const std::int64_t* rp = row_ptr.data();
-  const std::int32_t* ci = col.data();
-  const double* v = val.data();
-#pragma omp parallel for schedule(static) if (n > 20000)
-  for (std::int64_t i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * x[ci[p]];
-    r[i] = b[i] - s;
-  }
+  detail::csr_row_sweep(*this, x, [b, r](std::int64_t i, double s) { r[i] = b[i] - s; });
 }
 
 void CsrMatrix::multiply_add(const double* x, double* y, double alpha) const {
-  const std::int64_t n = static_cast<std::int64_t>(rows);
-  const std::int64_t* rp = row_ptr.data();
-  const std::int32_t* ci = col.data();
-  const double* v = val.data();
-#pragma omp parallel for schedule(static) if (n > 20000)
-  for (std::int64_t i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * x[ci[p]];
-    y[i] += alpha * s;
-  }
+  detail::csr_row_sweep(*this, x, [y, alpha](std::int64_t i, double s) { y[i] += alpha * s; });
 }
 
 std::vector<double> CsrMatrix::diagonal() const {
@@ -210,7 +187,7 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
   C.row_ptr.assign(R.rows + 1, 0);
   const auto nr = static_cast<std::int64_t>(R.rows);
   // Row i of C = sum_k R(i,k) sum_l A(k,l) P(l,:), accumulated densely per row (Gustavson) with no
-  // intermediate product stored. Two sweeps: count the row lengths, then fill; rows in parallel.
+  // intermediate product stored.
   auto row = [&](std::int64_t i, std::vector<std::int64_t>& marker, std::vector<double>& acc,
                  std::vector<std::int32_t>& cols) {
     cols.clear();
@@ -232,37 +209,51 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
       }
     }
   };
+  // One sweep: each thread computes a contiguous block of rows into its own buffers (row lengths,
+  // columns, values); the blocks are then concatenated in row order.
   const bool par = nr > 2000;
+  std::vector<std::vector<std::int32_t>> tcol;
+  std::vector<std::vector<double>> tval;
+  std::vector<std::int64_t> tfirst;
 #pragma omp parallel if (par)
   {
+#ifdef _OPENMP
+    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+#else
+    const int nt = 1, t = 0;
+#endif
+#pragma omp single
+    {
+      tcol.resize(static_cast<std::size_t>(nt));
+      tval.resize(static_cast<std::size_t>(nt));
+      tfirst.assign(static_cast<std::size_t>(nt) + 1, 0);
+    }
+    const std::int64_t r0 = nr * t / nt, r1 = nr * (t + 1) / nt;
+    tfirst[static_cast<std::size_t>(t)] = r0;
     std::vector<std::int64_t> marker(P.cols, -1);
     std::vector<double> acc(P.cols, 0.0);
     std::vector<std::int32_t> cols;
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < nr; ++i) {
+    auto& mc = tcol[static_cast<std::size_t>(t)];
+    auto& mv = tval[static_cast<std::size_t>(t)];
+    for (std::int64_t i = r0; i < r1; ++i) {
       row(i, marker, acc, cols);
+      std::sort(cols.begin(), cols.end());
+      for (auto j : cols) {
+        mc.push_back(j);
+        mv.push_back(acc[static_cast<std::size_t>(j)]);
+      }
       C.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<std::int64_t>(cols.size());
     }
   }
   for (std::size_t i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
   C.col.resize(static_cast<std::size_t>(C.row_ptr[C.rows]));
   C.val.resize(C.col.size());
-#pragma omp parallel if (par)
-  {
-    std::vector<std::int64_t> marker(P.cols, -1);
-    std::vector<double> acc(P.cols, 0.0);
-    std::vector<std::int32_t> cols;
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < nr; ++i) {
-      row(i, marker, acc, cols);
-      std::sort(cols.begin(), cols.end());
-      std::int64_t o = C.row_ptr[static_cast<std::size_t>(i)];
-      for (auto j : cols) {
-        C.col[static_cast<std::size_t>(o)] = j;
-        C.val[static_cast<std::size_t>(o)] = acc[static_cast<std::size_t>(j)];
-        ++o;
-      }
-    }
+  const auto nthreads = static_cast<std::int64_t>(tcol.size());
+#pragma omp parallel for schedule(static, 1) if (par)
+  for (std::int64_t t = 0; t < nthreads; ++t) {
+    const auto o = static_cast<std::size_t>(C.row_ptr[static_cast<std::size_t>(tfirst[static_cast<std::size_t>(t)])]);
+    std::copy(tcol[static_cast<std::size_t>(t)].begin(), tcol[static_cast<std::size_t>(t)].end(), C.col.begin() + static_cast<std::ptrdiff_t>(o));
+    std::copy(tval[static_cast<std::size_t>(t)].begin(), tval[static_cast<std::size_t>(t)].end(), C.val.begin() + static_cast<std::ptrdiff_t>(o));
   }
   return C;
 }

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "core/csr_kernels.hpp"
 #include "multigrid/smoother_detail.hpp"
 
 namespace elliptica::multigrid {
@@ -687,9 +688,6 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
     // Fused kernels: one sweep over the matrix and the vectors per step (the matvec, the residual
     // update, the Jacobi scaling, the direction update and the x update), so a step moves
     // 12 nnz + 8 (row pointer) + 7 x 8 (x r/w, r r/w, d, d', D^-1) bytes per row.
-    const std::int64_t* rp = I.A->row_ptr.data();
-    const std::int32_t* ci = I.A->col.data();
-    const double* v = I.A->val.data();
     const double* dinv = I.invdiag.data();
     if (x_is_zero) {
 #pragma omp parallel for schedule(static) if (par)
@@ -698,29 +696,23 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
         d[i] = c0 * dinv[i] * b[i];
       }
     } else {
-#pragma omp parallel for schedule(static) if (par)
-      for (std::int64_t i = 0; i < n; ++i) {
-        double s = 0.0;
-        for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * x[ci[p]];
+      elliptica::detail::csr_row_sweep(*I.A, x, [&](std::int64_t i, double s) {
         const double r = b[i] - s;
         res[i] = r;
         d[i] = c0 * dinv[i] * r;
-      }
+      });
     }
     for (int it = 1; it < k; ++it) {
       const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
                    cc = c[static_cast<std::size_t>(it)];
       const bool first_write = x_is_zero && it == 1;
-#pragma omp parallel for schedule(static) if (par)
-      for (std::int64_t i = 0; i < n; ++i) {
-        double s = 0.0;
-        for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) s += v[p] * d[ci[p]];
+      elliptica::detail::csr_row_sweep(*I.A, d, [&](std::int64_t i, double s) {
         const double r = res[i] - s;
         res[i] = r;
         const double di = d[i];
         x[i] = (first_write ? 0.0 : x[i]) + bi * di;
         d2[i] = ai * di + cc * dinv[i] * r;
-      }
+      });
       std::swap(d, d2);
     }
     const double bk = beta[static_cast<std::size_t>(k)];

@@ -1,0 +1,316 @@
+/// @file bem_cmd.cpp
+/// `elliptica bem`: dense Burton-Miller collocation BEM for exterior Helmholtz scattering
+/// (include/elliptica/bem/helmholtz.hpp), solved by GMRES with the block-diagonal octree
+/// preconditioner (include/elliptica/bem/block_diagonal.hpp) or none.
+///
+/// Outputs (all in --out DIR, each written atomically, only on success):
+///   surface.npy    complex128 (N,): total field u for --bc neumann, du/dn for --bc dirichlet,
+///                  per element (element order of the mesh after validation)
+///   surface.vtu    VTK XML unstructured grid, cell data re, im, abs of that field and normals
+///   far_field.csv  theta, phi, x, y, z, re, im, abs, sigma over N_ff directions (spherical
+///                  Fibonacci lattice; theta from +z, phi from +x), u_inf as in helmholtz.hpp,
+///                  sigma = 4 pi |u_inf|^2 (bistatic cross-section, length unit^2)
+///   residuals.csv  iteration, GMRES relative residual
+///   bistatic.png   scripts/bem_plots.py (matplotlib), unless --no-plots
+#include "bem_cmd.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <numbers>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#include "elliptica/bem/block_diagonal.hpp"
+#include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/mesh.hpp"
+#include "elliptica/bem/vtu.hpp"
+#include "elliptica/core/array.hpp"
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/io.hpp"
+
+namespace elliptica::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using cplx = std::complex<double>;
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+/// "sphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file (.msh/.obj/.stl).
+bem::Mesh load_mesh(const std::string& spec, std::string& description) {
+  if (spec.empty()) throw InvalidArgument("--mesh: empty value");
+  auto ref_of = [](const std::string& t) {
+    const int r = to_int(t, "--mesh refinements");
+    if (r < 0 || r > 7) throw InvalidArgument("--mesh: refinements must be in [0, 7], got " + t);
+    return r;
+  };
+  if (spec.rfind("sphere:", 0) == 0) {
+    const auto p = split(spec.substr(7), ',');
+    if (p.size() != 2) throw InvalidArgument("--mesh sphere:R,REF: expected 2 values, got '" + spec + "'");
+    const double r = to_double(p[0], "--mesh sphere radius");
+    if (!(std::isfinite(r) && r > 0)) throw InvalidArgument("--mesh sphere: radius must be finite and > 0, got " + p[0]);
+    description = "icosphere radius " + p[0] + ", " + p[1] + " refinements";
+    return bem::icosphere(ref_of(p[1]), r);
+  }
+  if (spec.rfind("ellipsoid:", 0) == 0) {
+    const auto p = split(spec.substr(10), ',');
+    if (p.size() != 4) throw InvalidArgument("--mesh ellipsoid:A,B,C,REF: expected 4 values, got '" + spec + "'");
+    std::array<double, 3> ax{};
+    for (int i = 0; i < 3; ++i) {
+      ax[i] = to_double(p[i], "--mesh ellipsoid semi-axis");
+      if (!(std::isfinite(ax[i]) && ax[i] > 0))
+        throw InvalidArgument("--mesh ellipsoid: semi-axes must be finite and > 0, got " + p[i]);
+    }
+    description = "ellipsoid semi-axes " + p[0] + ", " + p[1] + ", " + p[2] + ", " + p[3] + " refinements";
+    return bem::ellipsoid(ref_of(p[3]), ax);
+  }
+  std::error_code ec;
+  if (!fs::exists(spec, ec)) throw IOError(spec + ": mesh file not found");
+  if (fs::is_directory(spec, ec)) throw IOError(spec + ": is a folder, not a mesh file");
+  description = "file " + spec;
+  return bem::read_mesh(spec);
+}
+
+std::vector<std::array<double, 3>> fibonacci_directions(int n) {
+  std::vector<std::array<double, 3>> d(static_cast<std::size_t>(n));
+  const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (int i = 0; i < n; ++i) {
+    const double z = 1.0 - 2.0 * (i + 0.5) / n;
+    const double r = std::sqrt(std::max(0.0, 1.0 - z * z));
+    const double ph = golden * i;
+    d[static_cast<std::size_t>(i)] = {r * std::cos(ph), r * std::sin(ph), z};
+  }
+  return d;
+}
+
+std::string find_plot_script(const std::string& given) {
+  if (!given.empty()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(given, ec)) throw InvalidArgument("--plot-script: " + given + " is not a file");
+    return given;
+  }
+  std::vector<fs::path> cands;
+  if (std::string(ELLIPTICA_SCRIPTS_DIR).size()) cands.push_back(fs::path(ELLIPTICA_SCRIPTS_DIR) / "bem_plots.py");
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) cands.push_back(self.parent_path().parent_path().parent_path() / "scripts" / "bem_plots.py");
+  for (const auto& p : cands)
+    if (fs::is_regular_file(p, ec)) return p.string();
+  throw InvalidArgument("cannot find scripts/bem_plots.py; give --plot-script PATH or --no-plots");
+}
+
+}  // namespace
+
+int run_bem(const BemArgs& a) {
+  // ---- arguments (all checked before any work) ---------------------------------------------
+  const double k = to_double(trim(a.k), "--k");
+  if (!std::isfinite(k) || !(k > 0)) throw InvalidArgument("--k must be a finite wavenumber > 0, got " + a.k);
+  bem::HelmholtzOptions ho;
+  if (a.bc == "neumann" || a.bc == "hard")
+    ho.bc = bem::BoundaryCondition::Neumann;
+  else if (a.bc == "dirichlet" || a.bc == "soft")
+    ho.bc = bem::BoundaryCondition::Dirichlet;
+  else
+    throw InvalidArgument("--bc must be neumann or dirichlet, got '" + a.bc + "'");
+  std::array<double, 3> dir{};
+  {
+    if (a.incident.rfind("plane:", 0) != 0)
+      throw InvalidArgument("--incident must be plane:dx,dy,dz, got '" + a.incident + "'");
+    const auto p = split(a.incident.substr(6), ',');
+    if (p.size() != 3) throw InvalidArgument("--incident plane:dx,dy,dz: expected 3 values, got '" + a.incident + "'");
+    double nn = 0;
+    for (int i = 0; i < 3; ++i) {
+      dir[i] = to_double(p[i], "--incident direction");
+      nn += dir[i] * dir[i];
+    }
+    nn = std::sqrt(nn);
+    if (!std::isfinite(nn) || !(nn > 0)) throw InvalidArgument("--incident: direction must be finite and nonzero");
+    for (double& c : dir) c /= nn;
+  }
+  bem::PreconditionedSolveOptions po;
+  if (a.precond == "none")
+    po.kind = bem::PrecondKind::None;
+  else if (a.precond == "bd")
+    po.kind = bem::PrecondKind::BlockDiagonal;
+  else
+    throw InvalidArgument("--precond must be none or bd, got '" + a.precond + "'");
+  if (a.bd_level < -1) throw InvalidArgument("--bd-level must be >= 0 (or -1: leaf level), got " + std::to_string(a.bd_level));
+  if (a.bd_leaf < 1) throw InvalidArgument("--bd-leaf must be >= 1, got " + std::to_string(a.bd_leaf));
+  po.bd_level = a.bd_level;
+  po.tree.max_leaf = a.bd_leaf;
+  if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must be in (0, 1), got " + std::to_string(a.tol));
+  if (a.restart < 1) throw InvalidArgument("--restart must be >= 1");
+  if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1");
+  ho.gmres_rtol = a.tol;
+  ho.gmres_restart = a.restart;
+  ho.gmres_max_iterations = a.max_iter;
+  if (!a.alpha.empty()) {
+    const auto p = split(a.alpha, ',');
+    if (p.size() < 1 || p.size() > 2) throw InvalidArgument("--alpha must be RE or RE,IM, got '" + a.alpha + "'");
+    const cplx al(to_double(p[0], "--alpha"), p.size() == 2 ? to_double(p[1], "--alpha") : 0.0);
+    if (!std::isfinite(al.real()) || !std::isfinite(al.imag()) || al == cplx(0, 0))
+      throw InvalidArgument("--alpha must be finite and nonzero, got '" + a.alpha + "'");
+    ho.alpha = al;
+  }
+  if (a.far_field_points < 1 || a.far_field_points > 10000000)
+    throw InvalidArgument("--far-field-points must be in [1, 1e7], got " + std::to_string(a.far_field_points));
+  if (a.threads < 0 || a.threads > 1024)
+    throw InvalidArgument("--threads must be in [0,1024] (0: all available), got " + std::to_string(a.threads));
+  if (a.threads > 0) omp_set_num_threads(a.threads);
+  if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
+  std::string script;
+  if (!a.no_plots) script = find_plot_script(a.plot_script);
+
+  // ---- mesh ---------------------------------------------------------------------------------
+  std::string desc;
+  bem::Mesh mesh = load_mesh(a.mesh, desc);
+  const bem::MeshReport rep = bem::validate_and_orient(mesh);
+  const double epw = bem::elements_per_wavelength(mesh, k);
+  std::ostream& os = std::cout;
+  os << "mesh: " << desc << "\n"
+     << "  elements " << rep.elements << ", vertices " << rep.vertices << ", components " << rep.components
+     << ", volume " << rep.volume << "\n"
+     << "  min area " << rep.min_area << ", max edge " << rep.max_edge << ", flipped " << rep.flipped_elements
+     << ", merged duplicate vertices " << rep.removed_duplicates << ", removed unused " << rep.removed_unused << "\n"
+     << "  k = " << k << ", wavelength " << 2 * std::numbers::pi / k << ", elements per wavelength " << epw << "\n";
+  const std::string warn = bem::mesh_resolution_warning(mesh, k);
+  if (!warn.empty()) std::cerr << "elliptica: warning: " << warn << "\n";
+
+  // ---- output folder (before the expensive part) --------------------------------------------
+  {
+    std::error_code ec;
+    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
+    fs::create_directories(a.out, ec);
+    if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
+  }
+
+  // ---- assemble + solve ----------------------------------------------------------------------
+  const std::size_t n = mesh.num_elements();
+  const double mib = 16.0 * double(n) * double(n) / (1024.0 * 1024.0);
+  if (!a.quiet)
+    std::fprintf(stderr, "bem: assembling the dense %zu x %zu Burton-Miller matrix (%s, %.1f MiB, %d threads)...\n", n, n,
+                 ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", mib, omp_get_max_threads());
+  bem::HelmholtzBemDense plan(mesh, k, ho);
+  if (!a.quiet) std::fprintf(stderr, "bem: assembled in %.2f s\n", plan.assembly_seconds());
+  if (!a.quiet)
+    po.progress = [](int it, double r) {
+      if (it % 10 == 0) std::fprintf(stderr, "bem: GMRES iteration %d, relative residual %.3e\n", it, r);
+    };
+  bem::PreconditionedSolveInfo info;
+  const bem::IncidentField inc = bem::plane_wave(plan.mesh(), k, dir);
+  const bem::SurfaceSolution sol = bem::solve_preconditioned(plan, inc, po, &info);
+  os << "solve: precond " << a.precond;
+  if (info.kind == bem::PrecondKind::BlockDiagonal)
+    os << " (level " << info.bd_level << " of leaf level " << info.leaf_level << ", " << info.blocks
+       << " blocks, largest " << info.largest_block << ")";
+  os << "\n  alpha = " << plan.alpha() << ", GMRES(" << ho.gmres_restart << ") rtol " << ho.gmres_rtol << ": "
+     << sol.iterations << " iterations, final relative residual " << sol.final_relative_residual << "\n"
+     << "  times: assembly " << plan.assembly_seconds() << " s, preconditioner set-up " << info.setup_seconds
+     << " s, GMRES " << info.gmres_seconds << " s (preconditioner applications " << info.precond_applications << ", "
+     << info.precond_apply_seconds << " s)\n";
+
+  // ---- far field -------------------------------------------------------------------------------
+  const auto t_ff = Clock::now();
+  const auto dirs = fibonacci_directions(a.far_field_points);
+  const std::vector<cplx> uinf = plan.far_field(sol, dirs);
+  Array2D ff(dirs.size(), 9);
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    const auto& d = dirs[i];
+    double ph = std::atan2(d[1], d[0]);
+    if (ph < 0) ph += 2 * std::numbers::pi;
+    const double row[9] = {std::acos(std::clamp(d[2], -1.0, 1.0)), ph, d[0], d[1], d[2], uinf[i].real(), uinf[i].imag(),
+                           std::abs(uinf[i]), 4 * std::numbers::pi * std::norm(uinf[i])};
+    for (int c = 0; c < 9; ++c) ff.values[i * 9 + static_cast<std::size_t>(c)] = row[c];
+  }
+  const double ff_seconds = seconds_since(t_ff);
+
+  // ---- outputs ---------------------------------------------------------------------------------
+  const std::vector<cplx>& field = ho.bc == bem::BoundaryCondition::Neumann ? sol.u : sol.dudn;
+  const fs::path out(a.out);
+  bem::write_npy_complex((out / "surface.npy").string(), field);
+  {
+    bem::CellField re{"re", 1, {}}, im{"im", 1, {}}, ab{"abs", 1, {}}, nr{"normal", 3, {}};
+    for (std::size_t e = 0; e < n; ++e) {
+      re.values.push_back(field[e].real());
+      im.values.push_back(field[e].imag());
+      ab.values.push_back(std::abs(field[e]));
+      const auto nn = plan.mesh().normal(e);
+      nr.values.insert(nr.values.end(), nn.begin(), nn.end());
+    }
+    bem::write_vtu((out / "surface.vtu").string(), plan.mesh(), {re, im, ab, nr});
+  }
+  io::write_csv((out / "far_field.csv").string(), ff, "theta,phi,x,y,z,re,im,abs,sigma");
+  {
+    Array2D rh(sol.residual_history.size(), 2);
+    for (std::size_t i = 0; i < sol.residual_history.size(); ++i) {
+      rh.values[2 * i] = double(i);
+      rh.values[2 * i + 1] = sol.residual_history[i];
+    }
+    io::write_csv((out / "residuals.csv").string(), rh, "iteration,relative_residual");
+  }
+  os << "far field: " << dirs.size() << " directions in " << ff_seconds << " s\n"
+     << "written: " << (out / "surface.npy").string() << " (complex128, "
+     << (ho.bc == bem::BoundaryCondition::Neumann ? "total field u" : "du/dn") << "), surface.vtu, far_field.csv, "
+     << "residuals.csv\n";
+  os.flush();
+  if (!a.no_plots) {
+    char d[128];
+    std::snprintf(d, sizeof d, "%.17g,%.17g,%.17g", dir[0], dir[1], dir[2]);
+    const std::string cmd = "python3 " + shell_quote(script) + " " + shell_quote((out / "far_field.csv").string()) + " " +
+                            shell_quote(a.out) + " --incident " + d;
+    if (!a.quiet) std::fprintf(stderr, "plotting: %s\n", cmd.c_str());
+    const int rc = std::system(cmd.c_str());
+    if (rc != 0)
+      throw IOError("plotting failed (" + cmd + " exited with status " + std::to_string(rc) +
+                    "); the data files were written; rerun the script or use --no-plots");
+    os << "plot written to " << (out / "bistatic.png").string() << "\n";
+  }
+  return 0;
+}
+
+CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
+  CLI::App* c = app.add_subcommand(
+      "bem", "Exterior Helmholtz scattering of a plane wave by a closed surface: dense Burton-Miller collocation BEM "
+             "(P0 elements), GMRES with a block-diagonal octree preconditioner; seed 001.");
+  c->footer(
+      "Conventions: e^{-i omega t}, G = e^{ikr}/(4 pi r), outward normals, incident u = e^{ik d.x}; far field "
+      "u_sc ~ e^{ik|x|}/|x| u_inf(xhat), sigma = 4 pi |u_inf|^2.\n"
+      "Outputs in --out: surface.npy (complex128: total u for neumann, du/dn for dirichlet), surface.vtu, "
+      "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, bistatic.png.");
+  c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF | ellipsoid:A,B,C,REF")->required();
+  c->add_option("--k", g.k, "wavenumber (> 0, 1/length unit)")->required();
+  c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
+  c->add_option("--incident", g.incident, "plane:dx,dy,dz (propagation direction)")->capture_default_str();
+  c->add_option("--precond", g.precond, "none | bd (block-diagonal over octree boxes)")->capture_default_str();
+  c->add_option("--bd-level", g.bd_level, "octree level l_BD of the BD blocks (-1: leaf level)")->capture_default_str();
+  c->add_option("--bd-leaf", g.bd_leaf, "max elements per octree leaf (mu), sets the leaf level")->capture_default_str();
+  c->add_option("--tol", g.tol, "GMRES relative residual tolerance")->capture_default_str();
+  c->add_option("--restart", g.restart, "GMRES restart length")->capture_default_str();
+  c->add_option("--max-iter", g.max_iter, "GMRES iteration cap (exit 5 when reached)")->capture_default_str();
+  c->add_option("--alpha", g.alpha, "Burton-Miller coupling RE[,IM] (default i/k)");
+  c->add_option("--threads", g.threads, "OpenMP threads (0: all available)")->capture_default_str();
+  c->add_option("--far-field-points", g.far_field_points, "number of far-field directions")->capture_default_str();
+  c->add_option("--out", g.out, "output folder (created)")->required();
+  c->add_flag("--no-plots", g.no_plots, "skip bistatic.png");
+  c->add_option("--plot-script", g.plot_script, "path of bem_plots.py (default: found next to the sources)");
+  c->add_flag("--quiet,-q", g.quiet, "no progress on stderr");
+  return c;
+}
+
+}  // namespace elliptica::cli

@@ -1,0 +1,145 @@
+#pragma once
+/// @file mesh.hpp
+/// Closed triangulated surfaces for the boundary element method (seed 001): flat triangles with
+/// piecewise-constant elements, collocation at centroids.
+///
+/// Conventions: vertices are (x, y, z) in the user's length unit; triangle (a, b, c) is
+/// counter-clockwise seen from outside, so the unit normal n = (b - a) x (c - a) / |...| points
+/// OUT of the enclosed volume (into the exterior acoustic domain).
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace elliptica::bem {
+
+struct Mesh {
+  std::vector<std::array<double, 3>> vertices;
+  std::vector<std::array<std::int32_t, 3>> triangles;  ///< 0-based vertex indices
+
+  std::size_t num_elements() const { return triangles.size(); }
+  /// Centroid (collocation point) of element e.
+  std::array<double, 3> centroid(std::size_t e) const;
+  /// Outward unit normal of element e (from the vertex order).
+  std::array<double, 3> normal(std::size_t e) const;
+  /// Area of element e (length unit^2).
+  double area(std::size_t e) const;
+  /// Largest edge length over all elements (length unit).
+  double max_edge() const;
+  // Element accessors throw InvalidArgument if e >= num_elements() or a vertex index of the
+  // element is out of range; normal() also throws on a zero-area element. max_edge() is 0 for an
+  // empty mesh.
+};
+
+/// Icosahedral sphere: the icosahedron refined `refinements` times (each triangle split in 4,
+/// new vertices projected to the sphere): 20 * 4^refinements triangles and 10 * 4^refinements + 2
+/// vertices (midpoints shared between neighbouring triangles), outward orientation.
+/// Throws InvalidArgument on refinements < 0 or > 10, radius not finite and > 0.
+Mesh icosphere(int refinements, double radius = 1.0, std::array<double, 3> center = {0, 0, 0});
+
+// ---------------------------------------------------------------------------------------------
+// File input / output
+// ---------------------------------------------------------------------------------------------
+
+/// Reads a triangulated surface, dispatching on the (case-insensitive) file extension:
+///  - `.msh`: Gmsh MSH 2.2 (2.x) and 4.1, ASCII and binary. Only 3-node triangles (element type 2)
+///    are taken, every other element type is skipped; node tags may be arbitrary (non-contiguous,
+///    unordered). Vertices are the nodes referenced by at least one triangle, in the order of the
+///    node section (unreferenced nodes, e.g. volume nodes, are dropped). Binary files must have data-size 8 for 2.2 (sizeof(double)) and 4 or 8 for 4.1
+///    (sizeof(size_t)); the endianness is taken from the binary "1" in $MeshFormat (both byte
+///    orders are read). Sections other than $MeshFormat, $Nodes and $Elements (e.g. $Entities,
+///    $PhysicalNames, also binary ones) are skipped up to their $End... line.
+///  - `.obj`: Wavefront OBJ, `v x y z [...]` and `f` lines (other statements are ignored). Face
+///    vertices may be written `a`, `a/t`, `a//n` or `a/t/n`; indices are 1-based, negative indices
+///    count back from the last vertex defined so far. Faces with more than 3 vertices are
+///    fan-triangulated (a, b, c), (a, c, d), ... Vertices are kept as in the file.
+///  - `.stl`: ASCII or binary STL. A file is binary if its size is exactly 84 + 50 n bytes where n
+///    is the uint32 (little-endian) triangle count at byte 80, even if it starts with "solid";
+///    otherwise it must be ASCII text starting with "solid" (keywords case-insensitive; facets with
+///    more than 3 vertices are fan-triangulated). Vertices with bit-identical coordinates are merged
+///    (STL stores no connectivity); facet normals are ignored (the vertex order defines the
+///    orientation).
+/// No orientation or closedness check is made: call validate_and_orient() on the result.
+/// Throws IOError when the file cannot be opened, is truncated or malformed (the message names the
+/// file and the line, or the byte offset for binary data, and what was expected), InvalidArgument
+/// on an unknown extension or a file without any triangle.
+Mesh read_mesh(const std::string& path);
+
+/// Writes `m` as Wavefront OBJ (`v` lines with shortest round-trip decimal coordinates, so that
+/// read_mesh() gives back bit-identical vertices, then 1-based `f` lines). Atomic: the data go to a
+/// temporary file in the same directory which is then renamed onto `path`. Throws IOError if the
+/// file cannot be written, InvalidArgument if a triangle index is out of range.
+void write_mesh_obj(const Mesh& m, const std::string& path);
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------------------------
+
+/// Octahedral sphere: the regular octahedron (vertices +-e_x, +-e_y, +-e_z) refined `refinements`
+/// times like icosphere(): 8 * 4^refinements triangles, 4^(refinements+1) + 2 vertices, outward
+/// orientation. Same argument checks (InvalidArgument) as icosphere().
+Mesh octasphere(int refinements, double radius = 1.0, std::array<double, 3> center = {0, 0, 0});
+
+/// Ellipsoid x^2/a^2 + y^2/b^2 + z^2/c^2 = 1 (shifted by `center`): the unit icosphere with
+/// `refinements` refinements scaled by semi_axes = {a, b, c} (20 * 4^refinements triangles,
+/// outward orientation). Throws InvalidArgument on refinements < 0 or > 10, a semi-axis not
+/// finite and > 0, or a non-finite center.
+Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes,
+               std::array<double, 3> center = {0, 0, 0});
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+/// What validate_and_orient() found and changed.
+struct MeshReport {
+  std::size_t elements = 0;            ///< number of triangles (unchanged by validation)
+  std::size_t vertices = 0;            ///< number of vertices after merging / removing
+  double min_area = 0.0;               ///< smallest triangle area (length unit^2)
+  double max_edge = 0.0;               ///< longest edge (length unit)
+  bool flipped = false;                ///< true if any triangle's orientation was reversed
+  std::size_t flipped_elements = 0;    ///< how many triangles were reversed
+  std::size_t removed_duplicates = 0;  ///< vertices merged into a bit-identical earlier vertex
+  std::size_t removed_unused = 0;      ///< vertices referenced by no triangle, removed
+  std::size_t components = 0;          ///< connected closed surfaces (edge adjacency)
+  double volume = 0.0;                 ///< enclosed volume after orientation (sum over components)
+};
+
+/// Checks that `m` is a valid closed, orientable, 2-manifold triangulation and orients it
+/// consistently outward, in place.
+///
+/// Steps: (1) vertices with bit-identical coordinates are merged and vertices used by no triangle
+/// are removed (triangle indices are renumbered accordingly; nothing changes if there are none);
+/// (2) checks, each throwing InvalidArgument whose message names the offending element index:
+/// empty mesh, non-finite coordinate (names the vertex), vertex index out of range, repeated vertex
+/// index or near-zero area (area <= 1e-10 * (longest edge of that element)^2), two triangles on
+/// the same vertex set ("duplicate", names both), an edge shared by more than two triangles
+/// ("non-manifold", names the edge and the elements), an edge used by one triangle only ("mesh is
+/// not closed: edge (i,j) of element e has no neighbour"); (3) orientation is propagated over edge
+/// adjacency (breadth first from the lowest-numbered element of each component), flipping triangles
+/// (swapping vertices 1 and 2) so that neighbours traverse their shared edge in opposite
+/// directions; a contradiction means the surface is non-orientable (InvalidArgument naming the
+/// element); (4) each connected component is made outward on its own: if its signed volume
+/// sum a.(b x c)/6 is negative all its triangles are flipped (note: so the inner boundary of a
+/// hollow body also ends up with normals pointing away from its own interior). A component with
+/// zero enclosed volume (relative to its area^(3/2)) throws InvalidArgument.
+/// Validation errors leave `m` in an unspecified but valid state.
+MeshReport validate_and_orient(Mesh& m);
+
+// ---------------------------------------------------------------------------------------------
+// Resolution
+// ---------------------------------------------------------------------------------------------
+
+/// Elements per wavelength: lambda / h with lambda = 2 pi / |Re k| and h = m.max_edge() (so a
+/// conservative, worst-element figure). k is the wavenumber in 1 / (length unit); Re k = 0 (static
+/// or purely evanescent case) gives +infinity. Throws InvalidArgument if k is not finite or the
+/// mesh is empty or has zero max edge.
+double elements_per_wavelength(const Mesh& m, std::complex<double> k);
+
+/// Empty string if elements_per_wavelength(m, k) >= 6 (the usual rule of thumb for piecewise
+/// constant elements), otherwise a one-line warning naming the value, max edge and wavelength.
+std::string mesh_resolution_warning(const Mesh& m, std::complex<double> k);
+
+}  // namespace elliptica::bem

@@ -1,0 +1,31 @@
+#pragma once
+/// @file vtu.hpp
+/// Output writers of the BEM front ends: a VTK XML UnstructuredGrid (.vtu, ASCII) of a surface
+/// mesh with per-element (cell) data, and NumPy .npy files of complex128 vectors. Both are written
+/// atomically (temporary file in the target's folder, then rename; IOError on failure).
+#include <array>
+#include <complex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "elliptica/bem/mesh.hpp"
+
+namespace elliptica::bem {
+
+/// One cell-data array: `components` values per element (1: scalar, 3: vector), element-major.
+struct CellField {
+  std::string name;
+  int components = 1;
+  std::vector<double> values;  ///< num_elements * components
+};
+
+/// Writes the triangles of `mesh` as VTK cells of type 5 (VTK_TRIANGLE) with the given cell data
+/// (Float64, ASCII, 17 significant digits). Throws InvalidArgument if a field has the wrong length
+/// or an empty/duplicate name, IOError if the file cannot be written.
+void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& cells);
+
+/// Writes a 1-D complex128 ('<c16') .npy file, format 1.0, shape (N,).
+void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v);
+
+}  // namespace elliptica::bem

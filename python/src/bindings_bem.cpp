@@ -1,0 +1,264 @@
+// nanobind bindings of the BEM module (dense Burton-Miller Helmholtz BEM + block-diagonal
+// preconditioner, mesh readers and generators), registered into elliptica._core by init_bem()
+// (called from bindings.cpp after the exception translator is installed).
+//
+// Thin layer: python/elliptica/_bem.py converts array-likes (vertices float64 (V,3), triangles
+// int64 (T,3), directions/points float64 (M,3)) and checks shapes; here the GIL is released while
+// computing and results are handed back as NumPy arrays owning the C++ buffers.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "elliptica/bem/block_diagonal.hpp"
+#include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/mesh.hpp"
+#include "elliptica/core/error.hpp"
+#include "elliptica/fmm/octree.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+namespace bem = elliptica::bem;
+using elliptica::InvalidArgument;
+using cplx = std::complex<double>;
+using InPts = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using InTri = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+template <class T>
+nb::object vec_to_numpy(std::vector<T>&& v, std::size_t cols = 0) {
+  auto* owner = new std::vector<T>(std::move(v));
+  nb::capsule cap(owner, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  if (cols == 0) {
+    const std::size_t shape[1] = {owner->size()};
+    return nb::cast(nb::ndarray<nb::numpy, T>(owner->data(), 1, shape, cap));
+  }
+  const std::size_t shape[2] = {owner->size() / cols, cols};
+  return nb::cast(nb::ndarray<nb::numpy, T>(owner->data(), 2, shape, cap));
+}
+
+std::vector<std::array<double, 3>> points3(const InPts& a, const char* what) {
+  if (a.shape(1) != 3)
+    throw InvalidArgument(std::string(what) + " must have shape (M, 3), got (" + std::to_string(a.shape(0)) + ", " +
+                          std::to_string(a.shape(1)) + ")");
+  std::vector<std::array<double, 3>> p(a.shape(0));
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (int c = 0; c < 3; ++c) {
+      p[i][c] = a.data()[3 * i + c];
+      if (!std::isfinite(p[i][c])) throw InvalidArgument(std::string(what) + " contains NaN or Inf (row " + std::to_string(i) + ")");
+    }
+  return p;
+}
+
+bem::Mesh make_mesh(const InPts& v, const InTri& t) {
+  bem::Mesh m;
+  m.vertices = points3(v, "vertices");
+  if (t.shape(1) != 3)
+    throw InvalidArgument("triangles must have shape (T, 3), got (" + std::to_string(t.shape(0)) + ", " +
+                          std::to_string(t.shape(1)) + ")");
+  m.triangles.resize(t.shape(0));
+  const auto nv = static_cast<std::int64_t>(m.vertices.size());
+  for (std::size_t i = 0; i < m.triangles.size(); ++i)
+    for (int c = 0; c < 3; ++c) {
+      const std::int64_t x = t.data()[3 * i + c];
+      if (x < 0 || x >= nv)
+        throw InvalidArgument("triangle " + std::to_string(i) + " has vertex index " + std::to_string(x) +
+                              " out of range [0, " + std::to_string(nv) + ")");
+      m.triangles[i][c] = static_cast<std::int32_t>(x);
+    }
+  return m;
+}
+
+nb::tuple mesh_to_numpy(const bem::Mesh& m) {
+  std::vector<double> v;
+  v.reserve(3 * m.vertices.size());
+  for (const auto& p : m.vertices) v.insert(v.end(), p.begin(), p.end());
+  std::vector<std::int64_t> t;
+  t.reserve(3 * m.triangles.size());
+  for (const auto& tr : m.triangles) t.insert(t.end(), tr.begin(), tr.end());
+  return nb::make_tuple(vec_to_numpy(std::move(v), 3), vec_to_numpy(std::move(t), 3));
+}
+
+/// Plan + optional BD preconditioner + last solution. The mutex serialises calls from several
+/// Python threads (the GIL is released during the work).
+struct PyHelmholtzBem {
+  std::unique_ptr<bem::HelmholtzBemDense> plan;
+  std::unique_ptr<bem::BlockDiagonalPreconditioner> bd;
+  bem::MeshReport report;
+  int leaf_level = -1;
+  double bd_setup_seconds = 0;
+  std::optional<bem::SurfaceSolution> last;
+  std::mutex mutex;
+
+  PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
+                 const std::string& precond, int bd_level, int bd_leaf, double tol, int restart, int max_iter) {
+    bem::Mesh m = make_mesh(vertices, triangles);
+    bem::HelmholtzOptions o;
+    if (bc == "neumann")
+      o.bc = bem::BoundaryCondition::Neumann;
+    else if (bc == "dirichlet")
+      o.bc = bem::BoundaryCondition::Dirichlet;
+    else
+      throw InvalidArgument("bc must be 'neumann' or 'dirichlet', got '" + bc + "'");
+    if (precond != "none" && precond != "bd") throw InvalidArgument("precond must be 'none' or 'bd', got '" + precond + "'");
+    if (bd_level < -1) throw InvalidArgument("bd_level must be >= 0 or None");
+    if (bd_leaf < 1) throw InvalidArgument("bd_leaf must be >= 1");
+    o.alpha = alpha;
+    o.gmres_rtol = tol;
+    o.gmres_restart = restart;
+    o.gmres_max_iterations = max_iter;
+    nb::gil_scoped_release release;
+    report = bem::validate_and_orient(m);
+    plan = std::make_unique<bem::HelmholtzBemDense>(std::move(m), k, o);
+    if (precond == "bd") {
+      elliptica::fmm::OctreeOptions to;
+      to.max_leaf = bd_leaf;
+      elliptica::fmm::Octree tree(bem::centroids(plan->mesh()), to);
+      leaf_level = tree.leaf_level();
+      bd = std::make_unique<bem::BlockDiagonalPreconditioner>(tree, bem::dense_block_function(plan->matrix()), bd_level);
+      bd_setup_seconds = bd->setup_seconds();
+    }
+  }
+
+  nb::tuple solve(std::array<double, 3> direction) {
+    bem::SurfaceSolution s;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      const auto inc = bem::plane_wave(plan->mesh(), plan->k(), direction);
+      s = bem::solve_with_preconditioner(*plan, inc, bd.get());
+      last = s;
+    }
+    nb::dict info;
+    info["iterations"] = s.iterations;
+    info["converged"] = s.converged;
+    info["residual_history"] = vec_to_numpy(std::vector<double>(s.residual_history));
+    info["final_relative_residual"] = s.final_relative_residual;
+    info["solve_seconds"] = s.solve_seconds;
+    info["assembly_seconds"] = plan->assembly_seconds();
+    info["precond"] = bd ? "bd" : "none";
+    info["precond_setup_seconds"] = bd_setup_seconds;
+    if (bd) {
+      info["bd_level"] = bd->level();
+      info["leaf_level"] = leaf_level;
+      info["bd_blocks"] = bd->num_blocks();
+      info["bd_largest_block"] = bd->largest_block();
+    }
+    std::vector<cplx> f = plan->options().bc == bem::BoundaryCondition::Neumann ? std::move(s.u) : std::move(s.dudn);
+    return nb::make_tuple(vec_to_numpy(std::move(f)), info);
+  }
+
+  const bem::SurfaceSolution& need_solution() const {
+    if (!last) throw InvalidArgument("no solution yet: call solve(direction) first");
+    return *last;
+  }
+
+  nb::object far_field(const InPts& dirs) {
+    auto d = points3(dirs, "directions");
+    for (std::size_t i = 0; i < d.size(); ++i)
+      if (d[i][0] == 0 && d[i][1] == 0 && d[i][2] == 0)
+        throw InvalidArgument("directions: row " + std::to_string(i) + " is the zero vector");
+    std::vector<cplx> r;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      r = plan->far_field(need_solution(), d);
+    }
+    return vec_to_numpy(std::move(r));
+  }
+
+  nb::object scattered_field(const InPts& pts) {
+    auto p = points3(pts, "points");
+    std::vector<cplx> r;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      r = plan->scattered_field(need_solution(), p);
+    }
+    return vec_to_numpy(std::move(r));
+  }
+
+  nb::object element_data(int what) {
+    const auto& m = plan->mesh();
+    std::vector<double> v;
+    v.reserve(3 * m.num_elements());
+    for (std::size_t e = 0; e < m.num_elements(); ++e) {
+      if (what == 2) {
+        v.push_back(m.area(e));
+        continue;
+      }
+      const auto x = what == 0 ? m.centroid(e) : m.normal(e);
+      v.insert(v.end(), x.begin(), x.end());
+    }
+    return vec_to_numpy(std::move(v), what == 2 ? 0 : 3);
+  }
+
+  nb::dict report_dict() const {
+    nb::dict d;
+    d["elements"] = report.elements;
+    d["vertices"] = report.vertices;
+    d["min_area"] = report.min_area;
+    d["max_edge"] = report.max_edge;
+    d["flipped_elements"] = report.flipped_elements;
+    d["removed_duplicates"] = report.removed_duplicates;
+    d["removed_unused"] = report.removed_unused;
+    d["components"] = report.components;
+    d["volume"] = report.volume;
+    d["elements_per_wavelength"] = bem::elements_per_wavelength(plan->mesh(), plan->k());
+    d["resolution_warning"] = bem::mesh_resolution_warning(plan->mesh(), plan->k());
+    return d;
+  }
+};
+
+}  // namespace
+
+void init_bem(nb::module_& m) {
+  m.def(
+      "bem_read_mesh",
+      [](const std::string& path) {
+        bem::Mesh mesh;
+        {
+          nb::gil_scoped_release release;
+          mesh = bem::read_mesh(path);
+        }
+        return mesh_to_numpy(mesh);
+      },
+      "path"_a);
+  m.def(
+      "bem_icosphere",
+      [](int refinements, double radius) { return mesh_to_numpy(bem::icosphere(refinements, radius)); },
+      "refinements"_a, "radius"_a);
+
+  nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
+      .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
+                    int, double, int, int>(),
+           "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "bd_leaf"_a, "tol"_a,
+           "restart"_a, "max_iter"_a)
+      .def("solve", &PyHelmholtzBem::solve, "direction"_a)
+      .def("far_field", &PyHelmholtzBem::far_field, "directions"_a)
+      .def("scattered_field", &PyHelmholtzBem::scattered_field, "points"_a)
+      .def_prop_ro("vertices", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[0]); })
+      .def_prop_ro("triangles", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[1]); })
+      .def_prop_ro("centroids", [](PyHelmholtzBem& s) { return s.element_data(0); })
+      .def_prop_ro("normals", [](PyHelmholtzBem& s) { return s.element_data(1); })
+      .def_prop_ro("areas", [](PyHelmholtzBem& s) { return s.element_data(2); })
+      .def_prop_ro("report", &PyHelmholtzBem::report_dict)
+      .def_prop_ro("k", [](PyHelmholtzBem& s) { return s.plan->k(); })
+      .def_prop_ro("alpha", [](PyHelmholtzBem& s) { return s.plan->alpha(); })
+      .def_prop_ro("has_solution", [](PyHelmholtzBem& s) { return s.last.has_value(); });
+}

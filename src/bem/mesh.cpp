@@ -1,0 +1,466 @@
+/// @file mesh.cpp
+/// Mesh geometry queries and sphere / ellipsoid generators.
+#include "elliptica/bem/mesh.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <numbers>
+#include <sstream>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <limits>
+#include <unordered_map>
+
+#include "elliptica/core/error.hpp"
+
+namespace elliptica::bem {
+
+namespace {
+
+using Vec3 = std::array<double, 3>;
+
+Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Vec3 cross(const Vec3& a, const Vec3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
+
+void check_element(const Mesh& m, std::size_t e, const char* fn) {
+  if (e >= m.triangles.size())
+    throw InvalidArgument(std::string("Mesh::") + fn + ": element index " + std::to_string(e) +
+                          " out of range (mesh has " + std::to_string(m.triangles.size()) +
+                          " elements)");
+  for (int j = 0; j < 3; ++j) {
+    const auto v = m.triangles[e][j];
+    if (v < 0 || static_cast<std::size_t>(v) >= m.vertices.size())
+      throw InvalidArgument(std::string("Mesh::") + fn + ": element " + std::to_string(e) +
+                            " has vertex index " + std::to_string(v) + " out of range (mesh has " +
+                            std::to_string(m.vertices.size()) + " vertices)");
+  }
+}
+
+Vec3 normalized(const Vec3& v) {
+  const double n = norm(v);
+  return {v[0] / n, v[1] / n, v[2] / n};
+}
+
+/// Unit-sphere polyhedron refined `refinements` times: every triangle split in four through its
+/// edge midpoints (shared midpoints are created once per edge), new vertices projected to the
+/// unit sphere. Orientation of the coarse triangles is preserved.
+Mesh refine_on_unit_sphere(Mesh m, int refinements) {
+  for (int r = 0; r < refinements; ++r) {
+    std::unordered_map<std::uint64_t, std::int32_t> midpoint;
+    midpoint.reserve(m.triangles.size() * 2);
+    auto mid = [&](std::int32_t a, std::int32_t b) -> std::int32_t {
+      const auto lo = static_cast<std::uint64_t>(std::min(a, b));
+      const auto hi = static_cast<std::uint64_t>(std::max(a, b));
+      const std::uint64_t key = (lo << 32) | hi;
+      auto it = midpoint.find(key);
+      if (it != midpoint.end()) return it->second;
+      const Vec3& pa = m.vertices[static_cast<std::size_t>(a)];
+      const Vec3& pb = m.vertices[static_cast<std::size_t>(b)];
+      m.vertices.push_back(normalized({pa[0] + pb[0], pa[1] + pb[1], pa[2] + pb[2]}));
+      const auto idx = static_cast<std::int32_t>(m.vertices.size() - 1);
+      midpoint.emplace(key, idx);
+      return idx;
+    };
+    std::vector<std::array<std::int32_t, 3>> next;
+    next.reserve(m.triangles.size() * 4);
+    for (const auto& t : m.triangles) {
+      const std::int32_t ab = mid(t[0], t[1]), bc = mid(t[1], t[2]), ca = mid(t[2], t[0]);
+      next.push_back({t[0], ab, ca});
+      next.push_back({t[1], bc, ab});
+      next.push_back({t[2], ca, bc});
+      next.push_back({ab, bc, ca});
+    }
+    m.triangles = std::move(next);
+  }
+  return m;
+}
+
+/// Faces of a convex polyhedron inscribed in the unit sphere whose faces are the vertex triples at
+/// mutual distance `edge` (all edges equal), each oriented outward (normal . centroid > 0).
+void build_regular_faces(Mesh& m, double edge) {
+  const std::size_t n = m.vertices.size();
+  auto is_edge = [&](std::size_t i, std::size_t j) {
+    return std::abs(norm(sub(m.vertices[i], m.vertices[j])) - edge) < 1e-9 * edge;
+  };
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (!is_edge(i, j)) continue;
+      for (std::size_t k = j + 1; k < n; ++k) {
+        if (!is_edge(i, k) || !is_edge(j, k)) continue;
+        std::array<std::int32_t, 3> t = {static_cast<std::int32_t>(i), static_cast<std::int32_t>(j),
+                                         static_cast<std::int32_t>(k)};
+        const Vec3 nrm = cross(sub(m.vertices[j], m.vertices[i]), sub(m.vertices[k], m.vertices[i]));
+        const Vec3 c = {m.vertices[i][0] + m.vertices[j][0] + m.vertices[k][0],
+                        m.vertices[i][1] + m.vertices[j][1] + m.vertices[k][1],
+                        m.vertices[i][2] + m.vertices[j][2] + m.vertices[k][2]};
+        if (dot(nrm, c) < 0) std::swap(t[1], t[2]);
+        m.triangles.push_back(t);
+      }
+    }
+}
+
+void check_sphere_args(const char* fn, int refinements, double radius, const Vec3& center) {
+  if (refinements < 0 || refinements > 10)
+    throw InvalidArgument(std::string(fn) + ": refinements must be in [0, 10], got " +
+                          std::to_string(refinements));
+  if (!std::isfinite(radius) || !(radius > 0))
+    throw InvalidArgument(std::string(fn) + ": radius must be finite and > 0, got " +
+                          std::to_string(radius));
+  for (double c : center)
+    if (!std::isfinite(c)) throw InvalidArgument(std::string(fn) + ": center must be finite");
+}
+
+Mesh unit_icosphere(int refinements) {
+  Mesh m;
+  const double phi = (1.0 + std::sqrt(5.0)) / 2.0;
+  // The 12 icosahedron vertices are the cyclic permutations of (0, +-1, +-phi).
+  for (double s1 : {-1.0, 1.0})
+    for (double s2 : {-1.0, 1.0}) {
+      m.vertices.push_back(normalized({0.0, s1, s2 * phi}));
+      m.vertices.push_back(normalized({s1, s2 * phi, 0.0}));
+      m.vertices.push_back(normalized({s2 * phi, 0.0, s1}));
+    }
+  // Edge length of the unit-circumradius icosahedron: 2 / sqrt(phi^2 + 1) (the distance between
+  // (0, 1, phi) and (0, -1, phi) after normalisation).
+  build_regular_faces(m, 2.0 / std::sqrt(phi * phi + 1.0));
+  return refine_on_unit_sphere(std::move(m), refinements);
+}
+
+void place(Mesh& m, const Vec3& scale, const Vec3& center) {
+  for (auto& v : m.vertices)
+    for (int d = 0; d < 3; ++d) v[d] = v[d] * scale[d] + center[d];
+}
+
+}  // namespace
+
+std::array<double, 3> Mesh::centroid(std::size_t e) const {
+  check_element(*this, e, "centroid");
+  const auto& t = triangles[e];
+  const Vec3& a = vertices[static_cast<std::size_t>(t[0])];
+  const Vec3& b = vertices[static_cast<std::size_t>(t[1])];
+  const Vec3& c = vertices[static_cast<std::size_t>(t[2])];
+  return {(a[0] + b[0] + c[0]) / 3.0, (a[1] + b[1] + c[1]) / 3.0, (a[2] + b[2] + c[2]) / 3.0};
+}
+
+std::array<double, 3> Mesh::normal(std::size_t e) const {
+  check_element(*this, e, "normal");
+  const auto& t = triangles[e];
+  const Vec3& a = vertices[static_cast<std::size_t>(t[0])];
+  const Vec3 n = cross(sub(vertices[static_cast<std::size_t>(t[1])], a),
+                       sub(vertices[static_cast<std::size_t>(t[2])], a));
+  const double len = norm(n);
+  if (!(len > 0))
+    throw InvalidArgument("Mesh::normal: element " + std::to_string(e) +
+                          " is degenerate (zero area), its normal is undefined");
+  return {n[0] / len, n[1] / len, n[2] / len};
+}
+
+double Mesh::area(std::size_t e) const {
+  check_element(*this, e, "area");
+  const auto& t = triangles[e];
+  const Vec3& a = vertices[static_cast<std::size_t>(t[0])];
+  return 0.5 * norm(cross(sub(vertices[static_cast<std::size_t>(t[1])], a),
+                          sub(vertices[static_cast<std::size_t>(t[2])], a)));
+}
+
+double Mesh::max_edge() const {
+  double h = 0.0;
+  for (std::size_t e = 0; e < triangles.size(); ++e) {
+    check_element(*this, e, "max_edge");
+    const auto& t = triangles[e];
+    for (int j = 0; j < 3; ++j) {
+      const Vec3& p = vertices[static_cast<std::size_t>(t[j])];
+      const Vec3& q = vertices[static_cast<std::size_t>(t[(j + 1) % 3])];
+      h = std::max(h, norm(sub(p, q)));
+    }
+  }
+  return h;
+}
+
+Mesh icosphere(int refinements, double radius, std::array<double, 3> center) {
+  check_sphere_args("icosphere", refinements, radius, center);
+  Mesh m = unit_icosphere(refinements);
+  place(m, {radius, radius, radius}, center);
+  return m;
+}
+
+Mesh octasphere(int refinements, double radius, std::array<double, 3> center) {
+  check_sphere_args("octasphere", refinements, radius, center);
+  Mesh m;
+  for (int d = 0; d < 3; ++d)
+    for (double s : {1.0, -1.0}) {
+      Vec3 v = {0.0, 0.0, 0.0};
+      v[d] = s;
+      m.vertices.push_back(v);
+    }
+  build_regular_faces(m, std::sqrt(2.0));
+  m = refine_on_unit_sphere(std::move(m), refinements);
+  place(m, {radius, radius, radius}, center);
+  return m;
+}
+
+Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes, std::array<double, 3> center) {
+  check_sphere_args("ellipsoid", refinements, 1.0, center);
+  for (double a : semi_axes)
+    if (!std::isfinite(a) || !(a > 0))
+      throw InvalidArgument("ellipsoid: semi-axes must be finite and > 0, got " +
+                            std::to_string(a));
+  Mesh m = unit_icosphere(refinements);
+  // A diagonal scaling with positive factors has positive determinant: orientation is kept.
+  place(m, semi_axes, center);
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string edge_str(std::int32_t a, std::int32_t b) {
+  return "(" + std::to_string(a) + "," + std::to_string(b) + ")";
+}
+
+struct CoordKey {
+  std::array<std::uint64_t, 3> bits;
+  bool operator<(const CoordKey& o) const { return bits < o.bits; }
+};
+
+CoordKey coord_key(const Vec3& v) {
+  CoordKey k{};
+  for (int d = 0; d < 3; ++d) {
+    const double x = v[d] + 0.0;  // -0.0 -> +0.0
+    std::memcpy(&k.bits[d], &x, sizeof x);
+  }
+  return k;
+}
+
+}  // namespace
+
+MeshReport validate_and_orient(Mesh& m) {
+  MeshReport rep;
+  const std::size_t ne = m.triangles.size();
+  if (ne == 0) throw InvalidArgument("validate_and_orient: mesh has no elements");
+  const std::size_t nv0 = m.vertices.size();
+  for (std::size_t v = 0; v < nv0; ++v)
+    for (double x : m.vertices[v])
+      if (!std::isfinite(x))
+        throw InvalidArgument("validate_and_orient: vertex " + std::to_string(v) +
+                              " has a non-finite coordinate");
+  for (std::size_t e = 0; e < ne; ++e) {
+    const auto& t = m.triangles[e];
+    for (int j = 0; j < 3; ++j)
+      if (t[j] < 0 || static_cast<std::size_t>(t[j]) >= nv0)
+        throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
+                              " has vertex index " + std::to_string(t[j]) +
+                              " out of range [0, " + std::to_string(nv0) + ")");
+    if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])
+      throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
+                            " is degenerate: repeated vertex index (" + std::to_string(t[0]) + ", " +
+                            std::to_string(t[1]) + ", " + std::to_string(t[2]) + ")");
+  }
+
+  // (1) merge bit-identical vertices, drop unused ones.
+  {
+    std::map<CoordKey, std::int32_t> first;
+    std::vector<std::int32_t> canon(nv0);
+    for (std::size_t v = 0; v < nv0; ++v) {
+      auto [it, inserted] = first.emplace(coord_key(m.vertices[v]), static_cast<std::int32_t>(v));
+      canon[v] = it->second;
+      if (!inserted) ++rep.removed_duplicates;
+    }
+    std::vector<char> used(nv0, 0);
+    for (const auto& t : m.triangles)
+      for (auto v : t) used[static_cast<std::size_t>(canon[static_cast<std::size_t>(v)])] = 1;
+    std::vector<std::int32_t> newidx(nv0, -1);
+    std::vector<Vec3> verts;
+    verts.reserve(nv0);
+    for (std::size_t v = 0; v < nv0; ++v) {
+      if (canon[v] != static_cast<std::int32_t>(v)) continue;
+      if (!used[v]) {
+        ++rep.removed_unused;
+        continue;
+      }
+      newidx[v] = static_cast<std::int32_t>(verts.size());
+      verts.push_back(m.vertices[v]);
+    }
+    if (verts.size() != nv0) {
+      for (auto& t : m.triangles)
+        for (auto& v : t)
+          v = newidx[static_cast<std::size_t>(canon[static_cast<std::size_t>(v)])];
+      m.vertices = std::move(verts);
+    }
+  }
+  rep.elements = ne;
+  rep.vertices = m.vertices.size();
+
+  // (2) per-element checks.
+  rep.min_area = std::numeric_limits<double>::infinity();
+  for (std::size_t e = 0; e < ne; ++e) {
+    const auto& t = m.triangles[e];
+    if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])
+      throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
+                            " is degenerate: two of its vertices have identical coordinates");
+    double h = 0.0;
+    for (int j = 0; j < 3; ++j)
+      h = std::max(h, norm(sub(m.vertices[static_cast<std::size_t>(t[j])],
+                               m.vertices[static_cast<std::size_t>(t[(j + 1) % 3])])));
+    const double a = m.area(e);
+    if (!(a > 1e-10 * h * h))
+      throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
+                            " is degenerate: area " + std::to_string(a) +
+                            " is near zero relative to its longest edge " + std::to_string(h));
+    rep.min_area = std::min(rep.min_area, a);
+    rep.max_edge = std::max(rep.max_edge, h);
+  }
+
+  // duplicate triangles (same vertex set)
+  {
+    std::map<std::array<std::int32_t, 3>, std::size_t> seen;
+    for (std::size_t e = 0; e < ne; ++e) {
+      auto key = m.triangles[e];
+      std::sort(key.begin(), key.end());
+      auto [it, inserted] = seen.emplace(key, e);
+      if (!inserted)
+        throw InvalidArgument("validate_and_orient: elements " + std::to_string(it->second) +
+                              " and " + std::to_string(e) +
+                              " are duplicates (same vertex set)");
+    }
+  }
+
+  // edge adjacency: undirected edge -> incident (element, local edge) pairs
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> edges;
+  edges.reserve(ne * 2);
+  auto ekey = [](std::int32_t a, std::int32_t b) {
+    return (static_cast<std::uint64_t>(std::min(a, b)) << 32) |
+           static_cast<std::uint64_t>(std::max(a, b));
+  };
+  for (std::size_t e = 0; e < ne; ++e)
+    for (int j = 0; j < 3; ++j)
+      edges[ekey(m.triangles[e][j], m.triangles[e][(j + 1) % 3])].push_back(
+          static_cast<std::uint32_t>(e));
+  for (std::size_t e = 0; e < ne; ++e)
+    for (int j = 0; j < 3; ++j) {
+      const auto a = m.triangles[e][j], b = m.triangles[e][(j + 1) % 3];
+      const auto& inc = edges[ekey(a, b)];
+      if (inc.size() > 2) {
+        std::string list;
+        for (auto f : inc) list += (list.empty() ? "" : ", ") + std::to_string(f);
+        throw InvalidArgument("validate_and_orient: non-manifold edge " + edge_str(a, b) +
+                              " of element " + std::to_string(e) + " is shared by " +
+                              std::to_string(inc.size()) + " elements (" + list + ")");
+      }
+      if (inc.size() < 2)
+        throw InvalidArgument("validate_and_orient: mesh is not closed: edge " + edge_str(a, b) +
+                              " of element " + std::to_string(e) + " has no neighbour");
+    }
+
+  // (3) orientation propagation. For a shared edge, consistent orientation means the two
+  // triangles traverse it in opposite directions.
+  auto has_directed = [&](std::size_t f, std::int32_t a, std::int32_t b) {
+    const auto& t = m.triangles[f];
+    for (int j = 0; j < 3; ++j)
+      if (t[j] == a && t[(j + 1) % 3] == b) return true;
+    return false;
+  };
+  std::vector<int> comp(ne, -1);
+  std::vector<char> flipped(ne, 0);
+  std::vector<std::vector<std::size_t>> components;
+  for (std::size_t seed = 0; seed < ne; ++seed) {
+    if (comp[seed] >= 0) continue;
+    const int c = static_cast<int>(components.size());
+    components.emplace_back();
+    std::deque<std::size_t> queue{seed};
+    comp[seed] = c;
+    while (!queue.empty()) {
+      const std::size_t e = queue.front();
+      queue.pop_front();
+      components.back().push_back(e);
+      for (int j = 0; j < 3; ++j) {
+        const auto a = m.triangles[e][j], b = m.triangles[e][(j + 1) % 3];
+        for (auto f32 : edges[ekey(a, b)]) {
+          const std::size_t f = f32;
+          if (f == e) continue;
+          const bool consistent = has_directed(f, b, a);
+          if (comp[f] < 0) {
+            comp[f] = c;
+            if (!consistent) {
+              std::swap(m.triangles[f][1], m.triangles[f][2]);
+              flipped[f] ^= 1;
+            }
+            queue.push_back(f);
+          } else if (!consistent) {
+            throw InvalidArgument("validate_and_orient: surface is not orientable: element " +
+                                  std::to_string(f) + " cannot be oriented consistently with " +
+                                  "element " + std::to_string(e) + " across edge " +
+                                  edge_str(a, b));
+          }
+        }
+      }
+    }
+  }
+
+  // (4) outward orientation per component from its signed volume.
+  rep.components = components.size();
+  for (const auto& elems : components) {
+    const Vec3 o = m.vertices[static_cast<std::size_t>(m.triangles[elems.front()][0])];
+    double vol = 0.0, area = 0.0;
+    for (auto e : elems) {
+      const auto& t = m.triangles[e];
+      const Vec3 a = sub(m.vertices[static_cast<std::size_t>(t[0])], o);
+      const Vec3 b = sub(m.vertices[static_cast<std::size_t>(t[1])], o);
+      const Vec3 cc = sub(m.vertices[static_cast<std::size_t>(t[2])], o);
+      vol += dot(a, cross(b, cc)) / 6.0;
+      area += m.area(e);
+    }
+    if (!(std::abs(vol) > 1e-12 * area * std::sqrt(area)))
+      throw InvalidArgument("validate_and_orient: the closed surface containing element " +
+                            std::to_string(elems.front()) + " encloses zero volume");
+    if (vol < 0) {
+      for (auto e : elems) {
+        std::swap(m.triangles[e][1], m.triangles[e][2]);
+        flipped[e] ^= 1;
+      }
+      vol = -vol;
+    }
+    rep.volume += vol;
+  }
+  for (auto f : flipped) rep.flipped_elements += static_cast<std::size_t>(f);
+  rep.flipped = rep.flipped_elements > 0;
+  return rep;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution
+// ---------------------------------------------------------------------------------------------
+
+double elements_per_wavelength(const Mesh& m, std::complex<double> k) {
+  if (!std::isfinite(k.real()) || !std::isfinite(k.imag()))
+    throw InvalidArgument("elements_per_wavelength: wavenumber k must be finite");
+  if (m.triangles.empty())
+    throw InvalidArgument("elements_per_wavelength: mesh has no elements");
+  const double h = m.max_edge();
+  if (!(h > 0)) throw InvalidArgument("elements_per_wavelength: mesh has zero max edge");
+  const double kr = std::abs(k.real());
+  if (kr == 0.0) return std::numeric_limits<double>::infinity();
+  return (2.0 * std::numbers::pi / kr) / h;
+}
+
+std::string mesh_resolution_warning(const Mesh& m, std::complex<double> k) {
+  const double epw = elements_per_wavelength(m, k);
+  if (epw >= 6.0) return {};
+  std::ostringstream os;
+  os << "mesh under-resolved: " << epw << " elements per wavelength (max edge " << m.max_edge()
+     << ", wavelength " << 2.0 * std::numbers::pi / std::abs(k.real())
+     << "); at least 6 are recommended for piecewise-constant elements";
+  return os.str();
+}
+
+}  // namespace elliptica::bem

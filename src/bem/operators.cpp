@@ -1,0 +1,354 @@
+/// @file operators.cpp
+/// Dense assembly of the Helmholtz collocation operators S, K, K', W and the potential
+/// evaluations (far field, scattered field); conventions in include/elliptica/bem/helmholtz.hpp.
+///
+/// Kernels (z = ikr, G = e^{z}/(4 pi r), x - y = d, a = d.n_x, b = d.n_y):
+///   G'(r)  = dG/dr = G (z - 1)/r,   G''(r) = G (2 - 2z + z^2)/r^2
+///   dG/dn_y = -G'(r) b/r,   dG/dn_x = G'(r) a/r
+///   d2G/dn_x dn_y = -G''(r) a b/r^2 - (G'(r)/r) (n_x.n_y - a b/r^2)
+/// (derived by differentiating G(|x - y|); identical to design/FORMULAS.md).
+/// Self terms on a flat triangle (a = b = 0, n_x = n_y):
+///   S_self = (1/4pi) int 1/r (analytic) + int (e^{z} - 1)/(4 pi r) (Duffy)
+///   K_self = K'_self = 0
+///   W_self = -G'/r = e^{z}(1 - z)/(4 pi r^3): (1/4pi) FP int 1/r^3 (analytic)
+///            + int [e^{z}(1 - z) - 1]/(4 pi r^3) (Duffy; ~ (k^2/(2r) + i k^3/3)/(4 pi)).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <sstream>
+#include <string>
+
+#include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/fmm_operator.hpp"
+#include "elliptica/core/error.hpp"
+
+namespace elliptica::bem {
+
+namespace detail {
+void validate_k(cplx k);
+void validate_mesh(const Mesh& mesh);
+void validate_quadrature(const QuadratureOptions& q);
+}  // namespace detail
+
+namespace {
+
+using V3 = std::array<double, 3>;
+using Tri = std::array<V3, 3>;
+constexpr double kInv4Pi = 0.25 / std::numbers::pi;
+
+V3 sub(const V3& a, const V3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+double dot(const V3& a, const V3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+double norm(const V3& a) { return std::sqrt(dot(a, a)); }
+V3 mid(const V3& a, const V3& b) { return {0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2])}; }
+V3 centroid(const Tri& t) {
+  return {(t[0][0] + t[1][0] + t[2][0]) / 3, (t[0][1] + t[1][1] + t[2][1]) / 3, (t[0][2] + t[1][2] + t[2][2]) / 3};
+}
+double diam(const Tri& t) { return std::max({norm(sub(t[0], t[1])), norm(sub(t[1], t[2])), norm(sub(t[2], t[0]))}); }
+double tri_area(const Tri& t) {
+  const V3 u = sub(t[1], t[0]), v = sub(t[2], t[0]);
+  const V3 c = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+  return 0.5 * norm(c);
+}
+
+/// e^z - 1 and e^z (1 - z) - 1 without cancellation for small |z|.
+cplx expm1c(cplx z) {
+  if (std::abs(z) < 1e-2) {
+    // z + z^2/2 + ... + z^6/720
+    return z * (1.0 + z * (0.5 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z / 720.0)))));
+  }
+  return std::exp(z) - 1.0;
+}
+cplx exp1mz_m1(cplx z) {
+  // e^z (1 - z) - 1 = sum_{n>=2} (1 - n) z^n / n!
+  if (std::abs(z) < 1e-2) {
+    const cplx z2 = z * z;
+    return z2 * (-0.5 + z * (-1.0 / 3 + z * (-1.0 / 8 + z * (-1.0 / 30 + z * (-1.0 / 144)))));
+  }
+  return std::exp(z) * (1.0 - z) - 1.0;
+}
+
+struct KVals {
+  cplx s{}, k{}, kp{}, w{};
+};
+
+/// All four kernels at (x, n_x) from (y, n_y); ik = i k.
+inline void kernels(const V3& x, const V3& nx, const V3& y, const V3& ny, cplx ik, unsigned which, KVals& o) {
+  const V3 d = sub(x, y);
+  const double r2 = dot(d, d);
+  const double r = std::sqrt(r2);
+  const cplx z = ik * r;
+  const cplx G = std::exp(z) * (kInv4Pi / r);
+  o.s = G;
+  if (which & (kDoubleLayer | kAdjointDoubleLayer | kHypersingular)) {
+    const cplx Gp = G * (z - 1.0) / r;
+    const double a = dot(d, nx), b = dot(d, ny);
+    o.k = -Gp * (b / r);
+    o.kp = Gp * (a / r);
+    if (which & kHypersingular) {
+      const cplx Gpp = G * (2.0 - 2.0 * z + z * z) / r2;
+      o.w = -Gpp * (a * b / r2) - (Gp / r) * (dot(nx, ny) - a * b / r2);
+    }
+  }
+}
+
+struct Acc {
+  cplx s{}, k{}, kp{}, w{};
+  void add(const KVals& v, double wt) {
+    s += wt * v.s;
+    k += wt * v.k;
+    kp += wt * v.kp;
+    w += wt * v.w;
+  }
+};
+
+/// Integrate the kernels over the flat triangle T (normal ny), target x not on T: the triangle
+/// rule where |x - c| >= eta diam, recursive 4-split otherwise.
+void integrate_regular(const V3& x, const V3& nx, const Tri& T, const V3& ny, cplx ik, unsigned which,
+                       const QuadratureOptions& q, const std::vector<quadrature::TrianglePoint>& rule, int depth,
+                       Acc& acc) {
+  const V3 c = centroid(T);
+  const double dm = diam(T);
+  if (depth >= q.max_subdivision || norm(sub(x, c)) >= q.near_factor * dm) {
+    const double A = tri_area(T);
+    KVals v;
+    for (const auto& p : rule) {
+      const V3 y = {p.l0 * T[0][0] + p.l1 * T[1][0] + p.l2 * T[2][0], p.l0 * T[0][1] + p.l1 * T[1][1] + p.l2 * T[2][1],
+                    p.l0 * T[0][2] + p.l1 * T[1][2] + p.l2 * T[2][2]};
+      kernels(x, nx, y, ny, ik, which, v);
+      acc.add(v, p.w * A);
+    }
+    return;
+  }
+  const V3 m01 = mid(T[0], T[1]), m12 = mid(T[1], T[2]), m20 = mid(T[2], T[0]);
+  const std::array<Tri, 4> kids = {Tri{T[0], m01, m20}, Tri{m01, T[1], m12}, Tri{m20, m12, T[2]}, Tri{m12, m20, m01}};
+  for (const auto& kt : kids) integrate_regular(x, nx, kt, ny, ik, which, q, rule, depth + 1, acc);
+}
+
+Tri element(const Mesh& m, std::size_t e) {
+  const auto& t = m.triangles[e];
+  return {m.vertices[static_cast<std::size_t>(t[0])], m.vertices[static_cast<std::size_t>(t[1])],
+          m.vertices[static_cast<std::size_t>(t[2])]};
+}
+
+/// Self term of element T at its centroid x.
+void integrate_self(const V3& x, const Tri& T, cplx ik, unsigned which, const QuadratureOptions& q, Acc& acc) {
+  std::vector<V3> ys;
+  std::vector<double> ws;
+  quadrature::duffy_rule(x, T, q.singular_order, ys, ws);
+  cplx s_rem{}, w_rem{};
+  for (std::size_t p = 0; p < ys.size(); ++p) {
+    const double r = norm(sub(x, ys[p]));
+    const cplx z = ik * r;
+    if (which & kSingleLayer) s_rem += ws[p] * expm1c(z) / r;
+    if (which & kHypersingular) w_rem += ws[p] * exp1mz_m1(z) / (r * r * r);
+  }
+  if (which & kSingleLayer) acc.s = kInv4Pi * (quadrature::inv_r_integral(x, T) + s_rem);
+  if (which & kHypersingular) acc.w = kInv4Pi * (quadrature::inv_r3_finite_part(x, T) + w_rem);
+  acc.k = 0;
+  acc.kp = 0;
+}
+
+}  // namespace
+
+namespace detail {
+void validate_k(cplx k) {
+  if (!std::isfinite(k.real()) || !std::isfinite(k.imag()))
+    throw InvalidArgument("bem: wavenumber k must be finite (got NaN or Inf)");
+  if (k == cplx(0, 0)) throw InvalidArgument("bem: wavenumber k must be nonzero (k = 0 is the Laplace limit)");
+  if (k.real() < 0) throw InvalidArgument("bem: wavenumber k must have Re k >= 0 (negative k gives incoming waves)");
+  if (k.imag() < 0) throw InvalidArgument("bem: wavenumber k must have Im k >= 0");
+}
+
+void validate_mesh(const Mesh& mesh) {
+  if (mesh.triangles.empty()) throw InvalidArgument("bem: mesh is empty (no triangles)");
+  const auto nv = static_cast<std::int64_t>(mesh.vertices.size());
+  for (const auto& v : mesh.vertices)
+    for (double c : v)
+      if (!std::isfinite(c)) throw InvalidArgument("bem: mesh has a non-finite vertex coordinate");
+  for (std::size_t e = 0; e < mesh.triangles.size(); ++e) {
+    for (auto i : mesh.triangles[e])
+      if (i < 0 || i >= nv) throw InvalidArgument("bem: mesh triangle " + std::to_string(e) + " has a vertex index out of range");
+    const Tri T = element(mesh, e);
+    if (!(tri_area(T) > 1e-14 * diam(T) * diam(T)))
+      throw InvalidArgument("bem: mesh triangle " + std::to_string(e) + " is degenerate (zero area)");
+  }
+}
+
+void validate_quadrature(const QuadratureOptions& q) {
+  if (q.far_points != 1 && q.far_points != 3 && q.far_points != 7)
+    throw InvalidArgument("bem: QuadratureOptions.far_points must be 1, 3 or 7");
+  if (!(q.near_factor > 0) || !std::isfinite(q.near_factor))
+    throw InvalidArgument("bem: QuadratureOptions.near_factor must be finite and > 0");
+  if (q.max_subdivision < 0 || q.max_subdivision > 30)
+    throw InvalidArgument("bem: QuadratureOptions.max_subdivision must be in [0, 30]");
+  if (q.singular_order < 1 || q.singular_order > 64)
+    throw InvalidArgument("bem: QuadratureOptions.singular_order must be in [1, 64]");
+}
+}  // namespace detail
+
+std::vector<cplx> CMatrix::apply(const std::vector<cplx>& x) const {
+  if (x.size() != cols) throw InvalidArgument("bem: CMatrix::apply size mismatch");
+  std::vector<cplx> y(rows);
+  const auto R = static_cast<std::ptrdiff_t>(rows);
+#pragma omp parallel for schedule(static) if (rows * cols > 100000)
+  for (std::ptrdiff_t i = 0; i < R; ++i) {
+    const cplx* a = data.data() + static_cast<std::size_t>(i) * cols;
+    cplx s{};
+    for (std::size_t j = 0; j < cols; ++j) s += a[j] * x[j];
+    y[static_cast<std::size_t>(i)] = s;
+  }
+  return y;
+}
+
+DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q) {
+  const auto t0 = std::chrono::steady_clock::now();
+  detail::validate_k(k);
+  detail::validate_mesh(mesh);
+  detail::validate_quadrature(q);
+  which &= kAllOperators;
+  if (which == 0) throw InvalidArgument("bem: assemble_dense: no operator selected");
+  const std::size_t n = mesh.num_elements();
+  DenseOperators ops;
+  ops.which = which;
+  if (which & kSingleLayer) ops.S = CMatrix(n, n);
+  if (which & kDoubleLayer) ops.K = CMatrix(n, n);
+  if (which & kAdjointDoubleLayer) ops.Kp = CMatrix(n, n);
+  if (which & kHypersingular) ops.W = CMatrix(n, n);
+
+  std::vector<Tri> tris(n);
+  std::vector<V3> cents(n), normals(n);
+  std::vector<double> diams(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    tris[e] = element(mesh, e);
+    cents[e] = centroid(tris[e]);
+    normals[e] = mesh.normal(e);
+    diams[e] = diam(tris[e]);
+  }
+  const auto& rule = quadrature::triangle_rule(q.far_points);
+  const cplx ik = cplx(0, 1) * k;
+  const auto N = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::ptrdiff_t ii = 0; ii < N; ++ii) {
+    const auto i = static_cast<std::size_t>(ii);
+    const V3& x = cents[i];
+    const V3& nx = normals[i];
+    for (std::size_t j = 0; j < n; ++j) {
+      Acc acc;
+      if (i == j) {
+        integrate_self(x, tris[j], ik, which, q, acc);
+      } else {
+        integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
+      }
+      if (which & kSingleLayer) ops.S(i, j) = acc.s;
+      if (which & kDoubleLayer) ops.K(i, j) = acc.k;
+      if (which & kAdjointDoubleLayer) ops.Kp(i, j) = acc.kp;
+      if (which & kHypersingular) ops.W(i, j) = acc.w;
+    }
+  }
+  ops.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return ops;
+}
+
+namespace {
+void check_solution(const Mesh& mesh, const SurfaceSolution& sol) {
+  detail::validate_mesh(mesh);
+  detail::validate_k(sol.k);
+  const std::size_t n = mesh.num_elements();
+  if (sol.u.size() != n || sol.dudn.size() != n)
+    throw InvalidArgument("bem: surface solution size does not match the mesh (" + std::to_string(sol.u.size()) +
+                          ", " + std::to_string(sol.dudn.size()) + " vs " + std::to_string(n) + " elements)");
+}
+}  // namespace
+
+std::vector<cplx> far_field(const Mesh& mesh, const SurfaceSolution& sol, const std::vector<std::array<double, 3>>& dirs,
+                            const QuadratureOptions& q) {
+  check_solution(mesh, sol);
+  detail::validate_quadrature(q);
+  const auto& rule = quadrature::triangle_rule(q.far_points);
+  const std::size_t n = mesh.num_elements();
+  const cplx ik = cplx(0, 1) * sol.k;
+  std::vector<cplx> out(dirs.size());
+  for (std::size_t m = 0; m < dirs.size(); ++m) {
+    V3 xh = dirs[m];
+    const double nr = norm(xh);
+    if (!(nr > 0) || !std::isfinite(nr)) throw InvalidArgument("bem: far_field direction must be finite and nonzero");
+    for (double& c : xh) c /= nr;
+    cplx s{};
+    for (std::size_t e = 0; e < n; ++e) {
+      const Tri T = element(mesh, e);
+      const V3 ny = mesh.normal(e);
+      const double A = tri_area(T);
+      cplx integ{};
+      for (const auto& p : rule) {
+        const V3 y = {p.l0 * T[0][0] + p.l1 * T[1][0] + p.l2 * T[2][0], p.l0 * T[0][1] + p.l1 * T[1][1] + p.l2 * T[2][1],
+                      p.l0 * T[0][2] + p.l1 * T[1][2] + p.l2 * T[2][2]};
+        integ += p.w * std::exp(-ik * dot(xh, y));
+      }
+      s += A * integ * (-ik * dot(xh, ny) * sol.u[e] - sol.dudn[e]);
+    }
+    out[m] = kInv4Pi * s;
+  }
+  return out;
+}
+
+std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
+                                  const std::vector<std::array<double, 3>>& points, const QuadratureOptions& q) {
+  check_solution(mesh, sol);
+  detail::validate_quadrature(q);
+  const auto& rule = quadrature::triangle_rule(q.far_points);
+  const std::size_t n = mesh.num_elements();
+  const cplx ik = cplx(0, 1) * sol.k;
+  std::vector<cplx> out(points.size());
+  const V3 dummy = {0, 0, 1};
+  for (std::size_t m = 0; m < points.size(); ++m) {
+    const V3& x = points[m];
+    for (double c : x)
+      if (!std::isfinite(c)) throw InvalidArgument("bem: scattered_field point is not finite");
+    cplx s{};
+    for (std::size_t e = 0; e < n; ++e) {
+      Acc acc;
+      integrate_regular(x, dummy, element(mesh, e), mesh.normal(e), ik, kSingleLayer | kDoubleLayer, q, rule, 0, acc);
+      s += sol.u[e] * acc.k - sol.dudn[e] * acc.s;
+    }
+    out[m] = s;
+  }
+  return out;
+}
+
+}  // namespace elliptica::bem
+
+// ---------------------------------------------------------------------------------------------
+// Entries for given (i, j) pairs (used by the FMM operator's near field, fmm_operator.hpp); the
+// same quadrature as assemble_dense.
+// ---------------------------------------------------------------------------------------------
+namespace elliptica::bem {
+void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q,
+                      const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, cplx* S, cplx* K,
+                      cplx* Kp, cplx* W) {
+  detail::validate_k(k);
+  detail::validate_mesh(mesh);
+  detail::validate_quadrature(q);
+  which &= kAllOperators;
+  const auto n = static_cast<std::int64_t>(mesh.num_elements());
+  for (const auto& pr : pairs)
+    if (pr.first < 0 || pr.first >= n || pr.second < 0 || pr.second >= n)
+      throw InvalidArgument("bem: assemble_entries: element pair index out of range");
+  const auto& rule = quadrature::triangle_rule(q.far_points);
+  const cplx ik = cplx(0, 1) * k;
+  const auto P = static_cast<std::ptrdiff_t>(pairs.size());
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::ptrdiff_t t = 0; t < P; ++t) {
+    const auto i = static_cast<std::size_t>(pairs[t].first), j = static_cast<std::size_t>(pairs[t].second);
+    const Tri Ti = element(mesh, i), Tj = element(mesh, j);
+    const V3 x = centroid(Ti);
+    Acc acc;
+    if (i == j) integrate_self(x, Tj, ik, which, q, acc);
+    else integrate_regular(x, mesh.normal(i), Tj, mesh.normal(j), ik, which, q, rule, 0, acc);
+    if (S && (which & kSingleLayer)) S[t] = acc.s;
+    if (K && (which & kDoubleLayer)) K[t] = acc.k;
+    if (Kp && (which & kAdjointDoubleLayer)) Kp[t] = acc.kp;
+    if (W && (which & kHypersingular)) W[t] = acc.w;
+  }
+}
+}  // namespace elliptica::bem

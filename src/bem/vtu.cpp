@@ -1,0 +1,112 @@
+/// @file vtu.cpp
+/// VTK .vtu (ASCII XML UnstructuredGrid) and complex .npy writers (see vtu.hpp).
+#include "elliptica/bem/vtu.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/io.hpp"
+
+namespace elliptica::bem {
+
+namespace {
+void put(std::string& s, double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  s += buf;
+}
+std::string xml_escape(const std::string& in) {
+  std::string o;
+  for (char c : in) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+}  // namespace
+
+void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& cells) {
+  const std::size_t ne = mesh.num_elements(), nv = mesh.vertices.size();
+  std::set<std::string> names;
+  for (const auto& f : cells) {
+    if (f.name.empty()) throw InvalidArgument("write_vtu: a cell field has an empty name");
+    if (!names.insert(f.name).second) throw InvalidArgument("write_vtu: duplicate cell field name '" + f.name + "'");
+    if (f.components < 1 || f.values.size() != ne * static_cast<std::size_t>(f.components))
+      throw InvalidArgument("write_vtu: cell field '" + f.name + "' has " + std::to_string(f.values.size()) +
+                            " values, expected " + std::to_string(ne) + " x " + std::to_string(f.components));
+  }
+  for (const auto& t : mesh.triangles)
+    for (auto i : t)
+      if (i < 0 || static_cast<std::size_t>(i) >= nv) throw InvalidArgument("write_vtu: vertex index out of range");
+  std::string s;
+  s.reserve(64 * (nv + ne * (1 + cells.size())) + 1024);
+  s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
+  s += "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" + std::to_string(nv) + "\" NumberOfCells=\"" +
+       std::to_string(ne) + "\">\n";
+  s += "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
+  for (const auto& v : mesh.vertices) {
+    s += "          ";
+    put(s, v[0]);
+    s += ' ';
+    put(s, v[1]);
+    s += ' ';
+    put(s, v[2]);
+    s += '\n';
+  }
+  s += "        </DataArray>\n      </Points>\n      <Cells>\n";
+  s += "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
+  for (const auto& t : mesh.triangles)
+    s += "          " + std::to_string(t[0]) + ' ' + std::to_string(t[1]) + ' ' + std::to_string(t[2]) + '\n';
+  s += "        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n";
+  for (std::size_t e = 0; e < ne; ++e) s += "          " + std::to_string(3 * (e + 1)) + '\n';
+  s += "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n";
+  for (std::size_t e = 0; e < ne; ++e) s += "          5\n";
+  s += "        </DataArray>\n      </Cells>\n      <CellData>\n";
+  for (const auto& f : cells) {
+    s += "        <DataArray type=\"Float64\" Name=\"" + xml_escape(f.name) + "\" NumberOfComponents=\"" +
+         std::to_string(f.components) + "\" format=\"ascii\">\n";
+    for (std::size_t e = 0; e < ne; ++e) {
+      s += "          ";
+      for (int c = 0; c < f.components; ++c) {
+        if (c) s += ' ';
+        put(s, f.values[e * static_cast<std::size_t>(f.components) + static_cast<std::size_t>(c)]);
+      }
+      s += '\n';
+    }
+    s += "        </DataArray>\n";
+  }
+  s += "      </CellData>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
+  io::write_text_atomic(path, s);
+}
+
+void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v) {
+  std::string header = "{'descr': '<c16', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
+  // magic (6) + version (2) + header length (2) + header + '\n', padded to a multiple of 64.
+  const std::size_t base = 10 + header.size() + 1;
+  header.append((64 - base % 64) % 64, ' ');
+  header += '\n';
+  std::string s = std::string("\x93NUMPY", 6);
+  s += '\x01';
+  s += '\x00';
+  const auto hl = static_cast<std::uint16_t>(header.size());
+  s += static_cast<char>(hl & 0xff);
+  s += static_cast<char>(hl >> 8);
+  s += header;
+  const std::size_t off = s.size();
+  s.resize(off + 16 * v.size());
+  // x86/ARM little-endian hosts: std::complex<double> is two IEEE doubles (re, im).
+  static_assert(sizeof(std::complex<double>) == 16);
+  if (!v.empty()) std::memcpy(s.data() + off, v.data(), 16 * v.size());
+  io::write_text_atomic(path, s);
+}
+
+}  // namespace elliptica::bem

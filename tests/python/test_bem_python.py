@@ -1,0 +1,162 @@
+"""Python API of the Helmholtz BEM (elliptica.HelmholtzBEM, read_mesh, icosphere).
+
+The far field of the unit sphere is checked against the Mie series computed here with
+scipy.special: e^{-i omega t}, incident e^{ikz}, u_inf(theta) = (-i/k) sum (2n+1) a_n P_n(cos theta),
+a_n = -j_n'(ka)/h_n'(ka) (sound-hard) or -j_n(ka)/h_n(ka) (sound-soft), h_n = j_n + i y_n.
+"""
+import numpy as np
+import pytest
+
+import elliptica
+
+sp = pytest.importorskip("scipy.special")
+
+
+def mie_coefficients(k, a, bc, nmax=30):
+    n = np.arange(nmax)
+    if bc == "dirichlet":
+        return n, -sp.spherical_jn(n, k * a) / (sp.spherical_jn(n, k * a) + 1j * sp.spherical_yn(n, k * a))
+    return n, -sp.spherical_jn(n, k * a, True) / (sp.spherical_jn(n, k * a, True) + 1j * sp.spherical_yn(n, k * a, True))
+
+
+def mie_far_field(k, a, cos_theta, bc):
+    n, an = mie_coefficients(k, a, bc)
+    return (-1j / k) * sum((2 * m + 1) * an[m] * sp.eval_legendre(m, cos_theta) for m in n)
+
+
+def mie_scattered(k, a, r, cos_theta, bc):
+    n, an = mie_coefficients(k, a, bc)
+    h = lambda m: sp.spherical_jn(m, k * r) + 1j * sp.spherical_yn(m, k * r)  # noqa: E731
+    return sum(1j ** m * (2 * m + 1) * an[m] * h(m) * sp.eval_legendre(m, cos_theta) for m in n)
+
+
+def fibonacci(n):
+    i = np.arange(n) + 0.5
+    z = 1 - 2 * i / n
+    r = np.sqrt(1 - z * z)
+    ph = np.pi * (3 - np.sqrt(5)) * np.arange(n)
+    return np.column_stack([r * np.cos(ph), r * np.sin(ph), z])
+
+
+@pytest.fixture(scope="module")
+def hard():
+    return elliptica.HelmholtzBEM(elliptica.icosphere(2, 1.0), 1.0, bc="neumann")
+
+
+def test_icosphere_and_types():
+    v, t = elliptica.icosphere(2, 2.0)
+    assert v.shape == (162, 3) and v.dtype == np.float64
+    assert t.shape == (320, 3) and t.dtype == np.int64
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 2.0)
+
+
+def test_sound_hard_sphere_ka1_matches_mie(hard):
+    u, info = hard.solve([0, 0, 1])
+    assert u.dtype == np.complex128 and u.shape == (320,)
+    assert info["converged"] and info["precond"] == "bd"
+    assert info["iterations"] >= 1 and info["residual_history"][0] == 1.0
+    assert info["residual_history"][-1] < 1e-5
+    d = fibonacci(150)
+    uinf = hard.far_field(d)
+    assert uinf.dtype == np.complex128 and uinf.shape == (150,)
+    ref = mie_far_field(1.0, 1.0, d[:, 2], "neumann")
+    assert np.linalg.norm(uinf - ref) / np.linalg.norm(ref) < 0.04
+    # surface total field vs Mie: u = sum i^n (2n+1) [j_n + a_n h_n](ka) P_n
+    c = hard.centroids
+    cos = c[:, 2] / np.linalg.norm(c, axis=1)
+    n, an = mie_coefficients(1.0, 1.0, "neumann")
+    usurf = sum(1j ** m * (2 * m + 1) * (sp.spherical_jn(m, 1.0) + an[m] * (sp.spherical_jn(m, 1.0) + 1j * sp.spherical_yn(m, 1.0)))
+                * sp.eval_legendre(m, cos) for m in n)
+    assert np.linalg.norm(u - usurf) / np.linalg.norm(usurf) < 0.05
+    # scattered field at r = 2 and 3
+    pts = 2.5 * fibonacci(40)
+    us = hard.scattered_field(pts)
+    ref = mie_scattered(1.0, 1.0, 2.5, pts[:, 2] / 2.5, "neumann")
+    assert np.linalg.norm(us - ref) / np.linalg.norm(ref) < 0.05
+
+
+def test_preconditioners_agree_and_sound_soft():
+    mesh = elliptica.icosphere(2)
+    a = elliptica.HelmholtzBEM(mesh, 1.0, bc="dirichlet", precond="none", alpha=0.2j)
+    b = elliptica.HelmholtzBEM(mesh, 1.0, bc="dirichlet", precond="bd", alpha=0.2j, bd_level=0)
+    qa, ia = a.solve((0, 0, 1))
+    qb, ib = b.solve((0, 0, 2))  # direction normalised
+    assert ib["bd_blocks"] == 1 and ib["iterations"] <= 1
+    assert np.linalg.norm(qa - qb) < 1e-4 * np.linalg.norm(qa)
+    d = fibonacci(100)
+    ref = mie_far_field(1.0, 1.0, d[:, 2], "dirichlet")
+    assert np.linalg.norm(a.far_field(d) - ref) / np.linalg.norm(ref) < 0.04
+    assert a.report["elements"] == 320 and a.report["elements_per_wavelength"] > 6
+
+
+def test_read_mesh_and_path(tmp_path):
+    p = tmp_path / "tet.obj"
+    # reversed orientation on purpose: HelmholtzBEM re-orients it
+    p.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n")
+    v, t = elliptica.read_mesh(p)
+    assert v.shape == (4, 3) and t.shape == (4, 3)
+    bem = elliptica.HelmholtzBEM(p, 1.0)
+    assert bem.report["flipped_elements"] > 0
+    c = bem.centroids.mean(axis=0)
+    assert np.all(np.einsum("ij,ij->i", bem.normals, bem.centroids - c) > 0)
+    u, info = bem.solve([1, 0, 0])
+    assert u.shape == (4,)
+
+
+def test_input_validation(tmp_path, hard):
+    mesh = elliptica.icosphere(1)
+    E = elliptica.InvalidArgumentError
+    for k in [float("nan"), -1.0, 0.0, float("inf"), -1j]:
+        with pytest.raises(E, match="k must"):
+            elliptica.HelmholtzBEM(mesh, k)
+    with pytest.raises(ValueError, match="bc"):
+        elliptica.HelmholtzBEM(mesh, 1.0, bc="robin")
+    with pytest.raises(E, match="precond"):
+        elliptica.HelmholtzBEM(mesh, 1.0, precond="ilu")
+    with pytest.raises(E, match="tol"):
+        elliptica.HelmholtzBEM(mesh, 1.0, tol=0)
+    with pytest.raises(E, match="alpha"):
+        elliptica.HelmholtzBEM(mesh, 1.0, alpha=0)
+    with pytest.raises(E, match="level"):
+        elliptica.HelmholtzBEM(mesh, 1.0, bd_level=9)
+    v, t = mesh
+    with pytest.raises(E, match="vertices"):
+        elliptica.HelmholtzBEM((v[:, :2], t), 1.0)
+    vn = v.copy()
+    vn[0, 0] = np.nan
+    with pytest.raises(E, match="NaN"):
+        elliptica.HelmholtzBEM((vn, t), 1.0)
+    with pytest.raises(E, match="out of range"):
+        elliptica.HelmholtzBEM((v, t + 100), 1.0)
+    with pytest.raises(E, match="not closed"):
+        elliptica.HelmholtzBEM((v, t[:-1]), 1.0)
+    with pytest.raises(E, match="integer"):
+        elliptica.HelmholtzBEM((v, t + 0.5), 1.0)
+    with pytest.raises(E):
+        elliptica.HelmholtzBEM(42, 1.0)
+    with pytest.raises(elliptica.FileError):
+        elliptica.HelmholtzBEM(tmp_path / "missing.obj", 1.0)
+    with pytest.raises(OSError):
+        elliptica.read_mesh(tmp_path / "missing.stl")
+    with pytest.raises(E, match="refinements"):
+        elliptica.icosphere(-1)
+    fresh = elliptica.HelmholtzBEM(mesh, 1.0)
+    with pytest.raises(E, match="solve"):
+        fresh.far_field([[0, 0, 1]])
+    with pytest.raises(E, match="direction"):
+        fresh.solve([0, 0, 0])
+    with pytest.raises(E, match="direction"):
+        fresh.solve([1, 2])
+    hard.solve()
+    with pytest.raises(E, match="directions"):
+        hard.far_field(np.zeros((2, 2)))
+    with pytest.raises(E, match="zero"):
+        hard.far_field(np.zeros((1, 3)))
+    with pytest.raises(E, match="NaN"):
+        hard.scattered_field([[np.nan, 0, 0]])
+
+
+def test_not_converged():
+    bem = elliptica.HelmholtzBEM(elliptica.icosphere(2), 5.0, precond="none", tol=1e-12, max_iter=2)
+    with pytest.raises(elliptica.NotConvergedError):
+        bem.solve()

@@ -1,0 +1,722 @@
+// Tests of elliptica::bem meshes: generators, validation / orientation, readers and writer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "elliptica/bem/mesh.hpp"
+#include "elliptica/core/error.hpp"
+
+namespace {
+
+using elliptica::InvalidArgument;
+using elliptica::IOError;
+using namespace elliptica::bem;
+namespace fs = std::filesystem;
+constexpr double kPi = std::numbers::pi;
+
+const std::string kData = std::string(ELLIPTICA_SOURCE_DIR) + "/tests/data/bem/";
+
+double signed_volume(const Mesh& m) {
+  double v = 0;
+  for (const auto& t : m.triangles) {
+    const auto& a = m.vertices[static_cast<std::size_t>(t[0])];
+    const auto& b = m.vertices[static_cast<std::size_t>(t[1])];
+    const auto& c = m.vertices[static_cast<std::size_t>(t[2])];
+    v += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+          a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+  }
+  return v;
+}
+
+double total_area(const Mesh& m) {
+  double s = 0;
+  for (std::size_t e = 0; e < m.num_elements(); ++e) s += m.area(e);
+  return s;
+}
+
+/// Expects `f` to throw exception type E whose message contains every string in `parts`.
+template <class E, class F>
+void expect_throw_with(F&& f, std::vector<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+class BemMeshFiles : public ::testing::Test {
+ public:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() / ("elliptica_bem_mesh_" + std::to_string(rd()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& bytes) {
+    const std::string p = (dir_ / name).string();
+    std::ofstream f(p, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return p;
+  }
+  fs::path dir_;
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// --- the reference octahedron used by the file tests (node tags non-contiguous) ---
+struct TaggedMesh {
+  std::vector<std::int64_t> tags;
+  std::vector<std::array<double, 3>> xyz;
+  std::vector<std::array<std::int64_t, 3>> tris;  // by node tag
+};
+
+TaggedMesh octahedron_tagged() {
+  TaggedMesh t;
+  t.tags = {1000, 7, 101, 3, 55, 42};
+  t.xyz = {{0, 0, 1}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}};
+  t.tris = {{101, 55, 1000}, {7, 1000, 55}, {101, 1000, 3}, {7, 3, 1000},
+            {101, 42, 55},   {7, 55, 42},   {101, 3, 42},   {7, 42, 3}};
+  return t;
+}
+
+void expect_octahedron(const Mesh& m) {
+  ASSERT_EQ(m.num_elements(), 8u);
+  ASSERT_EQ(m.vertices.size(), 6u);
+  EXPECT_NEAR(signed_volume(m), 4.0 / 3.0, 1e-14);
+  for (std::size_t e = 0; e < 8; ++e) {
+    const auto n = m.normal(e), c = m.centroid(e);
+    EXPECT_GT(n[0] * c[0] + n[1] * c[1] + n[2] * c[2], 0.5) << "element " << e;
+  }
+  Mesh copy = m;
+  const MeshReport r = validate_and_orient(copy);
+  EXPECT_FALSE(r.flipped);
+  EXPECT_EQ(r.components, 1u);
+}
+
+/// Appends binary values, optionally byte-swapped (to emulate a file of the other endianness).
+struct Bytes {
+  std::string s;
+  bool swap = false;
+  template <class T>
+  void put(T v) {
+    std::array<char, sizeof(T)> raw;
+    std::memcpy(raw.data(), &v, sizeof(T));
+    if (swap) std::reverse(raw.begin(), raw.end());
+    s.append(raw.data(), raw.size());
+  }
+  void size_t_(std::uint64_t v, int dsize) {
+    if (dsize == 4) put(static_cast<std::uint32_t>(v));
+    else put(v);
+  }
+  void text(const std::string& t) { s += t; }
+};
+
+std::string msh22_binary(const TaggedMesh& t, bool swap) {
+  Bytes b;
+  b.swap = swap;
+  b.text("$MeshFormat\n2.2 1 8\n");
+  b.put<std::int32_t>(1);
+  b.text("\n$EndMeshFormat\n$Nodes\n" + std::to_string(t.tags.size()) + "\n");
+  for (std::size_t i = 0; i < t.tags.size(); ++i) {
+    b.put(static_cast<std::int32_t>(t.tags[i]));
+    for (double x : t.xyz[i]) b.put(x);
+  }
+  b.text("\n$EndNodes\n$Elements\n" + std::to_string(t.tris.size() + 2) + "\n");
+  // a block of one point element (type 15, 2 tags), then the triangles (type 2, 2 tags)
+  b.put<std::int32_t>(15); b.put<std::int32_t>(1); b.put<std::int32_t>(2);
+  b.put<std::int32_t>(1); b.put<std::int32_t>(0); b.put<std::int32_t>(1);
+  b.put(static_cast<std::int32_t>(t.tags[0]));
+  b.put<std::int32_t>(2); b.put(static_cast<std::int32_t>(t.tris.size())); b.put<std::int32_t>(2);
+  for (std::size_t e = 0; e < t.tris.size(); ++e) {
+    b.put(static_cast<std::int32_t>(e + 2)); b.put<std::int32_t>(1); b.put<std::int32_t>(1);
+    for (auto n : t.tris[e]) b.put(static_cast<std::int32_t>(n));
+  }
+  // a block of one 2-node line (type 1, no tags)
+  b.put<std::int32_t>(1); b.put<std::int32_t>(1); b.put<std::int32_t>(0);
+  b.put<std::int32_t>(99); b.put(static_cast<std::int32_t>(t.tags[0])); b.put(static_cast<std::int32_t>(t.tags[1]));
+  b.text("\n$EndElements\n");
+  return b.s;
+}
+
+std::string msh41_binary(const TaggedMesh& t, bool swap, int dsize) {
+  Bytes b;
+  b.swap = swap;
+  b.text("$MeshFormat\n4.1 1 " + std::to_string(dsize) + "\n");
+  b.put<std::int32_t>(1);
+  b.text("\n$EndMeshFormat\n$Entities\n");
+  // binary $Entities payload (skipped by the reader): 0 points, 0 curves, 1 surface, 0 volumes
+  for (int i = 0; i < 4; ++i) b.size_t_(i == 2 ? 1 : 0, dsize);
+  b.put<std::int32_t>(1);
+  for (int i = 0; i < 6; ++i) b.put(i < 3 ? -1.0 : 1.0);
+  b.size_t_(0, dsize);
+  b.size_t_(0, dsize);
+  b.text("\n$EndEntities\n$Nodes\n");
+  // two blocks: first node alone (dim 0, not parametric), the rest parametric on a surface (dim 2)
+  b.size_t_(2, dsize); b.size_t_(t.tags.size(), dsize); b.size_t_(3, dsize); b.size_t_(1000, dsize);
+  b.put<std::int32_t>(0); b.put<std::int32_t>(1); b.put<std::int32_t>(0); b.size_t_(1, dsize);
+  b.size_t_(static_cast<std::uint64_t>(t.tags[0]), dsize);
+  for (double x : t.xyz[0]) b.put(x);
+  const std::size_t rest = t.tags.size() - 1;
+  b.put<std::int32_t>(2); b.put<std::int32_t>(1); b.put<std::int32_t>(1); b.size_t_(rest, dsize);
+  for (std::size_t i = 1; i < t.tags.size(); ++i) b.size_t_(static_cast<std::uint64_t>(t.tags[i]), dsize);
+  for (std::size_t i = 1; i < t.tags.size(); ++i) {
+    for (double x : t.xyz[i]) b.put(x);
+    b.put(0.25); b.put(0.75);  // parametric (u, v)
+  }
+  b.text("\n$EndNodes\n$Elements\n");
+  b.size_t_(2, dsize); b.size_t_(t.tris.size() + 1, dsize); b.size_t_(1, dsize); b.size_t_(t.tris.size() + 1, dsize);
+  b.put<std::int32_t>(1); b.put<std::int32_t>(1); b.put<std::int32_t>(1); b.size_t_(1, dsize);  // one line
+  b.size_t_(1, dsize); b.size_t_(static_cast<std::uint64_t>(t.tags[0]), dsize); b.size_t_(static_cast<std::uint64_t>(t.tags[1]), dsize);
+  b.put<std::int32_t>(2); b.put<std::int32_t>(1); b.put<std::int32_t>(2); b.size_t_(t.tris.size(), dsize);
+  for (std::size_t e = 0; e < t.tris.size(); ++e) {
+    b.size_t_(e + 2, dsize);
+    for (auto n : t.tris[e]) b.size_t_(static_cast<std::uint64_t>(n), dsize);
+  }
+  b.text("\n$EndElements\n");
+  return b.s;
+}
+
+std::string stl_binary(const Mesh& m, const std::string& header80) {
+  Bytes b;  // STL is little-endian; these tests run on little-endian hosts
+  std::string h = header80;
+  h.resize(80, ' ');
+  b.text(h);
+  b.put(static_cast<std::uint32_t>(m.num_elements()));
+  for (std::size_t e = 0; e < m.num_elements(); ++e) {
+    for (double x : m.normal(e)) b.put(static_cast<float>(x));
+    for (auto v : m.triangles[e])
+      for (double x : m.vertices[static_cast<std::size_t>(v)]) b.put(static_cast<float>(x));
+    b.put<std::uint16_t>(0);
+  }
+  return b.s;
+}
+
+Mesh octahedron_mesh() {
+  Mesh m;
+  m.vertices = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+  m.triangles = {{0, 2, 4}, {1, 4, 2}, {0, 4, 3}, {1, 3, 4}, {0, 5, 2}, {1, 2, 5}, {0, 3, 5}, {1, 5, 3}};
+  return m;
+}
+
+/// Every strict prefix of `bytes` shorter than `keep` must be rejected with IOError.
+void expect_prefixes_fail(BemMeshFiles& fx, const std::string& name, const std::string& bytes,
+                          std::size_t keep, std::string (BemMeshFiles::*write)(const std::string&, const std::string&)) {
+  // every length up to 160 bytes, then a stride (keeps the test fast), then the last 40 lengths
+  const std::size_t stride = std::max<std::size_t>(1, keep / 150);
+  for (std::size_t len = 0; len < keep; len += (len < 160 || len + 40 >= keep) ? 1 : stride) {
+    const std::string p = (fx.*write)(name, bytes.substr(0, len));
+    EXPECT_THROW(read_mesh(p), IOError) << name << " truncated to " << len << " of " << bytes.size() << " bytes";
+  }
+}
+
+}  // namespace
+
+// =============================================================================================
+// Generators
+// =============================================================================================
+
+TEST(BemMeshGenerators, IcosphereCountsClosedOutward) {
+  double prev_vol_err = 0, prev_area_err = 0;
+  for (int r = 0; r <= 4; ++r) {
+    const double R = 1.5;
+    const std::array<double, 3> c = {0.5, -1.0, 2.0};
+    Mesh m = icosphere(r, R, c);
+    const std::size_t p = std::size_t{1} << (2 * r);
+    EXPECT_EQ(m.num_elements(), 20 * p);
+    EXPECT_EQ(m.vertices.size(), 10 * p + 2);  // vertices deduplicated on shared edges
+    for (const auto& v : m.vertices)
+      EXPECT_NEAR(std::hypot(v[0] - c[0], v[1] - c[1], v[2] - c[2]), R, 1e-12);
+    for (std::size_t e = 0; e < m.num_elements(); ++e) {
+      const auto n = m.normal(e), x = m.centroid(e);
+      EXPECT_GT(n[0] * (x[0] - c[0]) + n[1] * (x[1] - c[1]) + n[2] * (x[2] - c[2]), 0.0);
+    }
+    Mesh copy = m;
+    const MeshReport rep = validate_and_orient(copy);  // closed, manifold, consistently oriented
+    EXPECT_FALSE(rep.flipped);
+    EXPECT_EQ(rep.components, 1u);
+    EXPECT_EQ(rep.removed_duplicates, 0u);
+    EXPECT_EQ(copy.triangles, m.triangles);
+    const double vexact = 4.0 / 3.0 * kPi * R * R * R, aexact = 4 * kPi * R * R;
+    const double vol = signed_volume(m);
+    EXPECT_GT(vol, 0.0);
+    EXPECT_NEAR(rep.volume, vol, 1e-10);
+    const double verr = vexact - vol, aerr = aexact - total_area(m);
+    EXPECT_GT(verr, 0.0);  // inscribed polyhedron
+    EXPECT_GT(aerr, 0.0);
+    const double h = m.max_edge();
+    EXPECT_LT(verr / vexact, 1.5 * h * h / (R * R));  // O(h^2)
+    if (r >= 2) {  // error ratio -> 4 per refinement (h halves); r = 0 -> 1 is pre-asymptotic
+      EXPECT_GT(prev_vol_err / verr, 3.5);
+      EXPECT_LT(prev_vol_err / verr, 4.5);
+      EXPECT_GT(prev_area_err / aerr, 3.5);
+      EXPECT_LT(prev_area_err / aerr, 4.5);
+    } else if (r == 1) {
+      EXPECT_GT(prev_vol_err / verr, 2.5);
+    }
+    prev_vol_err = verr;
+    prev_area_err = aerr;
+  }
+  EXPECT_NEAR(total_area(icosphere(5, 2.0)), 16 * kPi, 16 * kPi * 1e-3);
+}
+
+TEST(BemMeshGenerators, OctasphereCountsClosedOutward) {
+  double prev = 0;
+  for (int r = 0; r <= 4; ++r) {
+    Mesh m = octasphere(r, 2.0, {1, 1, 1});
+    const std::size_t p = std::size_t{1} << (2 * r);
+    EXPECT_EQ(m.num_elements(), 8 * p);
+    EXPECT_EQ(m.vertices.size(), 4 * p + 2);
+    Mesh copy = m;
+    const MeshReport rep = validate_and_orient(copy);
+    EXPECT_FALSE(rep.flipped);
+    const double vexact = 4.0 / 3.0 * kPi * 8.0;
+    EXPECT_GT(rep.volume, 0.0);
+    const double err = vexact - rep.volume;
+    EXPECT_GT(err, 0.0);
+    if (r >= 2) {  // O(h^2): ratio -> 4
+      EXPECT_GT(prev / err, 3.3);
+      EXPECT_LT(prev / err, 4.5);
+    } else if (r == 1) {
+      EXPECT_GT(prev / err, 2.0);
+    }
+    prev = err;
+  }
+  EXPECT_NEAR(total_area(octasphere(5, 2.0)), 16 * kPi, 16 * kPi * 3e-3);
+}
+
+TEST(BemMeshGenerators, EllipsoidVolumeOutward) {
+  const std::array<double, 3> ax = {1.0, 2.0, 0.5};
+  const double vexact = 4.0 / 3.0 * kPi * ax[0] * ax[1] * ax[2];
+  double prev = 0;
+  for (int r = 0; r <= 4; ++r) {
+    Mesh m = ellipsoid(r, ax, {3, 0, -1});
+    EXPECT_EQ(m.num_elements(), 20 * (std::size_t{1} << (2 * r)));
+    for (const auto& v : m.vertices) {
+      const double q = std::pow((v[0] - 3) / ax[0], 2) + std::pow(v[1] / ax[1], 2) + std::pow((v[2] + 1) / ax[2], 2);
+      EXPECT_NEAR(q, 1.0, 1e-12);
+    }
+    Mesh copy = m;
+    const MeshReport rep = validate_and_orient(copy);
+    EXPECT_FALSE(rep.flipped);
+    const double err = vexact - rep.volume;
+    EXPECT_GT(err, 0.0);
+    if (r >= 2) {  // O(h^2): ratio -> 4
+      EXPECT_GT(prev / err, 3.3);
+      EXPECT_LT(prev / err, 4.5);
+    } else if (r == 1) {
+      EXPECT_GT(prev / err, 2.0);
+    }
+    prev = err;
+  }
+  EXPECT_NEAR(signed_volume(ellipsoid(5, ax)), vexact, vexact * 2e-3);
+}
+
+TEST(BemMeshGenerators, ArgumentChecks) {
+  EXPECT_THROW(icosphere(-1), InvalidArgument);
+  EXPECT_THROW(icosphere(11), InvalidArgument);
+  EXPECT_THROW(icosphere(1, 0.0), InvalidArgument);
+  EXPECT_THROW(icosphere(1, -1.0), InvalidArgument);
+  EXPECT_THROW(icosphere(1, std::nan("")), InvalidArgument);
+  EXPECT_THROW(octasphere(-1), InvalidArgument);
+  EXPECT_THROW(octasphere(1, INFINITY), InvalidArgument);
+  EXPECT_THROW(ellipsoid(1, {1, 0, 1}), InvalidArgument);
+  EXPECT_THROW(ellipsoid(1, {1, 1, 1}, {0, NAN, 0}), InvalidArgument);
+  const Mesh m = icosphere(0);
+  EXPECT_THROW(m.area(20), InvalidArgument);
+  EXPECT_THROW(m.centroid(99), InvalidArgument);
+  EXPECT_THROW(m.normal(20), InvalidArgument);
+  EXPECT_EQ(Mesh{}.max_edge(), 0.0);
+}
+
+TEST(BemMeshGenerators, GeometryQueries) {
+  Mesh m;
+  m.vertices = {{0, 0, 0}, {2, 0, 0}, {0, 1, 0}};
+  m.triangles = {{0, 1, 2}};
+  EXPECT_DOUBLE_EQ(m.area(0), 1.0);
+  const auto n = m.normal(0);
+  EXPECT_DOUBLE_EQ(n[2], 1.0);
+  const auto c = m.centroid(0);
+  EXPECT_DOUBLE_EQ(c[0], 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(c[1], 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(m.max_edge(), std::sqrt(5.0));
+}
+
+// =============================================================================================
+// Resolution
+// =============================================================================================
+
+TEST(BemMeshResolution, ElementsPerWavelength) {
+  const Mesh m = icosphere(3);
+  const double h = m.max_edge();
+  EXPECT_DOUBLE_EQ(elements_per_wavelength(m, 1.0), 2 * kPi / h);
+  EXPECT_DOUBLE_EQ(elements_per_wavelength(m, {2.0, 0.7}), kPi / h);  // only Re k counts
+  EXPECT_TRUE(std::isinf(elements_per_wavelength(m, 0.0)));
+  EXPECT_TRUE(mesh_resolution_warning(m, 1.0).empty());
+  EXPECT_TRUE(mesh_resolution_warning(m, 0.0).empty());
+  const double k3 = 2 * kPi / (3 * h);  // 3 elements per wavelength
+  EXPECT_NEAR(elements_per_wavelength(m, k3), 3.0, 1e-12);
+  const std::string w = mesh_resolution_warning(m, k3);
+  EXPECT_FALSE(w.empty());
+  EXPECT_NE(w.find("elements per wavelength"), std::string::npos);
+  EXPECT_THROW(elements_per_wavelength(m, {NAN, 0}), InvalidArgument);
+  EXPECT_THROW(elements_per_wavelength(Mesh{}, 1.0), InvalidArgument);
+}
+
+// =============================================================================================
+// Validation
+// =============================================================================================
+
+TEST(BemMeshValidate, OpenSurfaceNamesElement) {
+  Mesh m = octahedron_mesh();
+  m.triangles.pop_back();  // removes {1, 5, 3}; element 3 = {1, 3, 4} is its first neighbour
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); },
+                                     {"mesh is not closed: edge (", "of element 3", "has no neighbour"});
+}
+
+TEST(BemMeshValidate, FlippedTriangleIsFixed) {
+  const Mesh ref = icosphere(2);
+  for (std::size_t e : {std::size_t{0}, std::size_t{17}, ref.num_elements() - 1}) {
+    Mesh m = ref;
+    std::swap(m.triangles[e][1], m.triangles[e][2]);
+    const MeshReport rep = validate_and_orient(m);
+    EXPECT_TRUE(rep.flipped);
+    EXPECT_EQ(rep.flipped_elements, 1u);
+    EXPECT_EQ(m.triangles, ref.triangles) << "flipped element " << e;
+    EXPECT_EQ(rep.elements, ref.num_elements());
+    EXPECT_EQ(rep.vertices, ref.vertices.size());
+  }
+}
+
+TEST(BemMeshValidate, InwardMeshIsFlippedOutward) {
+  const Mesh ref = ellipsoid(2, {1, 2, 3}, {5, 5, 5});
+  Mesh m = ref;
+  for (auto& t : m.triangles) std::swap(t[0], t[1]);
+  EXPECT_LT(signed_volume(m), 0.0);
+  const MeshReport rep = validate_and_orient(m);
+  EXPECT_TRUE(rep.flipped);
+  EXPECT_EQ(rep.flipped_elements, ref.num_elements());
+  EXPECT_GT(signed_volume(m), 0.0);
+  EXPECT_NEAR(rep.volume, signed_volume(ref), 1e-10);
+  EXPECT_GT(rep.min_area, 0.0);
+  EXPECT_DOUBLE_EQ(rep.max_edge, ref.max_edge());
+}
+
+TEST(BemMeshValidate, ComponentsOrientedSeparately) {
+  Mesh a = icosphere(1, 1.0, {-3, 0, 0});
+  const Mesh b = octasphere(1, 0.5, {3, 0, 0});
+  const auto off = static_cast<std::int32_t>(a.vertices.size());
+  a.vertices.insert(a.vertices.end(), b.vertices.begin(), b.vertices.end());
+  for (auto t : b.triangles) a.triangles.push_back({t[0] + off, t[2] + off, t[1] + off});  // inward
+  const MeshReport rep = validate_and_orient(a);
+  EXPECT_EQ(rep.components, 2u);
+  EXPECT_EQ(rep.flipped_elements, b.num_elements());
+  EXPECT_NEAR(rep.volume, signed_volume(icosphere(1)) + signed_volume(b) - 0.0, 1e-9 + std::abs(signed_volume(b)) * 0);
+}
+
+TEST(BemMeshValidate, MergesDuplicateVerticesAndDropsUnused) {
+  const Mesh ref = icosphere(1);
+  Mesh m;  // triangle soup: every triangle has its own three vertices, plus an unused vertex
+  for (const auto& t : ref.triangles) {
+    const auto base = static_cast<std::int32_t>(m.vertices.size());
+    for (auto v : t) m.vertices.push_back(ref.vertices[static_cast<std::size_t>(v)]);
+    m.triangles.push_back({base, base + 1, base + 2});
+  }
+  m.vertices.push_back({9, 9, 9});
+  const MeshReport rep = validate_and_orient(m);
+  EXPECT_EQ(rep.vertices, ref.vertices.size());
+  EXPECT_EQ(rep.removed_duplicates, 3 * ref.num_elements() - ref.vertices.size());
+  EXPECT_EQ(rep.removed_unused, 1u);
+  EXPECT_FALSE(rep.flipped);
+  EXPECT_NEAR(rep.volume, signed_volume(ref), 1e-12);
+}
+
+TEST(BemMeshValidate, DegenerateRepeatedIndex) {
+  Mesh m = octahedron_mesh();
+  m.triangles[5] = {1, 2, 2};
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"element 5", "degenerate"});
+}
+
+TEST(BemMeshValidate, DegenerateZeroArea) {
+  Mesh m = icosphere(1);
+  const auto t = m.triangles[7];
+  const auto& a = m.vertices[static_cast<std::size_t>(t[0])];
+  const auto& b = m.vertices[static_cast<std::size_t>(t[1])];
+  m.vertices[static_cast<std::size_t>(t[2])] = {(a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2};
+  // the first element whose three vertices are collinear is element 7
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"element 7 ", "degenerate"});
+}
+
+TEST(BemMeshValidate, DuplicateTrianglesNameBoth) {
+  Mesh m = octahedron_mesh();
+  m.triangles.push_back({m.triangles[2][1], m.triangles[2][0], m.triangles[2][2]});
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"elements 2 and 8", "duplicate"});
+}
+
+TEST(BemMeshValidate, NonManifoldEdge) {
+  // two tetrahedra sharing the edge (0, 1): that edge belongs to four triangles
+  Mesh m;
+  m.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, -1, 0}, {0, 0, -1}};
+  m.triangles = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3},
+                 {0, 4, 1}, {0, 1, 5}, {0, 5, 4}, {1, 4, 5}};
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); },
+                                     {"non-manifold edge (1,0)", "of element 0", "shared by 4 elements (0, 1, 4, 5)"});
+}
+
+TEST(BemMeshValidate, IndexOutOfRange) {
+  Mesh m = octahedron_mesh();
+  m.triangles[4][1] = 6;
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"element 4", "out of range"});
+  m.triangles[4][1] = -1;
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"element 4", "out of range"});
+}
+
+TEST(BemMeshValidate, NonOrientable) {
+  // 6-vertex triangulation of the real projective plane (each of the 15 vertex pairs is an edge of
+  // exactly two triangles): closed and manifold, but not orientable.
+  Mesh m;
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int i = 0; i < 6; ++i) m.vertices.push_back({u(gen), u(gen), u(gen)});
+  m.triangles = {{0, 1, 2}, {0, 2, 3}, {0, 3, 4}, {0, 4, 5}, {0, 5, 1},
+                 {1, 2, 4}, {2, 3, 5}, {3, 4, 1}, {4, 5, 2}, {5, 1, 3}};
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"not orientable", "element"});
+}
+
+TEST(BemMeshValidate, EmptyAndNonFinite) {
+  Mesh m;
+  EXPECT_THROW(validate_and_orient(m), InvalidArgument);
+  m = octahedron_mesh();
+  m.vertices[3][1] = NAN;
+  expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"vertex 3"});
+}
+
+// =============================================================================================
+// Files
+// =============================================================================================
+
+TEST_F(BemMeshFiles, ObjRoundTrip) {
+  const Mesh m = ellipsoid(2, {1.1, 0.3, 2.7}, {0.1, 1e-7, -3});
+  const std::string p = (dir_ / "sub.obj").string();
+  write_mesh_obj(m, p);
+  const Mesh r = read_mesh(p);
+  EXPECT_EQ(r.triangles, m.triangles);
+  EXPECT_EQ(r.vertices, m.vertices);  // bit-identical: shortest round-trip decimal output
+  // no temporary files left behind
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 1u);
+  write_mesh_obj(icosphere(0), p);  // overwrite
+  EXPECT_EQ(read_mesh(p).num_elements(), 20u);
+  EXPECT_THROW(write_mesh_obj(m, (dir_ / "no_such_dir" / "x.obj").string()), IOError);
+}
+
+TEST_F(BemMeshFiles, ObjQuadsSlashesNegativeIndices) {
+  Mesh m = read_mesh(kData + "cube_quads.obj");
+  EXPECT_EQ(m.num_elements(), 12u);
+  EXPECT_EQ(m.vertices.size(), 8u);
+  const MeshReport rep = validate_and_orient(m);
+  EXPECT_FALSE(rep.flipped);
+  EXPECT_NEAR(rep.volume, 1.0, 1e-14);
+  EXPECT_NEAR(total_area(m), 6.0, 1e-14);
+}
+
+TEST_F(BemMeshFiles, ObjMalformed) {
+  const std::string good = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  EXPECT_EQ(read_mesh(write("ok.obj", good)).num_elements(), 1u);
+  expect_throw_with<IOError>([&] { read_mesh(write("a.obj", "v 0 0 0\nv 1 0\n")); }, {"a.obj:2", "v x y z"});
+  expect_throw_with<IOError>([&] { read_mesh(write("b.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2\n")); }, {"b.obj:4", "at least 3"});
+  expect_throw_with<IOError>([&] { read_mesh(write("c.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n")); }, {"c.obj:4", "out of range"});
+  expect_throw_with<IOError>([&] { read_mesh(write("d.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 -4\n")); }, {"d.obj:4", "out of range"});
+  expect_throw_with<IOError>([&] { read_mesh(write("e.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n")); }, {"e.obj:4"});
+  expect_throw_with<IOError>([&] { read_mesh(write("f.obj", "v 0 0 x\n")); }, {"f.obj:1"});
+  // truncated files
+  expect_throw_with<IOError>([&] { read_mesh(write("t1.obj", good.substr(0, good.size() - 3))); }, {"t1.obj:4"});
+  expect_throw_with<IOError>([&] { read_mesh(write("t2.obj", good.substr(0, 13))); }, {"t2.obj:2"});
+  // no faces
+  EXPECT_THROW(read_mesh(write("g.obj", "v 0 0 0\n")), InvalidArgument);
+  EXPECT_THROW(read_mesh(write("h.obj", "")), InvalidArgument);
+}
+
+TEST_F(BemMeshFiles, DispatchErrors) {
+  EXPECT_THROW(read_mesh(write("x.ply", "ply\n")), InvalidArgument);
+  EXPECT_THROW(read_mesh(dir_.string()), InvalidArgument);  // a directory has no known extension
+  EXPECT_THROW(read_mesh(write("noext", "v 0 0 0\n")), InvalidArgument);
+  EXPECT_THROW(read_mesh((dir_ / "missing.obj").string()), IOError);
+  // the extension is case-insensitive
+  EXPECT_EQ(read_mesh(write("UPPER.OBJ", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")).num_elements(), 1u);
+}
+
+TEST_F(BemMeshFiles, Gmsh22Ascii) {
+  expect_octahedron(read_mesh(kData + "octahedron_v22.msh"));
+}
+
+TEST_F(BemMeshFiles, Gmsh41Ascii) {
+  expect_octahedron(read_mesh(kData + "octahedron_v41.msh"));
+}
+
+TEST_F(BemMeshFiles, Gmsh22AsciiTruncatedAndMalformed) {
+  const std::string good = slurp(kData + "octahedron_v22.msh");
+  ASSERT_GT(good.size(), 100u);
+  expect_prefixes_fail(*this, "t.msh", good, good.size() - 1, &BemMeshFiles::write);
+  auto bad = [&](const std::string& from, const std::string& to, std::vector<std::string> parts) {
+    std::string s = good;
+    const auto at = s.find(from);
+    ASSERT_NE(at, std::string::npos);
+    s.replace(at, from.size(), to);
+    expect_throw_with<IOError>([&] { read_mesh(write("bad.msh", s)); }, parts);
+  };
+  bad("2.2 0 8", "3.0 0 8", {"bad.msh:2", "unsupported MSH version"});
+  bad("7 -1 0 0", "7 -1 0 zero", {"bad.msh:11", "x y z"});
+  bad("42 0 0 -1", "1000 0 0 -1", {"line 15", "duplicate node tag 1000"});
+  bad("8 2 2 1 1 7 55 42", "8 2 2 1 1 7 55 43", {"line 26", "undefined node tag 43"});
+  bad("8 2 2 1 1 7 55 42", "8 2 2 1 1 7 55", {"bad.msh:26", "3 node tags"});
+  bad("$EndElements", "$EndElement", {"bad.msh:30", "$EndElements"});
+}
+
+TEST_F(BemMeshFiles, Gmsh41AsciiTruncatedAndMalformed) {
+  const std::string good = slurp(kData + "octahedron_v41.msh");
+  expect_prefixes_fail(*this, "t.msh", good, good.size() - 1, &BemMeshFiles::write);
+  std::string s = good;
+  s.replace(s.find("3 6 3 1000"), 10, "3 7 3 1000");
+  expect_throw_with<IOError>([&] { read_mesh(write("bad.msh", s)); }, {"bad.msh:", "nodes"});
+}
+
+TEST_F(BemMeshFiles, Gmsh22Binary) {
+  const TaggedMesh t = octahedron_tagged();
+  for (bool swap : {false, true}) {
+    const std::string bytes = msh22_binary(t, swap);
+    expect_octahedron(read_mesh(write("b22.msh", bytes)));
+    expect_prefixes_fail(*this, "b22t.msh", bytes, bytes.size() - 1, &BemMeshFiles::write);
+  }
+  // a bad endianness marker names its byte offset (right after "$MeshFormat\n2.2 1 8\n")
+  std::string s = msh22_binary(t, false);
+  s[20] = 7;
+  expect_throw_with<IOError>([&] { read_mesh(write("m.msh", s)); }, {"m.msh: byte 20", "endianness"});
+  // unsupported data-size for 2.2
+  s = msh22_binary(t, false);
+  s.replace(s.find("2.2 1 8"), 7, "2.2 1 4");
+  expect_throw_with<IOError>([&] { read_mesh(write("m.msh", s)); }, {"m.msh:2", "data-size"});
+}
+
+TEST_F(BemMeshFiles, Gmsh41Binary) {
+  const TaggedMesh t = octahedron_tagged();
+  for (int dsize : {8, 4})
+    for (bool swap : {false, true}) {
+      const std::string bytes = msh41_binary(t, swap, dsize);
+      expect_octahedron(read_mesh(write("b41.msh", bytes)));
+      expect_prefixes_fail(*this, "b41t.msh", bytes, bytes.size() - 1, &BemMeshFiles::write);
+    }
+  // an absurd node count in a binary header is reported as truncation, not attempted
+  {
+    std::string s = msh41_binary(t, false, 8);
+    const std::size_t at = s.find("$Nodes\n") + 7 + 8;  // numNodes
+    const std::uint64_t huge = 0x7fffffffffffffffull;
+    std::memcpy(&s[at], &huge, 8);
+    EXPECT_THROW(read_mesh(write("huge.msh", s)), IOError);
+    s = msh41_binary(t, false, 8);
+    const std::size_t blk = s.find("$Nodes\n") + 7 + 32 + 12;  // numNodesInBlock of block 1
+    std::memcpy(&s[blk], &huge, 8);
+    std::memcpy(&s[at], &huge, 8);
+    EXPECT_THROW(read_mesh(write("huge.msh", s)), IOError);
+  }
+  // a truncated node block names the byte offset and what was expected
+  const std::string bytes = msh41_binary(t, false, 8);
+  const std::size_t cut = bytes.find("$Nodes\n") + 7 + 32 + 24;  // inside the first node block
+  expect_throw_with<IOError>([&] { read_mesh(write("tr.msh", bytes.substr(0, cut))); }, {"tr.msh: byte", "truncated"});
+}
+
+TEST_F(BemMeshFiles, StlAscii) {
+  const Mesh m = read_mesh(kData + "octahedron_ascii.stl");
+  EXPECT_EQ(m.vertices.size(), 6u);  // 24 facet vertices merged to 6
+  expect_octahedron(m);
+  const std::string good = slurp(kData + "octahedron_ascii.stl");
+  const std::size_t keep = good.rfind("endsolid") + 8;
+  expect_prefixes_fail(*this, "t.stl", good, keep, &BemMeshFiles::write);
+  std::string s = good;
+  s.replace(s.find("vertex 0 1 0"), 12, "vertex 0 one 0");
+  expect_throw_with<IOError>([&] { read_mesh(write("bad.stl", s)); }, {"bad.stl:5", "vertex coordinate"});
+  s = good;
+  s.replace(s.find("endloop"), 7, "endlop");
+  expect_throw_with<IOError>([&] { read_mesh(write("bad.stl", s)); }, {"bad.stl:7", "'endloop'"});
+  EXPECT_THROW(read_mesh(write("empty.stl", "solid nothing\nendsolid nothing\n")), InvalidArgument);
+  // upper-case keywords, a quad facet, two solids in one file
+  const std::string two =
+      "SOLID a\nFACET NORMAL 0 0 1\nOUTER LOOP\nVERTEX 0 0 0\nVERTEX 1 0 0\nVERTEX 1 1 0\nVERTEX 0 1 0\n"
+      "ENDLOOP\nENDFACET\nENDSOLID a\nsolid b\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1\n"
+      "vertex 1 0 1\nvertex 0 1 1\nendloop\nendfacet\nendsolid\n";
+  const Mesh q = read_mesh(write("two.stl", two));
+  EXPECT_EQ(q.num_elements(), 3u);
+  EXPECT_EQ(q.vertices.size(), 7u);
+}
+
+TEST_F(BemMeshFiles, StlBinary) {
+  const Mesh ref = icosphere(0, 1.0);
+  // a binary file whose header starts with "solid" must still be read as binary
+  for (const std::string header : {"binary stl written by the test", "solid but actually binary"}) {
+    const std::string bytes = stl_binary(ref, header);
+    ASSERT_EQ(bytes.size(), 84u + 50u * ref.num_elements());
+    Mesh m = read_mesh(write("b.stl", bytes));
+    EXPECT_EQ(m.num_elements(), ref.num_elements());
+    EXPECT_EQ(m.vertices.size(), ref.vertices.size());  // coincident vertices merged
+    const MeshReport rep = validate_and_orient(m);
+    EXPECT_FALSE(rep.flipped);
+    EXPECT_NEAR(rep.volume, signed_volume(ref), 1e-5);  // float precision
+    expect_prefixes_fail(*this, "bt.stl", bytes, bytes.size(), &BemMeshFiles::write);
+    // one byte too many is also a size mismatch
+    expect_throw_with<IOError>([&] { read_mesh(write("bx.stl", bytes + "x")); }, {"bx.stl", "84 + 50"});
+  }
+}
+
+TEST_F(BemMeshFiles, CorruptedBytesGiveLibraryErrorsOnly) {
+  // Random byte corruption of every format: the reader either succeeds or throws an
+  // elliptica::Error (IOError / InvalidArgument) -- never crashes, never std::bad_alloc etc.
+  const TaggedMesh t = octahedron_tagged();
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"a.msh", slurp(kData + "octahedron_v22.msh")},
+      {"b.msh", slurp(kData + "octahedron_v41.msh")},
+      {"c.msh", msh22_binary(t, false)},
+      {"d.msh", msh41_binary(t, false, 8)},
+      {"e.msh", msh41_binary(t, true, 4)},
+      {"f.stl", slurp(kData + "octahedron_ascii.stl")},
+      {"g.stl", stl_binary(octahedron_mesh(), "solid header")},
+      {"h.obj", slurp(kData + "cube_quads.obj")}};
+  std::mt19937 gen(12345);
+  for (const auto& [name, good] : files) {
+    ASSERT_FALSE(good.empty()) << name;
+    std::uniform_int_distribution<std::size_t> pos(0, good.size() - 1);
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (int trial = 0; trial < 60; ++trial) {
+      std::string s = good;
+      const int flips = 1 + trial % 4;
+      for (int k = 0; k < flips; ++k) s[pos(gen)] = static_cast<char>(byte(gen));
+      const std::string p = write(name, s);
+      try {
+        const Mesh m = read_mesh(p);
+        EXPECT_FALSE(m.triangles.empty());
+      } catch (const elliptica::Error&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << name << " trial " << trial << ": non-library exception " << e.what();
+      }
+    }
+  }
+}
