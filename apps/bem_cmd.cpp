@@ -1,7 +1,8 @@
 /// @file bem_cmd.cpp
-/// `elliptica bem`: dense Burton-Miller collocation BEM for exterior Helmholtz scattering
-/// (include/elliptica/bem/helmholtz.hpp), solved by GMRES with the block-diagonal octree
-/// preconditioner (include/elliptica/bem/block_diagonal.hpp) or none.
+/// `elliptica bem`: Burton-Miller collocation BEM for exterior Helmholtz scattering through the
+/// plan of include/elliptica/bem/plan.hpp: dense matrix or FMM-accelerated operator (--operator),
+/// GMRES with the block-diagonal octree preconditioner (include/elliptica/bem/block_diagonal.hpp)
+/// or none.
 ///
 /// Outputs (all in --out DIR, each written atomically, only on success):
 ///   surface.npy    complex128 (N,): total field u for --bc neumann, du/dn for --bc dirichlet,
@@ -11,6 +12,7 @@
 ///                  Fibonacci lattice; theta from +z, phi from +x), u_inf as in helmholtz.hpp,
 ///                  sigma = 4 pi |u_inf|^2 (bistatic cross-section, length unit^2)
 ///   residuals.csv  iteration, GMRES relative residual
+///   summary.json   operator, preconditioner, sizes, iterations, set-up/solve times, memory
 ///   bistatic.png   scripts/bem_plots.py (matplotlib), unless --no-plots
 #include "bem_cmd.hpp"
 
@@ -23,17 +25,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <numbers>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_util.hpp"
 #include "elliptica/bem/block_diagonal.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
+#include "elliptica/bem/plan.hpp"
 #include "elliptica/bem/vtu.hpp"
 #include "elliptica/core/array.hpp"
 #include "elliptica/core/error.hpp"
@@ -121,43 +127,52 @@ int run_bem(const BemArgs& a) {
   // ---- arguments (all checked before any work) ---------------------------------------------
   const double k = to_double(trim(a.k), "--k");
   if (!std::isfinite(k) || !(k > 0)) throw InvalidArgument("--k must be a finite wavenumber > 0, got " + a.k);
-  bem::HelmholtzOptions ho;
+  bem::HelmholtzBemOptions ho;
   if (a.bc == "neumann" || a.bc == "hard")
     ho.bc = bem::BoundaryCondition::Neumann;
   else if (a.bc == "dirichlet" || a.bc == "soft")
     ho.bc = bem::BoundaryCondition::Dirichlet;
   else
     throw InvalidArgument("--bc must be neumann or dirichlet, got '" + a.bc + "'");
-  std::array<double, 3> dir{};
+  std::array<double, 3> dir{0, 0, 1};  // plane wave direction, or the point-source position
+  bool point = false;
   {
-    if (a.incident.rfind("plane:", 0) != 0)
-      throw InvalidArgument("--incident must be plane:dx,dy,dz, got '" + a.incident + "'");
+    point = a.incident.rfind("point:", 0) == 0;
+    if (a.incident.rfind("plane:", 0) != 0 && !point)
+      throw InvalidArgument("--incident must be plane:dx,dy,dz or point:x,y,z, got '" + a.incident + "'");
     const auto p = split(a.incident.substr(6), ',');
-    if (p.size() != 3) throw InvalidArgument("--incident plane:dx,dy,dz: expected 3 values, got '" + a.incident + "'");
+    if (p.size() != 3)
+      throw InvalidArgument("--incident " + a.incident.substr(0, 6) + "x,y,z: expected 3 values, got '" + a.incident + "'");
     double nn = 0;
     for (int i = 0; i < 3; ++i) {
-      dir[i] = to_double(p[i], "--incident direction");
+      dir[i] = to_double(p[i], "--incident");
+      if (!std::isfinite(dir[i])) throw InvalidArgument("--incident: values must be finite, got '" + a.incident + "'");
       nn += dir[i] * dir[i];
     }
     nn = std::sqrt(nn);
-    if (!std::isfinite(nn) || !(nn > 0)) throw InvalidArgument("--incident: direction must be finite and nonzero");
-    for (double& c : dir) c /= nn;
+    if (!point) {
+      if (!std::isfinite(nn) || !(nn > 0)) throw InvalidArgument("--incident: direction must be finite and nonzero");
+      for (double& c : dir) c /= nn;
+    }
   }
-  bem::PreconditionedSolveOptions po;
-  if (a.precond == "none")
-    po.kind = bem::PrecondKind::None;
-  else if (a.precond == "bd")
-    po.kind = bem::PrecondKind::BlockDiagonal;
-  else
-    throw InvalidArgument("--precond must be none or bd, got '" + a.precond + "'");
+  if (a.precond != "none" && a.precond != "bd") throw InvalidArgument("--precond must be none or bd, got '" + a.precond + "'");
+  ho.precond = bem::preconditioner_kind_from_string(a.precond);
+  if (a.op != "auto" && a.op != "dense" && a.op != "fmm")
+    throw InvalidArgument("--operator must be auto, dense or fmm, got '" + a.op + "'");
+  ho.op = bem::operator_kind_from_string(a.op);
   if (a.bd_level < -1) throw InvalidArgument("--bd-level must be >= 0 (or -1: leaf level), got " + std::to_string(a.bd_level));
-  if (a.bd_leaf < 1) throw InvalidArgument("--bd-leaf must be >= 1, got " + std::to_string(a.bd_leaf));
-  po.bd_level = a.bd_level;
-  po.tree.max_leaf = a.bd_leaf;
+  if (a.bd_leaf < 1) throw InvalidArgument("--leaf must be >= 1, got " + std::to_string(a.bd_leaf));
+  ho.bd_level = a.bd_level;
+  ho.max_leaf = a.bd_leaf;
   if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must be in (0, 1), got " + std::to_string(a.tol));
+  if (a.fmm_tol != 0 && !(a.fmm_tol > 1e-14 && a.fmm_tol < 0.5))
+    throw InvalidArgument("--fmm-tol must be in (1e-14, 0.5) or 0 (automatic), got " + std::to_string(a.fmm_tol));
+  if (a.dense_max < 0) throw InvalidArgument("--dense-max must be >= 0");
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1");
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1");
   ho.gmres_rtol = a.tol;
+  ho.fmm_tolerance = a.fmm_tol;
+  ho.dense_max_elements = static_cast<std::size_t>(a.dense_max);
   ho.gmres_restart = a.restart;
   ho.gmres_max_iterations = a.max_iter;
   if (!a.alpha.empty()) {
@@ -192,6 +207,9 @@ int run_bem(const BemArgs& a) {
   const std::string warn = bem::mesh_resolution_warning(mesh, k);
   if (!warn.empty()) std::cerr << "elliptica: warning: " << warn << "\n";
 
+  // incident data now: a point source inside the body is refused before the expensive part
+  const bem::IncidentField inc = point ? bem::point_source(mesh, k, dir) : bem::plane_wave(mesh, k, dir);
+
   // ---- output folder (before the expensive part) --------------------------------------------
   {
     std::error_code ec;
@@ -200,30 +218,55 @@ int run_bem(const BemArgs& a) {
     if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
   }
 
-  // ---- assemble + solve ----------------------------------------------------------------------
+  // ---- set-up (operator + preconditioner) + solve ------------------------------------------------
   const std::size_t n = mesh.num_elements();
-  const double mib = 16.0 * double(n) * double(n) / (1024.0 * 1024.0);
+  if (!a.quiet) {
+    const bool dense = ho.op == bem::OperatorKind::Dense || (ho.op == bem::OperatorKind::Auto && n <= ho.dense_max_elements);
+    if (dense)
+      std::fprintf(stderr, "bem: assembling the dense %zu x %zu Burton-Miller matrix (%s, %.1f MiB, %d threads)...\n", n, n,
+                   ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet",
+                   16.0 * double(n) * double(n) / (1024.0 * 1024.0), omp_get_max_threads());
+    else
+      std::fprintf(stderr, "bem: setting up the FMM Burton-Miller operator for %zu elements (%s, %d threads)...\n", n,
+                   ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", omp_get_max_threads());
+    auto last = std::make_shared<std::pair<std::string, int>>("", -1);
+    ho.progress = [last](const std::string& stage, double f) {
+      const int pct = static_cast<int>(f * 100);
+      if (stage != last->first || pct / 10 != last->second / 10) {
+        std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
+        *last = {stage, pct};
+      }
+    };
+  }
+  const auto t_setup = Clock::now();
+  bem::HelmholtzBem plan(std::move(mesh), k, ho);
+  const double setup_seconds = seconds_since(t_setup);
+  const bem::HelmholtzBemSetup& su = plan.setup();
+  if (!a.quiet) std::fprintf(stderr, "bem: set-up done in %.2f s\n", setup_seconds);
+  std::function<void(int, double)> progress;
   if (!a.quiet)
-    std::fprintf(stderr, "bem: assembling the dense %zu x %zu Burton-Miller matrix (%s, %.1f MiB, %d threads)...\n", n, n,
-                 ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", mib, omp_get_max_threads());
-  bem::HelmholtzBemDense plan(mesh, k, ho);
-  if (!a.quiet) std::fprintf(stderr, "bem: assembled in %.2f s\n", plan.assembly_seconds());
-  if (!a.quiet)
-    po.progress = [](int it, double r) {
+    progress = [](int it, double r) {
       if (it % 10 == 0) std::fprintf(stderr, "bem: GMRES iteration %d, relative residual %.3e\n", it, r);
     };
-  bem::PreconditionedSolveInfo info;
-  const bem::IncidentField inc = bem::plane_wave(plan.mesh(), k, dir);
-  const bem::SurfaceSolution sol = bem::solve_preconditioned(plan, inc, po, &info);
-  os << "solve: precond " << a.precond;
-  if (info.kind == bem::PrecondKind::BlockDiagonal)
-    os << " (level " << info.bd_level << " of leaf level " << info.leaf_level << ", " << info.blocks
-       << " blocks, largest " << info.largest_block << ")";
+  bem::HelmholtzBemSolveInfo info;
+  const bem::SurfaceSolution sol = plan.solve(inc, progress, &info);
+  const double mib = 1.0 / (1024.0 * 1024.0);
+  os << "operator: " << bem::to_string(su.op);
+  if (su.op == bem::OperatorKind::Fmm)
+    os << " (tolerance " << su.fmm_tolerance << ", Chebyshev order p = " << su.fmm_order << ", max M2L rank "
+       << su.fmm_max_rank << ", leaf level " << su.leaf_level << ", near-field entries " << su.near_entries << ")";
+  os << ", " << su.operator_bytes * mib << " MiB\n";
+  os << "solve: precond " << bem::to_string(su.precond);
+  if (su.precond == bem::PreconditionerKind::BlockDiagonal)
+    os << " (level " << su.bd_level << " of leaf level " << su.leaf_level << ", " << su.bd_blocks << " blocks, largest "
+       << su.bd_largest_block << ", " << su.precond_bytes * mib << " MiB)";
   os << "\n  alpha = " << plan.alpha() << ", GMRES(" << ho.gmres_restart << ") rtol " << ho.gmres_rtol << ": "
      << sol.iterations << " iterations, final relative residual " << sol.final_relative_residual << "\n"
-     << "  times: assembly " << plan.assembly_seconds() << " s, preconditioner set-up " << info.setup_seconds
-     << " s, GMRES " << info.gmres_seconds << " s (preconditioner applications " << info.precond_applications << ", "
-     << info.precond_apply_seconds << " s)\n";
+     << "  times: operator set-up " << su.operator_seconds << " s";
+  if (su.op == bem::OperatorKind::Fmm) os << " (FMM " << su.fmm_seconds << " s)";
+  os << ", preconditioner set-up " << su.precond_seconds << " s, GMRES " << info.gmres_seconds << " s ("
+     << info.matvecs << " matvecs " << info.matvec_seconds << " s, preconditioner applications "
+     << info.precond_applications << " " << info.precond_apply_seconds << " s)\n";
 
   // ---- far field -------------------------------------------------------------------------------
   const auto t_ff = Clock::now();
@@ -242,11 +285,12 @@ int run_bem(const BemArgs& a) {
 
   // ---- outputs ---------------------------------------------------------------------------------
   const std::vector<cplx>& field = ho.bc == bem::BoundaryCondition::Neumann ? sol.u : sol.dudn;
+  const std::size_t n_el = field.size();
   const fs::path out(a.out);
   bem::write_npy_complex((out / "surface.npy").string(), field);
   {
     bem::CellField re{"re", 1, {}}, im{"im", 1, {}}, ab{"abs", 1, {}}, nr{"normal", 3, {}};
-    for (std::size_t e = 0; e < n; ++e) {
+    for (std::size_t e = 0; e < n_el; ++e) {
       re.values.push_back(field[e].real());
       im.values.push_back(field[e].imag());
       ab.values.push_back(std::abs(field[e]));
@@ -264,16 +308,39 @@ int run_bem(const BemArgs& a) {
     }
     io::write_csv((out / "residuals.csv").string(), rh, "iteration,relative_residual");
   }
+  {
+    std::ostringstream js;
+    js.precision(10);
+    js << "{\n  \"elements\": " << n << ",\n  \"k\": " << k << ",\n  \"bc\": \""
+       << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet") << "\",\n  \"operator\": \""
+       << bem::to_string(su.op) << "\",\n  \"precond\": \"" << bem::to_string(su.precond)
+       << "\",\n  \"fmm_tolerance\": " << su.fmm_tolerance << ",\n  \"fmm_order\": " << su.fmm_order
+       << ",\n  \"near_entries\": " << su.near_entries << ",\n  \"leaf_level\": " << su.leaf_level
+       << ",\n  \"bd_level\": " << su.bd_level << ",\n  \"bd_blocks\": " << su.bd_blocks
+       << ",\n  \"iterations\": " << sol.iterations << ",\n  \"final_relative_residual\": "
+       << sol.final_relative_residual << ",\n  \"setup_seconds\": " << setup_seconds
+       << ",\n  \"operator_seconds\": " << su.operator_seconds << ",\n  \"fmm_seconds\": " << su.fmm_seconds
+       << ",\n  \"precond_seconds\": " << su.precond_seconds << ",\n  \"gmres_seconds\": " << info.gmres_seconds
+       << ",\n  \"matvecs\": " << info.matvecs << ",\n  \"matvec_seconds\": " << info.matvec_seconds
+       << ",\n  \"far_field_seconds\": " << ff_seconds << ",\n  \"operator_bytes\": " << su.operator_bytes
+       << ",\n  \"precond_bytes\": " << su.precond_bytes << ",\n  \"threads\": " << omp_get_max_threads() << "\n}\n";
+    io::write_text_atomic((out / "summary.json").string(), js.str());
+  }
   os << "far field: " << dirs.size() << " directions in " << ff_seconds << " s\n"
      << "written: " << (out / "surface.npy").string() << " (complex128, "
      << (ho.bc == bem::BoundaryCondition::Neumann ? "total field u" : "du/dn") << "), surface.vtu, far_field.csv, "
-     << "residuals.csv\n";
+     << "residuals.csv, summary.json\n";
   os.flush();
   if (!a.no_plots) {
     char d[128];
-    std::snprintf(d, sizeof d, "%.17g,%.17g,%.17g", dir[0], dir[1], dir[2]);
+    std::array<double, 3> pd = dir;  // plot against the propagation direction (source -> origin)
+    if (point) {
+      const double nn = std::sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+      pd = nn > 0 ? std::array<double, 3>{-dir[0] / nn, -dir[1] / nn, -dir[2] / nn} : std::array<double, 3>{0, 0, 1};
+    }
+    std::snprintf(d, sizeof d, "%.17g,%.17g,%.17g", pd[0], pd[1], pd[2]);
     const std::string cmd = "python3 " + shell_quote(script) + " " + shell_quote((out / "far_field.csv").string()) + " " +
-                            shell_quote(a.out) + " --incident " + d;
+                            shell_quote(a.out) + " --incident=" + d;  // "=": values may start with "-"
     if (!a.quiet) std::fprintf(stderr, "plotting: %s\n", cmd.c_str());
     const int rc = std::system(cmd.c_str());
     if (rc != 0)
@@ -286,20 +353,27 @@ int run_bem(const BemArgs& a) {
 
 CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   CLI::App* c = app.add_subcommand(
-      "bem", "Exterior Helmholtz scattering of a plane wave by a closed surface: dense Burton-Miller collocation BEM "
-             "(P0 elements), GMRES with a block-diagonal octree preconditioner; seed 001.");
+      "bem", "Exterior Helmholtz scattering of a plane wave by a closed surface: Burton-Miller collocation BEM "
+             "(P0 elements), dense or FMM-accelerated, GMRES with a block-diagonal octree preconditioner; seed 001.");
   c->footer(
       "Conventions: e^{-i omega t}, G = e^{ikr}/(4 pi r), outward normals, incident u = e^{ik d.x}; far field "
       "u_sc ~ e^{ik|x|}/|x| u_inf(xhat), sigma = 4 pi |u_inf|^2.\n"
       "Outputs in --out: surface.npy (complex128: total u for neumann, du/dn for dirichlet), surface.vtu, "
-      "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, bistatic.png.");
+      "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, summary.json, "
+      "bistatic.png.");
   c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF | ellipsoid:A,B,C,REF")->required();
   c->add_option("--k", g.k, "wavenumber (> 0, 1/length unit)")->required();
   c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
-  c->add_option("--incident", g.incident, "plane:dx,dy,dz (propagation direction)")->capture_default_str();
+  c->add_option("--incident", g.incident,
+                "plane:dx,dy,dz (plane wave e^{ik d.x}, propagation direction) | point:x,y,z (point source "
+                "e^{ik|x-x0|}/(4 pi |x-x0|) at x0, outside the body)")
+      ->capture_default_str();
+  c->add_option("--operator", g.op, "auto (dense up to --dense-max elements, else FMM) | dense | fmm")->capture_default_str();
+  c->add_option("--dense-max", g.dense_max, "--operator auto: largest element count assembled densely")->capture_default_str();
+  c->add_option("--fmm-tol", g.fmm_tol, "FMM relative accuracy (0: min(--tol, 1e-3))")->capture_default_str();
   c->add_option("--precond", g.precond, "none | bd (block-diagonal over octree boxes)")->capture_default_str();
   c->add_option("--bd-level", g.bd_level, "octree level l_BD of the BD blocks (-1: leaf level)")->capture_default_str();
-  c->add_option("--bd-leaf", g.bd_leaf, "max elements per octree leaf (mu), sets the leaf level")->capture_default_str();
+  c->add_option("--leaf,--bd-leaf", g.bd_leaf, "max elements per octree leaf (mu) of the FMM and BD tree")->capture_default_str();
   c->add_option("--tol", g.tol, "GMRES relative residual tolerance")->capture_default_str();
   c->add_option("--restart", g.restart, "GMRES restart length")->capture_default_str();
   c->add_option("--max-iter", g.max_iter, "GMRES iteration cap (exit 5 when reached)")->capture_default_str();

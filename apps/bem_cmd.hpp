@@ -1,7 +1,7 @@
 #pragma once
 /// @file bem_cmd.hpp
 /// The `elliptica bem` subcommand (seed 001): exterior Helmholtz scattering by a closed
-/// triangulated surface with the dense Burton-Miller collocation BEM, GMRES with an optional
+/// triangulated surface with the Burton-Miller collocation BEM (dense or FMM operator), GMRES with an optional
 /// block-diagonal (octree) preconditioner; writes the surface field (.npy, .vtu), the far field
 /// (CSV) and a bistatic cross-section plot (PNG).
 #include <string>
@@ -17,6 +17,9 @@ struct BemArgs {
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
   std::string precond = "bd";
+  std::string op = "auto";
+  int dense_max = 4000;
+  double fmm_tol = 0;
   int bd_level = -1;
   int bd_leaf = 64;
   double tol = 1e-5;

@@ -275,10 +275,7 @@ def main(argv):
                      f"{'solver' if mode == 'solver' else 'GMRES(20) preconditioner'}", fontsize=10)
         fig.tight_layout()
         name = os.path.join(outdir, f"rho_Lx{lx:g}_c{c}_{mode}.png")
-        tmp = name + ".tmp.png"
-        fig.savefig(tmp, dpi=110)
-        plt.close(fig)
-        os.replace(tmp, name)  # atomic
+        _save_png_atomic(fig, name)
         written.append(name)
     if not written:
         print(f"mg_study_plots: no finite rho values in {path}", file=sys.stderr)
@@ -293,6 +290,15 @@ def _write_text_atomic(name, text):
     tmp = name + ".tmp"
     with open(tmp, "w") as f:
         f.write(text)
+    os.replace(tmp, name)
+
+
+def _save_png_atomic(fig, name):
+    """Saves fig as the PNG name (dpi 110) through a temporary file and an atomic rename, so
+    that a reader never sees a half-written plot; closes fig."""
+    tmp = name + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
     os.replace(tmp, name)
 
 
@@ -347,10 +353,7 @@ def predicted_region_plots(data, Cs, outdir):
                      f"{'solver' if mode == 'solver' else 'GMRES(20) preconditioner'}", fontsize=10)
         fig.tight_layout()
         name = os.path.join(outdir, f"predicted_regions_{mode}.png")
-        tmp = name + ".tmp.png"
-        fig.savefig(tmp, dpi=110)
-        plt.close(fig)
-        os.replace(tmp, name)
+        _save_png_atomic(fig, name)
         written.append(name)
         print(f"mg_study_plots: predicted vs observed winner of (2k,0) vs (k,k), {mode}: " + ", ".join(summary),
               file=sys.stderr)

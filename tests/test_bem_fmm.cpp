@@ -13,6 +13,14 @@
 using namespace elliptica::bem;
 
 namespace {
+// The sanitizer build (10-50x slower) compares the matvecs on icosphere(2) (320 elements, octree
+// leaf level 2) instead of icosphere(3)/(4) and uses no FMM tolerance below 1e-4 (the order-10 FMM of tol 1e-5
+// costs seconds per set-up and per GMRES solve in Release, independent of the mesh size). The
+// checks are relative to the requested FMM tolerance, which does not depend on the mesh: measured
+// errors on icosphere(2) are 0.01-0.09 x tol, as on the larger meshes.
+constexpr bool kSanitized = ELLIPTICA_SANITIZED_BUILD;
+constexpr int kSmallRefinements = 2;
+
 double rel(const std::vector<cplx>& a, const std::vector<cplx>& b) {
   double s = 0, t = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -58,23 +66,32 @@ void compare(int refinements, cplx k, BoundaryCondition bc, double tol, int max_
 
 TEST(BemFmm, MatvecMatchesDenseIcosphere3) {
   for (auto bc : {BoundaryCondition::Neumann, BoundaryCondition::Dirichlet})
-    for (double tol : {1e-3, 1e-5}) compare(3, cplx(3.0, 0.0), bc, tol, 20);
+    for (double tol : {1e-3, 1e-5}) {
+      if (kSanitized && tol < 1e-4) continue;  // see kSanitized
+      compare(kSanitized ? kSmallRefinements : 3, cplx(3.0, 0.0), bc, tol, 20);
+    }
 }
 
 TEST(BemFmm, MatvecMatchesDenseIcosphere4) {
-  compare(4, cplx(5.0, 0.0), BoundaryCondition::Neumann, 1e-4, 40);
-  compare(4, cplx(5.0, 0.0), BoundaryCondition::Dirichlet, 1e-4, 40);
+  const int refinements = kSanitized ? kSmallRefinements : 4;
+  compare(refinements, cplx(5.0, 0.0), BoundaryCondition::Neumann, 1e-4, 40);
+  compare(refinements, cplx(5.0, 0.0), BoundaryCondition::Dirichlet, 1e-4, 40);
 }
 
 TEST(BemFmm, GmresSolveMatchesDense) {
-  Mesh m = icosphere(3);
+  // icosphere(2) (320 elements) in both builds: one order-10 FMM apply on icosphere(3) costs ~1 s
+  // in Release, which made this solve take ~110 s there; the multi-level (L = 3) FMM accuracy at
+  // tol 1e-5 is checked by MatvecMatchesDenseIcosphere3. Measured rel. diff of u on icosphere(2):
+  // 1.3e-6 (tol 1e-5, 18 GMRES iterations as in the dense solve), 8.6e-6 (tol 1e-4, sanitizer).
+  Mesh m = icosphere(kSmallRefinements);
+  const double fmm_tol = kSanitized ? 1e-4 : 1e-5;
   const cplx k(2.0, 0.0);
   HelmholtzOptions ho;
   ho.gmres_rtol = 1e-8;
   HelmholtzBemDense dense(m, k, ho);
   auto sol = dense.solve_plane_wave({0, 0, 1});
   FmmOperatorOptions fo;
-  fo.fmm.tolerance = 1e-5;
+  fo.fmm.tolerance = fmm_tol;
   fo.fmm.tree.max_leaf = 20;
   HelmholtzBemFmmOperator op(m, k, fo);
   auto b = dense.rhs(plane_wave(m, k, {0, 0, 1}));
@@ -87,7 +104,7 @@ TEST(BemFmm, GmresSolveMatchesDense) {
   const double e = rel(x, sol.u);
   std::printf("  GMRES through the FMM operator: %d iterations (dense %d), rel. diff of u %.2e\n", res.iterations,
               sol.iterations, e);
-  EXPECT_LT(e, 1e-4);  // FMM tolerance 1e-5 times a moderate condition number
+  EXPECT_LT(e, 10 * fmm_tol);  // FMM tolerance times a moderate condition number
 }
 
 TEST(BemFmm, BadInput) {

@@ -12,6 +12,7 @@
 
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
+#include "bem/quadrature.hpp"
 #include "elliptica/core/error.hpp"
 #include "reference/mie.hpp"
 
@@ -21,6 +22,13 @@ using namespace elliptica;
 using namespace elliptica::bem;
 using cd = std::complex<double>;
 using V3 = std::array<double, 3>;
+
+// The sanitizer build (10-50x slower) runs the convergence studies one refinement coarser
+// (icosphere 1 -> 2 instead of 2 -> 3: 1/16 of the dense work). Where an error bound is for the
+// finest mesh, it is carried to the coarser one by the measured per-refinement ratio (h halves):
+// about 4 for O(h^2) quantities, 2 for O(h) ones; the measured values are quoted at each test.
+constexpr bool kSanitized = ELLIPTICA_SANITIZED_BUILD;
+constexpr int kFinest = kSanitized ? 2 : 3;  // finest icosphere refinement of the studies below
 
 double rel_l2(const std::vector<cd>& a, const std::vector<cd>& ref) {
   double num = 0, den = 0;
@@ -103,9 +111,10 @@ TEST(BemHelmholtz, LaplaceLimitIdentities) {
   // so K 1 = -1/2 on ANY closed surface, here the polyhedron itself (x = centroid lies on a flat
   // face): the error is quadrature error only. W 1 = d/dn D 1 = 0 likewise. On the sphere S 1 = 1
   // and K' 1 = -1/2: on the inscribed polyhedron these hold only up to the geometric error O(h^2).
+  // Measured max|K'1+1/2| (ref 1, 2, 3): 8.4e-2, 4.8e-2, 2.5e-2; max|S1-1|: 2.5e-2, 6.3e-3, 1.6e-3.
   const cd k(1e-6, 0);
   double prev_kp = 1e9, prev_s = 1e9;
-  for (int ref = 1; ref <= 3; ++ref) {
+  for (int ref = 1; ref <= kFinest; ++ref) {
     const Mesh m = icosphere(ref);
     const DenseOperators ops = assemble_dense(m, k);
     const std::size_t n = m.num_elements();
@@ -130,8 +139,9 @@ TEST(BemHelmholtz, LaplaceLimitIdentities) {
     prev_kp = eKp;
     prev_s = eS;
   }
-  EXPECT_LT(prev_kp, 3e-2);
-  EXPECT_LT(prev_s, 2e-3);
+  // Bounds at ref 3; at ref 2 (sanitizer) times 2 (K' 1, O(h)) and 4 (S 1, O(h^2)).
+  EXPECT_LT(prev_kp, kSanitized ? 6e-2 : 3e-2);
+  EXPECT_LT(prev_s, kSanitized ? 8e-3 : 2e-3);
 }
 
 TEST(BemHelmholtz, SingleLayerApproximateReciprocity) {
@@ -214,29 +224,37 @@ TEST(BemHelmholtz, SphereScatteringConvergesToMie) {
     for (double ka : {1.0, 2.0, 5.0}) {
       MieErrors e[2];
       for (int r = 0; r < 2; ++r) {
-        e[r] = run_mie(icosphere(2 + r), ka, bc);
+        e[r] = run_mie(icosphere(kFinest - 1 + r), ka, bc);
         std::printf("[mie] %s ka %.1f ref %d: surface rel L2 %.3e  far field rel L2 %.3e  GMRES its %d  %.2f s\n",
-                    bc == BoundaryCondition::Neumann ? "hard" : "soft", ka, 2 + r, e[r].surface, e[r].far,
+                    bc == BoundaryCondition::Neumann ? "hard" : "soft", ka, kFinest - 1 + r, e[r].surface, e[r].far,
                     e[r].iterations, e[r].seconds);
       }
       if (bc == BoundaryCondition::Neumann) {
         // Measured (2 -> 3): surface 9.5e-3 -> 3.2e-3 (ka 1), 1.7e-2 -> 5.5e-3 (ka 2), ratio ~3;
-        // far field ratio ~3.9 (O(h^2)).
+        // far field ratio ~3.9 (O(h^2)). (1 -> 2: surface ratio 3.5, 3.6, 4.4 and far field ratio
+        // 3.8, 3.8, 4.4 for ka 1, 2, 5.)
         EXPECT_GT(e[0].surface / e[1].surface, 2.5);
         EXPECT_GT(e[0].far / e[1].far, 3.0);
         // ka 5: 5.4e-2 -> 1.6e-2 (far 6.5e-2 -> 1.7e-2); 5120 elements give 6.3e-3 (hand study).
-        EXPECT_LT(e[1].surface, ka < 3 ? 0.01 : 0.025);
-        EXPECT_LT(e[1].far, ka < 3 ? 0.015 : 0.025);
+        // Sanitizer (finest ref 2): the ref-3 bounds times the per-refinement ratios 3 (surface)
+        // and 4 (far field); measured at ref 2: surface 9.5e-3, 1.7e-2, 5.4e-2, far field 2.0e-2,
+        // 3.8e-2, 6.2e-2 (ka 1, 2, 5).
+        const double surface_factor = kSanitized ? 3 : 1, far_factor = kSanitized ? 4 : 1;
+        EXPECT_LT(e[1].surface, (ka < 3 ? 0.01 : 0.025) * surface_factor);
+        EXPECT_LT(e[1].far, (ka < 3 ? 0.015 : 0.025) * far_factor);
       } else {
         // Sound-soft converges at O(h) only (ratio ~1.8): the adjoint double layer K' of flat P0
         // panels is O(h)-consistent (see LaplaceLimitIdentities: K' 1 + 1/2 halves per
         // refinement independently of k; quadrature refinement does not change the error).
         // Measured: surface 6.1e-2 -> 3.4e-2 (ka 1), 4.6e-2 -> 2.5e-2 (ka 2), 4.9e-2 -> 1.9e-2
-        // (ka 5); far field similar.
+        // (ka 5); far field similar. (1 -> 2: surface ratio 1.67, 1.96, 3.9, far field ratio 2.1,
+        // 2.5, 3.3 for ka 1, 2, 5; at ref 2 surface <= 6.1e-2, far field <= 6.4e-2.)
+        // Sanitizer (finest ref 2): the ref-3 bounds times 2 (O(h)).
+        const double factor = kSanitized ? 2 : 1;
         EXPECT_GT(e[0].surface / e[1].surface, 1.6);
         EXPECT_GT(e[0].far / e[1].far, 1.7);
-        EXPECT_LT(e[1].surface, 0.05);
-        EXPECT_LT(e[1].far, 0.04);
+        EXPECT_LT(e[1].surface, 0.05 * factor);
+        EXPECT_LT(e[1].far, 0.04 * factor);
       }
     }
   }
@@ -262,7 +280,7 @@ TEST(BemHelmholtz, ScatteredFieldMatchesMie) {
   for (auto bc : {BoundaryCondition::Neumann, BoundaryCondition::Dirichlet}) {
     HelmholtzOptions opt;
     opt.bc = bc;
-    const HelmholtzBemDense plan(icosphere(3), cd(k, 0), opt);
+    const HelmholtzBemDense plan(icosphere(kFinest), cd(k, 0), opt);
     const SurfaceSolution sol = plan.solve_plane_wave({0, 0, 1});
     // points from 0.2 to 3 radii off the surface (the nearest ones use the subdivided rule)
     const std::vector<V3> pts = {{0, 0, 1.2}, {0, 0, -2}, {1.3, 0.4, 0.2}, {0.1, -1.1, -0.9}, {3, 2, 1}, {0.75, 0.75, 0.0}};
@@ -274,9 +292,14 @@ TEST(BemHelmholtz, ScatteredFieldMatchesMie) {
       ref.push_back(testref::mie_scattered(mbc, k, 1.0, r, p[2] / r));
     }
     const double e = rel_l2(u, ref);
-    std::printf("[mie] %s ka 2 ref 3: scattered field at %zu exterior points rel L2 %.3e\n",
-                bc == BoundaryCondition::Neumann ? "hard" : "soft", pts.size(), e);
-    EXPECT_LT(e, bc == BoundaryCondition::Neumann ? 0.015 : 0.04);
+    std::printf("[mie] %s ka 2 ref %d: scattered field at %zu exterior points rel L2 %.3e\n",
+                bc == BoundaryCondition::Neumann ? "hard" : "soft", kFinest, pts.size(), e);
+    // Measured (ref 2 -> 3): hard 3.4e-2 -> 8.6e-3 (O(h^2)), soft 5.7e-2 -> 2.5e-2 (O(h)). Bounds
+    // at ref 3; at ref 2 (sanitizer) times 4 (hard) and 2 (soft).
+    if (bc == BoundaryCondition::Neumann)
+      EXPECT_LT(e, kSanitized ? 4 * 0.015 : 0.015);
+    else
+      EXPECT_LT(e, kSanitized ? 2 * 0.04 : 0.04);
   }
 }
 

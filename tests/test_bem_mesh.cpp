@@ -279,6 +279,17 @@ TEST(BemMeshGenerators, IcosphereCountsClosedOutward) {
   EXPECT_NEAR(total_area(icosphere(5, 2.0)), 16 * kPi, 16 * kPi * 1e-3);
 }
 
+// Volume error of refinement r of an inscribed sphere/ellipsoid mesh after prev at r - 1: O(h^2),
+// so the ratio tends to 4 per refinement (h halves); r = 0 -> 1 is pre-asymptotic.
+static void expect_second_order_ratio(int r, double prev, double err) {
+  if (r >= 2) {
+    EXPECT_GT(prev / err, 3.3) << "refinement " << r;
+    EXPECT_LT(prev / err, 4.5) << "refinement " << r;
+  } else if (r == 1) {
+    EXPECT_GT(prev / err, 2.0) << "refinement " << r;
+  }
+}
+
 TEST(BemMeshGenerators, OctasphereCountsClosedOutward) {
   double prev = 0;
   for (int r = 0; r <= 4; ++r) {
@@ -293,12 +304,7 @@ TEST(BemMeshGenerators, OctasphereCountsClosedOutward) {
     EXPECT_GT(rep.volume, 0.0);
     const double err = vexact - rep.volume;
     EXPECT_GT(err, 0.0);
-    if (r >= 2) {  // O(h^2): ratio -> 4
-      EXPECT_GT(prev / err, 3.3);
-      EXPECT_LT(prev / err, 4.5);
-    } else if (r == 1) {
-      EXPECT_GT(prev / err, 2.0);
-    }
+    expect_second_order_ratio(r, prev, err);
     prev = err;
   }
   EXPECT_NEAR(total_area(octasphere(5, 2.0)), 16 * kPi, 16 * kPi * 3e-3);
@@ -320,12 +326,7 @@ TEST(BemMeshGenerators, EllipsoidVolumeOutward) {
     EXPECT_FALSE(rep.flipped);
     const double err = vexact - rep.volume;
     EXPECT_GT(err, 0.0);
-    if (r >= 2) {  // O(h^2): ratio -> 4
-      EXPECT_GT(prev / err, 3.3);
-      EXPECT_LT(prev / err, 4.5);
-    } else if (r == 1) {
-      EXPECT_GT(prev / err, 2.0);
-    }
+    expect_second_order_ratio(r, prev, err);
     prev = err;
   }
   EXPECT_NEAR(signed_volume(ellipsoid(5, ax)), vexact, vexact * 2e-3);

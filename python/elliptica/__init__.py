@@ -105,3 +105,6 @@ __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "o
 from ._bem import HelmholtzBEM, icosphere, read_mesh
 
 __all__ += ["HelmholtzBEM", "read_mesh", "icosphere"]
+
+from ._fmm import HelmholtzFMM  # noqa: E402  Helmholtz FMM (_fmm.py)
+__all__ += ["HelmholtzFMM"]

@@ -1,4 +1,5 @@
-"""Exterior Helmholtz scattering with the dense Burton-Miller collocation BEM (C++ core).
+"""Exterior Helmholtz scattering with the Burton-Miller collocation BEM (C++ core), dense or
+FMM-accelerated.
 
 Conventions (identical to ``include/elliptica/bem/helmholtz.hpp``):
 
@@ -85,9 +86,9 @@ def icosphere(refinements=2, radius=1.0):
 
 
 class HelmholtzBEM:
-    """Plane-wave scattering by a closed surface: dense Burton-Miller collocation BEM solved with
-    GMRES, optionally right-preconditioned by the block-diagonal (BD) preconditioner over octree
-    boxes of the element centroids.
+    """Plane-wave scattering by a closed surface: Burton-Miller collocation BEM (dense matrix or
+    fast multipole operator) solved with GMRES, optionally right-preconditioned by the
+    block-diagonal (BD) preconditioner over octree boxes of the element centroids.
 
     Parameters
     ----------
@@ -104,25 +105,41 @@ class HelmholtzBEM:
         Burton-Miller coupling, default ``i / k`` (``Im alpha != 0`` avoids interior resonances).
     precond : {'bd', 'none'}
         Block-diagonal preconditioner (LU of the self blocks of the octree boxes) or none.
+    operator : {'auto', 'dense', 'fmm'}
+        ``'dense'``: the N x N matrix (16 N^2 bytes, O(N^2) set-up and matvec); ``'fmm'``: exact
+        near-field entries of adjacent octree leaves + the Chebyshev black-box FMM for the rest
+        (O(N) memory and matvec at fixed k, low frequency: the sphere up to a few tens of
+        wavelengths); ``'auto'``: dense up to ``dense_max`` elements.
+    fmm_tol : float
+        FMM relative accuracy; 0 (default): ``min(tol, 1e-3)``.
+    dense_max : int
+        ``operator='auto'``: the largest element count assembled densely (default 4000).
     bd_level : int, optional
         Octree level of the BD blocks (0: one block = the whole matrix; default: the leaf level).
-    bd_leaf : int
-        Maximum elements per octree leaf (sets the leaf level).
+    leaf : int
+        Maximum elements per octree leaf (mu) of the FMM and BD octree (sets the leaf level; the
+        FMM may use a shallower tree so that leaves stay wider than the elements).
     tol : float
         GMRES relative residual tolerance in (0, 1).
     restart, max_iter : int
         GMRES restart length and iteration cap (NotConvergedError when the cap is reached).
 
-    The matrix (N x N complex, 16 N^2 bytes) is assembled and the BD factorised in the
-    constructor, with the GIL released. Memory and time are O(N^2) / O(N^2) per solve.
+    The operator is assembled (or the FMM set up) and the BD factorised in the constructor, with
+    the GIL released; ``setup`` reports what was chosen, the times and the memory.
 
     Attributes: ``vertices``, ``triangles`` (after validation/orientation), ``centroids`` (N, 3),
     ``normals`` (N, 3, outward unit), ``areas`` (N,), ``report`` (dict of the mesh validation,
-    elements per wavelength, resolution warning), ``k``, ``alpha``.
+    elements per wavelength, resolution warning), ``setup`` (dict: ``operator``, ``precond``,
+    ``operator_seconds``, ``fmm_seconds``, ``precond_setup_seconds``, ``operator_bytes``,
+    ``precond_bytes``, ``fmm_order``, ``fmm_tolerance``, ``near_entries``, ``leaf_level``, BD block
+    counts), ``k``, ``alpha``.
     """
 
-    def __init__(self, mesh, k, bc="neumann", alpha=None, precond="bd", tol=1e-5, *, bd_level=None,
-                 bd_leaf=64, restart=200, max_iter=1000):
+    def __init__(self, mesh, k, bc="neumann", alpha=None, precond="bd", tol=1e-5, *, operator="auto",
+                 fmm_tol=0.0, dense_max=4000, bd_level=None, leaf=64, bd_leaf=None, restart=200,
+                 max_iter=1000):
+        if bd_leaf is not None:  # older name of ``leaf``
+            leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
             vertices, triangles = read_mesh(mesh)
         else:
@@ -151,32 +168,49 @@ class HelmholtzBEM:
         tol = float(tol)
         if not (0 < tol < 1):
             raise InvalidArgumentError(f"tol must be in (0, 1), got {tol}")
+        if operator not in ("auto", "dense", "fmm"):
+            raise InvalidArgumentError(f"operator must be 'auto', 'dense' or 'fmm', got {operator!r}")
+        fmm_tol = float(fmm_tol)
+        if fmm_tol != 0 and not (1e-14 < fmm_tol < 0.5):
+            raise InvalidArgumentError(f"fmm_tol must be in (1e-14, 0.5) or 0 (automatic), got {fmm_tol}")
+        if int(leaf) < 1:
+            raise InvalidArgumentError(f"leaf must be >= 1, got {leaf}")
+        if int(dense_max) < 0:
+            raise InvalidArgumentError(f"dense_max must be >= 0, got {dense_max}")
         if bd_level is not None and int(bd_level) < 0:
             raise InvalidArgumentError(f"bd_level must be >= 0 or None, got {bd_level}")
         self.bc = bc
         self.precond = precond or "none"
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
-                                         -1 if bd_level is None else int(bd_level), int(bd_leaf), tol,
-                                         int(restart), int(max_iter))
+                                         -1 if bd_level is None else int(bd_level), int(leaf), tol,
+                                         int(restart), int(max_iter), operator, fmm_tol, int(dense_max))
 
-    def solve(self, direction=(0.0, 0.0, 1.0)):
-        """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``.
+    def solve(self, direction=(0.0, 0.0, 1.0), *, point_source=None):
+        """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``, or,
+        with ``point_source=(x, y, z)``, for the point source
+        ``u_inc(x) = e^{ik|x - x0|} / (4 pi |x - x0|)`` at ``x0`` (outside the body; a source inside
+        or on an element centroid raises InvalidArgumentError).
 
         Returns ``(surface, info)``: ``surface`` complex128 (N,) per element (total ``u`` for
         Neumann, ``du/dn`` for Dirichlet); ``info`` dict with ``iterations``, ``converged``,
         ``residual_history`` (relative GMRES residuals, entry 0 = 1), ``final_relative_residual``,
-        ``solve_seconds``, ``assembly_seconds``, ``precond``, ``precond_setup_seconds`` and, for
-        BD, ``bd_level``, ``leaf_level``, ``bd_blocks``, ``bd_largest_block``. The solution is
-        kept for :meth:`far_field` and :meth:`scattered_field`.
+        ``solve_seconds`` (GMRES), ``assembly_seconds`` (operator set-up), ``matvecs``,
+        ``matvec_seconds``, ``precond_applications``, ``precond_apply_seconds`` and the entries
+        of :attr:`setup`. The solution is kept for :meth:`far_field` and :meth:`scattered_field`.
 
         Raises NotConvergedError (a RuntimeError) if GMRES misses ``tol`` within ``max_iter``.
         """
+        if point_source is not None:
+            x0 = _points(point_source, "point_source")
+            if x0.shape[0] != 1:
+                raise InvalidArgumentError(f"point_source must be 3 numbers, got shape {np.shape(point_source)}")
+            return self._plan.solve(tuple(float(c) for c in x0[0]), True)
         d = _points(direction, "direction")
         if d.shape[0] != 1:
             raise InvalidArgumentError(f"direction must be 3 numbers, got shape {np.shape(direction)}")
         if not np.any(d):
             raise InvalidArgumentError("direction must be nonzero")
-        return self._plan.solve(tuple(float(c) for c in d[0]))
+        return self._plan.solve(tuple(float(c) for c in d[0]), False)
 
     def far_field(self, directions):
         """Far-field pattern ``u_inf`` (complex128 (M,)) of the last solution at the given
@@ -211,6 +245,10 @@ class HelmholtzBEM:
     @property
     def report(self):
         return self._plan.report
+
+    @property
+    def setup(self):
+        return self._plan.setup
 
     @property
     def k(self):

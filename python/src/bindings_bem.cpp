@@ -1,5 +1,5 @@
-// nanobind bindings of the BEM module (dense Burton-Miller Helmholtz BEM + block-diagonal
-// preconditioner, mesh readers and generators), registered into elliptica._core by init_bem()
+// nanobind bindings of the BEM module (Burton-Miller Helmholtz BEM plan over the dense or FMM
+// operator + block-diagonal preconditioner, mesh readers and generators), registered into elliptica._core by init_bem()
 // (called from bindings.cpp after the exception translator is installed).
 //
 // Thin layer: python/elliptica/_bem.py converts array-likes (vertices float64 (V,3), triangles
@@ -23,11 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "elliptica/bem/block_diagonal.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
+#include "elliptica/bem/plan.hpp"
 #include "elliptica/core/error.hpp"
-#include "elliptica/fmm/octree.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -94,71 +93,88 @@ nb::tuple mesh_to_numpy(const bem::Mesh& m) {
   return nb::make_tuple(vec_to_numpy(std::move(v), 3), vec_to_numpy(std::move(t), 3));
 }
 
-/// Plan + optional BD preconditioner + last solution. The mutex serialises calls from several
-/// Python threads (the GIL is released during the work).
+/// Plan (dense or FMM operator, optional BD preconditioner) + last solution. The mutex serialises
+/// calls from several Python threads (the GIL is released during the work).
 struct PyHelmholtzBem {
-  std::unique_ptr<bem::HelmholtzBemDense> plan;
-  std::unique_ptr<bem::BlockDiagonalPreconditioner> bd;
+  std::unique_ptr<bem::HelmholtzBem> plan;
   bem::MeshReport report;
-  int leaf_level = -1;
-  double bd_setup_seconds = 0;
   std::optional<bem::SurfaceSolution> last;
   std::mutex mutex;
 
   PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
-                 const std::string& precond, int bd_level, int bd_leaf, double tol, int restart, int max_iter) {
+                 const std::string& precond, int bd_level, int bd_leaf, double tol, int restart, int max_iter,
+                 const std::string& op, double fmm_tol, long dense_max) {
     bem::Mesh m = make_mesh(vertices, triangles);
-    bem::HelmholtzOptions o;
+    bem::HelmholtzBemOptions o;
     if (bc == "neumann")
       o.bc = bem::BoundaryCondition::Neumann;
     else if (bc == "dirichlet")
       o.bc = bem::BoundaryCondition::Dirichlet;
     else
       throw InvalidArgument("bc must be 'neumann' or 'dirichlet', got '" + bc + "'");
-    if (precond != "none" && precond != "bd") throw InvalidArgument("precond must be 'none' or 'bd', got '" + precond + "'");
+    o.precond = bem::preconditioner_kind_from_string(precond);
+    o.op = bem::operator_kind_from_string(op);
     if (bd_level < -1) throw InvalidArgument("bd_level must be >= 0 or None");
-    if (bd_leaf < 1) throw InvalidArgument("bd_leaf must be >= 1");
+    if (bd_leaf < 1) throw InvalidArgument("leaf must be >= 1");
+    if (dense_max < 0) throw InvalidArgument("dense_max must be >= 0");
+    o.bd_level = bd_level;
+    o.max_leaf = bd_leaf;
     o.alpha = alpha;
     o.gmres_rtol = tol;
     o.gmres_restart = restart;
     o.gmres_max_iterations = max_iter;
+    o.fmm_tolerance = fmm_tol;
+    o.dense_max_elements = static_cast<std::size_t>(dense_max);
     nb::gil_scoped_release release;
     report = bem::validate_and_orient(m);
-    plan = std::make_unique<bem::HelmholtzBemDense>(std::move(m), k, o);
-    if (precond == "bd") {
-      elliptica::fmm::OctreeOptions to;
-      to.max_leaf = bd_leaf;
-      elliptica::fmm::Octree tree(bem::centroids(plan->mesh()), to);
-      leaf_level = tree.leaf_level();
-      bd = std::make_unique<bem::BlockDiagonalPreconditioner>(tree, bem::dense_block_function(plan->matrix()), bd_level);
-      bd_setup_seconds = bd->setup_seconds();
-    }
+    plan = std::make_unique<bem::HelmholtzBem>(std::move(m), k, o);
   }
 
-  nb::tuple solve(std::array<double, 3> direction) {
+  nb::dict setup_dict() const {
+    const auto& su = plan->setup();
+    nb::dict d;
+    d["operator"] = bem::to_string(su.op);
+    d["precond"] = bem::to_string(su.precond);
+    d["elements"] = su.elements;
+    d["operator_seconds"] = su.operator_seconds;
+    d["fmm_seconds"] = su.fmm_seconds;
+    d["precond_setup_seconds"] = su.precond_seconds;
+    d["operator_bytes"] = su.operator_bytes;
+    d["precond_bytes"] = su.precond_bytes;
+    d["fmm_order"] = su.fmm_order;
+    d["fmm_max_rank"] = su.fmm_max_rank;
+    d["fmm_tolerance"] = su.fmm_tolerance;
+    d["near_entries"] = su.near_entries;
+    d["leaf_level"] = su.leaf_level;
+    if (su.precond == bem::PreconditionerKind::BlockDiagonal) {
+      d["bd_level"] = su.bd_level;
+      d["bd_blocks"] = su.bd_blocks;
+      d["bd_largest_block"] = su.bd_largest_block;
+    }
+    return d;
+  }
+
+  nb::tuple solve(std::array<double, 3> v, bool point) {
     bem::SurfaceSolution s;
+    bem::HelmholtzBemSolveInfo si;
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      const auto inc = bem::plane_wave(plan->mesh(), plan->k(), direction);
-      s = bem::solve_with_preconditioner(*plan, inc, bd.get());
+      const auto inc = point ? bem::point_source(plan->mesh(), plan->k(), v) : bem::plane_wave(plan->mesh(), plan->k(), v);
+      s = plan->solve(inc, {}, &si);
       last = s;
     }
-    nb::dict info;
+    nb::dict info = setup_dict();
     info["iterations"] = s.iterations;
     info["converged"] = s.converged;
     info["residual_history"] = vec_to_numpy(std::vector<double>(s.residual_history));
     info["final_relative_residual"] = s.final_relative_residual;
     info["solve_seconds"] = s.solve_seconds;
-    info["assembly_seconds"] = plan->assembly_seconds();
-    info["precond"] = bd ? "bd" : "none";
-    info["precond_setup_seconds"] = bd_setup_seconds;
-    if (bd) {
-      info["bd_level"] = bd->level();
-      info["leaf_level"] = leaf_level;
-      info["bd_blocks"] = bd->num_blocks();
-      info["bd_largest_block"] = bd->largest_block();
-    }
+    info["assembly_seconds"] = plan->setup().operator_seconds;
+    info["matvecs"] = si.matvecs;
+    info["matvec_seconds"] = si.matvec_seconds;
+    info["precond_applications"] = si.precond_applications;
+    info["precond_apply_seconds"] = si.precond_apply_seconds;
     std::vector<cplx> f = plan->options().bc == bem::BoundaryCondition::Neumann ? std::move(s.u) : std::move(s.dudn);
     return nb::make_tuple(vec_to_numpy(std::move(f)), info);
   }
@@ -246,10 +262,10 @@ void init_bem(nb::module_& m) {
 
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
-                    int, double, int, int>(),
+                    int, double, int, int, const std::string&, double, long>(),
            "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "bd_leaf"_a, "tol"_a,
-           "restart"_a, "max_iter"_a)
-      .def("solve", &PyHelmholtzBem::solve, "direction"_a)
+           "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a)
+      .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
       .def("far_field", &PyHelmholtzBem::far_field, "directions"_a)
       .def("scattered_field", &PyHelmholtzBem::scattered_field, "points"_a)
       .def_prop_ro("vertices", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[0]); })
@@ -258,6 +274,7 @@ void init_bem(nb::module_& m) {
       .def_prop_ro("normals", [](PyHelmholtzBem& s) { return s.element_data(1); })
       .def_prop_ro("areas", [](PyHelmholtzBem& s) { return s.element_data(2); })
       .def_prop_ro("report", &PyHelmholtzBem::report_dict)
+      .def_prop_ro("setup", &PyHelmholtzBem::setup_dict)
       .def_prop_ro("k", [](PyHelmholtzBem& s) { return s.plan->k(); })
       .def_prop_ro("alpha", [](PyHelmholtzBem& s) { return s.plan->alpha(); })
       .def_prop_ro("has_solution", [](PyHelmholtzBem& s) { return s.last.has_value(); });

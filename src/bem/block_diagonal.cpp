@@ -1,13 +1,13 @@
 /// @file block_diagonal.cpp
 /// Block-diagonal preconditioner over octree boxes (see include/elliptica/bem/block_diagonal.hpp)
-/// and the preconditioned GMRES solve of the dense Burton-Miller plan.
+/// and the preconditioned GMRES solve of the dense Burton-Miller plan (solve_preconditioned; the
+/// GMRES call itself, solve_with_preconditioner, is in solver.cpp next to HelmholtzBemDense::solve).
 #include "elliptica/bem/block_diagonal.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
-#include <sstream>
 #include <string>
 
 #include <Eigen/Dense>
@@ -19,26 +19,6 @@ namespace elliptica::bem {
 namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-class DenseOperator final : public krylov::LinearOperator<cplx> {
- public:
-  explicit DenseOperator(const CMatrix& A) : A_(A) {}
-  std::size_t size() const override { return A_.rows; }
-  void apply(const cplx* x, cplx* y) const override {
-    const std::size_t n = A_.rows;
-    const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for schedule(static) if (n > 256)
-    for (std::ptrdiff_t i = 0; i < N; ++i) {
-      const cplx* a = A_.data.data() + static_cast<std::size_t>(i) * n;
-      cplx s{};
-      for (std::size_t j = 0; j < n; ++j) s += a[j] * x[j];
-      y[i] = s;
-    }
-  }
-
- private:
-  const CMatrix& A_;
-};
 }  // namespace
 
 BlockFunction dense_block_function(const CMatrix& A) {
@@ -155,48 +135,6 @@ std::vector<std::array<double, 3>> centroids(const Mesh& mesh) {
   std::vector<std::array<double, 3>> c(mesh.num_elements());
   for (std::size_t e = 0; e < c.size(); ++e) c[e] = mesh.centroid(e);
   return c;
-}
-
-SurfaceSolution solve_with_preconditioner(const HelmholtzBemDense& plan, const IncidentField& inc,
-                                          const krylov::Preconditioner<cplx>* M,
-                                          const std::function<void(int, double)>& progress) {
-  const auto t0 = Clock::now();
-  const HelmholtzOptions& opt = plan.options();
-  const std::vector<cplx> b = plan.rhs(inc);
-  const std::size_t n = b.size();
-  if (M && M->size() != n)
-    throw InvalidArgument("bem: preconditioner size " + std::to_string(M->size()) + " != system size " +
-                          std::to_string(n));
-  std::vector<cplx> x(n, cplx{});
-  DenseOperator A(plan.matrix());
-  krylov::Options ko;
-  ko.rtol = opt.gmres_rtol;
-  ko.restart = opt.gmres_restart;
-  ko.max_iterations = opt.gmres_max_iterations;
-  ko.progress = progress;
-  const krylov::Result r = krylov::gmres<cplx>(A, b.data(), x.data(), M, ko);
-  SurfaceSolution s;
-  s.bc = opt.bc;
-  s.k = plan.k();
-  s.converged = r.converged;
-  s.iterations = r.iterations;
-  s.residual_history = r.residual_history;
-  s.final_relative_residual = r.final_relative_residual;
-  if (opt.bc == BoundaryCondition::Neumann) {
-    s.u = std::move(x);
-    s.dudn.assign(n, cplx{});
-  } else {
-    s.dudn = std::move(x);
-    s.u.assign(n, cplx{});
-  }
-  s.solve_seconds = since(t0);
-  if (!r.converged && opt.throw_if_not_converged) {
-    std::ostringstream os;
-    os << "bem: GMRES" << (M ? " (preconditioned)" : "") << " did not reach rtol " << opt.gmres_rtol << " in "
-       << r.iterations << " iterations (relative residual " << r.final_relative_residual << ")";
-    throw NotConverged(os.str());
-  }
-  return s;
 }
 
 SurfaceSolution solve_preconditioned(const HelmholtzBemDense& plan, const IncidentField& inc,

@@ -1,11 +1,14 @@
 // FMM-accelerated Burton-Miller operator (include/elliptica/bem/fmm_operator.hpp).
 #include "elliptica/bem/fmm_operator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "quadrature.hpp"
 
 namespace elliptica::bem {
 
@@ -13,13 +16,29 @@ struct HelmholtzBemFmmOperator::Impl {
   std::size_t n = 0;
   cplx k, alpha;
   BoundaryCondition bc;
+  Mesh mesh;                    // kept for entries() outside the near field
+  QuadratureOptions quadrature;
   std::unique_ptr<fmm::HelmholtzFmm> fmm;
   std::vector<std::int64_t> src_elem;   // element of each quadrature source
   std::vector<double> src_weight;       // area * w
-  // near field, CSR by row (element)
+  // near field, CSR by row (element), columns ascending within a row
   std::vector<std::int64_t> row_ptr, col;
   std::vector<cplx> val;
-  double setup_seconds = 0;
+  double setup_seconds = 0, fmm_setup_seconds = 0;
+
+  // Burton-Miller combination of the operator entries of `pairs` (without the 1/2 I).
+  void combine(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, cplx* out) const {
+    const std::size_t m = pairs.size();
+    std::vector<cplx> A1(m), A2(m);
+    if (bc == BoundaryCondition::Neumann) {
+      assemble_entries(mesh, k, kDoubleLayer | kHypersingular, quadrature, pairs, nullptr, A1.data(), nullptr, A2.data());
+      for (std::size_t t = 0; t < m; ++t) out[t] = -A1[t] - alpha * A2[t];
+    } else {
+      assemble_entries(mesh, k, kSingleLayer | kAdjointDoubleLayer, quadrature, pairs, A1.data(), nullptr, A2.data(), nullptr);
+      const cplx beta = 1.0 / alpha;
+      for (std::size_t t = 0; t < m; ++t) out[t] = A2[t] + beta * A1[t];
+    }
+  }
 };
 
 HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const FmmOperatorOptions& opt)
@@ -30,6 +49,8 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   if (I.n == 0) throw InvalidArgument("bem: FMM operator: empty mesh");
   I.k = k;
   I.bc = opt.bc;
+  I.mesh = mesh;
+  I.quadrature = opt.quadrature;
   I.alpha = opt.alpha ? *opt.alpha : cplx(0, 1) / k;
   if (!std::isfinite(I.alpha.real()) || !std::isfinite(I.alpha.imag()) || I.alpha == cplx(0, 0))
     throw InvalidArgument("bem: Burton-Miller alpha must be finite and nonzero");
@@ -53,7 +74,27 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   }
   auto fo = opt.fmm;
   fo.near_field = false;
+  // The FMM needs every quadrature source within half a leaf of its owner's leaf box: cap the leaf
+  // level so that leaves stay at least 4 x (largest centroid-to-source distance) wide (coarse
+  // meshes then get fewer, fuller leaves instead of an error).
+  if (fo.tree.depth < 0) {
+    double e = 0;
+    for (std::size_t s = 0; s < ys.size(); ++s)
+      for (int d = 0; d < 3; ++d) e = std::max(e, std::abs(ys[s][d] - cent[static_cast<std::size_t>(owner[s])][d]));
+    double lo[3] = {cent[0][0], cent[0][1], cent[0][2]}, hi[3] = {lo[0], lo[1], lo[2]};
+    for (const auto& c : cent)
+      for (int d = 0; d < 3; ++d) {
+        lo[d] = std::min(lo[d], c[d]);
+        hi[d] = std::max(hi[d], c[d]);
+      }
+    const double hw = 0.5 * std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
+    if (e > 0 && hw > 0) {
+      const int cap = static_cast<int>(std::floor(std::log2(0.5 * hw / (e * (1 + 1e-6)))));
+      fo.tree.max_depth = std::max(0, std::min(fo.tree.max_depth, cap));
+    }
+  }
   I.fmm = std::make_unique<fmm::HelmholtzFmm>(cent, nrm, ys, nys, owner, k, fo);
+  I.fmm_setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // near-field pairs: elements in adjacent leaves
   const auto& tree = I.fmm->tree();
   const auto& nodes = tree.nodes();
@@ -65,26 +106,29 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
       for (int nb : tree.neighbours(id))
         for (std::int64_t u = nodes[nb].begin; u < nodes[nb].end; ++u) cl.push_back(perm[u]);
     }
+  for (auto& cl : cols) std::sort(cl.begin(), cl.end());
   I.row_ptr.assign(I.n + 1, 0);
   for (std::size_t i = 0; i < I.n; ++i) I.row_ptr[i + 1] = I.row_ptr[i] + static_cast<std::int64_t>(cols[i].size());
-  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-  pairs.reserve(I.row_ptr[I.n]);
-  I.col.reserve(I.row_ptr[I.n]);
-  for (std::size_t i = 0; i < I.n; ++i)
-    for (auto j : cols[i]) {
-      pairs.push_back({static_cast<std::int64_t>(i), j});
-      I.col.push_back(j);
-    }
-  const std::size_t m = pairs.size();
+  const auto m = static_cast<std::size_t>(I.row_ptr[I.n]);
+  I.col.reserve(m);
+  for (auto& cl : cols) {
+    I.col.insert(I.col.end(), cl.begin(), cl.end());
+    std::vector<std::int64_t>().swap(cl);
+  }
   I.val.assign(m, 0.0);
-  std::vector<cplx> A1(m), A2(m);
-  if (I.bc == BoundaryCondition::Neumann) {
-    assemble_entries(mesh, k, kDoubleLayer | kHypersingular, opt.quadrature, pairs, nullptr, A1.data(), nullptr, A2.data());
-    for (std::size_t t = 0; t < m; ++t) I.val[t] = -A1[t] - I.alpha * A2[t];
-  } else {
-    assemble_entries(mesh, k, kSingleLayer | kAdjointDoubleLayer, opt.quadrature, pairs, A1.data(), nullptr, A2.data(), nullptr);
-    const cplx beta = 1.0 / I.alpha;
-    for (std::size_t t = 0; t < m; ++t) I.val[t] = A2[t] + beta * A1[t];
+  // assembled in chunks of rows so that progress can be reported
+  const std::size_t chunks = opt.progress ? 50 : 1;
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  std::size_t row = 0;
+  for (std::size_t c = 1; c <= chunks; ++c) {
+    const std::size_t row_end = I.n * c / chunks;
+    if (row_end == row) continue;
+    pairs.clear();
+    for (std::size_t i = row; i < row_end; ++i)
+      for (std::int64_t t = I.row_ptr[i]; t < I.row_ptr[i + 1]; ++t) pairs.push_back({static_cast<std::int64_t>(i), I.col[t]});
+    I.combine(pairs, I.val.data() + I.row_ptr[row]);
+    row = row_end;
+    if (opt.progress) opt.progress(double(row) / double(I.n));
   }
   I.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -94,6 +138,44 @@ const fmm::HelmholtzFmm& HelmholtzBemFmmOperator::fmm() const { return *impl_->f
 cplx HelmholtzBemFmmOperator::alpha() const { return impl_->alpha; }
 std::size_t HelmholtzBemFmmOperator::near_entries() const { return impl_->val.size(); }
 double HelmholtzBemFmmOperator::setup_seconds() const { return impl_->setup_seconds; }
+double HelmholtzBemFmmOperator::fmm_setup_seconds() const { return impl_->fmm_setup_seconds; }
+std::size_t HelmholtzBemFmmOperator::near_field_bytes() const {
+  const auto& I = *impl_;
+  return I.val.size() * sizeof(cplx) + (I.col.size() + I.row_ptr.size()) * sizeof(std::int64_t);
+}
+
+void HelmholtzBemFmmOperator::entries(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols,
+                                      cplx* out) const {
+  const auto& I = *impl_;
+  const auto n = static_cast<std::int64_t>(I.n);
+  std::vector<std::pair<std::int64_t, std::int64_t>> missing;
+  std::vector<std::size_t> missing_at;
+  for (std::size_t a = 0; a < rows.size(); ++a) {
+    const std::int64_t i = rows[a];
+    if (i < 0 || i >= n) throw InvalidArgument("bem: FMM operator entries: row index " + std::to_string(i) + " out of range");
+    const auto* b0 = I.col.data() + I.row_ptr[i];
+    const auto* b1 = I.col.data() + I.row_ptr[i + 1];
+    for (std::size_t b = 0; b < cols.size(); ++b) {
+      const std::int64_t j = cols[b];
+      if (j < 0 || j >= n) throw InvalidArgument("bem: FMM operator entries: column index " + std::to_string(j) + " out of range");
+      const auto* it = std::lower_bound(b0, b1, j);
+      cplx v;
+      if (it != b1 && *it == j) {
+        v = I.val[static_cast<std::size_t>(it - I.col.data())];
+      } else {
+        missing.push_back({i, j});
+        missing_at.push_back(a * cols.size() + b);
+        v = 0;
+      }
+      out[a * cols.size() + b] = v + (i == j ? 0.5 : 0.0);
+    }
+  }
+  if (!missing.empty()) {
+    std::vector<cplx> v(missing.size());
+    I.combine(missing, v.data());
+    for (std::size_t t = 0; t < missing.size(); ++t) out[missing_at[t]] += v[t];
+  }
+}
 
 void HelmholtzBemFmmOperator::apply(const cplx* x, cplx* y) const {
   const auto& I = *impl_;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "elliptica/bem/mesh.hpp"
@@ -413,12 +414,63 @@ class GmshReader {
   }
 
   // --- MSH 4.1 ---
+  /// Wording of the errors of one MSH 4.1 block section ($Nodes or $Elements).
+  struct Blocks4 {
+    const char* section;       ///< "$Nodes"
+    const char* item;          ///< "Node" (as in the header fields numNodes, minNodeTag, maxNodeTag)
+    const char* header;        ///< the ASCII section header line, as named in "expected ..." errors
+    const char* block_header;  ///< an ASCII block header line, likewise
+    const char* count;         ///< name of the block's item count ("numNodesInBlock")
+    const char* block_item;    ///< "node" (as in "node blocks hold ...")
+    const char* items;         ///< "nodes"
+  };
+  static constexpr Blocks4 kNodes4{"$Nodes", "Node", "'numEntityBlocks numNodes minNodeTag maxNodeTag'",
+                                   "a node block header 'entityDim entityTag parametric numNodesInBlock'",
+                                   "numNodesInBlock", "node", "nodes"};
+  static constexpr Blocks4 kElements4{"$Elements", "Element", "'numEntityBlocks numElements minElementTag maxElementTag'",
+                                      "an element block header 'entityDim entityTag elementType numElementsInBlock'",
+                                      "numElementsInBlock", "element", "elements"};
+
+  std::string blocks_hold(const Blocks4& w, std::uint64_t total, std::uint64_t expected) const {
+    return std::string(w.block_item) + " blocks hold " + std::to_string(total) + " " + w.items + ", header says " +
+           std::to_string(expected);
+  }
+
+  /// MSH 4.1 binary section header: numEntityBlocks, numItems, minTag, maxTag; returns the first two.
+  std::pair<std::uint64_t, std::uint64_t> header4_binary(const Blocks4& w) {
+    const std::string h = std::string(w.section) + " header (";
+    const std::uint64_t nblocks = c_.get_size(dsize_, h + "numEntityBlocks)");
+    const std::uint64_t nitems = c_.get_size(dsize_, h + "num" + w.item + "s)");
+    c_.get_size(dsize_, h + "min" + w.item + "Tag)");
+    c_.get_size(dsize_, h + "max" + w.item + "Tag)");
+    return {nblocks, nitems};
+  }
+
+  /// The layout both MSH 4.1 ASCII $Nodes and $Elements share: a header line
+  /// 'numEntityBlocks numItems minTag maxTag', then numEntityBlocks blocks, each a header line of
+  /// 4 integers whose last one is the block's item count n, followed by the items, which
+  /// read_block(block_header, n) reads. Throws IOError (file:line) for a negative count in the
+  /// header, a block count that is negative or exceeds what the header has left, or block counts
+  /// that do not add up to numItems.
+  template <class ReadBlock>
+  void read_blocks4_ascii(const Blocks4& w, ReadBlock&& read_block) {
+    const auto h = int_line(4, w.header);
+    if (h[0] < 0 || h[1] < 0) fail_line(path_, c_.line, std::string("negative count in ") + w.section + " header");
+    std::int64_t total = 0;
+    for (std::int64_t b = 0; b < h[0]; ++b) {
+      const auto bh = int_line(4, w.block_header);
+      const std::int64_t n = bh[3];
+      if (n < 0 || n > h[1] - total) fail_line(path_, c_.line, std::string("invalid ") + w.count + " " + std::to_string(n));
+      read_block(bh, n);
+      total += n;
+    }
+    if (total != h[1])
+      fail_line(path_, c_.line, blocks_hold(w, static_cast<std::uint64_t>(total), static_cast<std::uint64_t>(h[1])));
+  }
+
   void read_nodes4() {
     if (binary_) {
-      const std::uint64_t nblocks = c_.get_size(dsize_, "$Nodes header (numEntityBlocks)");
-      const std::uint64_t nnodes = c_.get_size(dsize_, "$Nodes header (numNodes)");
-      c_.get_size(dsize_, "$Nodes header (minNodeTag)");
-      c_.get_size(dsize_, "$Nodes header (maxNodeTag)");
+      const auto [nblocks, nnodes] = header4_binary(kNodes4);
       std::uint64_t total = 0;
       for (std::uint64_t b = 0; b < nblocks; ++b) {
         const std::size_t hdr = c_.pos;
@@ -442,17 +494,10 @@ class GmshReader {
         }
         total += n;
       }
-      if (total != nnodes)
-        fail_byte(path_, c_.pos, "node blocks hold " + std::to_string(total) + " nodes, header says " + std::to_string(nnodes));
+      if (total != nnodes) fail_byte(path_, c_.pos, blocks_hold(kNodes4, total, nnodes));
       return;
     }
-    const auto h = int_line(4, "'numEntityBlocks numNodes minNodeTag maxNodeTag'");
-    if (h[0] < 0 || h[1] < 0) fail_line(path_, c_.line, "negative count in $Nodes header");
-    std::int64_t total = 0;
-    for (std::int64_t b = 0; b < h[0]; ++b) {
-      const auto bh = int_line(4, "a node block header 'entityDim entityTag parametric numNodesInBlock'");
-      const std::int64_t n = bh[3];
-      if (n < 0 || n > h[1] - total) fail_line(path_, c_.line, "invalid numNodesInBlock " + std::to_string(n));
+    read_blocks4_ascii(kNodes4, [&](const std::vector<std::int64_t>&, std::int64_t n) {
       std::vector<std::int64_t> tags;
       for (std::int64_t i = 0; i < n; ++i) {
         const auto t = int_line(1, "a node tag");
@@ -463,18 +508,12 @@ class GmshReader {
         const std::string_view l = c_.expect_line("node coordinates 'x y z'");
         d_.add_node(path_, at_line(), tags[static_cast<std::size_t>(i)], xyz(split(l), 0, l));
       }
-      total += n;
-    }
-    if (total != h[1])
-      fail_line(path_, c_.line, "node blocks hold " + std::to_string(total) + " nodes, header says " + std::to_string(h[1]));
+    });
   }
 
   void read_elements4() {
     if (binary_) {
-      const std::uint64_t nblocks = c_.get_size(dsize_, "$Elements header (numEntityBlocks)");
-      const std::uint64_t nelem = c_.get_size(dsize_, "$Elements header (numElements)");
-      c_.get_size(dsize_, "$Elements header (minElementTag)");
-      c_.get_size(dsize_, "$Elements header (maxElementTag)");
+      const auto [nblocks, nelem] = header4_binary(kElements4);
       std::uint64_t total = 0;
       for (std::uint64_t b = 0; b < nblocks; ++b) {
         const std::size_t hdr = c_.pos;
@@ -499,17 +538,11 @@ class GmshReader {
         }
         total += n;
       }
-      if (total != nelem)
-        fail_byte(path_, c_.pos, "element blocks hold " + std::to_string(total) + " elements, header says " + std::to_string(nelem));
+      if (total != nelem) fail_byte(path_, c_.pos, blocks_hold(kElements4, total, nelem));
       return;
     }
-    const auto h = int_line(4, "'numEntityBlocks numElements minElementTag maxElementTag'");
-    if (h[0] < 0 || h[1] < 0) fail_line(path_, c_.line, "negative count in $Elements header");
-    std::int64_t total = 0;
-    for (std::int64_t b = 0; b < h[0]; ++b) {
-      const auto bh = int_line(4, "an element block header 'entityDim entityTag elementType numElementsInBlock'");
-      const std::int64_t type = bh[2], n = bh[3];
-      if (n < 0 || n > h[1] - total) fail_line(path_, c_.line, "invalid numElementsInBlock " + std::to_string(n));
+    read_blocks4_ascii(kElements4, [&](const std::vector<std::int64_t>& bh, std::int64_t n) {
+      const std::int64_t type = bh[2];
       for (std::int64_t i = 0; i < n; ++i) {
         const auto v = int_line(2, "an element line 'tag nodeTags...'");
         if (type != 2) continue;
@@ -517,10 +550,7 @@ class GmshReader {
           fail_line(path_, c_.line, "a triangle (type 2) needs 'tag n1 n2 n3', got " + std::to_string(v.size()) + " integers");
         d_.tris.push_back({{v[1], v[2], v[3]}, at_line()});
       }
-      total += n;
-    }
-    if (total != h[1])
-      fail_line(path_, c_.line, "element blocks hold " + std::to_string(total) + " elements, header says " + std::to_string(h[1]));
+    });
   }
 
   Mesh assemble() {

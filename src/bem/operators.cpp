@@ -22,14 +22,10 @@
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/fmm_operator.hpp"
 #include "elliptica/core/error.hpp"
+#include "quadrature.hpp"
+#include "validate.hpp"
 
 namespace elliptica::bem {
-
-namespace detail {
-void validate_k(cplx k);
-void validate_mesh(const Mesh& mesh);
-void validate_quadrature(const QuadratureOptions& q);
-}  // namespace detail
 
 namespace {
 
@@ -187,19 +183,35 @@ void validate_quadrature(const QuadratureOptions& q) {
 }
 }  // namespace detail
 
+namespace {
+/// y = A x, rows in parallel when parallel is set (each row summed sequentially).
+void dense_matvec(const CMatrix& A, const cplx* x, cplx* y, bool parallel) {
+  const auto R = static_cast<std::ptrdiff_t>(A.rows);
+  const std::size_t cols = A.cols;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (std::ptrdiff_t i = 0; i < R; ++i) {
+    const cplx* a = A.data.data() + static_cast<std::size_t>(i) * cols;
+    cplx s{};
+    for (std::size_t j = 0; j < cols; ++j) s += a[j] * x[j];
+    y[i] = s;
+  }
+}
+}  // namespace
+
 std::vector<cplx> CMatrix::apply(const std::vector<cplx>& x) const {
   if (x.size() != cols) throw InvalidArgument("bem: CMatrix::apply size mismatch");
   std::vector<cplx> y(rows);
-  const auto R = static_cast<std::ptrdiff_t>(rows);
-#pragma omp parallel for schedule(static) if (rows * cols > 100000)
-  for (std::ptrdiff_t i = 0; i < R; ++i) {
-    const cplx* a = data.data() + static_cast<std::size_t>(i) * cols;
-    cplx s{};
-    for (std::size_t j = 0; j < cols; ++j) s += a[j] * x[j];
-    y[static_cast<std::size_t>(i)] = s;
-  }
+  dense_matvec(*this, x.data(), y.data(), rows * cols > 100000);
   return y;
 }
+
+DenseMatrixOperator::DenseMatrixOperator(const CMatrix& A) : A_(A) {
+  if (A.rows != A.cols)
+    throw InvalidArgument("bem: DenseMatrixOperator needs a square matrix (got " + std::to_string(A.rows) + " x " +
+                          std::to_string(A.cols) + ")");
+}
+
+void DenseMatrixOperator::apply(const cplx* x, cplx* y) const { dense_matvec(A_, x, y, A_.rows > 256); }
 
 DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q) {
   const auto t0 = std::chrono::steady_clock::now();

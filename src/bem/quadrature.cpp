@@ -1,5 +1,5 @@
 /// @file quadrature.cpp
-/// Quadrature building blocks of the collocation BEM (see helmholtz.hpp): symmetric triangle
+/// Quadrature building blocks of the collocation BEM (declared in quadrature.hpp): symmetric triangle
 /// rules, Gauss-Legendre on [0,1], the analytic 1/r and finite-part 1/r^3 integrals over a flat
 /// triangle seen from a point inside it, and Duffy rules about an interior point.
 ///
@@ -14,8 +14,10 @@
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <utility>
 
-#include "elliptica/bem/helmholtz.hpp"
+#include "quadrature.hpp"
+
 #include "elliptica/core/error.hpp"
 
 namespace elliptica::bem::quadrature {
@@ -25,6 +27,16 @@ using V3 = std::array<double, 3>;
 V3 sub(const V3& a, const V3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
 double dot(const V3& a, const V3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 double norm(const V3& a) { return std::sqrt(dot(a, a)); }
+/// P_n(z) and P_n'(z) (three-term recurrence; n >= 1, |z| < 1).
+std::pair<double, double> legendre_with_derivative(int n, double z) {
+  double p0 = 1, p1 = z;
+  for (int m = 2; m <= n; ++m) {
+    const double p2 = ((2 * m - 1) * z * p1 - (m - 1) * p0) / m;
+    p0 = p1;
+    p1 = p2;
+  }
+  return {p1, n * (z * p1 - p0) / (z * z - 1)};
+}
 V3 cross(const V3& a, const V3& b) {
   return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
@@ -81,28 +93,13 @@ void gauss_legendre01(int n, std::vector<double>& x, std::vector<double>& w) {
   for (int i = 0; i < n; ++i) {
     // Initial guess (Tricomi) and Newton iteration on P_n over [-1, 1].
     double z = std::cos(std::numbers::pi * (i + 0.75) / (n + 0.5));
-    double dp = 1;
     for (int it = 0; it < 100; ++it) {
-      double p0 = 1, p1 = z;
-      for (int m = 2; m <= n; ++m) {
-        const double p2 = ((2 * m - 1) * z * p1 - (m - 1) * p0) / m;
-        p0 = p1;
-        p1 = p2;
-      }
-      dp = n * (z * p1 - p0) / (z * z - 1);
-      const double dz = p1 / dp;
+      const auto [p, dpz] = legendre_with_derivative(n, z);
+      const double dz = p / dpz;
       z -= dz;
       if (std::abs(dz) < 1e-15) break;
     }
-    {  // derivative at the converged node
-      double p0 = 1, p1 = z;
-      for (int m = 2; m <= n; ++m) {
-        const double p2 = ((2 * m - 1) * z * p1 - (m - 1) * p0) / m;
-        p0 = p1;
-        p1 = p2;
-      }
-      dp = n * (z * p1 - p0) / (z * z - 1);
-    }
+    const double dp = legendre_with_derivative(n, z).second;  // derivative at the converged node
     const double wz = 2 / ((1 - z * z) * dp * dp);
     x[static_cast<std::size_t>(i)] = 0.5 * (1 - z);
     w[static_cast<std::size_t>(i)] = 0.5 * wz;

@@ -3,45 +3,22 @@
 /// the derivation of the systems from the exterior traces of Green's representation formula):
 ///   Neumann:   A = 1/2 I - K - alpha W,   b = u_inc + alpha du_inc/dn,   unknown u (total)
 ///   Dirichlet: A = 1/2 I + K' + beta S,   b = du_inc/dn + beta u_inc,    unknown q = du/dn (total)
-///   with beta = 1/alpha; solved by GMRES(m) (krylov module, no preconditioner).
+///   with beta = 1/alpha; solved by GMRES(m) (krylov module); solve() is
+///   solve_with_preconditioner (block_diagonal.hpp) without a preconditioner.
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 
+#include "elliptica/bem/block_diagonal.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "solve_common.hpp"
+#include "validate.hpp"
 
 namespace elliptica::bem {
-
-namespace detail {
-void validate_k(cplx k);
-void validate_mesh(const Mesh& mesh);
-void validate_quadrature(const QuadratureOptions& q);
-}  // namespace detail
-
-namespace {
-class DenseOp final : public krylov::LinearOperator<cplx> {
- public:
-  explicit DenseOp(const CMatrix& A) : A_(A) {}
-  std::size_t size() const override { return A_.rows; }
-  void apply(const cplx* x, cplx* y) const override {
-    const std::size_t n = A_.rows;
-    const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for schedule(static) if (n > 256)
-    for (std::ptrdiff_t i = 0; i < N; ++i) {
-      const cplx* a = A_.data.data() + static_cast<std::size_t>(i) * n;
-      cplx s{};
-      for (std::size_t j = 0; j < n; ++j) s += a[j] * x[j];
-      y[i] = s;
-    }
-  }
-
- private:
-  const CMatrix& A_;
-};
-}  // namespace
 
 IncidentField plane_wave(const Mesh& mesh, cplx k, std::array<double, 3> d) {
   detail::validate_k(k);
@@ -90,16 +67,17 @@ HelmholtzBemDense::HelmholtzBemDense(Mesh mesh, cplx k, HelmholtzOptions opt)
   assembly_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<cplx> HelmholtzBemDense::rhs(const IncidentField& inc) const {
-  const std::size_t n = mesh_.num_elements();
+namespace detail {
+
+std::vector<cplx> burton_miller_rhs(BoundaryCondition bc, cplx alpha, const IncidentField& inc, std::size_t n) {
   if (inc.u.size() != n || inc.dudn.size() != n)
     throw InvalidArgument("bem: incident field has " + std::to_string(inc.u.size()) + "/" +
                           std::to_string(inc.dudn.size()) + " values, mesh has " + std::to_string(n) + " elements");
   std::vector<cplx> b(n);
-  if (opt_.bc == BoundaryCondition::Neumann) {
-    for (std::size_t i = 0; i < n; ++i) b[i] = inc.u[i] + alpha_ * inc.dudn[i];
+  if (bc == BoundaryCondition::Neumann) {
+    for (std::size_t i = 0; i < n; ++i) b[i] = inc.u[i] + alpha * inc.dudn[i];
   } else {
-    const cplx beta = 1.0 / alpha_;
+    const cplx beta = 1.0 / alpha;
     for (std::size_t i = 0; i < n; ++i) b[i] = inc.dudn[i] + beta * inc.u[i];
   }
   for (const auto& v : b)
@@ -107,25 +85,31 @@ std::vector<cplx> HelmholtzBemDense::rhs(const IncidentField& inc) const {
   return b;
 }
 
-SurfaceSolution HelmholtzBemDense::solve(const IncidentField& inc) const {
+SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const std::vector<cplx>& b,
+                                    const krylov::Preconditioner<cplx>* M, BoundaryCondition bc, cplx k,
+                                    const GmresSettings& g, const std::function<void(int, double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<cplx> b = rhs(inc);
   const std::size_t n = b.size();
+  if (A.size() != n)
+    throw InvalidArgument("bem: operator size " + std::to_string(A.size()) + " != system size " + std::to_string(n));
+  if (M && M->size() != n)
+    throw InvalidArgument("bem: preconditioner size " + std::to_string(M->size()) + " != system size " +
+                          std::to_string(n));
   std::vector<cplx> x(n, cplx{});
-  DenseOp A(A_);
   krylov::Options ko;
-  ko.rtol = opt_.gmres_rtol;
-  ko.restart = opt_.gmres_restart;
-  ko.max_iterations = opt_.gmres_max_iterations;
-  const krylov::Result r = krylov::gmres<cplx>(A, b.data(), x.data(), nullptr, ko);
+  ko.rtol = g.rtol;
+  ko.restart = g.restart;
+  ko.max_iterations = g.max_iterations;
+  ko.progress = progress;
+  const krylov::Result r = krylov::gmres<cplx>(A, b.data(), x.data(), M, ko);
   SurfaceSolution s;
-  s.bc = opt_.bc;
-  s.k = k_;
+  s.bc = bc;
+  s.k = k;
   s.converged = r.converged;
   s.iterations = r.iterations;
   s.residual_history = r.residual_history;
   s.final_relative_residual = r.final_relative_residual;
-  if (opt_.bc == BoundaryCondition::Neumann) {
+  if (bc == BoundaryCondition::Neumann) {
     s.u = std::move(x);
     s.dudn.assign(n, cplx{});
   } else {
@@ -133,13 +117,37 @@ SurfaceSolution HelmholtzBemDense::solve(const IncidentField& inc) const {
     s.u.assign(n, cplx{});
   }
   s.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!r.converged && opt_.throw_if_not_converged) {
+  if (!r.converged && g.throw_if_not_converged) {
     std::ostringstream os;
-    os << "bem: GMRES did not reach rtol " << opt_.gmres_rtol << " in " << r.iterations
+    os << "bem: GMRES" << g.what << " did not reach rtol " << g.rtol << " in " << r.iterations
        << " iterations (relative residual " << r.final_relative_residual << ")";
     throw NotConverged(os.str());
   }
   return s;
+}
+
+}  // namespace detail
+
+std::vector<cplx> HelmholtzBemDense::rhs(const IncidentField& inc) const {
+  return detail::burton_miller_rhs(opt_.bc, alpha_, inc, mesh_.num_elements());
+}
+
+SurfaceSolution HelmholtzBemDense::solve(const IncidentField& inc) const {
+  return solve_with_preconditioner(*this, inc, nullptr);
+}
+
+SurfaceSolution solve_with_preconditioner(const HelmholtzBemDense& plan, const IncidentField& inc,
+                                          const krylov::Preconditioner<cplx>* M,
+                                          const std::function<void(int, double)>& progress) {
+  const HelmholtzOptions& opt = plan.options();
+  const DenseMatrixOperator A(plan.matrix());
+  detail::GmresSettings g;
+  g.rtol = opt.gmres_rtol;
+  g.restart = opt.gmres_restart;
+  g.max_iterations = opt.gmres_max_iterations;
+  g.throw_if_not_converged = opt.throw_if_not_converged;
+  g.what = M ? " (preconditioned)" : "";
+  return detail::gmres_surface_solve(A, plan.rhs(inc), M, opt.bc, plan.k(), g, progress);
 }
 
 }  // namespace elliptica::bem

@@ -12,8 +12,14 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <cstdio>
+#include <cstdlib>
 
 #include "elliptica/core/error.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace elliptica::fmm {
 
@@ -22,7 +28,11 @@ constexpr double kPi = std::numbers::pi;
 using CMat = Eigen::Matrix<cplx, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 using CVec = Eigen::Matrix<cplx, Eigen::Dynamic, 1>;
 
-inline cplx green(cplx k, double r) { return std::exp(cplx(0, 1) * k * r) / (4 * kPi * r); }
+inline cplx green(cplx k, double r) {
+  // e^{ikr}/(4 pi r) without the generic complex exp (sincos + one real exp when Im k > 0)
+  const double a = (k.imag() == 0 ? 1.0 : std::exp(-k.imag() * r)) / (4 * kPi * r), ph = k.real() * r;
+  return {a * std::cos(ph), a * std::sin(ph)};
+}
 
 // 1D Lagrange basis on the p first-kind Chebyshev nodes, evaluated via
 // S_p(xbar_m, x) = 1/p + 2/p sum_{j=1}^{p-1} T_j(xbar_m) T_j(x); also the derivative.
@@ -100,24 +110,35 @@ struct HelmholtzFmm::Impl {
   // M2L per level: canonical offset code -> operator
   std::vector<std::map<int, M2LOp>> m2l;
   int max_rank = 0;
+  // batched M2L (Messner, Schanz & Darve 2012 style: symmetries + per-offset low rank + blocking):
+  // per level, the interactions grouped by canonical offset, sorted by target
+  struct Inter { int tgt_slot, src, sym; };
+  struct M2LBatch { const M2LOp* op = nullptr; std::vector<Inter> list; };
+  std::vector<std::vector<M2LBatch>> batches;  // [level][class]
+  std::vector<int> slot;                       // node id -> index within its level
+  std::vector<std::vector<int>> sym_perm;      // 48 node permutations of the cube
+  // sources in leaf order (structure of arrays) for P2P
+  std::vector<double> sx, sy, sz, snx, sny, snz;
 
   double a(int l) const { return tree->nodes()[tree->level_nodes(0)[0]].half_width / std::pow(2.0, l) + e; }
 
   void build(const std::vector<std::int64_t>& owner);
+  void setup_batches();
   void setup_m2l(int l);
-  const M2LOp& canonical(int l, std::array<int, 3> t, std::vector<int>& perm) const;
 };
 
 namespace {
 int canon_code(int a, int b, int c) { return a * 16 + b * 4 + c; }
 // canonical offset (|t| sorted descending) and the node index permutation pi with
 // K_t(m, n) = K_c(pi(m), pi(n)).
-std::array<int, 3> canonicalize(std::array<int, 3> t, int p, std::vector<int>* pi) {
+std::array<int, 3> canonicalize(std::array<int, 3> t, int p, std::vector<int>* pi, int* sym = nullptr) {
   std::array<int, 3> s{}, at{};
   for (int i = 0; i < 3; ++i) { s[i] = t[i] < 0 ? -1 : 1; at[i] = std::abs(t[i]); }
   std::array<int, 3> sig{0, 1, 2};
   std::stable_sort(sig.begin(), sig.end(), [&](int x, int y) { return at[x] > at[y]; });
   std::array<int, 3> tc{at[sig[0]], at[sig[1]], at[sig[2]]};
+  if (sym)
+    *sym = ((s[0] < 0) | ((s[1] < 0) << 1) | ((s[2] < 0) << 2)) * 6 + sig[0] * 2 + (sig[1] > sig[2] ? 1 : 0);
   if (pi) {
     const int p3 = p * p * p;
     pi->resize(p3);
@@ -135,6 +156,116 @@ std::array<int, 3> canonicalize(std::array<int, 3> t, int p, std::vector<int>* p
 }
 }  // namespace
 
+namespace {
+// Randomized range finder (Halko, Martinsson & Tropp 2011) with adaptive rank doubling on a full
+// kernel matrix K: K ~ U VH truncated at relative singular value thr. Returns false when the rank
+// is not below p3/2 (then K is kept uncompressed). r0: initial rank guess.
+bool compress_rsvd(const CMat& K, double thr, int r0, unsigned seed, CMat& U, CMat& VH) {
+  const int n = static_cast<int>(K.rows());
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> nd;
+  r0 = std::min(n, std::max(r0, 8));
+  while (true) {
+    const int cols = std::min(n, r0 + 10);
+    CMat Om(n, cols);
+    for (int j = 0; j < cols; ++j)
+      for (int i = 0; i < n; ++i) Om(i, j) = cplx(nd(gen), nd(gen));
+    CMat Y = K * Om;
+    Eigen::HouseholderQR<CMat> qr(Y);
+    CMat Q = qr.householderQ() * CMat::Identity(n, cols);
+    CMat B = Q.adjoint() * K;
+    Eigen::BDCSVD<CMat> svd(B, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const auto& sv = svd.singularValues();
+    int r = 0;
+    while (r < sv.size() && sv(r) > thr * sv(0)) ++r;
+    r = std::max(r, 1);
+    if (r <= cols - 8 || cols == n) {
+      if (2 * r >= n) return false;
+      U = (Q * svd.matrixU().leftCols(r)) * sv.head(r).asDiagonal();
+      VH = svd.matrixV().leftCols(r).adjoint();
+      return true;
+    }
+    r0 = std::min(n, 2 * r0);
+  }
+}
+
+// Adaptive cross approximation with partial pivoting (Bebendorf 2000) on an entry function,
+// stopped when |u_k||v_k| <= eps ||S_k||_F, then recompressed (QR of both factors + SVD of the
+// small core) to the truncated SVD at relative threshold thr. O(r^2 n) work and 2 r n kernel
+// evaluations instead of the n^2 of the full matrix. The result is verified on random entries by
+// the caller. Returns false when the rank grows beyond max_rank.
+template <class Entry>
+bool compress_aca(int n, const Entry& entry, double eps, double thr, int max_rank, CMat& U, CMat& VH) {
+  // K ~ A B^T with the ACA vectors as columns (grown in blocks of 32)
+  CMat A(n, 32), B(n, 32);
+  int r = 0;
+  std::vector<char> row_used(n, 0);
+  double norm2 = 0;
+  int i = 0;
+  CVec row(n), col(n);
+  for (int it = 0; it < max_rank + 8; ++it) {
+    row_used[i] = 1;
+    for (int j = 0; j < n; ++j) row(j) = entry(i, j);
+    if (r > 0) row.noalias() -= B.leftCols(r) * A.row(i).head(r).transpose();
+    int j = 0;
+    row.cwiseAbs2().maxCoeff(&j);
+    if (std::norm(row(j)) == 0) {
+      int nxt = -1;
+      for (int c = 0; c < n; ++c) if (!row_used[c]) { nxt = c; break; }
+      if (nxt < 0) break;
+      i = nxt;
+      continue;
+    }
+    const cplx piv = row(j);
+    for (int m = 0; m < n; ++m) col(m) = entry(m, j);
+    if (r > 0) col.noalias() -= A.leftCols(r) * B.row(j).head(r).transpose();
+    row /= piv;
+    const double un = col.squaredNorm(), vn = row.squaredNorm();
+    double cross = 0;
+    if (r > 0) {
+      const CVec au = A.leftCols(r).adjoint() * col, bv = B.leftCols(r).adjoint() * row;
+      cross = 2 * (au.array() * bv.array()).sum().real();
+    }
+    norm2 += un * vn + cross;
+    if (r == A.cols()) {
+      A.conservativeResize(n, r + 32);
+      B.conservativeResize(n, r + 32);
+    }
+    A.col(r) = col;
+    B.col(r) = row;
+    ++r;
+    if (r > max_rank) return false;
+    if (std::sqrt(un * vn) <= eps * std::sqrt(std::max(norm2, 0.0))) break;
+    double best = -1;
+    int inext = -1;
+    for (int m = 0; m < n; ++m)
+      if (!row_used[m] && std::norm(col(m)) > best) { best = std::norm(col(m)); inext = m; }
+    if (inext < 0) break;
+    i = inext;
+  }
+  if (r == 0) return false;
+  A.conservativeResize(n, r);  // K ~ A B^T
+  B.conservativeResize(n, r);
+  Eigen::HouseholderQR<CMat> qa(A), qb(B);
+  CMat Ra = qa.matrixQR().topRows(r).triangularView<Eigen::Upper>();
+  CMat Rb = qb.matrixQR().topRows(r).triangularView<Eigen::Upper>();
+  CMat core = Ra * Rb.transpose();
+  Eigen::BDCSVD<CMat> svd(core, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const auto& sv = svd.singularValues();
+  int rk = 0;
+  while (rk < sv.size() && sv(rk) > thr * sv(0)) ++rk;
+  rk = std::max(rk, 1);
+  // U = Q_a [U_s S; 0], VH = V_s^H Q_b^T = (Q_b [conj(V_s); 0])^T (Householder sequences applied
+  // to the thin blocks instead of forming Q_a, Q_b)
+  CMat X = CMat::Zero(n, rk), Y = CMat::Zero(n, rk);
+  X.topRows(r) = svd.matrixU().leftCols(rk) * sv.head(rk).asDiagonal();
+  Y.topRows(r) = svd.matrixV().leftCols(rk).conjugate();
+  U = qa.householderQ() * X;
+  VH = (qb.householderQ() * Y).transpose();
+  return true;
+}
+}  // namespace
+
 void HelmholtzFmm::Impl::setup_m2l(int l) {
   std::vector<std::array<int, 3>> canon;
   for (int t1 = 2; t1 <= 3; ++t1)
@@ -145,53 +276,55 @@ void HelmholtzFmm::Impl::setup_m2l(int l) {
   const double thr = 0.01 * opt.tolerance;
 #pragma omp parallel for schedule(dynamic)
   for (int c = 0; c < static_cast<int>(canon.size()); ++c) {
-    CMat K(p3, p3);
-    for (int n = 0; n < p3; ++n) {
-      const int nn[3] = {n % p, (n / p) % p, n / (p * p)};
-      for (int m = 0; m < p3; ++m) {
-        const int mm[3] = {m % p, (m / p) % p, m / (p * p)};
-        double r2 = 0;
-        for (int d = 0; d < 3; ++d) {
-          const double v = canon[c][d] * bw + al * (cheb.nodes[mm[d]] - cheb.nodes[nn[d]]);
-          r2 += v * v;
-        }
-        K(m, n) = green(k, std::sqrt(r2));
-      }
+    // 1D coordinate differences per axis: diff[d][mm * p + nn]
+    std::array<std::vector<double>, 3> diff;
+    for (int d = 0; d < 3; ++d) {
+      diff[d].resize(static_cast<std::size_t>(p) * p);
+      for (int mm = 0; mm < p; ++mm)
+        for (int nn = 0; nn < p; ++nn) diff[d][mm * p + nn] = canon[c][d] * bw + al * (cheb.nodes[mm] - cheb.nodes[nn]);
     }
+    auto entry = [&](int m, int n) {
+      const double v0 = diff[0][(m % p) * p + n % p], v1 = diff[1][((m / p) % p) * p + (n / p) % p],
+                   v2 = diff[2][(m / (p * p)) * p + n / (p * p)];
+      return green(k, std::sqrt(v0 * v0 + v1 * v1 + v2 * v2));
+    };
     M2LOp& op = ops[c];
+    bool done = false;
     if (opt.compress_m2l) {
-      // randomized range finder (Halko, Martinsson & Tropp 2011) with adaptive rank doubling:
-      // O(n^2 r) instead of the O(n^3) of a full SVD of the n x n (n = p^3) kernel matrix.
-      std::mt19937_64 gen(12345 + c);
-      std::normal_distribution<double> nd;
-      int r0 = std::min(p3, 32);
-      while (true) {
-        const int cols = std::min(p3, r0 + 10);
-        CMat Om(p3, cols);
-        for (int j = 0; j < cols; ++j)
-          for (int i = 0; i < p3; ++i) Om(i, j) = cplx(nd(gen), nd(gen));
-        CMat Y = K * Om;
-        Eigen::HouseholderQR<CMat> qr(Y);
-        CMat Q = qr.householderQ() * CMat::Identity(p3, cols);
-        CMat B = Q.adjoint() * K;
-        Eigen::BDCSVD<CMat> svd(B, Eigen::ComputeThinU | Eigen::ComputeThinV);
-        const auto& sv = svd.singularValues();
-        int r = 0;
-        while (r < sv.size() && sv(r) > thr * sv(0)) ++r;
-        r = std::max(r, 1);
-        if (r <= cols - 8 || cols == p3) {
-          if (2 * r < p3) {
-            op.U = (Q * svd.matrixU().leftCols(r)) * sv.head(r).asDiagonal();
-            op.VH = svd.matrixV().leftCols(r).adjoint();
-            op.compressed = true;
-            op.rank = r;
-          }
-          break;
+      // ACA first (cheap), verified on random entries against the kernel; full matrix + randomized
+      // SVD as the fallback.
+      CMat U, VH;
+      if (compress_aca(p3, entry, 0.01 * thr, thr, p3 / 2, U, VH)) {
+        std::mt19937_64 gen(777 + c);
+        std::uniform_int_distribution<int> ud(0, p3 - 1);
+        double e2 = 0, k2 = 0;
+        for (int s = 0; s < 4000; ++s) {
+          const int m = ud(gen), n = ud(gen);
+          const cplx kv = entry(m, n);
+          e2 += std::norm(kv - U.row(m).transpose().cwiseProduct(VH.col(n)).sum());
+          k2 += std::norm(kv);
         }
-        r0 = std::min(p3, 2 * r0);
+        if (e2 <= 9 * thr * thr * k2 && 2 * U.cols() < p3) {
+          op.U = std::move(U);
+          op.VH = std::move(VH);
+          op.compressed = true;
+          op.rank = static_cast<int>(op.U.cols());
+          done = true;
+        }
       }
     }
-    if (!op.compressed) { op.full = std::move(K); op.rank = p3; }
+    if (!done) {
+      CMat K(p3, p3);
+      for (int n = 0; n < p3; ++n)
+        for (int m = 0; m < p3; ++m) K(m, n) = entry(m, n);
+      if (opt.compress_m2l && compress_rsvd(K, thr, 32, 12345 + c, op.U, op.VH)) {
+        op.compressed = true;
+        op.rank = static_cast<int>(op.U.cols());
+      } else {
+        op.full = std::move(K);
+        op.rank = p3;
+      }
+    }
   }
   for (std::size_t c = 0; c < canon.size(); ++c) {
     max_rank = std::max(max_rank, ops[c].rank);
@@ -199,9 +332,43 @@ void HelmholtzFmm::Impl::setup_m2l(int l) {
   }
 }
 
-const M2LOp& HelmholtzFmm::Impl::canonical(int l, std::array<int, 3> t, std::vector<int>& perm) const {
-  auto tc = canonicalize(t, p, &perm);
-  return m2l[l].at(canon_code(tc[0], tc[1], tc[2]));
+
+void HelmholtzFmm::Impl::setup_batches() {
+  const auto& nodes = tree->nodes();
+  slot.assign(nodes.size(), -1);
+  for (int l = 0; l <= L; ++l) {
+    const auto& lev = tree->level_nodes(l);
+    for (int i = 0; i < static_cast<int>(lev.size()); ++i) slot[lev[i]] = i;
+  }
+  sym_perm.assign(48, {});
+  batches.assign(L + 1, {});
+  for (int l = 2; l <= L; ++l) {
+    std::map<int, int> cls;  // canonical code -> batch index
+    for (int id : tree->level_nodes(l))
+      for (int src : tree->interaction_list(id)) {
+        std::array<int, 3> t;
+        for (int d = 0; d < 3; ++d) t[d] = nodes[id].coord[d] - nodes[src].coord[d];
+        int sym = 0;
+        const auto tc = canonicalize(t, p, nullptr, &sym);
+        if (sym_perm[sym].empty()) canonicalize(t, p, &sym_perm[sym]);
+        const int code = canon_code(tc[0], tc[1], tc[2]);
+        auto it = cls.find(code);
+        if (it == cls.end()) {
+          it = cls.emplace(code, static_cast<int>(batches[l].size())).first;
+          batches[l].push_back({&m2l[l].at(code), {}});
+        }
+        batches[l][it->second].list.push_back({slot[id], src, sym});
+      }
+  }
+  // sources in leaf order
+  const std::size_t ns = src_order.size();
+  sx.resize(ns); sy.resize(ns); sz.resize(ns);
+  if (!snrm.empty()) { snx.resize(ns); sny.resize(ns); snz.resize(ns); }
+  for (std::size_t u = 0; u < ns; ++u) {
+    const auto s = src_order[u];
+    sx[u] = spts[s][0]; sy[u] = spts[s][1]; sz[u] = spts[s][2];
+    if (!snrm.empty()) { snx[u] = snrm[s][0]; sny[u] = snrm[s][1]; snz[u] = snrm[s][2]; }
+  }
 }
 
 void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
@@ -227,7 +394,32 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
   for (std::size_t i = 0; i < tnrm.size(); ++i)
     for (int d = 0; d < 3; ++d)
       if (!std::isfinite(tnrm[i][d])) throw InvalidArgument("HelmholtzFmm: normal " + std::to_string(i) + " is NaN/Inf");
-  tree = std::make_unique<Octree>(tpts, opt.tree);  // validates the points
+  OctreeOptions topt = opt.tree;
+  if (topt.depth < 0 && topt.max_leaf <= 0) {
+    if (!opt.near_field) {
+      topt.max_leaf = 64;  // the caller's near-field blocks grow with the leaves: keep them small
+    } else {
+      // automatic depth: balance P2P (~ N * 27 * points per leaf) against P2M/L2P and M2L
+      // (~ p^3 per point and ~ r p^3 per interaction): the depth whose average number of
+      // points per non-empty leaf is geometrically closest to p^3 / 12 (measured optimum on
+      // sphere surfaces and cubes, p = 7..10).
+      const Octree t0(tpts, OctreeOptions{1, 12, 0});  // validates the points
+      const double h0 = t0.nodes()[t0.level_nodes(0)[0]].half_width;
+      const int pe = opt.order > 0 ? opt.order : std::clamp(choose_order(opt.tolerance, k, h0 / 2), 3, 16);
+      const double target = std::max(8.0, pe * pe * pe / 12.0 * static_cast<double>(nt) / std::max<std::size_t>(ns, 1));
+      int best = 0;
+      double best_score = 1e300;
+      for (int d = 1; d <= topt.max_depth; ++d) {
+        const Octree td(tpts, OctreeOptions{1, topt.max_depth, d});
+        const double avg = static_cast<double>(nt) / static_cast<double>(td.level_nodes(d).size());
+        const double score = std::abs(std::log(avg / target));
+        if (score < best_score) { best_score = score; best = d; }
+        if (avg < target / 4) break;
+      }
+      topt.depth = best;
+    }
+  }
+  tree = std::make_unique<Octree>(tpts, topt);  // validates the points
   L = tree->leaf_level();
   const auto& nodes = tree->nodes();
   const auto& perm = tree->permutation();
@@ -288,6 +480,7 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
   }
   m2l.assign(L + 1, {});
   for (int l = 2; l <= L; ++l) setup_m2l(l);
+  setup_batches();
   setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -361,6 +554,155 @@ void kron3_apply(int p, const std::vector<double>& A0, const std::vector<double>
       }
 }
 
+// sin and cos of x (|x| < 1e6) with branch-free code that the compiler can vectorise:
+// x = n pi/2 + y, |y| <= pi/4 (two-part Cody-Waite reduction, fdlibm constants), Taylor
+// polynomials to degree 17/18 (truncation < 1e-19), quadrant selection.
+#pragma omp declare simd notinbranch
+inline void fast_sincos(double x, double& sn, double& cs) {
+  constexpr double kTwoOverPi = 0.63661977236758134308, kP1 = 1.57079632673412561417e+00,
+                   kP1t = 6.07710050650619224932e-11, kMagic = 6755399441055744.0;  // 1.5 * 2^52
+  const double nd = (x * kTwoOverPi + kMagic) - kMagic;
+  const double y = (x - nd * kP1) - nd * kP1t, y2 = y * y;
+  const double sp = y * (1 + y2 * (-1.0 / 6 + y2 * (1.0 / 120 + y2 * (-1.0 / 5040 + y2 * (1.0 / 362880 + y2 * (-1.0 / 39916800 +
+                    y2 * (1.0 / 6227020800 + y2 * (-1.0 / 1307674368000 + y2 * (1.0 / 355687428096000)))))))));
+  const double cp = 1 + y2 * (-0.5 + y2 * (1.0 / 24 + y2 * (-1.0 / 720 + y2 * (1.0 / 40320 + y2 * (-1.0 / 3628800 +
+                    y2 * (1.0 / 479001600 + y2 * (-1.0 / 87178291200 + y2 * (1.0 / 20922789888000 +
+                    y2 * (-1.0 / 6402373705728000)))))))));
+  // quadrant q = n mod 4 (branch-free): q odd swaps sin and cos; sin < 0 for q = 2, 3; cos < 0 for q = 1, 2
+  const long q = static_cast<long>(nd);
+  const double b0 = static_cast<double>(q & 1), b1 = static_cast<double>((q >> 1) & 1),
+               b2 = static_cast<double>(((q + 1) >> 1) & 1);
+  sn = (sp + b0 * (cp - sp)) * (1 - 2 * b1);
+  cs = (cp + b0 * (sp - cp)) * (1 - 2 * b2);
+}
+
+// P2P of one target against a contiguous range of sources (leaf order, structure of arrays),
+// real k. Returns (adds) the potential and, when DN, the normal derivative.
+template <bool DIP, bool DN>
+inline void p2p_real(double kr_, double x0, double x1, double x2, double nx0, double nx1, double nx2,
+                     const double* sx, const double* sy, const double* sz, const double* nx, const double* ny,
+                     const double* nz, const double* qr, const double* qi, const double* mr, const double* mi,
+                     std::int64_t b, std::int64_t e, double& ur, double& ui, double& dr, double& di) {
+  constexpr double c4pi = 1.0 / (4 * kPi);
+  double aur = 0, aui = 0, adr = 0, adi = 0;
+#pragma omp simd reduction(+ : aur, aui, adr, adi)
+  for (std::int64_t u = b; u < e; ++u) {
+    const double d0 = x0 - sx[u], d1 = x1 - sy[u], d2 = x2 - sz[u];
+    const double r2 = d0 * d0 + d1 * d1 + d2 * d2;
+    const double rinv = r2 > 0 ? 1.0 / std::sqrt(r2) : 0.0;
+    const double r = r2 * rinv, kr = kr_ * r;
+    double sn, cs;
+    fast_sincos(kr, sn, cs);
+    const double g = c4pi * rinv;
+    const double Gr = g * cs, Gi = g * sn;  // G
+    aur += Gr * qr[u] - Gi * qi[u];
+    aui += Gr * qi[u] + Gi * qr[u];
+    // A = G (1 - i kr) = -r dG/dr
+    const double Ar = Gr + Gi * kr, Ai = Gi - Gr * kr;
+    const double ri2 = rinv * rinv;
+    if constexpr (DIP) {
+      const double dny = (d0 * nx[u] + d1 * ny[u] + d2 * nz[u]) * ri2;  // rhat.n_y / r
+      // dG/dn_y = -G'(r) rhat.n_y = A rhat.n_y / r
+      aur += dny * (Ar * mr[u] - Ai * mi[u]);
+      aui += dny * (Ar * mi[u] + Ai * mr[u]);
+    }
+    if constexpr (DN) {
+      const double dnx = (d0 * nx0 + d1 * nx1 + d2 * nx2) * ri2;  // rhat.n_x / r
+      // dG/dn_x = G'(r) rhat.n_x = -A rhat.n_x / r
+      adr += -dnx * (Ar * qr[u] - Ai * qi[u]);
+      adi += -dnx * (Ar * qi[u] + Ai * qr[u]);
+      if constexpr (DIP) {
+        // d2G/dn_x dn_y = -(G1/r nn + (G2 - G1/r) rnx rny), G1 = -A/r, G2 = G (2 - 2ikr - k^2r^2)/r^2
+        const double nn = nx0 * nx[u] + nx1 * ny[u] + nx2 * nz[u];
+        const double rny = (d0 * nx[u] + d1 * ny[u] + d2 * nz[u]) * rinv, rnx = (d0 * nx0 + d1 * nx1 + d2 * nx2) * rinv;
+        const double G1r_r = -Ar * ri2, G1r_i = -Ai * ri2;  // G1 / r
+        const double k2r2 = kr * kr;
+        const double G2r = (Gr * (2 - k2r2) + Gi * 2 * kr) * ri2, G2i = (Gi * (2 - k2r2) - Gr * 2 * kr) * ri2;
+        const double Hr = -(G1r_r * nn + (G2r - G1r_r) * rnx * rny), Hi = -(G1r_i * nn + (G2i - G1r_i) * rnx * rny);
+        adr += Hr * mr[u] - Hi * mi[u];
+        adi += Hr * mi[u] + Hi * mr[u];
+      }
+    }
+  }
+  ur += aur; ui += aui; dr += adr; di += adi;
+}
+
+#if defined(__GNUC__)
+#define ELLIPTICA_FMM_VEC4 1
+// The same P2P with GCC/Clang vector extensions, 4 sources at a time (the auto-vectoriser gives
+// up on the loop above because of sqrt's errno path).
+typedef double v4d __attribute__((vector_size(32)));
+typedef long v4l __attribute__((vector_size(32)));
+template <bool DIP, bool DN>
+inline void p2p_real4(double kr_, double x0, double x1, double x2, double nx0, double nx1, double nx2,
+                      const double* sx, const double* sy, const double* sz, const double* nx, const double* ny,
+                      const double* nz, const double* qr, const double* qi, const double* mr, const double* mi,
+                      std::int64_t b, std::int64_t e, double& ur, double& ui, double& dr, double& di) {
+  constexpr double c4pi = 1.0 / (4 * kPi);
+  constexpr double kTwoOverPi = 0.63661977236758134308, kP1 = 1.57079632673412561417e+00,
+                   kP1t = 6.07710050650619224932e-11, kMagic = 6755399441055744.0;
+  const v4d zero = {0, 0, 0, 0};
+  v4d aur = zero, aui = zero, adr = zero, adi = zero;
+  for (std::int64_t u = b; u < e; u += 4) {
+    const int nl = static_cast<int>(std::min<std::int64_t>(4, e - u));
+    v4d X = zero, Y = zero, Z = zero, Qr = zero, Qi = zero, Mr = zero, Mi = zero, Nx = zero, Ny = zero, Nz = zero;
+    for (int l = 0; l < nl; ++l) {
+      X[l] = sx[u + l]; Y[l] = sy[u + l]; Z[l] = sz[u + l]; Qr[l] = qr[u + l]; Qi[l] = qi[u + l];
+      if constexpr (DIP) { Mr[l] = mr[u + l]; Mi[l] = mi[u + l]; Nx[l] = nx[u + l]; Ny[l] = ny[u + l]; Nz[l] = nz[u + l]; }
+    }
+    for (int l = nl; l < 4; ++l) { X[l] = x0 + 1; Y[l] = x1; Z[l] = x2; }  // padding: r = 1, zero weights
+    const v4d d0 = x0 - X, d1 = x1 - Y, d2 = x2 - Z;
+    const v4d r2 = d0 * d0 + d1 * d1 + d2 * d2;
+    v4d r;
+    for (int l = 0; l < 4; ++l) r[l] = __builtin_sqrt(r2[l]);
+    const v4d rinv = r2 > 0 ? 1.0 / (r2 > 0 ? r : 1.0) : zero;  // r = 0: skipped (zero contribution)
+    const v4d kr = kr_ * r;
+    // sincos (as fast_sincos)
+    const v4d nd = (kr * kTwoOverPi + kMagic) - kMagic;
+    const v4d y = (kr - nd * kP1) - nd * kP1t, y2 = y * y;
+    const v4d sp = y * (1 + y2 * (-1.0 / 6 + y2 * (1.0 / 120 + y2 * (-1.0 / 5040 + y2 * (1.0 / 362880 + y2 * (-1.0 / 39916800 +
+                   y2 * (1.0 / 6227020800 + y2 * (-1.0 / 1307674368000 + y2 * (1.0 / 355687428096000)))))))));
+    const v4d cp = 1 + y2 * (-0.5 + y2 * (1.0 / 24 + y2 * (-1.0 / 720 + y2 * (1.0 / 40320 + y2 * (-1.0 / 3628800 +
+                   y2 * (1.0 / 479001600 + y2 * (-1.0 / 87178291200 + y2 * (1.0 / 20922789888000 +
+                   y2 * (-1.0 / 6402373705728000)))))))));
+    const v4l q = __builtin_convertvector(nd, v4l);
+    const v4d b0 = __builtin_convertvector(q & 1, v4d), b1 = __builtin_convertvector((q >> 1) & 1, v4d),
+              b2 = __builtin_convertvector(((q + 1) >> 1) & 1, v4d);
+    const v4d sn = (sp + b0 * (cp - sp)) * (1 - 2 * b1), cs = (cp + b0 * (sp - cp)) * (1 - 2 * b2);
+    const v4d g = c4pi * rinv;
+    const v4d Gr = g * cs, Gi = g * sn;
+    aur += Gr * Qr - Gi * Qi;
+    aui += Gr * Qi + Gi * Qr;
+    const v4d Ar = Gr + Gi * kr, Ai = Gi - Gr * kr;
+    const v4d ri2 = rinv * rinv;
+    if constexpr (DIP) {
+      const v4d dny = (d0 * Nx + d1 * Ny + d2 * Nz) * ri2;
+      aur += dny * (Ar * Mr - Ai * Mi);
+      aui += dny * (Ar * Mi + Ai * Mr);
+    }
+    if constexpr (DN) {
+      const v4d dnx = (d0 * nx0 + d1 * nx1 + d2 * nx2) * ri2;
+      adr -= dnx * (Ar * Qr - Ai * Qi);
+      adi -= dnx * (Ar * Qi + Ai * Qr);
+      if constexpr (DIP) {
+        const v4d nn = nx0 * Nx + nx1 * Ny + nx2 * Nz;
+        const v4d rny = (d0 * Nx + d1 * Ny + d2 * Nz) * rinv, rnx = (d0 * nx0 + d1 * nx1 + d2 * nx2) * rinv;
+        const v4d G1r_r = -Ar * ri2, G1r_i = -Ai * ri2;
+        const v4d k2r2 = kr * kr;
+        const v4d G2r = (Gr * (2 - k2r2) + Gi * 2 * kr) * ri2, G2i = (Gi * (2 - k2r2) - Gr * 2 * kr) * ri2;
+        const v4d Hr = -(G1r_r * nn + (G2r - G1r_r) * rnx * rny), Hi = -(G1r_i * nn + (G2i - G1r_i) * rnx * rny);
+        adr += Hr * Mr - Hi * Mi;
+        adi += Hr * Mi + Hi * Mr;
+      }
+    }
+  }
+  for (int l = 0; l < 4; ++l) { ur += aur[l]; ui += aui[l]; dr += adr[l]; di += adi[l]; }
+}
+#define P2P_REAL p2p_real4
+#else
+#define P2P_REAL p2p_real
+#endif
+
 inline void kernel_terms(cplx k, const Point3& x, const Point3& y, const Point3* nx, const Point3* ny, bool want_dn,
                          cplx q, cplx mu, cplx& u, cplx& dn) {
   const double d0 = x[0] - y[0], d1 = x[1] - y[1], d2 = x[2] - y[2];
@@ -403,6 +745,14 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
   for (auto& v : q) if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw InvalidArgument("HelmholtzFmm::apply: NaN/Inf charge");
   for (auto& v : mu) if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw InvalidArgument("HelmholtzFmm::apply: NaN/Inf dipole");
   const bool has_q = !q.empty(), has_mu = !mu.empty();
+  const bool dbg = std::getenv("ELLIPTICA_FMM_PROFILE") != nullptr;
+  auto tlast = std::chrono::steady_clock::now();
+  auto dbg_t = [&](const char* what) {
+    if (!dbg) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "  %s %.3f\n", what, std::chrono::duration<double>(now - tlast).count());
+    tlast = now;
+  };
   const auto& nodes = I.tree->nodes();
   const auto& perm = I.tree->permutation();
   const int p = I.p, p3 = I.p3, L = I.L;
@@ -440,6 +790,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         }
       }
     }
+    dbg_t("P2M");
     // M2M (upward, levels L..3 into parents at L-1..2)
     for (int l = L; l >= 3; --l) {
       const auto& par = I.tree->level_nodes(l - 1);
@@ -454,34 +805,79 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         }
       }
     }
-    // M2L
+    dbg_t("M2M");
+    // M2L, batched per level and canonical offset c: X = [P_j W_src(j)] (p^3 x B gathered with
+    // the symmetry permutations), Y = U_c (VH_c X) as two GEMMs, F_tgt(j) += P_j^T Y(:, j).
+    // Threads accumulate into private copies of the level's local expansions (no write conflicts).
+#ifdef _OPENMP
+    const int nthr = omp_get_max_threads();
+#else
+    const int nthr = 1;
+#endif
+    constexpr int kB = 96;
     for (int l = 2; l <= L; ++l) {
       const auto& lev = I.tree->level_nodes(l);
-#pragma omp parallel
+      const std::size_t nb = lev.size();
+      // work items: (batch, first interaction)
+      std::vector<std::pair<int, int>> work;
+      for (int c = 0; c < static_cast<int>(I.batches[l].size()); ++c)
+        for (int j0 = 0; j0 < static_cast<int>(I.batches[l][c].list.size()); j0 += kB) work.push_back({c, j0});
+      const bool priv = nthr > 1 && work.size() > 1;
+      std::vector<std::vector<cplx>> Fth(priv ? nthr : 0);
+#pragma omp parallel if (priv)
       {
-        std::vector<int> pm;
-        CVec wp(p3), fp(p3), tmp;
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        std::vector<cplx> local;
+        std::vector<cplx>* acc = nullptr;
+        if (priv) {
+          Fth[tid].assign(nb * p3, 0.0);
+          acc = &Fth[tid];
+        }
+        CMat X, T, Y;
 #pragma omp for schedule(dynamic)
-        for (int ti = 0; ti < static_cast<int>(lev.size()); ++ti) {
-          const int id = lev[ti];
-          cplx* f = &F[static_cast<std::size_t>(id) * p3];
-          for (int src : I.tree->interaction_list(id)) {
-            std::array<int, 3> t;
-            for (int d = 0; d < 3; ++d) t[d] = nodes[id].coord[d] - nodes[src].coord[d];
-            const M2LOp& op = I.canonical(l, t, pm);
-            const cplx* w = &W[static_cast<std::size_t>(src) * p3];
-            for (int n = 0; n < p3; ++n) wp(pm[n]) = w[n];
-            if (op.compressed) {
-              tmp.noalias() = op.VH * wp;
-              fp.noalias() = op.U * tmp;
-            } else {
-              fp.noalias() = op.full * wp;
-            }
-            for (int m = 0; m < p3; ++m) f[m] += fp(pm[m]);
+        for (int wi = 0; wi < static_cast<int>(work.size()); ++wi) {
+          const auto& bt = I.batches[l][work[wi].first];
+          const int j0 = work[wi].second, nc = std::min<int>(kB, static_cast<int>(bt.list.size()) - j0);
+          X.resize(p3, nc);
+          for (int j = 0; j < nc; ++j) {
+            const auto& it = bt.list[j0 + j];
+            const int* pm = I.sym_perm[it.sym].data();
+            const cplx* w = &W[static_cast<std::size_t>(it.src) * p3];
+            cplx* x = X.col(j).data();
+            for (int n = 0; n < p3; ++n) x[pm[n]] = w[n];
+          }
+          if (bt.op->compressed) {
+            T.noalias() = bt.op->VH * X;
+            Y.noalias() = bt.op->U * T;
+          } else {
+            Y.noalias() = bt.op->full * X;
+          }
+          for (int j = 0; j < nc; ++j) {
+            const auto& it = bt.list[j0 + j];
+            const int* pm = I.sym_perm[it.sym].data();
+            cplx* f = priv ? &(*acc)[static_cast<std::size_t>(it.tgt_slot) * p3]
+                           : &F[static_cast<std::size_t>(lev[it.tgt_slot]) * p3];
+            const cplx* y = Y.col(j).data();
+            for (int m = 0; m < p3; ++m) f[m] += y[pm[m]];
+          }
+        }
+      }
+      if (priv) {
+#pragma omp parallel for schedule(static)
+        for (int bi = 0; bi < static_cast<int>(nb); ++bi) {
+          cplx* f = &F[static_cast<std::size_t>(lev[bi]) * p3];
+          for (int t = 0; t < nthr; ++t) {
+            if (Fth[t].empty()) continue;
+            const cplx* g = &Fth[t][static_cast<std::size_t>(bi) * p3];
+            for (int m = 0; m < p3; ++m) f[m] += g[m];
           }
         }
       }
     }
+    dbg_t("M2L");
     // L2L (downward)
     for (int l = 3; l <= L; ++l) {
       const auto& lev = I.tree->level_nodes(l);
@@ -494,6 +890,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
                           &F[static_cast<std::size_t>(par) * p3], &F[static_cast<std::size_t>(c) * p3]);
       }
     }
+    dbg_t("L2L");
     // L2P
 #pragma omp parallel
     {
@@ -521,9 +918,22 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
       }
     }
   }
+  dbg_t("L2P");
   // P2P near field
   if (I.opt.near_field && (has_q || has_mu)) {
     const auto& leaves = I.tree->level_nodes(L);
+    const bool real_k = k.imag() == 0;
+    // source strengths in leaf order (real and imaginary parts apart, for the vectorised kernel)
+    std::vector<double> qr, qi, mr, mi;
+    if (real_k) {
+      const std::size_t nsrc = I.src_order.size();
+      qr.assign(nsrc, 0.0); qi.assign(nsrc, 0.0); mr.assign(nsrc, 0.0); mi.assign(nsrc, 0.0);
+      for (std::size_t u = 0; u < nsrc; ++u) {
+        const auto s = I.src_order[u];
+        if (has_q) { qr[u] = q[s].real(); qi[u] = q[s].imag(); }
+        if (has_mu) { mr[u] = mu[s].real(); mi[u] = mu[s].imag(); }
+      }
+    }
 #pragma omp parallel for schedule(dynamic)
     for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
       const int id = leaves[li];
@@ -531,17 +941,41 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         const std::int64_t i = perm[t];
         cplx su = 0, sd = 0;
         const Point3* nx = want_dn ? &I.tnrm[i] : nullptr;
-        for (int nb : I.tree->neighbours(id))
-          for (std::int64_t u = I.leaf_src_begin[nb]; u < I.leaf_src_end[nb]; ++u) {
-            const std::int64_t s = I.src_order[u];
-            kernel_terms(k, I.tpts[i], I.spts[s], nx, has_mu ? &I.snrm[s] : nullptr, want_dn, has_q ? q[s] : 0.0,
-                         has_mu ? mu[s] : 0.0, su, sd);
+        if (real_k) {
+          double ur = 0, ui = 0, dr = 0, di = 0;
+          const auto& x = I.tpts[i];
+          const double n0 = nx ? (*nx)[0] : 0, n1 = nx ? (*nx)[1] : 0, n2 = nx ? (*nx)[2] : 0;
+          for (int nb : I.tree->neighbours(id)) {
+            const auto b = I.leaf_src_begin[nb], e = I.leaf_src_end[nb];
+            if (has_mu && want_dn)
+              P2P_REAL<true, true>(k.real(), x[0], x[1], x[2], n0, n1, n2, I.sx.data(), I.sy.data(), I.sz.data(), I.snx.data(),
+                                   I.sny.data(), I.snz.data(), qr.data(), qi.data(), mr.data(), mi.data(), b, e, ur, ui, dr, di);
+            else if (has_mu)
+              P2P_REAL<true, false>(k.real(), x[0], x[1], x[2], n0, n1, n2, I.sx.data(), I.sy.data(), I.sz.data(), I.snx.data(),
+                                    I.sny.data(), I.snz.data(), qr.data(), qi.data(), mr.data(), mi.data(), b, e, ur, ui, dr, di);
+            else if (want_dn)
+              P2P_REAL<false, true>(k.real(), x[0], x[1], x[2], n0, n1, n2, I.sx.data(), I.sy.data(), I.sz.data(), nullptr,
+                                    nullptr, nullptr, qr.data(), qi.data(), nullptr, nullptr, b, e, ur, ui, dr, di);
+            else
+              P2P_REAL<false, false>(k.real(), x[0], x[1], x[2], n0, n1, n2, I.sx.data(), I.sy.data(), I.sz.data(), nullptr,
+                                     nullptr, nullptr, qr.data(), qi.data(), nullptr, nullptr, b, e, ur, ui, dr, di);
           }
+          su = {ur, ui};
+          sd = {dr, di};
+        } else {
+          for (int nb : I.tree->neighbours(id))
+            for (std::int64_t u = I.leaf_src_begin[nb]; u < I.leaf_src_end[nb]; ++u) {
+              const std::int64_t s = I.src_order[u];
+              kernel_terms(k, I.tpts[i], I.spts[s], nx, has_mu ? &I.snrm[s] : nullptr, want_dn, has_q ? q[s] : 0.0,
+                           has_mu ? mu[s] : 0.0, su, sd);
+            }
+        }
         U[i] += su;
         DN[i] += sd;
       }
     }
   }
+  dbg_t("P2P");
   FmmResult r;
   if (want_u) r.potential = std::move(U);
   if (want_dn) r.normal_derivative = std::move(DN);
@@ -612,6 +1046,35 @@ std::vector<double> HelmholtzFmm::p2m_matrix(int leaf, bool dipole) const {
              nr[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / aL;
       }
       M[n * ncol + c] = v;
+    }
+  }
+  return M;
+}
+
+std::vector<double> HelmholtzFmm::l2p_matrix(int leaf, bool normal_derivative) const {
+  const Impl& I = *impl_;
+  const auto& nodes = I.tree->nodes();
+  if (leaf < 0 || leaf >= static_cast<int>(nodes.size()) || !nodes[leaf].is_leaf())
+    throw InvalidArgument("HelmholtzFmm::l2p_matrix: not a leaf node index");
+  if (normal_derivative && I.tnrm.empty()) throw InvalidArgument("HelmholtzFmm::l2p_matrix: no target normals");
+  const int p = I.p, p3 = I.p3;
+  const auto& nd = nodes[leaf];
+  const double aL = I.a(I.L);
+  const std::size_t nrow = static_cast<std::size_t>(nd.end - nd.begin);
+  std::vector<double> M(nrow * p3), Lx(3 * p), Dx(3 * p);
+  for (std::size_t r = 0; r < nrow; ++r) {
+    const auto i = I.tree->permutation()[nd.begin + static_cast<std::int64_t>(r)];
+    for (int d = 0; d < 3; ++d) I.cheb.eval((I.tpts[i][d] - nd.center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+    for (int n = 0; n < p3; ++n) {
+      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
+      double v;
+      if (!normal_derivative) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
+      else {
+        const auto& nr = I.tnrm[i];
+        v = (nr[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + nr[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
+             nr[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / aL;
+      }
+      M[r * p3 + n] = v;
     }
   }
   return M;

@@ -85,4 +85,21 @@ cd mie_scattered(MieBC bc, double k, double a, double r, double c) {
   return s;
 }
 
+cd mie_point_source_scattered(MieBC bc, double k, double a, double rs, double r, double c) {
+  check(k, a);
+  if (!(r >= a) || !(rs > a)) throw std::invalid_argument("mie: r must be >= a and rs > a");
+  const double ka = k * a;
+  // terms decay like (a^2 / (r rs))^n
+  const int N = mie_terms(ka) + static_cast<int>(40 * std::log(10.0) / std::log(r * rs / (a * a)) + 1);
+  cd s{};
+  double p0 = 1, p1 = c;
+  for (int n = 0; n <= N; ++n) {
+    s += (2.0 * n + 1) * coeff(bc, n, ka) * hn(n, k * rs) * hn(n, k * r) * p0;
+    const double p2 = ((2 * n + 3) * c * p1 - (n + 1) * p0) / (n + 2);
+    p0 = p1;
+    p1 = p2;
+  }
+  return cd(0, k / (4 * 3.141592653589793238462643383279502884)) * s;
+}
+
 }  // namespace elliptica::testref

@@ -28,5 +28,11 @@ std::complex<double> mie_surface(MieBC bc, double k, double a, double cos_theta)
 std::complex<double> mie_far_field(MieBC bc, double k, double a, double cos_theta);
 /// Scattered field at distance r >= a from the centre.
 std::complex<double> mie_scattered(MieBC bc, double k, double a, double r, double cos_theta);
+/// Scattered field at distance r >= a of the point source u_inc = e^{ik|x-x0|}/(4 pi |x-x0|) at
+/// distance rs > a (gamma = angle between x and x0). From the addition theorem
+///   G(x,x0) = (ik/(4 pi)) sum (2n+1) j_n(k r<) h_n(k r>) P_n(cos gamma)
+/// the regular part j_n(kr) (r < rs near the sphere) is answered by A_n h_n(kr):
+///   u_sc = (ik/(4 pi)) sum (2n+1) A_n h_n(k rs) h_n(k r) P_n(cos gamma).
+std::complex<double> mie_point_source_scattered(MieBC bc, double k, double a, double rs, double r, double cos_gamma);
 
 }  // namespace elliptica::testref

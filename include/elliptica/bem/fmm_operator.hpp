@@ -15,6 +15,7 @@
 /// quadrature error of the un-subdivided rule at more than one leaf width.
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -38,6 +39,9 @@ struct FmmOperatorOptions {
   std::optional<cplx> alpha;         ///< Burton-Miller coupling; default i/k
   QuadratureOptions quadrature;      ///< near-field entries and far_points of the far field
   fmm::HelmholtzFmmOptions fmm;      ///< tolerance, order, tree (over the centroids)
+  /// Called during the near-field assembly with the fraction done (0..1], from the calling
+  /// thread; may be empty.
+  std::function<void(double)> progress;
 };
 
 class HelmholtzBemFmmOperator final : public krylov::LinearOperator<cplx> {
@@ -49,7 +53,17 @@ class HelmholtzBemFmmOperator final : public krylov::LinearOperator<cplx> {
   const fmm::HelmholtzFmm& fmm() const;
   cplx alpha() const;
   std::size_t near_entries() const;  ///< stored exact near-field entries
-  double setup_seconds() const;
+  double setup_seconds() const;      ///< whole constructor
+  double fmm_setup_seconds() const;  ///< the FMM's part of it (tree, operators); the rest is the near field
+  /// Bytes held by the near-field entries (values + column indices + row pointers); the FMM's own
+  /// operators are not included.
+  std::size_t near_field_bytes() const;
+  /// System-matrix entries A[rows[a], cols[b]] (row-major rows.size() x cols.size(), including the
+  /// 1/2 on the diagonal): read from the stored near field where the pair is adjacent, computed by
+  /// assemble_entries (same quadrature) otherwise. Thread-safe. This is the BlockFunction of the
+  /// block-diagonal preconditioner: at the leaf level of this operator's octree every self block
+  /// lies in the near field, so the BD set-up costs only its LU factorisations.
+  void entries(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols, cplx* out) const;
 
  private:
   struct Impl;

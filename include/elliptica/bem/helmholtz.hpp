@@ -48,7 +48,7 @@
 ///     u_inf(xhat) = 1/(4 pi) int_Gamma [ -ik (xhat . n_y) u(y) - q(y) ] e^{-ik xhat.y} dy.
 ///   (For the unit plane wave on a sphere this equals (i/k) sum (2n+1) c_n P_n(cos theta).)
 ///
-/// Quadrature (see quadrature namespace below)
+/// Quadrature (internal helpers: src/bem/quadrature.hpp)
 /// - self term (i == j): the 1/r part of S analytically (sum over edges, design/FORMULAS.md;
 ///   e.g. Hess & Smith 1967 / Newman 1986 for constant panels), the Hadamard finite part of the
 ///   static hypersingular kernel analytically, FP int_T 1/r^3 = -sum_e (1/d_e)[t/R]_{t1}^{t2}
@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "elliptica/bem/mesh.hpp"
+#include "elliptica/krylov/krylov.hpp"
 
 namespace elliptica::bem {
 
@@ -83,6 +84,20 @@ struct CMatrix {
   bool empty() const { return data.empty(); }
   /// y = A x (x of length cols, y of length rows).
   std::vector<cplx> apply(const std::vector<cplx>& x) const;
+};
+
+/// A square CMatrix as a Krylov operator (y = A x), for GMRES on the dense Burton-Miller matrix.
+/// Keeps a reference: the matrix must outlive the operator. apply() is row-parallel (OpenMP)
+/// for n > 256; each row is summed sequentially, so the result does not depend on the threads.
+class DenseMatrixOperator final : public krylov::LinearOperator<cplx> {
+ public:
+  /// InvalidArgument if A is not square.
+  explicit DenseMatrixOperator(const CMatrix& A);
+  std::size_t size() const override { return A_.rows; }
+  void apply(const cplx* x, cplx* y) const override;
+
+ private:
+  const CMatrix& A_;
 };
 
 /// Which operators assemble_dense builds (bit mask).
@@ -188,25 +203,5 @@ class HelmholtzBemDense {
   CMatrix A_;
   double assembly_seconds_ = 0;
 };
-
-/// Building blocks (exposed for tests and other BEM code).
-namespace quadrature {
-/// Point of a symmetric triangle rule: barycentric (l0, l1, l2) and weight (weights sum to 1).
-struct TrianglePoint {
-  double l0, l1, l2, w;
-};
-/// The 1-, 3- (degree 2) or 7-point (degree 5, Radon) rule; InvalidArgument for other n.
-const std::vector<TrianglePoint>& triangle_rule(int n);
-/// Gauss-Legendre nodes/weights on [0, 1] (Newton on P_n, Golub-Welsch-free); n >= 1.
-void gauss_legendre01(int n, std::vector<double>& x, std::vector<double>& w);
-/// int_T 1/|x - y| dy for x in the plane of the flat triangle T and inside it (analytic).
-double inv_r_integral(const std::array<double, 3>& x, const std::array<std::array<double, 3>, 3>& T);
-/// Hadamard finite part FP int_T 1/|x - y|^3 dy for x inside T (in its plane), analytic.
-double inv_r3_finite_part(const std::array<double, 3>& x, const std::array<std::array<double, 3>, 3>& T);
-/// Duffy rule about x (x inside T): points y and weights (including the Jacobian) with
-/// sum w f(y) ~ int_T f(y) dy for f = O(1/|x - y|). Uses 3 sub-triangles, order^2 points each.
-void duffy_rule(const std::array<double, 3>& x, const std::array<std::array<double, 3>, 3>& T, int order,
-                std::vector<std::array<double, 3>>& y, std::vector<double>& w);
-}  // namespace quadrature
 
 }  // namespace elliptica::bem

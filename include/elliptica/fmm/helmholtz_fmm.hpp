@@ -20,11 +20,22 @@
 ///          interpolation matrices (per level and octant; real)
 ///  - M2L: F_target += K_t W_source, K_t(m,n) = G(xbar_m, ybar_n), one matrix per level and per
 ///          relative offset t (translation invariance; at most 316 offsets, reduced to 16
-///          canonical offsets by the 48 reflections/permutations of the cube, which map the
-///          symmetric Chebyshev grid onto itself); optionally compressed by a truncated SVD
-///          (relative threshold 0.01 * tolerance)
+///          canonical offsets c by the 48 reflections/permutations of the cube, which map the
+///          symmetric Chebyshev grid onto itself: K_t = P_t^T K_c P_t for a node permutation P_t;
+///          Messner, Schanz & Darve, J. Comput. Phys. 231 (2012) 1175, sec. 3-4). Each K_c is
+///          compressed to K_c ~ U_c VH_c (rank r_c) by adaptive cross approximation with partial
+///          pivoting (2 r p^3 kernel evaluations instead of p^6), recompressed by QR + SVD to the
+///          truncated SVD at the relative threshold 0.01 * tolerance and checked on 4000 random
+///          entries (RMS error <= 3 * threshold * RMS of K_c), with a full matrix + randomised SVD
+///          (Halko, Martinsson & Tropp 2011) as the fallback. Applied BATCHED: per level and
+///          canonical offset, chunks of up to 96 interactions are gathered as columns
+///          X = [P_t W_src] and multiplied as two GEMMs Y = U_c (VH_c X) (2 r_c p^3 complex
+///          multiply-adds per interaction, at matrix-matrix speed), then F_tgt += P_t^T Y (threads
+///          accumulate into private copies of the level's locals, summed afterwards)
 ///  - L2L: F_child += S_child^T F_parent;   L2P: u = sum_m L_m(x) F_m, du/dn_x = sum n_x.grad L_m(x) F_m
-///  - P2P: sources in the neighbour leaves (26 + self) directly; can be switched off so that the
+///  - P2P: sources in the neighbour leaves (26 + self) directly (sources stored leaf-contiguous
+///    as structure of arrays; for real k a 4-wide vectorised kernel with a polynomial sincos, for
+///    complex k a scalar loop); can be switched off so that the
 ///    caller adds its own near-field blocks (BEM: exact singular integrals). The FMM part then
 ///    covers exactly the pairs of non-adjacent leaves.
 /// Why bbFMM (vs the multipole/partial-wave LFFMM of the seed paper): only kernel evaluations
@@ -41,7 +52,16 @@
 /// Throws InvalidArgument when the level-2
 /// box is wider than max_box_wavelengths wavelengths (2 pi / Re k) or p would exceed 16.
 ///
-/// Parallelised with OpenMP over boxes at each level.
+/// Tree depth (OctreeOptions max_leaf = 0, the default): with near_field, the level whose average
+/// number of points per non-empty leaf is closest to p^3/12 (balances P2P ~ 27 x leaf size per
+/// target against P2M/L2P ~ p^3 per point and M2L ~ 2 r p^3 per interaction); without
+/// near_field max_leaf = 64 (the caller's near-field blocks grow with the leaves).
+///
+/// Not (yet) done: the single shared per-level bases of Fong & Darve sec. 3.3 (r x r M2L with
+/// compressed multipoles); the per-offset bases above keep P2M/M2M/L2L/L2P in the p^3 node basis.
+///
+/// Parallelised with OpenMP over boxes at each level (M2L over batches). With the environment
+/// variable ELLIPTICA_FMM_PROFILE set, apply() prints the wall time of each stage to stderr.
 #include <array>
 #include <complex>
 #include <cstdint>
@@ -56,10 +76,14 @@ using cplx = std::complex<double>;
 using Point3 = std::array<double, 3>;
 
 struct HelmholtzFmmOptions {
-  OctreeOptions tree{};            ///< octree of the target points (max_leaf ~ p^3/4..p^3 is efficient)
+  /// Octree of the target points. max_leaf = 0 and depth < 0 (the default): automatic, i.e. with
+  /// near_field the depth whose average number of points per non-empty leaf is closest to p^3/8
+  /// (times #targets/#sources), without near_field (BEM: the caller's near-field blocks grow with
+  /// the leaves) max_leaf = 64.
+  OctreeOptions tree{0, 12, -1};
   double tolerance = 1e-5;         ///< target relative accuracy, in (1e-14, 0.5)
   int order = 0;                   ///< p (Chebyshev nodes per axis); 0: from tolerance and k
-  bool compress_m2l = true;        ///< truncated SVD of the M2L matrices
+  bool compress_m2l = true;        ///< low-rank (ACA + SVD) compression of the M2L matrices
   bool near_field = true;          ///< false: P2P is skipped, apply() returns the far field only
   double max_box_wavelengths = 2;  ///< low-frequency limit on the level-2 box width
 };
@@ -113,6 +137,10 @@ class HelmholtzFmm {
   /// false) or dipoles (true); the sources of the leaf are leaf_sources(leaf).
   std::vector<double> p2m_matrix(int leaf, bool dipole) const;
   std::vector<std::int64_t> leaf_sources(int leaf) const;  ///< original source indices
+  /// L2P of a leaf: (#targets of the leaf) x p^3 row-major, row i for the target
+  /// tree().permutation()[node.begin + i]: L_n(x_i) (normal_derivative = false) or
+  /// n_x.grad L_n(x_i) (true; needs target normals), so that u_i = sum_n M(i, n) F_n.
+  std::vector<double> l2p_matrix(int leaf, bool normal_derivative) const;
 
  private:
   struct Impl;

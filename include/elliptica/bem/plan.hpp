@@ -1,0 +1,143 @@
+#pragma once
+/// @file plan.hpp
+/// The Helmholtz BEM plan (seed 001, the FMBEM of its section 2 with the BD preconditioner of its
+/// section 3): mesh + wavenumber + boundary condition + options, configured once (operator
+/// assembly or FMM set-up, preconditioner factorisation), then solve() for any number of incident
+/// fields, far-field patterns and scattered fields from each solution.
+///
+/// System (piecewise-constant collocation at the centroids, Burton-Miller; helmholtz.hpp has the
+/// derivation and the sign conventions):
+///   sound-hard (Neumann):   (1/2 I - K - alpha W) u = u_inc + alpha du_inc/dn,   unknown: total u
+///   sound-soft (Dirichlet): (1/2 I + K' + beta S) q = du_inc/dn + beta u_inc,    unknown: q = du/dn
+///   alpha = i/k by default, beta = 1/alpha.
+/// Operator:
+///   - Dense: the N x N matrix (assemble_dense), 16 N^2 bytes, O(N^2) set-up and matvec;
+///   - Fmm:   HelmholtzBemFmmOperator (fmm_operator.hpp): exact near-field entries for elements in
+///            adjacent octree leaves + the Chebyshev black-box FMM for the rest, O(N) memory and
+///            O(N) work per matvec at fixed k (low frequency);
+///   - Auto:  Dense up to dense_max_elements elements, Fmm above.
+/// Solver: GMRES(m) of the krylov module, right-preconditioned, to the relative residual
+/// gmres_rtol; preconditioner none or block-diagonal (BD: LU of the self block of every octree box
+/// at level l_BD, the leaf level by default; with the FMM operator the blocks are read from the
+/// stored near field, with the dense operator from the matrix).
+///
+/// Errors: InvalidArgument (bad mesh, k, options: see HelmholtzBemDense, HelmholtzBemFmmOperator,
+/// BlockDiagonalPreconditioner), NumericalError (a singular BD block), NotConverged (GMRES misses
+/// gmres_rtol within gmres_max_iterations and throw_if_not_converged is set).
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/mesh.hpp"
+#include "elliptica/krylov/krylov.hpp"
+
+namespace elliptica::bem {
+
+enum class OperatorKind { Auto, Dense, Fmm };
+enum class PreconditionerKind { None, BlockDiagonal };
+
+/// "auto" / "dense" / "fmm" and "none" / "bd" (InvalidArgument otherwise); and back.
+OperatorKind operator_kind_from_string(const std::string& s);
+PreconditionerKind preconditioner_kind_from_string(const std::string& s);
+std::string to_string(OperatorKind k);
+std::string to_string(PreconditionerKind k);
+
+struct HelmholtzBemOptions {
+  BoundaryCondition bc = BoundaryCondition::Neumann;
+  std::optional<cplx> alpha;             ///< Burton-Miller coupling; default i/k (finite, != 0)
+  QuadratureOptions quadrature;          ///< singular/near/far quadrature of the entries
+  OperatorKind op = OperatorKind::Auto;
+  std::size_t dense_max_elements = 4000; ///< Auto: dense up to this many elements
+  /// FMM relative accuracy (sets the Chebyshev order); 0: min(gmres_rtol, 1e-3) -- the matvec
+  /// error then stays below the GMRES tolerance (or 0.1% when that is looser).
+  double fmm_tolerance = 0;
+  int fmm_order = 0;                     ///< Chebyshev nodes per axis, 0: from fmm_tolerance and k
+  int max_leaf = 64;                     ///< mu: max elements per octree leaf (FMM and BD tree)
+  PreconditionerKind precond = PreconditionerKind::BlockDiagonal;
+  int bd_level = -1;                     ///< l_BD: octree level of the BD blocks, -1: the leaf level
+  double gmres_rtol = 1e-5;
+  int gmres_restart = 50;
+  int gmres_max_iterations = 1000;
+  bool throw_if_not_converged = true;
+  /// Set-up progress: (stage, fraction of the stage done in [0,1]); stages "assembly" (dense),
+  /// "fmm", "near field", "bd". Called from the constructing thread; may be empty.
+  std::function<void(const std::string&, double)> progress;
+};
+
+/// Incident field of a point source (monopole) at x0 outside the body, sampled at the centroids:
+///   u_inc(x) = amplitude e^{ik|x - x0|} / (4 pi |x - x0|)   (= amplitude G(x, x0)),
+///   du_inc/dn = grad u_inc . n = u_inc (ik - 1/r) (x - x0).n / r,   r = |x - x0|.
+/// Throws InvalidArgument when x0 is not finite, lies on an element centroid, or is inside a
+/// closed component of the mesh (winding number from the solid angles of the triangles, Van
+/// Oosterom & Strackee, IEEE Trans. Biomed. Eng. 30 (1983) 125).
+IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, cplx amplitude = 1.0);
+
+/// Set-up report of a plan.
+struct HelmholtzBemSetup {
+  OperatorKind op = OperatorKind::Dense;         ///< the operator used (never Auto)
+  PreconditionerKind precond = PreconditionerKind::None;
+  std::size_t elements = 0;
+  double operator_seconds = 0;  ///< dense assembly, or FMM set-up + near field
+  double fmm_seconds = 0;       ///< the FMM's part (tree, interpolation and M2L operators)
+  double precond_seconds = 0;   ///< octree + BD blocks + LU
+  std::size_t operator_bytes = 0;  ///< dense matrix, or stored near-field entries
+  std::size_t precond_bytes = 0;   ///< BD LU factors
+  int fmm_order = 0, fmm_max_rank = 0;
+  double fmm_tolerance = 0;
+  std::size_t near_entries = 0;
+  int leaf_level = -1, bd_level = -1;
+  std::size_t bd_blocks = 0, bd_largest_block = 0;
+};
+
+/// Timings of one solve (besides what SurfaceSolution reports).
+struct HelmholtzBemSolveInfo {
+  double gmres_seconds = 0;
+  long matvecs = 0;
+  double matvec_seconds = 0;
+  long precond_applications = 0;
+  double precond_apply_seconds = 0;
+};
+
+class HelmholtzBem {
+ public:
+  /// Validates the mesh (use validate_and_orient first for files: this constructor only checks
+  /// indices, degenerate triangles and emptiness), k (finite, nonzero, Re k >= 0, Im k >= 0),
+  /// the options; assembles or sets up the operator and the preconditioner.
+  HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt = {});
+  ~HelmholtzBem();
+  HelmholtzBem(HelmholtzBem&&) noexcept;
+  HelmholtzBem& operator=(HelmholtzBem&&) noexcept;
+
+  const Mesh& mesh() const;
+  cplx k() const;
+  cplx alpha() const;
+  const HelmholtzBemOptions& options() const;
+  const HelmholtzBemSetup& setup() const;
+  /// The system operator A (size N) and the preconditioner (nullptr for none).
+  const krylov::LinearOperator<cplx>& system_operator() const;
+  const krylov::Preconditioner<cplx>* preconditioner() const;
+
+  std::vector<cplx> rhs(const IncidentField& inc) const;
+  /// GMRES from zero; progress(iteration, relative residual) per iteration (may be empty).
+  /// solve_seconds in the result = GMRES wall time. Not thread-safe across concurrent calls on
+  /// one plan only for the timing counters; results are independent.
+  SurfaceSolution solve(const IncidentField& inc, const std::function<void(int, double)>& progress = {},
+                        HelmholtzBemSolveInfo* info = nullptr) const;
+  SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const;
+  /// u_inf(xhat) and u_sc(x) by the representation formula (helmholtz.hpp, far_field /
+  /// scattered_field), direct sums over the elements: O(N M).
+  std::vector<cplx> far_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& directions) const;
+  std::vector<cplx> scattered_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& points) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace elliptica::bem

@@ -1,0 +1,107 @@
+// nanobind bindings of the black-box Chebyshev Helmholtz FMM (include/elliptica/fmm/helmholtz_fmm.hpp),
+// registered into elliptica._core by init_fmm() (called from bindings.cpp).
+//
+// Thin layer: python/elliptica/_fmm.py converts and checks the arrays (points/normals float64
+// (N, 3) C-contiguous, charges/dipoles complex128 (N,)); here the GIL is released while computing
+// and results are handed back as NumPy arrays owning the C++ buffers.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
+
+#include <array>
+#include <complex>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/fmm/helmholtz_fmm.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+namespace fmm = elliptica::fmm;
+using elliptica::InvalidArgument;
+using cplx = std::complex<double>;
+using InPts = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using InVec = nb::ndarray<const cplx, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+nb::object cvec_to_numpy(std::vector<cplx>&& v) {
+  auto* owner = new std::vector<cplx>(std::move(v));
+  nb::capsule cap(owner, [](void* p) noexcept { delete static_cast<std::vector<cplx>*>(p); });
+  const std::size_t shape[1] = {owner->size()};
+  return nb::cast(nb::ndarray<nb::numpy, cplx>(owner->data(), 1, shape, cap));
+}
+
+std::vector<fmm::Point3> points3(const InPts& a, const char* what) {
+  if (a.shape(1) != 3)
+    throw InvalidArgument(std::string(what) + " must have shape (N, 3), got (" + std::to_string(a.shape(0)) + ", " +
+                          std::to_string(a.shape(1)) + ")");
+  std::vector<fmm::Point3> p(a.shape(0));
+  const double* d = a.data();
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (int c = 0; c < 3; ++c) p[i][c] = d[3 * i + c];
+  return p;
+}
+
+std::vector<cplx> cvec(const std::optional<InVec>& a, std::size_t n, const char* what) {
+  if (!a) return {};
+  if (a->shape(0) != n)
+    throw InvalidArgument(std::string(what) + " must have length " + std::to_string(n) + ", got " +
+                          std::to_string(a->shape(0)));
+  return std::vector<cplx>(a->data(), a->data() + n);
+}
+
+struct PyHelmholtzFmm {
+  std::unique_ptr<fmm::HelmholtzFmm> f;
+  std::size_t n = 0;
+  PyHelmholtzFmm(const InPts& points, std::optional<InPts> normals, cplx k, double tol, int max_leaf) {
+    auto x = points3(points, "points");
+    std::vector<fmm::Point3> nr;
+    if (normals) {
+      nr = points3(*normals, "normals");
+      if (nr.size() != x.size()) throw InvalidArgument("normals must have the same shape as points");
+    }
+    fmm::HelmholtzFmmOptions o;
+    o.tolerance = tol;
+    o.tree.max_leaf = max_leaf;  // 0: automatic
+    n = x.size();
+    nb::gil_scoped_release release;
+    f = std::make_unique<fmm::HelmholtzFmm>(x, nr, k, o);
+  }
+  nb::object apply(std::optional<InVec> charges, std::optional<InVec> dipoles, bool normal_derivative) {
+    auto q = cvec(charges, n, "charges"), mu = cvec(dipoles, n, "dipoles");
+    fmm::FmmResult r;
+    {
+      nb::gil_scoped_release release;
+      if (q.empty() && mu.empty()) {
+        r.potential.assign(n, 0.0);
+        if (normal_derivative) r.normal_derivative.assign(n, 0.0);
+      } else {
+        r = f->apply(q, mu, fmm::kPotential | (normal_derivative ? fmm::kNormalDerivative : 0u));
+      }
+    }
+    if (!normal_derivative) return cvec_to_numpy(std::move(r.potential));
+    return nb::make_tuple(cvec_to_numpy(std::move(r.potential)), cvec_to_numpy(std::move(r.normal_derivative)));
+  }
+};
+
+}  // namespace
+
+void init_fmm(nb::module_& m) {
+  nb::class_<PyHelmholtzFmm>(m, "_HelmholtzFMM")
+      .def(nb::init<const InPts&, std::optional<InPts>, cplx, double, int>(), "points"_a, "normals"_a.none(), "k"_a,
+           "tol"_a, "max_leaf"_a)
+      .def("apply", &PyHelmholtzFmm::apply, "charges"_a.none(), "dipoles"_a.none(), "normal_derivative"_a)
+      .def_prop_ro("order", [](PyHelmholtzFmm& s) { return s.f->order(); })
+      .def_prop_ro("setup_seconds", [](PyHelmholtzFmm& s) { return s.f->setup_seconds(); })
+      .def_prop_ro("leaf_level", [](PyHelmholtzFmm& s) { return s.f->tree().leaf_level(); })
+      .def_prop_ro("max_m2l_rank", [](PyHelmholtzFmm& s) { return s.f->max_m2l_rank(); })
+      .def_prop_ro("k", [](PyHelmholtzFmm& s) { return s.f->k(); })
+      .def_prop_ro("num_points", [](PyHelmholtzFmm& s) { return s.n; });
+}

@@ -1,0 +1,288 @@
+/// @file plan.cpp
+/// HelmholtzBem (include/elliptica/bem/plan.hpp): one plan over the dense or the FMM
+/// Burton-Miller operator, with the block-diagonal preconditioner, solved by GMRES.
+#include "elliptica/bem/plan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <numbers>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "elliptica/bem/block_diagonal.hpp"
+#include "elliptica/bem/fmm_operator.hpp"
+#include "elliptica/core/error.hpp"
+#include "elliptica/fmm/octree.hpp"
+#include "solve_common.hpp"
+#include "validate.hpp"
+
+namespace elliptica::bem {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// Counts the applications of a LinearOperator or Preconditioner and their wall time (GMRES calls
+/// apply from one thread).
+template <class Base>
+class Timed final : public Base {
+ public:
+  explicit Timed(const Base& inner) : inner_(inner) {}
+  std::size_t size() const override { return inner_.size(); }
+  void apply(const cplx* x, cplx* y) const override {
+    const auto t0 = Clock::now();
+    inner_.apply(x, y);
+    seconds += since(t0);
+    ++count;
+  }
+  mutable double seconds = 0;
+  mutable long count = 0;
+
+ private:
+  const Base& inner_;
+};
+
+}  // namespace
+
+IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, cplx amplitude) {
+  detail::validate_k(k);
+  detail::validate_mesh(mesh);
+  for (double c : x0)
+    if (!std::isfinite(c)) throw InvalidArgument("bem: point source position must be finite");
+  if (!std::isfinite(amplitude.real()) || !std::isfinite(amplitude.imag()))
+    throw InvalidArgument("bem: point source amplitude must be finite");
+  // winding number: (sum of signed solid angles) / (4 pi) = 1 inside an outward-oriented surface
+  double omega = 0;
+  for (const auto& t : mesh.triangles) {
+    std::array<std::array<double, 3>, 3> r{};
+    double len[3];
+    for (int a = 0; a < 3; ++a) {
+      for (int d = 0; d < 3; ++d) r[a][d] = mesh.vertices[t[a]][d] - x0[d];
+      len[a] = std::sqrt(r[a][0] * r[a][0] + r[a][1] * r[a][1] + r[a][2] * r[a][2]);
+    }
+    const double det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) -
+                       r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0]) +
+                       r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+    auto dot = [&r](int a, int b) { return r[a][0] * r[b][0] + r[a][1] * r[b][1] + r[a][2] * r[b][2]; };
+    const double den = len[0] * len[1] * len[2] + dot(0, 1) * len[2] + dot(0, 2) * len[1] + dot(1, 2) * len[0];
+    omega += 2 * std::atan2(det, den);
+  }
+  if (omega > 2 * std::numbers::pi)
+    throw InvalidArgument("bem: the point source lies inside the scatterer (winding number " +
+                          std::to_string(omega / (4 * std::numbers::pi)) + ")");
+  const std::size_t n = mesh.num_elements();
+  IncidentField f;
+  f.u.resize(n);
+  f.dudn.resize(n);
+  const cplx ik = cplx(0, 1) * k;
+  for (std::size_t e = 0; e < n; ++e) {
+    const auto x = mesh.centroid(e);
+    const auto nn = mesh.normal(e);
+    const double v[3] = {x[0] - x0[0], x[1] - x0[1], x[2] - x0[2]};
+    const double r = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (!(r > 0)) throw InvalidArgument("bem: the point source lies on the centroid of element " + std::to_string(e));
+    f.u[e] = amplitude * std::exp(ik * r) / (4 * std::numbers::pi * r);
+    f.dudn[e] = f.u[e] * (ik - 1.0 / r) * (v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2]) / r;
+  }
+  return f;
+}
+
+OperatorKind operator_kind_from_string(const std::string& s) {
+  if (s == "auto") return OperatorKind::Auto;
+  if (s == "dense") return OperatorKind::Dense;
+  if (s == "fmm") return OperatorKind::Fmm;
+  throw InvalidArgument("bem: operator must be auto, dense or fmm, got '" + s + "'");
+}
+PreconditionerKind preconditioner_kind_from_string(const std::string& s) {
+  if (s == "none") return PreconditionerKind::None;
+  if (s == "bd") return PreconditionerKind::BlockDiagonal;
+  throw InvalidArgument("bem: preconditioner must be none or bd, got '" + s + "'");
+}
+std::string to_string(OperatorKind k) {
+  switch (k) {
+    case OperatorKind::Auto: return "auto";
+    case OperatorKind::Dense: return "dense";
+    case OperatorKind::Fmm: return "fmm";
+  }
+  return "?";
+}
+std::string to_string(PreconditionerKind k) { return k == PreconditionerKind::None ? "none" : "bd"; }
+
+struct HelmholtzBem::Impl {
+  Mesh mesh;
+  cplx k;
+  cplx alpha;
+  HelmholtzBemOptions opt;
+  HelmholtzBemSetup setup;
+  std::unique_ptr<HelmholtzBemDense> dense;
+  std::unique_ptr<DenseMatrixOperator> dense_op;
+  std::unique_ptr<HelmholtzBemFmmOperator> fmm_op;
+  std::unique_ptr<BlockDiagonalPreconditioner> bd;
+  const krylov::LinearOperator<cplx>* A = nullptr;
+};
+
+HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  detail::validate_k(k);
+  detail::validate_mesh(mesh);
+  detail::validate_quadrature(opt.quadrature);
+  if (!(opt.gmres_rtol > 0 && opt.gmres_rtol < 1)) throw InvalidArgument("bem: gmres_rtol must be in (0, 1)");
+  if (opt.gmres_restart < 1) throw InvalidArgument("bem: gmres_restart must be >= 1");
+  if (opt.gmres_max_iterations < 1) throw InvalidArgument("bem: gmres_max_iterations must be >= 1");
+  if (opt.max_leaf < 1) throw InvalidArgument("bem: max_leaf must be >= 1, got " + std::to_string(opt.max_leaf));
+  if (opt.bd_level < -1) throw InvalidArgument("bem: bd_level must be >= 0 or -1 (leaf level)");
+  if (opt.fmm_tolerance != 0 && !(opt.fmm_tolerance > 1e-14 && opt.fmm_tolerance < 0.5))
+    throw InvalidArgument("bem: fmm_tolerance must be in (1e-14, 0.5) or 0 (automatic)");
+  if (opt.fmm_order < 0) throw InvalidArgument("bem: fmm_order must be >= 0 (0: automatic)");
+  I.mesh = std::move(mesh);
+  I.k = k;
+  I.opt = std::move(opt);
+  I.alpha = I.opt.alpha ? *I.opt.alpha : cplx(0, 1) / k;
+  if (!std::isfinite(I.alpha.real()) || !std::isfinite(I.alpha.imag()) || I.alpha == cplx(0, 0))
+    throw InvalidArgument("bem: Burton-Miller alpha must be finite and nonzero");
+  const std::size_t n = I.mesh.num_elements();
+  auto& S = I.setup;
+  S.elements = n;
+  S.op = I.opt.op;
+  if (S.op == OperatorKind::Auto) S.op = n <= I.opt.dense_max_elements ? OperatorKind::Dense : OperatorKind::Fmm;
+  S.precond = I.opt.precond;
+  const auto& progress = I.opt.progress;
+
+  fmm::OctreeOptions tree_opt;
+  tree_opt.max_leaf = I.opt.max_leaf;
+  const auto t0 = Clock::now();
+  if (S.op == OperatorKind::Dense) {
+    if (progress) progress("assembly", 0.0);
+    HelmholtzOptions ho;
+    ho.bc = I.opt.bc;
+    ho.alpha = I.alpha;
+    ho.quadrature = I.opt.quadrature;
+    I.dense = std::make_unique<HelmholtzBemDense>(I.mesh, k, ho);
+    I.dense_op = std::make_unique<DenseMatrixOperator>(I.dense->matrix());
+    I.A = I.dense_op.get();
+    S.operator_bytes = I.dense->matrix().data.size() * sizeof(cplx);
+    if (progress) progress("assembly", 1.0);
+  } else {
+    FmmOperatorOptions fo;
+    fo.bc = I.opt.bc;
+    fo.alpha = I.alpha;
+    fo.quadrature = I.opt.quadrature;
+    fo.fmm.tree = tree_opt;
+    fo.fmm.tolerance = I.opt.fmm_tolerance > 0 ? I.opt.fmm_tolerance : std::min(I.opt.gmres_rtol, 1e-3);
+    fo.fmm.order = I.opt.fmm_order;
+    if (progress) {
+      progress("fmm", 0.0);
+      fo.progress = [&progress](double f) { progress("near field", f); };
+    }
+    I.fmm_op = std::make_unique<HelmholtzBemFmmOperator>(I.mesh, k, fo);
+    I.A = I.fmm_op.get();
+    S.fmm_seconds = I.fmm_op->fmm_setup_seconds();
+    S.fmm_tolerance = fo.fmm.tolerance;
+    S.fmm_order = I.fmm_op->fmm().order();
+    S.fmm_max_rank = I.fmm_op->fmm().max_m2l_rank();
+    S.near_entries = I.fmm_op->near_entries();
+    S.operator_bytes = I.fmm_op->near_field_bytes();
+    S.leaf_level = I.fmm_op->fmm().tree().leaf_level();
+  }
+  S.operator_seconds = since(t0);
+
+  if (S.precond == PreconditionerKind::BlockDiagonal) {
+    if (progress) progress("bd", 0.0);
+    const auto t1 = Clock::now();
+    std::unique_ptr<fmm::Octree> own_tree;
+    const fmm::Octree* tree = nullptr;
+    BlockFunction block;
+    if (I.fmm_op) {
+      tree = &I.fmm_op->fmm().tree();
+      const HelmholtzBemFmmOperator* op = I.fmm_op.get();
+      block = [op](const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c, cplx* out) {
+        op->entries(r, c, out);
+      };
+    } else {
+      own_tree = std::make_unique<fmm::Octree>(centroids(I.mesh), tree_opt);
+      tree = own_tree.get();
+      block = dense_block_function(I.dense->matrix());
+    }
+    I.bd = std::make_unique<BlockDiagonalPreconditioner>(*tree, block, I.opt.bd_level);
+    S.precond_seconds = since(t1);
+    S.leaf_level = tree->leaf_level();
+    S.bd_level = I.bd->level();
+    S.bd_blocks = I.bd->num_blocks();
+    S.bd_largest_block = I.bd->largest_block();
+    for (int id : tree->level_nodes(S.bd_level)) {
+      const auto& nd = tree->nodes()[static_cast<std::size_t>(id)];
+      const auto m = static_cast<std::size_t>(nd.end - nd.begin);
+      S.precond_bytes += m * m * sizeof(cplx);
+    }
+    if (progress) progress("bd", 1.0);
+  }
+}
+
+HelmholtzBem::~HelmholtzBem() = default;
+HelmholtzBem::HelmholtzBem(HelmholtzBem&&) noexcept = default;
+HelmholtzBem& HelmholtzBem::operator=(HelmholtzBem&&) noexcept = default;
+
+const Mesh& HelmholtzBem::mesh() const { return impl_->mesh; }
+cplx HelmholtzBem::k() const { return impl_->k; }
+cplx HelmholtzBem::alpha() const { return impl_->alpha; }
+const HelmholtzBemOptions& HelmholtzBem::options() const { return impl_->opt; }
+const HelmholtzBemSetup& HelmholtzBem::setup() const { return impl_->setup; }
+const krylov::LinearOperator<cplx>& HelmholtzBem::system_operator() const { return *impl_->A; }
+const krylov::Preconditioner<cplx>* HelmholtzBem::preconditioner() const { return impl_->bd.get(); }
+
+std::vector<cplx> HelmholtzBem::rhs(const IncidentField& inc) const {
+  return detail::burton_miller_rhs(impl_->opt.bc, impl_->alpha, inc, impl_->mesh.num_elements());
+}
+
+SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::function<void(int, double)>& progress,
+                                    HelmholtzBemSolveInfo* info) const {
+  const auto& I = *impl_;
+  const std::vector<cplx> b = rhs(inc);
+  Timed<krylov::LinearOperator<cplx>> A(*I.A);
+  std::unique_ptr<Timed<krylov::Preconditioner<cplx>>> M;
+  if (I.bd) M = std::make_unique<Timed<krylov::Preconditioner<cplx>>>(*I.bd);
+  detail::GmresSettings g;
+  g.rtol = I.opt.gmres_rtol;
+  g.restart = I.opt.gmres_restart;
+  g.max_iterations = I.opt.gmres_max_iterations;
+  g.throw_if_not_converged = I.opt.throw_if_not_converged;
+  g.what = " (" + to_string(I.setup.op) + " operator, preconditioner " + to_string(I.setup.precond) + ")";
+  auto fill = [&](double seconds) {
+    if (!info) return;
+    info->gmres_seconds = seconds;
+    info->matvecs = A.count;
+    info->matvec_seconds = A.seconds;
+    info->precond_applications = M ? M->count : 0;
+    info->precond_apply_seconds = M ? M->seconds : 0;
+  };
+  const auto t0 = Clock::now();
+  try {
+    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), I.opt.bc, I.k, g, progress);
+    fill(s.solve_seconds);
+    return s;
+  } catch (const NotConverged&) {
+    fill(since(t0));
+    throw;
+  }
+}
+
+SurfaceSolution HelmholtzBem::solve_plane_wave(std::array<double, 3> direction) const {
+  return solve(plane_wave(impl_->mesh, impl_->k, direction));
+}
+
+std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,
+                                          const std::vector<std::array<double, 3>>& directions) const {
+  return bem::far_field(impl_->mesh, s, directions, impl_->opt.quadrature);
+}
+
+std::vector<cplx> HelmholtzBem::scattered_field(const SurfaceSolution& s,
+                                                const std::vector<std::array<double, 3>>& points) const {
+  return bem::scattered_field(impl_->mesh, s, points, impl_->opt.quadrature);
+}
+
+}  // namespace elliptica::bem

@@ -1,0 +1,17 @@
+#pragma once
+/// @file validate.hpp
+/// Internal argument checks shared by the dense BEM sources (implemented in operators.cpp).
+/// Each throws InvalidArgument with a message naming the offending value.
+#include "elliptica/bem/helmholtz.hpp"
+
+namespace elliptica::bem::detail {
+
+/// k finite, nonzero, Re k >= 0 and Im k >= 0.
+void validate_k(cplx k);
+/// Nonempty mesh, finite vertices, valid vertex indices, no degenerate (zero-area) triangles.
+void validate_mesh(const Mesh& mesh);
+/// far_points in {1, 3, 7}, near_factor finite and > 0, max_subdivision in [0, 30],
+/// singular_order in [1, 64].
+void validate_quadrature(const QuadratureOptions& q);
+
+}  // namespace elliptica::bem::detail
