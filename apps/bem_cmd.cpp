@@ -17,6 +17,7 @@
 #include "bem_cmd.hpp"
 
 #include <omp.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
@@ -58,7 +59,7 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-/// "sphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file (.msh/.obj/.stl).
+/// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file (.msh/.obj/.stl).
 bem::Mesh load_mesh(const std::string& spec, std::string& description) {
   if (spec.empty()) throw InvalidArgument("--mesh: empty value");
   auto ref_of = [](const std::string& t) {
@@ -66,13 +67,16 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
     if (r < 0 || r > 7) throw InvalidArgument("--mesh: refinements must be in [0, 7], got " + t);
     return r;
   };
-  if (spec.rfind("sphere:", 0) == 0) {
-    const auto p = split(spec.substr(7), ',');
-    if (p.size() != 2) throw InvalidArgument("--mesh sphere:R,REF: expected 2 values, got '" + spec + "'");
+  for (const char* kind : {"sphere:", "octasphere:"}) {
+    const std::string pre = kind;
+    if (spec.rfind(pre, 0) != 0) continue;
+    const auto p = split(spec.substr(pre.size()), ',');
+    if (p.size() != 2) throw InvalidArgument("--mesh " + pre + "R,REF: expected 2 values, got '" + spec + "'");
     const double r = to_double(p[0], "--mesh sphere radius");
-    if (!(std::isfinite(r) && r > 0)) throw InvalidArgument("--mesh sphere: radius must be finite and > 0, got " + p[0]);
-    description = "icosphere radius " + p[0] + ", " + p[1] + " refinements";
-    return bem::icosphere(ref_of(p[1]), r);
+    if (!(std::isfinite(r) && r > 0)) throw InvalidArgument("--mesh " + pre + " radius must be finite and > 0, got " + p[0]);
+    const bool ico = pre == "sphere:";
+    description = std::string(ico ? "icosphere" : "octasphere") + " radius " + p[0] + ", " + p[1] + " refinements";
+    return ico ? bem::icosphere(ref_of(p[1]), r) : bem::octasphere(ref_of(p[1]), r);
   }
   if (spec.rfind("ellipsoid:", 0) == 0) {
     const auto p = split(spec.substr(10), ',');
@@ -164,9 +168,14 @@ int run_bem(const BemArgs& a) {
   if (a.bd_leaf < 1) throw InvalidArgument("--leaf must be >= 1, got " + std::to_string(a.bd_leaf));
   ho.bd_level = a.bd_level;
   ho.max_leaf = a.bd_leaf;
-  if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must be in (0, 1), got " + std::to_string(a.tol));
+  auto g = [](double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+  };
+  if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must be in (0, 1), got " + g(a.tol));
   if (a.fmm_tol != 0 && !(a.fmm_tol > 1e-14 && a.fmm_tol < 0.5))
-    throw InvalidArgument("--fmm-tol must be in (1e-14, 0.5) or 0 (automatic), got " + std::to_string(a.fmm_tol));
+    throw InvalidArgument("--fmm-tol must be in (1e-14, 0.5) or 0 (automatic), got " + g(a.fmm_tol));
   if (a.dense_max < 0) throw InvalidArgument("--dense-max must be >= 0");
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1");
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1");
@@ -182,6 +191,10 @@ int run_bem(const BemArgs& a) {
     if (!std::isfinite(al.real()) || !std::isfinite(al.imag()) || al == cplx(0, 0))
       throw InvalidArgument("--alpha must be finite and nonzero, got '" + a.alpha + "'");
     ho.alpha = al;
+    if (al.imag() == 0)
+      std::cerr << "elliptica: warning: --alpha " << a.alpha
+                << " has no imaginary part: the Burton-Miller system then keeps the interior resonances "
+                   "(use e.g. the default i/k)\n";
   }
   if (a.far_field_points < 1 || a.far_field_points > 10000000)
     throw InvalidArgument("--far-field-points must be in [1, 1e7], got " + std::to_string(a.far_field_points));
@@ -210,10 +223,20 @@ int run_bem(const BemArgs& a) {
   // incident data now: a point source inside the body is refused before the expensive part
   const bem::IncidentField inc = point ? bem::point_source(mesh, k, dir) : bem::plane_wave(mesh, k, dir);
 
-  // ---- output folder (before the expensive part) --------------------------------------------
+  // ---- output folder (before the expensive part; removed again if this run fails and leaves it
+  // empty) ---------------------------------------------------------------------------------------
+  struct RemoveIfEmptyOnFailure {
+    fs::path path;
+    bool created = false, done = false;
+    ~RemoveIfEmptyOnFailure() {
+      std::error_code ec;
+      if (created && !done) fs::remove(path, ec);  // removes an empty folder only
+    }
+  } out_guard{a.out};
   {
     std::error_code ec;
     if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
+    out_guard.created = !fs::exists(a.out, ec);
     fs::create_directories(a.out, ec);
     if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
   }
@@ -311,7 +334,19 @@ int run_bem(const BemArgs& a) {
   {
     std::ostringstream js;
     js.precision(10);
-    js << "{\n  \"elements\": " << n << ",\n  \"k\": " << k << ",\n  \"bc\": \""
+    auto json_str = [](const std::string& v) {
+      std::string o = "\"";
+      for (char ch : v) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        if (static_cast<unsigned char>(ch) < 0x20) continue;
+        o += ch;
+      }
+      return o + "\"";
+    };
+    js << "{\n  \"mesh\": " << json_str(a.mesh) << ",\n  \"incident\": " << json_str(a.incident)
+       << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
+       << ",\n  \"tol\": " << ho.gmres_rtol << ",\n  \"restart\": " << ho.gmres_restart
+       << ",\n  \"elements\": " << n << ",\n  \"k\": " << k << ",\n  \"bc\": \""
        << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet") << "\",\n  \"operator\": \""
        << bem::to_string(su.op) << "\",\n  \"precond\": \"" << bem::to_string(su.precond)
        << "\",\n  \"fmm_tolerance\": " << su.fmm_tolerance << ",\n  \"fmm_order\": " << su.fmm_order
@@ -331,6 +366,7 @@ int run_bem(const BemArgs& a) {
      << (ho.bc == bem::BoundaryCondition::Neumann ? "total field u" : "du/dn") << "), surface.vtu, far_field.csv, "
      << "residuals.csv, summary.json\n";
   os.flush();
+  out_guard.done = true;
   if (!a.no_plots) {
     char d[128];
     std::array<double, 3> pd = dir;  // plot against the propagation direction (source -> origin)
@@ -343,9 +379,14 @@ int run_bem(const BemArgs& a) {
                             shell_quote(a.out) + " --incident=" + d;  // "=": values may start with "-"
     if (!a.quiet) std::fprintf(stderr, "plotting: %s\n", cmd.c_str());
     const int rc = std::system(cmd.c_str());
-    if (rc != 0)
-      throw IOError("plotting failed (" + cmd + " exited with status " + std::to_string(rc) +
+    if (rc != 0) {
+      const std::string why = rc == -1              ? "could not be started"
+                              : WIFEXITED(rc)       ? "exited with code " + std::to_string(WEXITSTATUS(rc))
+                              : WIFSIGNALED(rc)     ? "was killed by signal " + std::to_string(WTERMSIG(rc))
+                                                    : "failed with status " + std::to_string(rc);
+      throw IOError("plotting failed (" + cmd + " " + why +
                     "); the data files were written; rerun the script or use --no-plots");
+    }
     os << "plot written to " << (out / "bistatic.png").string() << "\n";
   }
   return 0;
@@ -361,7 +402,8 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
       "Outputs in --out: surface.npy (complex128: total u for neumann, du/dn for dirichlet), surface.vtu, "
       "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, summary.json, "
       "bistatic.png.");
-  c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF | ellipsoid:A,B,C,REF")->required();
+  c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF (icosphere, 20*4^REF elements) | octasphere:R,REF (8*4^REF) | "
+                "ellipsoid:A,B,C,REF")->required();
   c->add_option("--k", g.k, "wavenumber (> 0, 1/length unit)")->required();
   c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
   c->add_option("--incident", g.incident,

@@ -6,7 +6,8 @@
 #     run under Debian's /usr/bin/python3: PyPI's petsc4py ships only sources that compile all of
 #     PETSc, which takes far longer than the benchmark);
 #   - PyPI:   finufft (the non-uniform FFT the far field is compared against), pyamg (the
-#             algebraic multigrid peer), matplotlib (plots), numpy, scipy.
+#             algebraic multigrid peer), fmm3dpy (FMM3D, the Helmholtz FMM peer; its wheel is
+#             serial), bempp-cl (the Galerkin BEM peer; numba), matplotlib (plots), numpy, scipy.
 # Run scripts/install-deps.sh first (compiler, CMake, FFTW, ...). Idempotent.
 set -euo pipefail
 
@@ -24,6 +25,7 @@ if ((${#need[@]})); then
 fi
 
 "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-  "finufft>=2.2" "pyamg>=5.0" "matplotlib>=3.5" "numpy>=1.24" "scipy>=1.10"
+  "finufft>=2.2" "pyamg>=5.0" "matplotlib>=3.5" "numpy>=1.24" "scipy>=1.10" \
+  "fmm3dpy>=1.0" "bempp-cl>=0.4"
 
-echo "== install-bench-deps: done ($("$PYTHON" -c 'import finufft, pyamg, matplotlib; print("finufft", finufft.__version__, "pyamg", pyamg.__version__, "matplotlib", matplotlib.__version__)'))"
+echo "== install-bench-deps: done ($("$PYTHON" -c 'import importlib.metadata as m; print(", ".join(p + " " + m.version(p) for p in ("finufft", "pyamg", "matplotlib", "fmm3dpy", "bempp-cl")))'))"

@@ -555,12 +555,14 @@ TEST_F(BemMeshFiles, ObjMalformed) {
   expect_throw_with<IOError>([&] { read_mesh(write("t2.obj", good.substr(0, 13))); }, {"t2.obj:2"});
   // no faces
   EXPECT_THROW(read_mesh(write("g.obj", "v 0 0 0\n")), InvalidArgument);
-  EXPECT_THROW(read_mesh(write("h.obj", "")), InvalidArgument);
+  EXPECT_THROW(read_mesh(write("h.obj", "")), IOError);  // empty file
 }
 
 TEST_F(BemMeshFiles, DispatchErrors) {
   EXPECT_THROW(read_mesh(write("x.ply", "ply\n")), InvalidArgument);
-  EXPECT_THROW(read_mesh(dir_.string()), InvalidArgument);  // a directory has no known extension
+  EXPECT_THROW(read_mesh(dir_.string()), IOError);  // a folder, not a file
+  EXPECT_THROW(read_mesh(write("empty.obj", "")), IOError);
+  EXPECT_THROW(read_mesh(write("empty.stl", "")), IOError);
   EXPECT_THROW(read_mesh(write("noext", "v 0 0 0\n")), InvalidArgument);
   EXPECT_THROW(read_mesh((dir_ / "missing.obj").string()), IOError);
   // the extension is case-insensitive

@@ -220,3 +220,37 @@ TEST(BemPlan, PointSourceMatchesSeriesAndReciprocity) {
   EXPECT_THROW(point_source(m, k, {std::nan(""), 0, 2}), InvalidArgument);
   EXPECT_NO_THROW(point_source(m, k, {0, 0, 1.01}));
 }
+
+// Points and sources inside the body or on its surface are refused (winding number), as is a mesh
+// far too coarse for k (< 0.5 elements per wavelength: the solution would be meaningless).
+TEST(BemPlan, RefusesInteriorAndSurfacePointsAndHopelessResolution) {
+  const Mesh m = icosphere(2);
+  EXPECT_NEAR(winding_number(m, {0, 0, 0}), 1.0, 1e-12);
+  EXPECT_NEAR(winding_number(m, {0, 0, 3}), 0.0, 1e-12);
+  EXPECT_EQ(locate_point(m, m.centroid(5)), PointLocation::kOnSurface);
+  EXPECT_EQ(locate_point(m, m.vertices[3]), PointLocation::kOnSurface);
+  EXPECT_EQ(locate_point(m, {0, 0.1, 0}), PointLocation::kInside);
+  EXPECT_EQ(locate_point(m, {0, 0, 1.01}), PointLocation::kOutside);
+  // a point 0.01 above a centroid along the normal projects onto that centroid
+  const auto c = m.centroid(0), nn = m.normal(0);
+  EXPECT_NEAR(distance_to_surface(m, {c[0] + 0.01 * nn[0], c[1] + 0.01 * nn[1], c[2] + 0.01 * nn[2]}), 0.01, 1e-12);
+  EXPECT_NEAR(distance_to_surface(m, m.vertices[0]), 0.0, 1e-15);
+  HelmholtzBem plan(m, 1.0, {});
+  const auto s = plan.solve_plane_wave({0, 0, 1});
+  EXPECT_THROW(plan.scattered_field(s, {{0.1, 0.0, 0.2}}), InvalidArgument);
+  EXPECT_THROW(plan.scattered_field(s, {m.centroid(3)}), InvalidArgument);
+  EXPECT_THROW(plan.scattered_field(s, {m.vertices[m.triangles[0][0]]}), InvalidArgument);
+  EXPECT_NO_THROW(plan.scattered_field(s, {{0, 0, 1.5}}));
+  EXPECT_THROW(point_source(m, 1.0, m.vertices[m.triangles[0][0]]), InvalidArgument);
+  EXPECT_THROW(point_source(m, 1.0, m.centroid(7)), InvalidArgument);
+  const auto& t = m.triangles[0];
+  std::array<double, 3> mid{};
+  for (int d = 0; d < 3; ++d) mid[d] = 0.5 * (m.vertices[t[0]][d] + m.vertices[t[1]][d]);
+  EXPECT_THROW(point_source(m, 1.0, mid), InvalidArgument);
+  try {
+    HelmholtzBem bad(m, 1e300, {});
+    FAIL() << "k = 1e300 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("elements per wavelength"), std::string::npos) << e.what();
+  }
+}

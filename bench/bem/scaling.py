@@ -13,7 +13,7 @@ Output: <out>.csv, <out>.md and <out>.png (times and memory vs N, log-log).
 
 Usage:
     python3 bench/bem/scaling.py --out bench/results/bem_scaling [--cli build/apps/elliptica]
-        [--threads 2] [--k 5] [--refinements 3,4,5,6] [--dense-upto 5120] [--tol 1e-5]
+        [--threads 2] [--k 5] [--meshes ico:3,ico:4,ico:5,ico:6,octa:7] [--dense-upto 5120] [--tol 1e-5]
 """
 import argparse
 import csv
@@ -30,9 +30,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vs_bempp import mie_surface_hard  # noqa: E402
 
 
-def run_one(cli, r, op, args):
+def mesh_of(spec):
+    """(CLI --mesh spec, vertices, triangles) for "ico:R" / "octa:R" (unit sphere, R refinements)."""
+    import elliptica
+    kind, r = spec.split(":")
+    if kind == "ico":
+        return f"sphere:1,{r}", *elliptica.icosphere(int(r))
+    if kind == "octa":
+        return f"octasphere:1,{r}", *elliptica.octasphere(int(r))
+    raise SystemExit(f"unknown mesh spec {spec!r} (ico:R or octa:R)")
+
+
+def run_one(cli, spec, op, args):
+    mesh_spec, v, t = mesh_of(spec)
     with tempfile.TemporaryDirectory() as d:
-        cmd = [cli, "bem", "--mesh", f"sphere:1,{r}", "--k", str(args.k), "--operator", op, "--precond", "bd",
+        cmd = [cli, "bem", "--mesh", mesh_spec, "--k", str(args.k), "--operator", op, "--precond", "bd",
                "--tol", str(args.tol), "--leaf", str(args.leaf), "--threads", str(args.threads), "--out", d,
                "--no-plots", "--far-field-points", "100", "--quiet"]
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
@@ -47,12 +59,10 @@ def run_one(cli, r, op, args):
         rss = ru.ru_maxrss
         s = json.load(open(os.path.join(d, "summary.json")))
         u = np.load(os.path.join(d, "surface.npy"))
-    import elliptica
-    v, t = elliptica.icosphere(r)
     c = v[t].mean(axis=1)
     ref = mie_surface_hard(args.k, 1.0, c[:, 2] / np.linalg.norm(c, axis=1))
     err = float(np.linalg.norm(u - ref) / np.linalg.norm(ref))
-    return dict(elements=s["elements"], operator=s["operator"], fmm_order=s["fmm_order"],
+    return dict(mesh=mesh_spec, elements=s["elements"], operator=s["operator"], fmm_order=s["fmm_order"],
                 near_entries=s["near_entries"], leaf_level=s["leaf_level"], bd_blocks=s["bd_blocks"],
                 setup_s=s["setup_seconds"], fmm_setup_s=s["fmm_seconds"],
                 near_field_s=s["operator_seconds"] - s["fmm_seconds"] if s["operator"] == "fmm" else 0.0,
@@ -77,9 +87,10 @@ def plot(rows, path):
         ax[0].loglog(n, [r["matvec_s"] for r in rr], mk, alpha=0.35, label=f"{op}: one matvec")
         ax[1].loglog(n, [r["peak_rss_mib"] for r in rr], mk, label=f"{op}: peak RSS")
         ax[1].loglog(n, [r["operator_mib"] for r in rr], mk, alpha=0.5, label=f"{op}: operator storage")
-    n = np.array(sorted({r["elements"] for r in rows}), float)
-    if len(n) > 1:
-        ax[0].loglog(n, n / n[0] * min(r["matvec_s"] for r in rows), "k:", lw=0.8, label="O(N)")
+    fm = sorted([r for r in rows if r["operator"] == "fmm"], key=lambda r: r["elements"])
+    if len(fm) > 1:
+        n = np.array([r["elements"] for r in fm], float)
+        ax[0].loglog(n, n / n[0] * fm[0]["matvec_s"], "k:", lw=0.8, label="O(N) from the first FMM matvec")
     ax[0].set_xlabel("elements N")
     ax[0].set_ylabel("seconds")
     ax[0].legend(fontsize=7)
@@ -102,15 +113,22 @@ def main():
     ap.add_argument("--k", type=float, default=5.0)
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--leaf", type=int, default=64)
-    ap.add_argument("--refinements", default="3,4,5,6")
+    ap.add_argument("--meshes", default="ico:3,ico:4,ico:5,ico:6,octa:7",
+                    help="unit-sphere meshes: ico:R (20*4^R elements) or octa:R (8*4^R)")
     ap.add_argument("--dense-upto", type=int, default=5120)
+    ap.add_argument("--replot", action="store_true", help="only redraw <out>.png from <out>.csv")
     args = ap.parse_args()
+    if args.replot:
+        with open(args.out + ".csv") as f:
+            rows = [{k: (v if k in ("mesh", "operator") else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        plot(rows, args.out + ".png")
+        return
     rows = []
-    for r in [int(x) for x in args.refinements.split(",")]:
-        n = 20 * 4 ** r
+    for spec in args.meshes.split(","):
+        n = (20 if spec.startswith("ico") else 8) * 4 ** int(spec.split(":")[1])
         ops = ["fmm"] + (["dense"] if n <= args.dense_upto else [])
         for op in ops:
-            row = run_one(args.cli, r, op, args)
+            row = run_one(args.cli, spec, op, args)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     keys = list(rows[0].keys())
@@ -124,12 +142,12 @@ def main():
     lines = [f"# `elliptica bem` set-up, solve and memory vs N (sound-hard sphere, ka = {args.k:g}, "
              f"{args.threads} threads, GMRES tol {args.tol:g}, BD at the leaf level)", "",
              f"Command: `python3 bench/bem/scaling.py --out {args.out} --threads {args.threads} --k {args.k:g} "
-             f"--refinements {args.refinements} --dense-upto {args.dense_upto} --tol {args.tol:g}`", "",
-             "| N | operator | p | near entries | set-up (s) | FMM set-up | near field | BD set-up | GMRES its | "
+             f"--meshes {args.meshes} --dense-upto {args.dense_upto} --tol {args.tol:g}`", "",
+             "| mesh | N | operator | p | near entries | set-up (s) | FMM set-up | near field | BD set-up | GMRES its | "
              "GMRES (s) | per matvec (s) | operator MiB | BD MiB | peak RSS MiB | error vs Mie |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['elements']} | {r['operator']} | {r['fmm_order']} | {r['near_entries']} | "
+        lines.append(f"| {r['mesh']} | {r['elements']} | {r['operator']} | {r['fmm_order']} | {r['near_entries']} | "
                      f"{r['setup_s']:.2f} | {r['fmm_setup_s']:.2f} | {r['near_field_s']:.2f} | {r['bd_setup_s']:.2f} | "
                      f"{r['iterations']} | {r['gmres_s']:.2f} | {r['matvec_s']:.3f} | {r['operator_mib']:.1f} | "
                      f"{r['bd_mib']:.1f} | {r['peak_rss_mib']:.0f} | {r['error']:.2e} |")

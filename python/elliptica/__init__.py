@@ -67,7 +67,7 @@ Boundary element method (exterior Helmholtz scattering)
 or sound-soft) with the dense Burton-Miller collocation BEM and GMRES, optionally preconditioned
 by the block-diagonal octree preconditioner; ``far_field`` and ``scattered_field`` evaluate the
 solution. Conventions: ``e^{-i omega t}``, ``G = e^{ikr}/(4 pi r)``, outward normals, far field
-``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl, :func:`icosphere` makes
+``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl, :func:`icosphere` (and :func:`octasphere`) makes
 sphere meshes.
 """
 
@@ -102,9 +102,9 @@ from ._multigrid import MultigridPlan, chebyshev_cg, opt4_betas, poisson_fd, see
 
 __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas"]
 
-from ._bem import HelmholtzBEM, icosphere, read_mesh
+from ._bem import HelmholtzBEM, icosphere, octasphere, read_mesh
 
-__all__ += ["HelmholtzBEM", "read_mesh", "icosphere"]
+__all__ += ["HelmholtzBEM", "read_mesh", "icosphere", "octasphere"]
 
 from ._fmm import HelmholtzFMM  # noqa: E402  Helmholtz FMM (_fmm.py)
 __all__ += ["HelmholtzFMM"]

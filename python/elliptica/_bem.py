@@ -28,7 +28,7 @@ import numpy as np
 from . import _core
 from ._core import InvalidArgumentError
 
-__all__ = ["HelmholtzBEM", "read_mesh", "icosphere"]
+__all__ = ["HelmholtzBEM", "read_mesh", "icosphere", "octasphere"]
 
 
 def _points(a, what):
@@ -83,6 +83,17 @@ def icosphere(refinements=2, radius=1.0):
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
         raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
     return _core.bem_icosphere(int(refinements), float(radius))
+
+
+def octasphere(refinements=2, radius=1.0):
+    """Octahedral sphere mesh centred at the origin: the octahedron refined ``refinements`` times
+    (``8 * 4**refinements`` triangles, outward orientation), vertices projected to the sphere.
+
+    Returns ``(vertices (V, 3) float64, triangles (T, 3) int64)``; arguments as :func:`icosphere`.
+    """
+    if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
+        raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
+    return _core.bem_octasphere(int(refinements), float(radius))
 
 
 class HelmholtzBEM:
@@ -151,6 +162,8 @@ class HelmholtzBEM:
         triangles = _triangles(triangles)
         if vertices.shape[0] == 0 or triangles.shape[0] == 0:
             raise InvalidArgumentError("mesh is empty")
+        if isinstance(k, (str, bytes, bool, np.bool_)):
+            raise InvalidArgumentError(f"k must be a number, got {k!r}")
         try:
             k = complex(k)
         except (TypeError, ValueError):
@@ -174,7 +187,11 @@ class HelmholtzBEM:
         if fmm_tol != 0 and not (1e-14 < fmm_tol < 0.5):
             raise InvalidArgumentError(f"fmm_tol must be in (1e-14, 0.5) or 0 (automatic), got {fmm_tol}")
         if int(leaf) < 1:
-            raise InvalidArgumentError(f"leaf must be >= 1, got {leaf}")
+            raise InvalidArgumentError(f"leaf (bd_leaf) must be >= 1, got {leaf}")
+        if int(restart) < 1:
+            raise InvalidArgumentError(f"restart must be >= 1, got {restart}")
+        if int(max_iter) < 1:
+            raise InvalidArgumentError(f"max_iter must be >= 1, got {max_iter}")
         if int(dense_max) < 0:
             raise InvalidArgumentError(f"dense_max must be >= 0, got {dense_max}")
         if bd_level is not None and int(bd_level) < 0:
@@ -185,9 +202,10 @@ class HelmholtzBEM:
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
                                          int(restart), int(max_iter), operator, fmm_tol, int(dense_max))
 
-    def solve(self, direction=(0.0, 0.0, 1.0), *, point_source=None):
-        """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``, or,
-        with ``point_source=(x, y, z)``, for the point source
+    def solve(self, direction=None, *, point_source=None):
+        """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``
+        (default ``(0, 0, 1)``), or, with ``point_source=(x, y, z)`` (then no ``direction``), for
+        the point source
         ``u_inc(x) = e^{ik|x - x0|} / (4 pi |x - x0|)`` at ``x0`` (outside the body; a source inside
         or on an element centroid raises InvalidArgumentError).
 
@@ -201,10 +219,18 @@ class HelmholtzBEM:
         Raises NotConvergedError (a RuntimeError) if GMRES misses ``tol`` within ``max_iter``.
         """
         if point_source is not None:
+            if direction is not None:
+                raise InvalidArgumentError("give either direction (plane wave) or point_source, not both")
+            if np.size(point_source) != 3:
+                raise InvalidArgumentError(f"point_source must be 3 numbers, got shape {np.shape(point_source)}")
             x0 = _points(point_source, "point_source")
             if x0.shape[0] != 1:
                 raise InvalidArgumentError(f"point_source must be 3 numbers, got shape {np.shape(point_source)}")
             return self._plan.solve(tuple(float(c) for c in x0[0]), True)
+        if direction is None:
+            direction = (0.0, 0.0, 1.0)
+        if np.size(direction) != 3:
+            raise InvalidArgumentError(f"direction must be 3 numbers, got shape {np.shape(direction)}")
         d = _points(direction, "direction")
         if d.shape[0] != 1:
             raise InvalidArgumentError(f"direction must be 3 numbers, got shape {np.shape(direction)}")
@@ -219,7 +245,8 @@ class HelmholtzBEM:
 
     def scattered_field(self, points):
         """Scattered field ``u_sc`` (complex128 (M,)) of the last solution at exterior points
-        (M, 3); the total field is ``u_sc + e^{ik d.x}``. Points on the surface are not supported."""
+        (M, 3); the total field is ``u_sc + u_inc``. A point inside the body or on its surface
+        raises InvalidArgumentError."""
         return self._plan.scattered_field(_points(points, "points"))
 
     @property

@@ -58,7 +58,9 @@ class HelmholtzFMM:
       derivatives);
     * ``k``: wave number (real or complex with ``Im k >= 0``, nonzero). The FMM is for the
       low-frequency regime: the level-2 boxes (a quarter of the bounding cube) may be at most 2
-      wavelengths wide, otherwise InvalidArgumentError;
+      wavelengths wide, otherwise InvalidArgumentError -- unless the tree has fewer than 3
+      levels (few points or a large ``max_leaf``), when nearly everything is summed directly and
+      any ``k`` is accepted;
     * ``tol``: target relative accuracy (RMS error over the targets divided by the RMS of the
       result), in (1e-14, 0.5); it sets the Chebyshev order ``p`` (``.order``);
     * ``max_leaf``: maximum points per leaf box of the octree; ``None`` chooses the depth
@@ -86,6 +88,12 @@ class HelmholtzFMM:
             nrm = _points(normals, "normals")
             if nrm.shape != x.shape:
                 raise InvalidArgumentError(f"normals must have shape {x.shape}, got {nrm.shape}")
+            bad = np.flatnonzero(np.abs(np.linalg.norm(nrm, axis=1) - 1.0) > 1e-6)
+            if bad.size:
+                raise InvalidArgumentError(f"normals must be unit vectors: row {bad[0]} has length "
+                                           f"{np.linalg.norm(nrm[bad[0]]):.6g}")
+        if isinstance(k, (str, bytes, bool, np.bool_)):
+            raise InvalidArgumentError(f"k must be a number, got {k!r}")
         try:
             kc = complex(k)
         except (TypeError, ValueError):

@@ -259,6 +259,10 @@ void init_bem(nb::module_& m) {
       "bem_icosphere",
       [](int refinements, double radius) { return mesh_to_numpy(bem::icosphere(refinements, radius)); },
       "refinements"_a, "radius"_a);
+  m.def(
+      "bem_octasphere",
+      [](int refinements, double radius) { return mesh_to_numpy(bem::octasphere(refinements, radius)); },
+      "refinements"_a, "radius"_a);
 
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,

@@ -463,4 +463,73 @@ std::string mesh_resolution_warning(const Mesh& m, std::complex<double> k) {
   return os.str();
 }
 
+double winding_number(const Mesh& m, const std::array<double, 3>& x) {
+  double omega = 0;
+  for (const auto& t : m.triangles) {
+    std::array<std::array<double, 3>, 3> r{};
+    double len[3];
+    for (int a = 0; a < 3; ++a) {
+      for (int d = 0; d < 3; ++d) r[a][d] = m.vertices[static_cast<std::size_t>(t[a])][d] - x[d];
+      len[a] = std::sqrt(r[a][0] * r[a][0] + r[a][1] * r[a][1] + r[a][2] * r[a][2]);
+    }
+    const double det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) -
+                       r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0]) +
+                       r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+    auto dot = [&r](int a, int b) { return r[a][0] * r[b][0] + r[a][1] * r[b][1] + r[a][2] * r[b][2]; };
+    const double den = len[0] * len[1] * len[2] + dot(0, 1) * len[2] + dot(0, 2) * len[1] + dot(1, 2) * len[0];
+    omega += 2 * std::atan2(det, den);
+  }
+  return omega / (4 * std::numbers::pi);
+}
+
+double distance_to_surface(const Mesh& m, const std::array<double, 3>& p) {
+  using V = std::array<double, 3>;
+  auto sub = [](const V& a, const V& b) { return V{a[0] - b[0], a[1] - b[1], a[2] - b[2]}; };
+  auto dot = [](const V& a, const V& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& t : m.triangles) {
+    const V& a = m.vertices[static_cast<std::size_t>(t[0])];
+    const V& b = m.vertices[static_cast<std::size_t>(t[1])];
+    const V& c = m.vertices[static_cast<std::size_t>(t[2])];
+    // closest point q = a + v (b - a) + w (c - a) by the Voronoi regions of the triangle
+    const V ab = sub(b, a), ac = sub(c, a), ap = sub(p, a);
+    const double d1 = dot(ab, ap), d2 = dot(ac, ap);
+    double v = 0, w = 0;
+    if (d1 <= 0 && d2 <= 0) {
+      // vertex a
+    } else {
+      const V bp = sub(p, b);
+      const double d3 = dot(ab, bp), d4 = dot(ac, bp);
+      const V cp = sub(p, c);
+      const double d5 = dot(ab, cp), d6 = dot(ac, cp);
+      const double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+      if (d3 >= 0 && d4 <= d3) {
+        v = 1;  // vertex b
+      } else if (d6 >= 0 && d5 <= d6) {
+        w = 1;  // vertex c
+      } else if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        v = d1 / (d1 - d3);  // edge ab
+      } else if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        w = d2 / (d2 - d6);  // edge ac
+      } else if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6));  // edge bc
+        v = 1 - w;
+      } else {
+        const double den = 1.0 / (va + vb + vc);  // interior
+        v = vb * den;
+        w = vc * den;
+      }
+    }
+    const V q{a[0] + v * ab[0] + w * ac[0], a[1] + v * ab[1] + w * ac[1], a[2] + v * ab[2] + w * ac[2]};
+    const V d = sub(p, q);
+    best = std::min(best, std::sqrt(dot(d, d)));
+  }
+  return best;
+}
+
+PointLocation locate_point(const Mesh& m, const std::array<double, 3>& x) {
+  if (distance_to_surface(m, x) <= 1e-6 * m.max_edge()) return PointLocation::kOnSurface;
+  return winding_number(m, x) > 0.5 ? PointLocation::kInside : PointLocation::kOutside;
+}
+
 }  // namespace elliptica::bem

@@ -779,11 +779,17 @@ std::string lower_extension(const std::string& path) {
 }  // namespace
 
 Mesh read_mesh(const std::string& path) {
+  {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw IOError("'" + path + "' is a folder, not a mesh file");
+    if (!std::filesystem::exists(path, ec)) throw IOError("mesh file '" + path + "' not found");
+  }
   const std::string ext = lower_extension(path);
   if (ext != ".msh" && ext != ".obj" && ext != ".stl")
     throw InvalidArgument("read_mesh: unknown mesh file extension '" + ext + "' of '" + path +
                           "' (supported: .msh, .obj, .stl)");
   const std::string buf = read_whole_file(path);
+  if (buf.empty()) throw IOError("mesh file '" + path + "' is empty");
   Mesh m;
   if (ext == ".msh") m = GmshReader(path, buf).read();
   else if (ext == ".obj") m = read_obj(path, buf);

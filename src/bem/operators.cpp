@@ -317,6 +317,11 @@ std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
     const V3& x = points[m];
     for (double c : x)
       if (!std::isfinite(c)) throw InvalidArgument("bem: scattered_field point is not finite");
+    const PointLocation where = locate_point(mesh, x);
+    if (where != PointLocation::kOutside)
+      throw InvalidArgument("bem: scattered_field point " + std::to_string(m) + " lies " +
+                            (where == PointLocation::kInside ? "inside" : "on the surface of") +
+                            " the scatterer (the representation formula holds in the exterior only)");
     cplx s{};
     for (std::size_t e = 0; e < n; ++e) {
       Acc acc;

@@ -56,25 +56,10 @@ IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, c
     if (!std::isfinite(c)) throw InvalidArgument("bem: point source position must be finite");
   if (!std::isfinite(amplitude.real()) || !std::isfinite(amplitude.imag()))
     throw InvalidArgument("bem: point source amplitude must be finite");
-  // winding number: (sum of signed solid angles) / (4 pi) = 1 inside an outward-oriented surface
-  double omega = 0;
-  for (const auto& t : mesh.triangles) {
-    std::array<std::array<double, 3>, 3> r{};
-    double len[3];
-    for (int a = 0; a < 3; ++a) {
-      for (int d = 0; d < 3; ++d) r[a][d] = mesh.vertices[t[a]][d] - x0[d];
-      len[a] = std::sqrt(r[a][0] * r[a][0] + r[a][1] * r[a][1] + r[a][2] * r[a][2]);
-    }
-    const double det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) -
-                       r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0]) +
-                       r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
-    auto dot = [&r](int a, int b) { return r[a][0] * r[b][0] + r[a][1] * r[b][1] + r[a][2] * r[b][2]; };
-    const double den = len[0] * len[1] * len[2] + dot(0, 1) * len[2] + dot(0, 2) * len[1] + dot(1, 2) * len[0];
-    omega += 2 * std::atan2(det, den);
-  }
-  if (omega > 2 * std::numbers::pi)
-    throw InvalidArgument("bem: the point source lies inside the scatterer (winding number " +
-                          std::to_string(omega / (4 * std::numbers::pi)) + ")");
+  const PointLocation where = locate_point(mesh, x0);
+  if (where != PointLocation::kOutside)
+    throw InvalidArgument(std::string("bem: the point source lies ") +
+                          (where == PointLocation::kInside ? "inside" : "on the surface of") + " the scatterer");
   const std::size_t n = mesh.num_elements();
   IncidentField f;
   f.u.resize(n);
@@ -85,7 +70,7 @@ IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, c
     const auto nn = mesh.normal(e);
     const double v[3] = {x[0] - x0[0], x[1] - x0[1], x[2] - x0[2]};
     const double r = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    if (!(r > 0)) throw InvalidArgument("bem: the point source lies on the centroid of element " + std::to_string(e));
+    if (!(r > 0)) throw InvalidArgument("bem: the point source lies on the surface of the scatterer (centroid of element " + std::to_string(e) + ")");
     f.u[e] = amplitude * std::exp(ik * r) / (4 * std::numbers::pi * r);
     f.dudn[e] = f.u[e] * (ik - 1.0 / r) * (v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2]) / r;
   }
@@ -146,6 +131,11 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   if (!std::isfinite(I.alpha.real()) || !std::isfinite(I.alpha.imag()) || I.alpha == cplx(0, 0))
     throw InvalidArgument("bem: Burton-Miller alpha must be finite and nonzero");
   const std::size_t n = I.mesh.num_elements();
+  const double epw = elements_per_wavelength(I.mesh, k);
+  if (epw < 0.5)
+    throw InvalidArgument("bem: the mesh has " + std::to_string(epw) + " elements per wavelength at k = " +
+                          std::to_string(k.real()) +
+                          ": at least 0.5 are needed for a meaningful solution (6 or more recommended)");
   auto& S = I.setup;
   S.elements = n;
   S.op = I.opt.op;

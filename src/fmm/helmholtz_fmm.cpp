@@ -84,10 +84,11 @@ int choose_order(double tolerance, cplx k, double w) {
   // measured (tests/test_fmm_helmholtz.cpp, random points on a sphere / in a cube, worst of the
   // four kernels = the double layer K and its adjoint K' on the sphere, where the kernel's
   // near-field cancellation makes the far part relatively large): error ~ 7e-3 at p = 4 for
-  // |k| w <= 1, falling by 10^-0.68 per extra node; |k| w = 5 needs 2 more nodes.
+  // |k| w <= 1, falling by 10^-0.68 per extra node; |k| w = 5 needs 2 more nodes, |k| w = 10 six
+  // and 12 seven (cube clouds near the low-frequency limit, FmmHelmholtz.NearTheFrequencyLimit).
   const double kappa = std::abs(k) * w;
   const int p = 4 + static_cast<int>(std::ceil((std::log10(1.0 / tolerance) - 2.14) / 0.68)) +
-                std::max(0, static_cast<int>(std::ceil(0.45 * kappa - 0.5)));
+                std::max(0, static_cast<int>(std::ceil(0.45 * kappa + 0.02 * kappa * kappa - 0.5)));
   return std::max(p, 3);
 }
 

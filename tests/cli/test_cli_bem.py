@@ -287,3 +287,19 @@ def test_point_source_incident(cli, tmp_path):
     assert not bad.exists()
     r = run(cli, "bem", "--mesh", "sphere:1,2", "--k", "1", "--incident", "point:0,nan,3", "--out", bad, "--no-plots")
     assert r.returncode == INVALID and "--incident" in r.stderr
+
+
+def test_failed_run_leaves_no_output_folder_and_messages(cli, tmp_path):
+    out = tmp_path / "fail"
+    r = run(cli, "bem", "--mesh", "sphere:1,2", "--k", "5", "--max-iter", "2", "--out", out, "--no-plots")
+    assert r.returncode == NOTCONV, r.stderr
+    assert not out.exists()  # created for the run, removed again because the run failed
+    r = run(cli, "bem", "--mesh", "sphere:1,1", "--k", "1", "--fmm-tol", "1e-16", "--out", out, "--no-plots")
+    assert r.returncode == INVALID and "1e-16" in r.stderr
+    r = run(cli, "bem", "--mesh", "sphere:1,1", "--k", "1e300", "--out", out, "--no-plots")
+    assert r.returncode == INVALID and "elements per wavelength" in r.stderr
+    r = run(cli, "bem", "--mesh", "sphere:1,1", "--k", "1", "--alpha", "0.05", "--out", out, "--no-plots")
+    assert r.returncode == 0 and "interior resonances" in r.stderr
+    import json
+    s = json.loads((out / "summary.json").read_text())
+    assert s["mesh"] == "sphere:1,1" and s["incident"] == "plane:0,0,1" and s["alpha_re"] == 0.05

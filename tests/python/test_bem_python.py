@@ -208,3 +208,27 @@ def test_point_source_reciprocity_and_errors():
         bem.solve(point_source=(0.1, 0.0, 0.0))
     with pytest.raises(elliptica.InvalidArgumentError, match="point_source"):
         bem.solve(point_source=(1.0, 2.0))
+
+
+def test_incident_and_point_checks():
+    mesh = elliptica.icosphere(2)
+    E = elliptica.InvalidArgumentError
+    bem = elliptica.HelmholtzBEM(mesh, 1.0)
+    with pytest.raises(E, match="not both"):
+        bem.solve((0, 0, 1), point_source=(0, 0, 3))
+    with pytest.raises(E, match="direction must be 3 numbers"):
+        bem.solve((0, 1))
+    bem.solve()
+    with pytest.raises(E, match="inside"):
+        bem.scattered_field([[0.0, 0.1, 0.2]])
+    with pytest.raises(E, match="surface"):
+        bem.scattered_field(bem.centroids[:1])
+    with pytest.raises(E, match="surface"):
+        bem.solve(point_source=bem.vertices[bem.triangles[0, 0]])
+    for k in ("1", True):
+        with pytest.raises(E, match="k must be a number"):
+            elliptica.HelmholtzBEM(mesh, k)
+    with pytest.raises(E, match="max_iter"):
+        elliptica.HelmholtzBEM(mesh, 1.0, max_iter=0)
+    with pytest.raises(E, match="elements per wavelength"):
+        elliptica.HelmholtzBEM(mesh, 1e300)

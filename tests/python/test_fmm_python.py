@@ -96,3 +96,8 @@ def test_no_normals_and_bad_inputs():
         elliptica.HelmholtzFMM(x, nrm, 500.0, max_leaf=10)  # beyond the low-frequency regime
     with pytest.raises(E):
         elliptica.HelmholtzFMM(np.zeros((0, 3)), None, 1.0)
+    with pytest.raises(E, match="unit"):
+        elliptica.HelmholtzFMM(x, 2 * nrm, 1.0)
+    for k in ("1", True):
+        with pytest.raises(E, match="k must be a number"):
+            elliptica.HelmholtzFMM(x, nrm, k)

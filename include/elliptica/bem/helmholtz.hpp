@@ -166,8 +166,9 @@ struct SurfaceSolution {
 std::vector<cplx> far_field(const Mesh& mesh, const SurfaceSolution& sol,
                             const std::vector<std::array<double, 3>>& directions,
                             const QuadratureOptions& q = {});
-/// u_sc(x) at exterior points (near-surface points use the subdivided rule; points on the
-/// surface are not supported).
+/// u_sc(x) at exterior points (near-surface points use the subdivided rule). InvalidArgument for
+/// a point inside the scatterer or on its surface (locate_point, mesh.hpp), where the
+/// representation formula does not give the exterior field.
 std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
                                   const std::vector<std::array<double, 3>>& points,
                                   const QuadratureOptions& q = {});

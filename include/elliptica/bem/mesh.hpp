@@ -138,6 +138,21 @@ MeshReport validate_and_orient(Mesh& m);
 /// mesh is empty or has zero max edge.
 double elements_per_wavelength(const Mesh& m, std::complex<double> k);
 
+/// Winding number of the (closed, outward-oriented) surface around x: the sum of the signed solid
+/// angles of the triangles seen from x divided by 4 pi (Van Oosterom & Strackee, IEEE Trans.
+/// Biomed. Eng. 30 (1983) 125): 1 inside a closed component, 0 outside, about 1/2 on the surface
+/// (less at a convex vertex or edge). O(number of triangles).
+double winding_number(const Mesh& m, const std::array<double, 3>& x);
+
+/// Euclidean distance from x to the closest point of the surface (closest point on each
+/// triangle: Ericson, "Real-Time Collision Detection", 2005, sec. 5.1.5). O(number of triangles).
+double distance_to_surface(const Mesh& m, const std::array<double, 3>& x);
+
+/// Where x lies relative to a closed outward-oriented surface: kOutside, kOnSurface (closer than
+/// 1e-6 x the longest edge) or kInside (winding number > 1/2).
+enum class PointLocation { kOutside, kOnSurface, kInside };
+PointLocation locate_point(const Mesh& m, const std::array<double, 3>& x);
+
 /// Empty string if elements_per_wavelength(m, k) >= 6 (the usual rule of thumb for piecewise
 /// constant elements), otherwise a one-line warning naming the value, max edge and wavelength.
 std::string mesh_resolution_warning(const Mesh& m, std::complex<double> k);

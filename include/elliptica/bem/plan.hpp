@@ -73,9 +73,9 @@ struct HelmholtzBemOptions {
 /// Incident field of a point source (monopole) at x0 outside the body, sampled at the centroids:
 ///   u_inc(x) = amplitude e^{ik|x - x0|} / (4 pi |x - x0|)   (= amplitude G(x, x0)),
 ///   du_inc/dn = grad u_inc . n = u_inc (ik - 1/r) (x - x0).n / r,   r = |x - x0|.
-/// Throws InvalidArgument when x0 is not finite, lies on an element centroid, or is inside a
-/// closed component of the mesh (winding number from the solid angles of the triangles, Van
-/// Oosterom & Strackee, IEEE Trans. Biomed. Eng. 30 (1983) 125).
+/// Throws InvalidArgument when x0 is not finite, or lies inside the scatterer or on its surface
+/// (locate_point, mesh.hpp). A source outside but closer to the surface than
+/// about one element size is accepted, but its field is not resolved by the P0 elements.
 IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, cplx amplitude = 1.0);
 
 /// Set-up report of a plan.

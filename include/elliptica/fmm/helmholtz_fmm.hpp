@@ -43,11 +43,13 @@
 /// needs, and dipole/normal-derivative variants come from differentiating the polynomials.
 ///
 /// Order rule (see choose_order): p = 4 + ceil((log10(1/tol) - 2.14) / 0.68)
-///                                       + max(0, ceil(0.45 kappa - 0.5)),
+///                                       + max(0, ceil(0.45 kappa + 0.02 kappa^2 - 0.5)),
 /// kappa = |k| * (width of the enlarged level-2 box). Fitted to measured relative errors (random
 /// points on a sphere and in a cube, the worst of the four kernels: the double layer and its
 /// adjoint on the sphere, about 7e-3 at p = 4 and kappa <= 1, falling by 10^-0.68 per node;
-/// kappa = 5 costs 2 more nodes); verified in tests/test_fmm_helmholtz.cpp. E.g. kappa <= 1:
+/// kappa = 5 costs 2 more nodes, kappa = 10 six, kappa = 12 seven: the quadratic term was added
+/// after errors up to 4x the tolerance at kappa = 10-12); verified in tests/test_fmm_helmholtz.cpp
+/// up to kappa = 12 (level-2 boxes of 1.9 wavelengths). E.g. kappa <= 1:
 /// tol 1e-3/1e-5/1e-7 -> p = 6/9/12.
 /// Throws InvalidArgument when the level-2
 /// box is wider than max_box_wavelengths wavelengths (2 pi / Re k) or p would exceed 16.
