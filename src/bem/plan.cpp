@@ -4,12 +4,9 @@
 #include "elliptica/bem/plan.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <numbers>
-#include <sstream>
 #include <string>
 #include <utility>
 
