@@ -27,24 +27,14 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError
+from ._fmm import points3
 
 __all__ = ["HelmholtzBEM", "read_mesh", "icosphere", "octasphere"]
 
 
 def _points(a, what):
-    if np.iscomplexobj(a):
-        raise InvalidArgumentError(f"{what} must be real, got a complex array")
-    try:
-        x = np.ascontiguousarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise InvalidArgumentError(f"{what}: not a numeric array: {e}") from None
-    if x.ndim == 1 and x.shape[0] == 3:
-        x = x.reshape(1, 3)
-    if x.ndim != 2 or x.shape[1] != 3:
-        raise InvalidArgumentError(f"{what} must have shape (M, 3), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise InvalidArgumentError(f"{what} contains NaN or Inf")
-    return x
+    """(M, 3) float64 points; a single 3-vector is accepted as one row."""
+    return points3(a, what, single_row=True)
 
 
 def _triangles(t):

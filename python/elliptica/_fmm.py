@@ -18,20 +18,29 @@ from ._core import InvalidArgumentError
 __all__ = ["HelmholtzFMM"]
 
 
-def _points(a, what):
+def points3(a, what, single_row=False, allow_empty=True):
+    """Checked contiguous float64 (M, 3) array (shared with _bem.py): InvalidArgumentError naming
+    ``what`` for complex or non-numeric input, another shape, NaN/Inf, or (unless allow_empty) no
+    rows. ``single_row``: a 1-D array of 3 numbers becomes one row."""
     if np.iscomplexobj(a):
         raise InvalidArgumentError(f"{what} must be real, got a complex array")
     try:
         x = np.ascontiguousarray(a, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise InvalidArgumentError(f"{what}: not a numeric array: {e}") from None
+    if single_row and x.ndim == 1 and x.shape[0] == 3:
+        x = x.reshape(1, 3)
     if x.ndim != 2 or x.shape[1] != 3:
-        raise InvalidArgumentError(f"{what} must have shape (N, 3), got {x.shape}")
-    if x.shape[0] == 0:
+        raise InvalidArgumentError(f"{what} must have shape (M, 3), got {x.shape}")
+    if not allow_empty and x.shape[0] == 0:
         raise InvalidArgumentError(f"{what} is empty")
     if not np.all(np.isfinite(x)):
         raise InvalidArgumentError(f"{what} contains NaN or Inf")
     return x
+
+
+def _points(a, what):
+    return points3(a, what, allow_empty=False)
 
 
 def _strengths(a, n, what):

@@ -19,6 +19,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/fmm/helmholtz_fmm.hpp"
+#include "numpy_util.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -28,26 +29,11 @@ namespace {
 namespace fmm = elliptica::fmm;
 using elliptica::InvalidArgument;
 using cplx = std::complex<double>;
-using InPts = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using elliptica::pybind::InPts;
 using InVec = nb::ndarray<const cplx, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-nb::object cvec_to_numpy(std::vector<cplx>&& v) {
-  auto* owner = new std::vector<cplx>(std::move(v));
-  nb::capsule cap(owner, [](void* p) noexcept { delete static_cast<std::vector<cplx>*>(p); });
-  const std::size_t shape[1] = {owner->size()};
-  return nb::cast(nb::ndarray<nb::numpy, cplx>(owner->data(), 1, shape, cap));
-}
-
-std::vector<fmm::Point3> points3(const InPts& a, const char* what) {
-  if (a.shape(1) != 3)
-    throw InvalidArgument(std::string(what) + " must have shape (N, 3), got (" + std::to_string(a.shape(0)) + ", " +
-                          std::to_string(a.shape(1)) + ")");
-  std::vector<fmm::Point3> p(a.shape(0));
-  const double* d = a.data();
-  for (std::size_t i = 0; i < p.size(); ++i)
-    for (int c = 0; c < 3; ++c) p[i][c] = d[3 * i + c];
-  return p;
-}
+using elliptica::pybind::points3;
+using elliptica::pybind::vec_to_numpy;
 
 std::vector<cplx> cvec(const std::optional<InVec>& a, std::size_t n, const char* what) {
   if (!a) return {};
@@ -86,8 +72,8 @@ struct PyHelmholtzFmm {
         r = f->apply(q, mu, fmm::kPotential | (normal_derivative ? fmm::kNormalDerivative : 0u));
       }
     }
-    if (!normal_derivative) return cvec_to_numpy(std::move(r.potential));
-    return nb::make_tuple(cvec_to_numpy(std::move(r.potential)), cvec_to_numpy(std::move(r.normal_derivative)));
+    if (!normal_derivative) return vec_to_numpy(std::move(r.potential));
+    return nb::make_tuple(vec_to_numpy(std::move(r.potential)), vec_to_numpy(std::move(r.normal_derivative)));
   }
 };
 
