@@ -42,7 +42,9 @@ Every error raised by the library is one of:
   overrides;
 * :class:`FileError` (an :class:`OSError`): unreadable, truncated or malformed file, failed write;
 * :class:`NumericalError` (a :class:`RuntimeError`): e.g. no parameters meet the tolerance;
-* :class:`NotConvergedError` (a :class:`RuntimeError`): an iterative method stopped early.
+* :class:`NotConvergedError` (a :class:`RuntimeError`): an iterative method stopped early;
+* :class:`ResourceError` (a :class:`MemoryError`): the request needs more memory than the
+  machine has, or exceeds a documented size limit (checked before anything is allocated).
 
 Array I/O
 ---------
@@ -77,6 +79,7 @@ from ._core import (
     Kernel,
     NotConvergedError,
     NumericalError,
+    ResourceError,
     ToleranceKind,
 )
 from ._ewald import EwaldPlan, ewald
@@ -95,6 +98,7 @@ __all__ = [
     "FileError",
     "NumericalError",
     "NotConvergedError",
+    "ResourceError",
     "__version__",
 ]
 

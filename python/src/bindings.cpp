@@ -44,6 +44,7 @@ PyObject* exc_invalid = nullptr;
 PyObject* exc_file = nullptr;
 PyObject* exc_numerical = nullptr;
 PyObject* exc_not_converged = nullptr;
+PyObject* exc_resource = nullptr;
 
 /// View of a rank-1 (N,) or rank-2 (N,C) array as (N, C) rows; rank 1 gives C == 1.
 ConstMatrixView<double> as_view(const InArray& a, const char* what) {
@@ -182,6 +183,9 @@ NB_MODULE(_core, m) {
                                 "Numerical breakdown, e.g. no parameters meet the requested tolerance.");
   exc_not_converged = new_exception(m, "NotConvergedError", PyExc_RuntimeError,
                                     "An iterative method stopped before reaching its tolerance.");
+  exc_resource = new_exception(m, "ResourceError", PyExc_MemoryError,
+                               "The request needs more memory or threads than there are, or than a "
+                               "documented size limit of the library allows (checked before allocating).");
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -193,6 +197,7 @@ NB_MODULE(_core, m) {
         case elliptica::ErrorCategory::IO: type = exc_file; break;
         case elliptica::ErrorCategory::Numerical: type = exc_numerical; break;
         case elliptica::ErrorCategory::NotConverged: type = exc_not_converged; break;
+        case elliptica::ErrorCategory::Resource: type = exc_resource; break;
       }
       PyErr_SetString(type, e.what());
     }

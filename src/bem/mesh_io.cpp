@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "elliptica/bem/mesh.hpp"
+
+#include "bem/mesh_io_detail.hpp"
 #include "elliptica/core/error.hpp"
 
 namespace elliptica::bem {
@@ -788,12 +790,16 @@ Mesh read_mesh(const std::string& path) {
   if (ext != ".msh" && ext != ".obj" && ext != ".stl")
     throw InvalidArgument("read_mesh: unknown mesh file extension '" + ext + "' of '" + path +
                           "' (supported: .msh, .obj, .stl)");
-  const std::string buf = read_whole_file(path);
+  return detail::parse_mesh(path, ext, read_whole_file(path));
+}
+
+Mesh detail::parse_mesh(const std::string& path, const std::string& ext, const std::string& buf) {
   if (buf.empty()) throw IOError("mesh file '" + path + "' is empty");
   Mesh m;
   if (ext == ".msh") m = GmshReader(path, buf).read();
   else if (ext == ".obj") m = read_obj(path, buf);
-  else m = read_stl(path, buf);
+  else if (ext == ".stl") m = read_stl(path, buf);
+  else throw InvalidArgument("read_mesh: unknown mesh format '" + ext + "' (supported: .msh, .obj, .stl)");
   if (m.triangles.empty()) throw InvalidArgument("read_mesh: '" + path + "' contains no triangles");
   return m;
 }

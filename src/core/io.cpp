@@ -7,6 +7,8 @@
 /// by '\n', then the raw data. All decoding here is byte-wise, so it works on any host order.
 #include "elliptica/core/io.hpp"
 
+#include "core/io_detail.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -337,14 +339,49 @@ NumStatus parse_number(std::string_view tok, double& v) {
 
 bool parse_double(std::string_view tok, double& v) { return parse_number(tok, v) == NumStatus::Ok; }
 
-/// True if `tok` can be a column name of a header line: not a number, only printable ASCII
-/// or bytes of UTF-8 sequences (no control characters, so binary junk is not taken for a header).
+/// True if `tok` can be a column name of a header line, i.e. it cannot be a number in any
+/// common notation: it does not parse as one, it starts with an ASCII letter, '_' or a quote, or
+/// with a non-ASCII UTF-8 character that is not a minus sign, dash or full-width digit (so
+/// "(U+2212)1.5", "1.0D+00", "1;2;3", ".5" and "-x" are never taken for names), and it holds no
+/// control characters (binary junk is not a header either).
 bool is_name_token(std::string_view tok) {
   double v;
-  if (parse_number(tok, v) != NumStatus::NotANumber) return false;
+  if (tok.empty() || parse_number(tok, v) != NumStatus::NotANumber) return false;
   for (unsigned char c : tok)
     if (c < 0x20 || c == 0x7f) return false;
+  const unsigned char c0 = static_cast<unsigned char>(tok[0]);
+  if (std::isalpha(c0) || c0 == '_' || c0 == '"' || c0 == '\'') return true;
+  if (c0 < 0xC2) return false;  // digits, signs, '.', punctuation, stray continuation bytes
+  // U+2212 minus, U+2010..U+2015 hyphens and dashes, U+FE63 small and U+FF0D full-width
+  // hyphen-minus, U+FF10..U+FF19 full-width digits: number-like, never a name.
+  if (tok.starts_with("\xE2\x88\x92")) return false;
+  if (tok.size() >= 3 && c0 == 0xE2 && static_cast<unsigned char>(tok[1]) == 0x80 &&
+      static_cast<unsigned char>(tok[2]) >= 0x90 && static_cast<unsigned char>(tok[2]) <= 0x95)
+    return false;
+  if (tok.starts_with("\xEF\xB9\xA3") || tok.starts_with("\xEF\xBC\x8D")) return false;
+  if (tok.size() >= 3 && c0 == 0xEF && static_cast<unsigned char>(tok[1]) == 0xBC &&
+      static_cast<unsigned char>(tok[2]) >= 0x90 && static_cast<unsigned char>(tok[2]) <= 0x99)
+    return false;
   return true;
+}
+
+/// Why a token that looks like a number in another notation is not one here ("" if no guess).
+std::string number_hint(std::string_view tok) {
+  if (tok.find("\xE2\x88\x92") != std::string_view::npos)
+    return " (U+2212 is a typographic minus sign: write an ASCII '-')";
+  for (std::string_view dash : {"\xE2\x80\x90", "\xE2\x80\x91", "\xE2\x80\x92", "\xE2\x80\x93",
+                                "\xE2\x80\x94", "\xE2\x80\x95", "\xEF\xB9\xA3", "\xEF\xBC\x8D"})
+    if (tok.find(dash) != std::string_view::npos) return " (a Unicode dash is not a minus sign: write an ASCII '-')";
+  if (tok.find(';') != std::string_view::npos)
+    return " (';' is not a column separator: use commas and/or whitespace)";
+  const std::size_t d = tok.find_first_of("dDqQ");
+  if (d != std::string_view::npos && d > 0 && std::isdigit(static_cast<unsigned char>(tok[d - 1])) != 0) {
+    std::string t(tok);
+    t[d] = 'e';
+    double v;
+    if (parse_number(t, v) == NumStatus::Ok) return " (Fortran 'D' exponents are not read: write 'E')";
+  }
+  return {};
 }
 
 bool is_sep_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -387,10 +424,11 @@ bool split_fields(std::string_view line, std::vector<std::string_view>& out) {
 }
 
 /// Text table: rows of numbers separated by whitespace and/or commas; '#' starts a comment.
-/// The first non-blank, non-comment line may be ONE header line of column names (every token
-/// non-numeric); it is skipped but fixes the column count, so a header-only file is an empty
-/// (0, ncols) table. Any other non-numeric token is an error naming file:line and column.
-Array2D parse_text(const std::string& path, const std::string& text) {
+/// The first non-blank, non-comment line may be ONE header line of column names (every token a
+/// name by is_name_token, so never a row of numbers in another notation); it is skipped but
+/// fixes the column count, so a header-only file is an empty (0, ncols) table, and it is
+/// reported through `info`. Any other non-numeric token is an error naming file:line and column.
+Array2D parse_text(const std::string& path, std::string_view text, ReadInfo* info) {
   Array2D a;
   a.ndim = 2;
   std::size_t ncols = 0, first_line = 0, line_no = 0, rows = 0;
@@ -415,7 +453,11 @@ Array2D parse_text(const std::string& path, const std::string& text) {
       ncols = fields.size();
       first_line = line_no;
       if (std::all_of(fields.begin(), fields.end(), is_name_token)) {
-        have_header = true;  // a line of column names: skip it
+        have_header = true;  // a line of column names: skip it, and say so
+        if (info) {
+          info->header_line = line_no;
+          info->column_names.assign(fields.begin(), fields.end());
+        }
         continue;
       }
     } else if (fields.size() != ncols) {
@@ -433,11 +475,11 @@ Array2D parse_text(const std::string& path, const std::string& text) {
                         ") is out of the double range (magnitude above 1.8e308)");
         case NumStatus::NotANumber:
           throw IOError(here() + "non-numeric token '" + printable(fields[j]) + "' (column " +
-                        std::to_string(j + 1) + ")" +
+                        std::to_string(j + 1) + ")" + number_hint(fields[j]) +
                         (have_header || line_no != first_line
                              ? std::string()
-                             : std::string(" (a header line of column names is accepted only if all its "
-                                           "fields are non-numeric)")));
+                             : std::string(" (a first line of column names is accepted only if every "
+                                           "field is a name: it starts with a letter, '_' or a quote)")));
       }
       a.values.push_back(v);
     }
@@ -587,13 +629,15 @@ std::vector<std::string_view> split_lines(const std::string& text) {
 // Public API
 // ------------------------------------------------------------------------------------------
 
-Array2D read_array(const std::string& path) {
-  const std::string bytes = read_file(path);
+Array2D read_array(const std::string& path, ReadInfo* info) { return detail::parse_array(path, read_file(path), info); }
+
+Array2D detail::parse_array(const std::string& path, const std::string& bytes, ReadInfo* info) {
+  if (info) *info = ReadInfo{};
   // The content decides, not the name: the NumPy magic string means .npy, anything else is
   // read as a text table (whatever the suffix).
   if (bytes.compare(0, kNpyMagicLen, kNpyMagic, kNpyMagicLen) == 0) return parse_npy(path, bytes);
   try {
-    return parse_text(path, bytes);
+    return parse_text(path, bytes, info);
   } catch (const IOError& e) {
     if (!ends_with_npy(path)) throw;
     // Most likely a damaged or mislabelled binary file: say why it was read as text.
@@ -688,8 +732,9 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   atomic_write(path, [&](FdWriter& w) { w.write(text); });
 }
 
-GroFile read_gro(const std::string& path) {
-  const std::string text = read_file(path);
+GroFile read_gro(const std::string& path) { return detail::parse_gro(path, read_file(path)); }
+
+GroFile detail::parse_gro(const std::string& path, const std::string& text) {
   const std::vector<std::string_view> lines = split_lines(text);
   if (lines.size() < 2) throw IOError(path + ": not a .gro file: missing title or atom-count line");
   const std::string count_s = trim(lines[1]);

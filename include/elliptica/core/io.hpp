@@ -6,17 +6,29 @@
 /// content: a file that starts with the .npy magic string is .npy, anything else is text, whatever
 /// its suffix. Writers go through a temporary file in the target's folder that is renamed into
 /// place, so a failed write leaves nothing behind.
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "elliptica/core/array.hpp"
 
 namespace elliptica::io {
 
+/// What read_array() found besides the numbers.
+struct ReadInfo {
+  std::size_t header_line = 0;            ///< 1-based line of a skipped header of column names, 0: none
+  std::vector<std::string> column_names;  ///< the names of that header line
+};
+
 /// Reads a .npy file (by magic string) or a text table. A 1-D array comes back with
-/// ndim == 1, cols == 1. Throws IOError naming the file and the problem (missing, unreadable,
-/// truncated, bad header, unsupported dtype or rank, ragged text rows, non-numeric token, a value
-/// out of the double range).
-Array2D read_array(const std::string& path);
+/// ndim == 1, cols == 1. A text table's first line is taken as a header of column names (and
+/// skipped) only when every field is a name: it starts with a letter, '_' or a quote and is not a
+/// number in any common notation (a first row "(U+2212)1.5 2 3", "1.0D+00 ..." or "1;2;3" is an
+/// error naming the token, never a silently dropped header); `info` (if given) reports a skipped
+/// header so that callers can say so. Throws IOError naming the file and the problem (missing,
+/// unreadable, truncated, bad header, unsupported dtype or rank, ragged text rows, non-numeric
+/// token, a value out of the double range).
+Array2D read_array(const std::string& path, ReadInfo* info = nullptr);
 
 /// Writes `a` as .npy (if `path` ends in .npy) or as CSV text (17 significant digits, one row a
 /// line) otherwise. Atomic: temporary file + rename. Throws IOError on failure.

@@ -57,9 +57,26 @@ class CsrOperator : public krylov::LinearOperator<double> {
 };
 
 namespace io {
+/// What the banner and the size line of a Matrix Market file declare.
+struct MatrixMarketInfo {
+  std::size_t rows = 0, cols = 0;
+  std::size_t entries = 0;     ///< entry lines declared (array format: rows x cols values)
+  std::size_t stored_max = 0;  ///< upper bound of the stored entries (symmetric: 2 x entries; at most what the file can hold)
+  bool symmetric = false, pattern = false, array = false;
+};
+
+/// Reads only the banner and the size line (cheap for any file size), so that a caller can
+/// check the declared sizes (against a right-hand side, say) before the body is read and
+/// allocated. Throws as read_matrix_market for those lines, also IOError when the declared
+/// entry count cannot fit in the rest of the file, and ResourceError when the declared matrix
+/// needs more memory than memory_limit_bytes().
+MatrixMarketInfo read_matrix_market_info(const std::string& path);
+
 /// Reads a Matrix Market file (coordinate real/integer/pattern, general or symmetric; array real
 /// general). Throws IOError naming the file, the line and the problem (bad banner, unsupported
-/// field or symmetry, wrong entry count, index out of range, non-numeric value, truncated file).
+/// field or symmetry, wrong entry count, an entry count the rest of the file cannot hold, index
+/// out of range, non-numeric value, truncated file), ResourceError when the declared sizes need
+/// more memory than memory_limit_bytes() (checked before allocating).
 CsrMatrix read_matrix_market(const std::string& path);
 }  // namespace io
 
