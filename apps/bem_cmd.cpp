@@ -4,7 +4,8 @@
 /// GMRES with the block-diagonal octree preconditioner (include/elliptica/bem/block_diagonal.hpp)
 /// or none.
 ///
-/// Outputs (all in --out DIR, each written atomically, only on success):
+/// Outputs (all in --out DIR, written as one set only on success: each file goes to a temporary,
+/// created before the computation, and the set is renamed into place when all are complete):
 ///   surface.npy    complex128 (N,): total field u for --bc neumann, du/dn for --bc dirichlet,
 ///                  per element (element order of the mesh after validation)
 ///   surface.vtu    VTK XML unstructured grid, cell data re, im, abs of that field and normals
@@ -45,6 +46,7 @@
 #include "elliptica/core/array.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
+#include "elliptica/core/output.hpp"
 
 namespace elliptica::cli {
 
@@ -231,6 +233,7 @@ int run_bem(const BemArgs& a) {
     ~RemoveIfEmptyOnFailure() {
       std::error_code ec;
       if (created && !done) fs::remove(path, ec);  // removes an empty folder only
+      if (created) io::keep_folder_on_signal(path.string());
     }
   } out_guard{a.out};
   {
@@ -239,7 +242,19 @@ int run_bem(const BemArgs& a) {
     out_guard.created = !fs::exists(a.out, ec);
     fs::create_directories(a.out, ec);
     if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
+    if (out_guard.created) io::remove_folder_on_signal(a.out);
   }
+  // The output files are one set: their temporaries are created now (an unwritable folder fails
+  // before the set-up and solve), written after the solve, and renamed into place together only
+  // when all of them are complete, so a failed write (disk full) leaves the previous run's set as
+  // it was, and a signal leaves no temporary behind.
+  const fs::path out(a.out);
+  io::OutputSet outputs;
+  io::OutputFile& f_surface = outputs.add((out / "surface.npy").string());
+  io::OutputFile& f_vtu = outputs.add((out / "surface.vtu").string());
+  io::OutputFile& f_far = outputs.add((out / "far_field.csv").string());
+  io::OutputFile& f_res = outputs.add((out / "residuals.csv").string());
+  io::OutputFile& f_summary = outputs.add((out / "summary.json").string());
 
   // ---- set-up (operator + preconditioner) + solve ------------------------------------------------
   const std::size_t n = mesh.num_elements();
@@ -309,8 +324,7 @@ int run_bem(const BemArgs& a) {
   // ---- outputs ---------------------------------------------------------------------------------
   const std::vector<cplx>& field = ho.bc == bem::BoundaryCondition::Neumann ? sol.u : sol.dudn;
   const std::size_t n_el = field.size();
-  const fs::path out(a.out);
-  bem::write_npy_complex((out / "surface.npy").string(), field);
+  bem::write_npy_complex(f_surface, field);
   {
     bem::CellField re{"re", 1, {}}, im{"im", 1, {}}, ab{"abs", 1, {}}, nr{"normal", 3, {}};
     for (std::size_t e = 0; e < n_el; ++e) {
@@ -320,16 +334,16 @@ int run_bem(const BemArgs& a) {
       const auto nn = plan.mesh().normal(e);
       nr.values.insert(nr.values.end(), nn.begin(), nn.end());
     }
-    bem::write_vtu((out / "surface.vtu").string(), plan.mesh(), {re, im, ab, nr});
+    bem::write_vtu(f_vtu, plan.mesh(), {re, im, ab, nr});
   }
-  io::write_csv((out / "far_field.csv").string(), ff, "theta,phi,x,y,z,re,im,abs,sigma");
+  io::write_csv(f_far, ff, "theta,phi,x,y,z,re,im,abs,sigma");
   {
     Array2D rh(sol.residual_history.size(), 2);
     for (std::size_t i = 0; i < sol.residual_history.size(); ++i) {
       rh.values[2 * i] = double(i);
       rh.values[2 * i + 1] = sol.residual_history[i];
     }
-    io::write_csv((out / "residuals.csv").string(), rh, "iteration,relative_residual");
+    io::write_csv(f_res, rh, "iteration,relative_residual");
   }
   {
     std::ostringstream js;
@@ -359,7 +373,13 @@ int run_bem(const BemArgs& a) {
        << ",\n  \"matvecs\": " << info.matvecs << ",\n  \"matvec_seconds\": " << info.matvec_seconds
        << ",\n  \"far_field_seconds\": " << ff_seconds << ",\n  \"operator_bytes\": " << su.operator_bytes
        << ",\n  \"precond_bytes\": " << su.precond_bytes << ",\n  \"threads\": " << omp_get_max_threads() << "\n}\n";
-    io::write_text_atomic((out / "summary.json").string(), js.str());
+    f_summary.write(js.str());
+  }
+  outputs.commit();
+  {
+    // A plot of a previous run would no longer match the data: remove it (it is drawn anew below).
+    std::error_code ec;
+    fs::remove(out / "bistatic.png", ec);
   }
   os << "far field: " << dirs.size() << " directions in " << ff_seconds << " s\n"
      << "written: " << (out / "surface.npy").string() << " (complex128, "

@@ -18,6 +18,7 @@
 #include "elliptica/core/array.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
+#include "elliptica/core/output.hpp"
 #include "elliptica/ewald/ewald.hpp"
 
 namespace elliptica::cli {
@@ -102,6 +103,20 @@ void require_points(const Array2D& a, const std::string& what, const std::string
     throw InvalidArgument(what + " (" + file + ") must be an (N,3) array of coordinates, got shape " + shape_str(a));
 }
 
+/// io::read_array, with a note on stderr when the first line was taken as a header of column
+/// names and skipped (so that a dropped first row never goes unnoticed).
+Array2D read_reporting(const std::string& path, const std::string& option, bool quiet) {
+  io::ReadInfo info;
+  Array2D a = io::read_array(path, &info);
+  if (info.header_line > 0 && !quiet) {
+    std::string names;
+    for (const auto& n : info.column_names) names += (names.empty() ? "" : ", ") + n;
+    std::cerr << "elliptica: note: " << option << " " << path << ": line " << info.header_line
+              << " taken as a header of column names (" << names << ") and skipped\n";
+  }
+  return a;
+}
+
 void print_times(std::ostream& os, const StageTimes& t) {
   static const char* kMain[] = {"P2P", "P2G", "FFT", "CNV", "IFFT", "G2P"};
   std::vector<std::pair<std::string, double>> rows;
@@ -139,7 +154,10 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
       "  u = 1/(8 pi mu) sum S(r) f with S = I/r + r r^T/r^3 (force/(viscosity*length)).\n"
       "Conventions: k = 0 mode excluded (tin-foil); a non-neutral Laplace system gets the uniform\n"
       "neutralising background. The tolerance is relative to the RMS of the result unless --abs-tol.\n"
-      "Exit codes: 0 ok, 1 command-line usage, 2 invalid input, 3 file error, 4 numerical failure.");
+      "--out may be a FIFO or a character device (e.g. /dev/null, /dev/stdout), written through; a symbolic link\n"
+      "  is followed; an existing file keeps its permissions.\n"
+      "Exit codes: 0 ok, 1 command-line usage, 2 invalid input, 3 file error, 4 numerical failure,\n"
+      "  6 out of resources (memory, threads, size limits).");
 
   cmd->add_option("--kernel", a.kernel, "laplace or stokeslet")
       ->check(CLI::IsMember({"laplace", "stokeslet"}))
@@ -230,13 +248,8 @@ int run_ewald(const EwaldArgs& a) {
   }
 
   // ---- output path: fail before the work, not after -------------------------------------
+  if (a.out.empty()) throw InvalidArgument("--out: empty file name");
   {
-    std::error_code ec;
-    if (a.out.empty()) throw InvalidArgument("--out: empty file name");
-    if (fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out is a directory");
-    const fs::path parent = fs::path(a.out).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-      throw IOError(a.out + ": output folder '" + parent.string() + "' does not exist");
     // Never overwrite an input with the result.
     const std::pair<const CLI::Option*, const std::string*> inputs[] = {
         {a.o_sources, &a.sources}, {a.o_strengths, &a.strengths}, {a.o_targets, &a.targets}, {a.o_gro, &a.gro}};
@@ -245,6 +258,8 @@ int run_ewald(const EwaldArgs& a) {
         throw InvalidArgument("--out '" + a.out + "' is the same file as " + opt_ptr->get_name() + " '" + *path +
                               "'; refusing to overwrite an input");
   }
+  // The temporary file is created now: an unwritable destination fails before the computation.
+  io::OutputFile out_file(a.out);
 
   // ---- inputs ------------------------------------------------------------------------------
   const auto t_read = Clock::now();
@@ -277,8 +292,8 @@ int run_ewald(const EwaldArgs& a) {
                               g.residue_names[i] + ") matches no --charges entry");
     }
   } else {
-    src = io::read_array(a.sources);
-    str = io::read_array(a.strengths);
+    src = read_reporting(a.sources, "--sources", a.quiet);
+    str = read_reporting(a.strengths, "--strengths", a.quiet);
   }
   require_points(src, "sources", src_name);
   require_finite(src.view(), "sources (" + src_name + ")");
@@ -299,7 +314,7 @@ int run_ewald(const EwaldArgs& a) {
   require_finite(str.view(), "strengths (" + str_name + ")");
   const bool have_targets = a.o_targets->count() > 0;
   if (have_targets) {
-    tgt = io::read_array(a.targets);
+    tgt = read_reporting(a.targets, "--targets", a.quiet);
     require_points(tgt, "targets", a.targets);
     require_finite(tgt.view(), "targets (" + a.targets + ")");
   }
@@ -352,9 +367,10 @@ int run_ewald(const EwaldArgs& a) {
     return s == ".npy";
   }();
   if (npy)
-    io::write_npy(op, out);
+    io::write_npy(out_file, out);
   else
-    io::write_csv(op, out, "# " + header);
+    io::write_csv(out_file, out, "# " + header);
+  out_file.commit();
   const double t_write_s = seconds_since(t_write);
 
   if (!a.quiet) {

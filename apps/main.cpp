@@ -1,15 +1,28 @@
 /// @file main.cpp
 /// `elliptica`: command-line front end of the elliptica library. One subcommand per capability
-/// (now: `ewald`, `mg`, `bem`). Errors print "elliptica: error: <message>" to stderr and exit with the code of
-/// the error's category (2 invalid input, 3 file error, 4 numerical, 5 not converged); command-
-/// line usage errors are reported by CLI11 and exit with 1.
+/// (now: `ewald`, `mg`, `bem`). Errors print "elliptica: error: <message>" to stderr and exit with
+/// the code of the error's category, the same for every subcommand:
+///   0 success, 1 command-line usage (reported by CLI11), 2 invalid input, 3 file error,
+///   4 numerical failure, 5 not converged, 6 out of resources (memory, threads, size limits).
+/// Exit 6 covers elliptica::ResourceError (a size checked before allocating), std::bad_alloc, and a
+/// runtime library that ends the process from inside the computation (libgomp calls exit(1) when it
+/// cannot create its threads): an atexit hook turns that exit into 6 with a message. SIGINT,
+/// SIGTERM, SIGHUP, SIGQUIT and SIGABRT remove the temporary files of outputs not yet written
+/// (core/output.hpp) before the process ends by the signal.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/output.hpp"
 #include "bem_cmd.hpp"
 #include "ewald_cmd.hpp"
 #include "mg_cmd.hpp"
@@ -18,10 +31,37 @@
 #define ELLIPTICA_VERSION "unknown"
 #endif
 
+namespace {
+
+constexpr int kResourceExit = 6;
+std::atomic<bool> g_running{false};
+
+/// Runs when something calls exit() while a subcommand is running (our own code returns from
+/// main instead): a runtime library giving up, e.g. "libgomp: Thread creation failed".
+extern "C" void exit_during_run() {
+  if (!g_running.load()) return;
+  static const char msg[] =
+      "elliptica: error: out of resources: a runtime library ended the process during the computation "
+      "(above: most likely the OpenMP runtime could not create its threads; lower --threads or free memory)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  elliptica::io::remove_uncommitted_outputs();
+  ::_exit(kResourceExit);
+}
+
+int report(const char* what, int code) {
+  std::cerr << "elliptica: error: " << what << "\n";
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"elliptica: fast solvers for elliptic PDEs (spectral Ewald summation)", "elliptica"};
+  CLI::App app{"elliptica: fast solvers for elliptic PDEs (spectral Ewald, multigrid, Helmholtz BEM)", "elliptica"};
   app.set_version_flag("--version", std::string("elliptica ") + ELLIPTICA_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Exit codes (every subcommand): 0 ok, 1 command-line usage, 2 invalid input, 3 file error, "
+      "4 numerical failure, 5 not converged, 6 out of resources (memory, threads, size limits).");
 
   elliptica::cli::EwaldArgs ewald_args;
   CLI::App* ewald = elliptica::cli::add_ewald_command(app, ewald_args);
@@ -38,20 +78,31 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 1;
   }
 
+  elliptica::io::install_signal_cleanup();
+  std::atexit(exit_during_run);
+  g_running = true;
+  int rc = 1;
   try {
-    if (ewald->parsed()) return elliptica::cli::run_ewald(ewald_args);
-    if (mg->parsed()) return elliptica::cli::run_mg(mg_args);
-    if (bem->parsed()) return elliptica::cli::run_bem(bem_args);
-    std::cerr << "elliptica: error: no subcommand given\n";
-    return 1;
+    if (ewald->parsed())
+      rc = elliptica::cli::run_ewald(ewald_args);
+    else if (mg->parsed())
+      rc = elliptica::cli::run_mg(mg_args);
+    else if (bem->parsed())
+      rc = elliptica::cli::run_bem(bem_args);
+    else
+      rc = report("no subcommand given", 1);
   } catch (const elliptica::Error& e) {
-    std::cerr << "elliptica: error: " << e.what() << "\n";
-    return elliptica::exit_code(e.category());
+    rc = report(e.what(), elliptica::exit_code(e.category()));
   } catch (const std::bad_alloc&) {
-    std::cerr << "elliptica: error: out of memory\n";
-    return 1;
+    rc = report("out of resources: out of memory (a memory allocation failed)", kResourceExit);
+  } catch (const std::system_error& e) {
+    // std::thread / std::mutex failures (EAGAIN: no more threads).
+    const bool resource = e.code() == std::errc::resource_unavailable_try_again ||
+                          e.code() == std::errc::not_enough_memory;
+    rc = report(e.what(), resource ? kResourceExit : 1);
   } catch (const std::exception& e) {
-    std::cerr << "elliptica: error: " << e.what() << "\n";
-    return 1;
+    rc = report((std::string("internal error: ") + e.what()).c_str(), 1);
   }
+  g_running = false;
+  return rc;
 }

@@ -31,6 +31,7 @@
 #include "elliptica/core/array.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
+#include "elliptica/core/output.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
@@ -122,15 +123,6 @@ mg::TestProblem problem_3d(int n, double Lx, double Ly, double Lz, std::uint64_t
   return tp;
 }
 
-void check_output_path(const std::string& out) {
-  std::error_code ec;
-  if (out.empty()) throw InvalidArgument("--out: empty file name");
-  if (fs::is_directory(out, ec)) throw IOError(out + ": --out is a directory");
-  const fs::path parent = fs::path(out).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    throw IOError(out + ": output folder '" + parent.string() + "' does not exist");
-}
-
 /// Progress of an iteration on stderr: one line per iteration.
 std::function<void(int, double)> progress_printer(bool quiet) {
   if (quiet) return {};
@@ -151,7 +143,8 @@ int run_solve_problem(const MgSolveArgs& a) {
   if (three && a.n > 1024) throw InvalidArgument("--n: at most 1024 intervals per axis in 3D, got " + std::to_string(a.n));
   if (!three && a.n > 16384) throw InvalidArgument("--n: at most 16384 intervals per axis in 2D, got " + std::to_string(a.n));
   for (auto [v, nm] : {std::pair{a.lx, "--lx"}, std::pair{a.ly, "--ly"}, std::pair{a.lz, "--lz"}})
-    if (!(std::isfinite(v) && v > 0)) throw InvalidArgument(std::string(nm) + " must be positive and finite, got " + fmt_g(v));
+    if (!(std::isfinite(v) && v >= 1e-100 && v <= 1e100))
+      throw InvalidArgument(std::string(nm) + " must be a length in [1e-100, 1e100], got " + fmt_g(v));
   if (!three && a.o_lz->count()) throw InvalidArgument("--lz applies only to --problem poisson3d");
   if (a.coarsening != 2 && a.coarsening != 8)
     throw InvalidArgument("--coarsening must be 2 or 8, got " + std::to_string(a.coarsening));
@@ -318,25 +311,44 @@ int run_solve_matrix(const MgSolveArgs& a) {
     throw InvalidArgument("--krylov with --matrix: expected pcg, gmres20 or fgmres20, got '" + kry + "'");
   if (kry == "pcg" && so.base == mg::BaseSmoother::RAS)
     throw InvalidArgument("--krylov pcg needs a symmetric preconditioner; RAS is not (use --base jacobi|asm or gmres20)");
-  check_output_path(a.out);
+  if (a.out.empty()) throw InvalidArgument("--out: empty file name");
   for (const std::string* in : {&a.matrix, &a.rhs}) {
     std::error_code ec;
     if (fs::exists(a.out, ec) && fs::exists(*in, ec) && fs::equivalent(a.out, *in, ec))
       throw InvalidArgument("--out '" + a.out + "' is the same file as the input '" + *in + "'; refusing to overwrite it");
   }
+  // The temporary output file is created now: an unwritable destination fails before the work.
+  io::OutputFile out_file(a.out);
 
   const auto t0 = Clock::now();
+  // Declared sizes first (banner and size line only), checked against the right-hand side before
+  // the body is read and anything of the matrix's size is allocated.
+  const io::MatrixMarketInfo mi = io::read_matrix_market_info(a.matrix);
+  if (mi.rows != mi.cols)
+    throw InvalidArgument(a.matrix + ": the matrix must be square, got " + std::to_string(mi.rows) + " x " + std::to_string(mi.cols));
+  if (mi.rows == 0) throw InvalidArgument(a.matrix + ": the matrix is empty");
+  if (mi.stored_max < mi.rows)
+    throw InvalidArgument(a.matrix + ": declares " + std::to_string(mi.rows) + " rows but holds at most " +
+                          std::to_string(mi.stored_max) + " entries, so at least " + std::to_string(mi.rows - mi.stored_max) +
+                          " rows are empty and the matrix is singular");
+  io::ReadInfo rinfo;
+  Array2D b = io::read_array(a.rhs, &rinfo);
+  if (rinfo.header_line > 0 && !a.quiet)
+    std::fprintf(stderr, "elliptica: note: --rhs %s: line %zu taken as a header of column names and skipped\n", a.rhs.c_str(),
+                 rinfo.header_line);
+  if (b.cols != 1 || b.rows != mi.rows)
+    throw InvalidArgument("length mismatch: --rhs " + a.rhs + " has " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
+                          " values but the matrix " + a.matrix + " has " + std::to_string(mi.rows) +
+                          " rows (need a vector of that length)");
+  require_finite(b.view(), "rhs (" + a.rhs + ")");
   CsrMatrix A = io::read_matrix_market(a.matrix);
-  if (A.rows != A.cols)
-    throw InvalidArgument(a.matrix + ": the matrix must be square, got " + std::to_string(A.rows) + " x " + std::to_string(A.cols));
-  if (A.rows == 0) throw InvalidArgument(a.matrix + ": the matrix is empty");
+  if (A.rows != mi.rows || A.cols != mi.cols)
+    throw IOError(a.matrix + ": the file changed while it was read");
   for (double v : A.val)
     if (!std::isfinite(v)) throw InvalidArgument(a.matrix + ": the matrix has a non-finite entry");
-  Array2D b = io::read_array(a.rhs);
-  if (b.cols != 1 || b.rows != A.rows)
-    throw InvalidArgument("length mismatch: --rhs " + a.rhs + " has " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
-                          " values but the matrix " + a.matrix + " has " + std::to_string(A.rows) + " rows (need a vector of that length)");
-  require_finite(b.view(), "rhs (" + a.rhs + ")");
+  for (std::size_t i = 0; i < A.rows; ++i)
+    if (A.row_ptr[i + 1] == A.row_ptr[i])
+      throw InvalidArgument(a.matrix + ": row " + std::to_string(i + 1) + " has no entries, so the matrix is singular");
   mg::Smoother S(A, so);
   mg::SmootherPreconditioner M(S, k);
   if (kry == "pcg" && !M.is_symmetric())
@@ -380,7 +392,8 @@ int run_solve_matrix(const MgSolveArgs& a) {
     if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
   Array2D xo(A.rows, 1, 1);
   xo.values = x;
-  io::write_array(a.out, xo);
+  io::write_array(out_file, xo);
+  out_file.commit();
   os << "wrote " << a.out << ": shape (" << A.rows << ",)\n";
   return 0;
 }
@@ -422,7 +435,7 @@ int run_study(const MgStudyArgs& a) {
   std::vector<double> lx_list;
   for (const auto& t : split(lxs, ',')) {
     const double v = to_double(t, "--lx");
-    if (!(std::isfinite(v) && v > 0)) throw InvalidArgument("--lx: lengths must be positive and finite, got '" + t + "'");
+    if (!(std::isfinite(v) && v >= 1e-100 && v <= 1e100)) throw InvalidArgument("--lx: lengths must lie in [1e-100, 1e100], got '" + t + "'");
     lx_list.push_back(v);
   }
   if (lx_list.empty()) throw InvalidArgument("--lx: no values");
@@ -448,6 +461,8 @@ int run_study(const MgStudyArgs& a) {
     fs::create_directories(a.out, ec);
     if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
   }
+  // study.csv's temporary is created now: an unwritable folder fails before the runs.
+  io::OutputFile csv_file((fs::path(a.out) / "study.csv").string());
   std::string script = a.plot_script;
   if (script.empty() && !a.no_plots) {
     std::vector<fs::path> cands;
@@ -557,7 +572,8 @@ int run_study(const MgStudyArgs& a) {
                     ci->levels, ci->opc, n);
       cs << buf;
     }
-    io::write_text_atomic((fs::path(a.out) / "study.csv").string(), cs.str());
+    csv_file.write(cs.str());
+    csv_file.commit();
   }
 
   std::ostream& os = std::cout;

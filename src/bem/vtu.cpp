@@ -10,6 +10,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
+#include "elliptica/core/output.hpp"
 
 namespace elliptica::bem {
 
@@ -32,9 +33,8 @@ std::string xml_escape(const std::string& in) {
   }
   return o;
 }
-}  // namespace
 
-void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& cells) {
+std::string vtu_text(const Mesh& mesh, const std::vector<CellField>& cells) {
   const std::size_t ne = mesh.num_elements(), nv = mesh.vertices.size();
   std::set<std::string> names;
   for (const auto& f : cells) {
@@ -85,10 +85,10 @@ void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<Cell
     s += "        </DataArray>\n";
   }
   s += "      </CellData>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
-  io::write_text_atomic(path, s);
+  return s;
 }
 
-void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v) {
+std::string npy_complex_bytes(const std::vector<std::complex<double>>& v) {
   std::string header = "{'descr': '<c16', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
   // magic (6) + version (2) + header length (2) + header + '\n', padded to a multiple of 64.
   const std::size_t base = 10 + header.size() + 1;
@@ -106,7 +106,22 @@ void write_npy_complex(const std::string& path, const std::vector<std::complex<d
   // x86/ARM little-endian hosts: std::complex<double> is two IEEE doubles (re, im).
   static_assert(sizeof(std::complex<double>) == 16);
   if (!v.empty()) std::memcpy(s.data() + off, v.data(), 16 * v.size());
-  io::write_text_atomic(path, s);
+  return s;
+}
+
+}  // namespace
+
+void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& cells) {
+  io::write_text_atomic(path, vtu_text(mesh, cells));
+}
+void write_vtu(io::OutputFile& out, const Mesh& mesh, const std::vector<CellField>& cells) {
+  out.write(vtu_text(mesh, cells));
+}
+void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v) {
+  io::write_text_atomic(path, npy_complex_bytes(v));
+}
+void write_npy_complex(io::OutputFile& out, const std::vector<std::complex<double>>& v) {
+  out.write(npy_complex_bytes(v));
 }
 
 }  // namespace elliptica::bem

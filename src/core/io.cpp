@@ -8,6 +8,7 @@
 #include "elliptica/core/io.hpp"
 
 #include "core/io_detail.hpp"
+#include "elliptica/core/output.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -491,95 +492,6 @@ Array2D parse_text(const std::string& path, std::string_view text, ReadInfo* inf
   return a;
 }
 
-// ------------------------------------------------------------------------------------------
-// Atomic writes
-// ------------------------------------------------------------------------------------------
-
-/// Buffered writer on a POSIX file descriptor; every failure throws IOError.
-class FdWriter {
- public:
-  FdWriter(int fd, const std::string& name) : fd_(fd), name_(name) { buf_.reserve(kCap); }
-  void write(const char* p, std::size_t n) {
-    if (buf_.size() + n > kCap) flush();
-    if (n >= kCap) {
-      raw_write(p, n);
-    } else {
-      buf_.append(p, n);
-    }
-  }
-  void write(std::string_view s) { write(s.data(), s.size()); }
-  void flush() {
-    raw_write(buf_.data(), buf_.size());
-    buf_.clear();
-  }
-
- private:
-  static constexpr std::size_t kCap = 1 << 20;
-  int fd_;
-  const std::string& name_;
-  std::string buf_;
-  void raw_write(const char* p, std::size_t n) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        throw IOError(name_ + ": write failed: " + errno_text(errno));
-      }
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
-  }
-};
-
-std::string temp_name_for(const std::string& path) {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^
-                                          static_cast<std::uint64_t>(::getpid()) << 32};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return path + ".tmp." + std::to_string(::getpid()) + "." + buf;
-}
-
-/// Writes through `body` into a fresh temporary file next to `path`, syncs it, and renames it
-/// onto `path`. On any failure the temporary file is removed and IOError is thrown; an existing
-/// file at `path` is left untouched.
-void atomic_write(const std::string& path, const std::function<void(FdWriter&)>& body) {
-  if (path.empty()) throw IOError("output path is empty");
-  {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) throw IOError(path + ": cannot write: is a directory");
-    const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-      throw IOError(path + ": cannot write: folder '" + parent.string() + "' does not exist");
-  }
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-    tmp = temp_name_for(path);
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST)
-      throw IOError(path + ": cannot create temporary file '" + tmp + "': " + errno_text(errno));
-  }
-  if (fd < 0) throw IOError(path + ": cannot create a unique temporary file");
-  try {
-    FdWriter w(fd, path);
-    body(w);
-    w.flush();
-    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
-      throw IOError(path + ": fsync failed: " + errno_text(errno));
-    const int rc = ::close(fd);
-    fd = -1;
-    if (rc != 0) throw IOError(path + ": close failed: " + errno_text(errno));
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) throw IOError(path + ": cannot rename temporary file into place: " + ec.message());
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
-}
-
 void check_array(const Array2D& a, const std::string& path) {
   if (a.values.size() != a.rows * a.cols)
     throw InvalidArgument(path + ": inconsistent array: " + std::to_string(a.values.size()) +
@@ -647,7 +559,8 @@ Array2D detail::parse_array(const std::string& path, const std::string& bytes, R
   }
 }
 
-void write_npy(const std::string& path, const Array2D& a) {
+void write_npy(OutputFile& w, const Array2D& a) {
+  const std::string& path = w.path();
   check_array(a, path);
   std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (";
   dict += std::to_string(a.rows);
@@ -661,64 +574,79 @@ void write_npy(const std::string& path, const Array2D& a) {
   const std::size_t pad = (64 - total % 64) % 64;
   dict.append(pad, ' ');
   dict.push_back('\n');
-  total = pre + dict.size();
   if (dict.size() > 0xffff) throw IOError(path + ": .npy header too long");
-
-  atomic_write(path, [&](FdWriter& w) {
-    char head[10];
-    std::memcpy(head, kNpyMagic, kNpyMagicLen);
-    head[6] = 1;
-    head[7] = 0;
-    head[8] = static_cast<char>(dict.size() & 0xff);
-    head[9] = static_cast<char>((dict.size() >> 8) & 0xff);
-    w.write(head, 10);
-    w.write(dict);
-    char chunk[8 * 1024];
-    std::size_t k = 0;
-    const std::size_t n = a.values.size();
-    while (k < n) {
-      const std::size_t m = std::min<std::size_t>(n - k, sizeof chunk / 8);
-      for (std::size_t t = 0; t < m; ++t) {
-        const std::uint64_t raw = std::bit_cast<std::uint64_t>(a.values[k + t]);
-        for (int b = 0; b < 8; ++b) chunk[8 * t + b] = static_cast<char>((raw >> (8 * b)) & 0xff);
-      }
-      w.write(chunk, 8 * m);
-      k += m;
+  char head[10];
+  std::memcpy(head, kNpyMagic, kNpyMagicLen);
+  head[6] = 1;
+  head[7] = 0;
+  head[8] = static_cast<char>(dict.size() & 0xff);
+  head[9] = static_cast<char>((dict.size() >> 8) & 0xff);
+  w.write(head, 10);
+  w.write(dict);
+  char chunk[8 * 1024];
+  std::size_t k = 0;
+  const std::size_t n = a.values.size();
+  while (k < n) {
+    const std::size_t m = std::min<std::size_t>(n - k, sizeof chunk / 8);
+    for (std::size_t t = 0; t < m; ++t) {
+      const std::uint64_t raw = std::bit_cast<std::uint64_t>(a.values[k + t]);
+      for (int b = 0; b < 8; ++b) chunk[8 * t + b] = static_cast<char>((raw >> (8 * b)) & 0xff);
     }
-  });
+    w.write(chunk, 8 * m);
+    k += m;
+  }
+}
+
+void write_csv(OutputFile& w, const Array2D& a, const std::string& header) {
+  check_array(a, w.path());
+  if (!header.empty()) {
+    std::istringstream hs(header);
+    std::string line;
+    while (std::getline(hs, line)) {
+      if (line.empty() || line[0] != '#') w.write("# ");
+      w.write(line);
+      w.write("\n");
+    }
+  }
+  if (a.rows == 0 && a.cols > 0) {
+    // No data rows: a line of column names keeps the shape, as read_array takes a first line
+    // of names as a header, so (0, C) reads back as (0, C) ((0, 1) as (0,)).
+    std::string names;
+    for (std::size_t j = 0; j < a.cols; ++j) names += (j ? ",col" : "col") + std::to_string(j + 1);
+    names.push_back('\n');
+    w.write(names);
+  }
+  std::string row;
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    row.clear();
+    for (std::size_t j = 0; j < a.cols; ++j) {
+      if (j) row.push_back(',');
+      row += format_double(a.values[i * a.cols + j]);
+    }
+    row.push_back('\n');
+    w.write(row);
+  }
+}
+
+void write_array(OutputFile& w, const Array2D& a) {
+  if (ends_with_npy(w.path()))
+    write_npy(w, a);
+  else
+    write_csv(w, a);
+}
+
+void write_npy(const std::string& path, const Array2D& a) {
+  check_array(a, path);
+  OutputFile f(path);
+  write_npy(f, a);
+  f.commit();
 }
 
 void write_csv(const std::string& path, const Array2D& a, const std::string& header) {
   check_array(a, path);
-  atomic_write(path, [&](FdWriter& w) {
-    if (!header.empty()) {
-      std::istringstream hs(header);
-      std::string line;
-      while (std::getline(hs, line)) {
-        if (line.empty() || line[0] != '#') w.write("# ");
-        w.write(line);
-        w.write("\n");
-      }
-    }
-    if (a.rows == 0 && a.cols > 0) {
-      // No data rows: a line of column names keeps the shape, as read_array takes a first line
-      // of non-numeric tokens as a header, so (0, C) reads back as (0, C) ((0, 1) as (0,)).
-      std::string names;
-      for (std::size_t j = 0; j < a.cols; ++j) names += (j ? ",col" : "col") + std::to_string(j + 1);
-      names.push_back('\n');
-      w.write(names);
-    }
-    std::string row;
-    for (std::size_t i = 0; i < a.rows; ++i) {
-      row.clear();
-      for (std::size_t j = 0; j < a.cols; ++j) {
-        if (j) row.push_back(',');
-        row += format_double(a.values[i * a.cols + j]);
-      }
-      row.push_back('\n');
-      w.write(row);
-    }
-  });
+  OutputFile f(path);
+  write_csv(f, a, header);
+  f.commit();
 }
 
 void write_array(const std::string& path, const Array2D& a) {
@@ -729,7 +657,9 @@ void write_array(const std::string& path, const Array2D& a) {
 }
 
 void write_text_atomic(const std::string& path, const std::string& text) {
-  atomic_write(path, [&](FdWriter& w) { w.write(text); });
+  OutputFile f(path);
+  f.write(text);
+  f.commit();
 }
 
 GroFile read_gro(const std::string& path) { return detail::parse_gro(path, read_file(path)); }
@@ -755,7 +685,10 @@ GroFile detail::parse_gro(const std::string& path, const std::string& text) {
   g.residue_names.reserve(n);
   // Coordinate field width: GROMACS writes %8.3f by default but allows other precisions; the
   // width is the distance between the first two decimal points of the first atom line.
-  std::size_t width = 8;
+  // Every coordinate field is then checked to be a fixed-point number with its decimal point in
+  // the same place as on that line (GROMACS writes %{p+5}.{p}f), so a misaligned or damaged field
+  // (e.g. "-1e308" shifting the columns) is an error instead of a silently different number.
+  std::size_t width = 8, dot = 4;
   if (n > 0) {
     const std::string_view l = lines[2];
     const std::size_t d1 = l.size() > 20 ? l.find('.', 20) : std::string_view::npos;
@@ -763,8 +696,23 @@ GroFile detail::parse_gro(const std::string& path, const std::string& text) {
     if (d1 == std::string_view::npos || d2 == std::string_view::npos)
       throw IOError(path + ":3: malformed atom line: no coordinates with decimal points after column 20");
     width = d2 - d1;
+    dot = d1 - 20;
     if (width < 4) throw IOError(path + ":3: malformed atom line: coordinate fields too narrow");
+    if (dot + 1 >= width)
+      throw IOError(path + ":3: malformed atom line: the first coordinate has no digits after its decimal point");
   }
+  // "   -1.234": spaces, an optional sign, digits, '.' at offset `dot`, digits to the end.
+  auto fixed_point = [&](std::string_view f) {
+    if (f.size() != width || f[dot] != '.') return false;
+    for (std::size_t k = dot + 1; k < width; ++k)
+      if (!std::isdigit(static_cast<unsigned char>(f[k]))) return false;
+    std::size_t k = 0;
+    while (k < dot && f[k] == ' ') ++k;
+    if (k < dot && (f[k] == '-' || f[k] == '+')) ++k;
+    for (; k < dot; ++k)
+      if (!std::isdigit(static_cast<unsigned char>(f[k]))) return false;
+    return true;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const std::string_view l = lines[2 + i];
     const std::string where = path + ":" + std::to_string(i + 3) + ": ";
@@ -774,10 +722,16 @@ GroFile detail::parse_gro(const std::string& path, const std::string& text) {
     g.residue_names.push_back(trim(l.substr(5, 5)));
     g.atom_names.push_back(trim(l.substr(10, 5)));
     for (int c = 0; c < 3; ++c) {
-      const std::string tok = trim(l.substr(20 + c * width, width));
+      const std::string_view field = l.substr(20 + c * width, width);
+      const std::string tok = trim(field);
       double v;
       if (!parse_double(tok, v) || !std::isfinite(v))
         throw IOError(where + "malformed coordinate '" + printable(tok) + "' (" + "xyz"[c] + ")");
+      if (!fixed_point(field))
+        throw IOError(where + "coordinate " + "xyz"[c] + " field '" + printable(field) + "' (columns " +
+                      std::to_string(21 + c * width) + "-" + std::to_string(20 + (c + 1) * width) +
+                      ") is not a fixed-point number with its decimal point in column " +
+                      std::to_string(21 + c * width + dot) + " as on line 3: misaligned or damaged line");
       g.positions.values[3 * i + c] = v;
     }
   }

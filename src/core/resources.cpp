@@ -47,7 +47,7 @@ std::string format_bytes(double bytes) {
 void require_memory(double bytes, const std::string& what) {
   const double limit = double(memory_limit_bytes());
   if (!(bytes <= limit))  // also catches NaN and +Inf estimates
-    throw ResourceError(what + " needs " + format_bytes(bytes) + " of memory, more than the " + format_bytes(limit) +
+    throw ResourceError(what + " would take " + format_bytes(bytes) + " of memory, more than the " + format_bytes(limit) +
                         " this machine has" +
                         (std::getenv("ELLIPTICA_MEMORY_LIMIT") ? " (ELLIPTICA_MEMORY_LIMIT)" : ""));
 }

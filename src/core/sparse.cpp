@@ -14,6 +14,7 @@
 #endif
 #include "core/csr_kernels.hpp"
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica {
 
@@ -215,6 +216,7 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
   std::vector<std::vector<std::int32_t>> tcol;
   std::vector<std::vector<double>> tval;
   std::vector<std::int64_t> tfirst;
+  ParallelErrors errors;  // the per-thread buffers allocate: nothing may escape the region
 #pragma omp parallel if (par)
   {
 #ifdef _OPENMP
@@ -223,28 +225,32 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
     const int nt = 1, t = 0;
 #endif
 #pragma omp single
-    {
+    errors.run([&] {
       tcol.resize(static_cast<std::size_t>(nt));
       tval.resize(static_cast<std::size_t>(nt));
       tfirst.assign(static_cast<std::size_t>(nt) + 1, 0);
-    }
-    const std::int64_t r0 = nr * t / nt, r1 = nr * (t + 1) / nt;
-    tfirst[static_cast<std::size_t>(t)] = r0;
-    std::vector<std::int64_t> marker(P.cols, -1);
-    std::vector<double> acc(P.cols, 0.0);
-    std::vector<std::int32_t> cols;
-    auto& mc = tcol[static_cast<std::size_t>(t)];
-    auto& mv = tval[static_cast<std::size_t>(t)];
-    for (std::int64_t i = r0; i < r1; ++i) {
-      row(i, marker, acc, cols);
-      std::sort(cols.begin(), cols.end());
-      for (auto j : cols) {
-        mc.push_back(j);
-        mv.push_back(acc[static_cast<std::size_t>(j)]);
+    });
+    // (the implicit barrier of `single` makes its outcome visible to every thread)
+    errors.run([&] {
+      const std::int64_t r0 = nr * t / nt, r1 = nr * (t + 1) / nt;
+      tfirst[static_cast<std::size_t>(t)] = r0;
+      std::vector<std::int64_t> marker(P.cols, -1);
+      std::vector<double> acc(P.cols, 0.0);
+      std::vector<std::int32_t> cols;
+      auto& mc = tcol[static_cast<std::size_t>(t)];
+      auto& mv = tval[static_cast<std::size_t>(t)];
+      for (std::int64_t i = r0; i < r1; ++i) {
+        row(i, marker, acc, cols);
+        std::sort(cols.begin(), cols.end());
+        for (auto j : cols) {
+          mc.push_back(j);
+          mv.push_back(acc[static_cast<std::size_t>(j)]);
+        }
+        C.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<std::int64_t>(cols.size());
       }
-      C.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<std::int64_t>(cols.size());
-    }
+    });
   }
+  errors.rethrow();
   for (std::size_t i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
   C.col.resize(static_cast<std::size_t>(C.row_ptr[C.rows]));
   C.val.resize(C.col.size());

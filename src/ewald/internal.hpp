@@ -1,6 +1,8 @@
 #pragma once
 // Internal building blocks of the spectral Ewald plan (not installed).
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -22,6 +24,9 @@ constexpr double kSqrtPi = 1.77245385090551602730;
 // w((m + 1 - P/2 - s) h). For each m that is one smooth function of s on [0,1] ("bin" m), which we
 // replace by a polynomial of degree nu in x = 2s - 1 (Chebyshev interpolation converted to the
 // monomial basis) and evaluate with Horner's rule for all m at once (seed 000, section 4).
+constexpr int kMaxWindowSupport = 32;  ///< largest P (the override range; the tuner stays <= 24)
+constexpr int kMaxComponents = 4;      ///< most grid components (Laplace potential + field)
+
 struct Window {
   int P = 0;
   double beta = 0;
@@ -78,9 +83,76 @@ double est_window(Kernel k, bool field, double rho, double xi, const std::array<
 // Rough RMS size of the result (for the pilot of a relative tolerance).
 double typical_magnitude(Kernel k, bool field, double rho, const std::array<double, 3>& box, std::size_t n);
 
+/// Size limits of a plan, checked while the parameters are chosen (before anything is allocated):
+/// the FFT grids (kMaxGridBytes, also at most 8192 points per axis), the P2P work (pair checks)
+/// and the per-thread P2P pair lists. A box of extreme aspect ratio can need either a huge grid
+/// along its long axis or a cutoff reaching over many images of its short axes: then no
+/// parameters fit and the plan throws ResourceError (NumericalError, as for any tolerance out of
+/// reach, when overrides are given; InvalidArgument for a grid override above kMaxGridBytes).
+constexpr double kMaxGridBytes = 8.0 * 1024 * 1024 * 1024;  // 8 GiB
+constexpr double kMaxPairChecks = 1e12;
+constexpr double kMaxNearFieldBytes = 4.0 * 1024 * 1024 * 1024;  // 4 GiB
+
+/// Cells per axis of the near-field cell list for cutoff rc: floor(L_d / rc) (width >= rc), halved
+/// along the longest axis while there are more than min(8 n_points + 64, 2^26) cells.
+std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points);
+
+/// Near-field (P2P) load of a cutoff and cell grid, as counted by p2p() (kernels.cpp).
+struct NearFieldLoad {
+  double colleagues = 0;         ///< (cell, image) pairs visited per target cell
+  double checks_per_target = 0;  ///< source images tested per target (mean)
+  double pair_checks = 0;        ///< total source-target tests
+  double bytes = 0;              ///< per-thread colleague and pair lists, times the threads
+};
+NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_sources, std::size_t n_targets,
+                              double rc, const std::array<int, 3>& cells, int strength_components, int threads);
+
+/// Chooses the parameters (see params.cpp). Throws InvalidArgument for a grid override above
+/// kMaxGridBytes, ResourceError when only the size limits rule out every choice, NumericalError
+/// when the tolerance is out of reach otherwise (also with overrides).
 Params choose_params(const TuneInput& in);
 // Smallest M >= m that is even and has no prime factor above 7.
 int fft_friendly(int m);
+
+// ---------------------------------------------------------------------------------------------
+// Periodic wrapping (exact for every finite value)
+
+/// Coordinates farther than this many box lengths from the box are refused: beyond it one unit in
+/// the last place of the coordinate exceeds ~0.2 box lengths (2^-52 * 1e15), so its periodic
+/// position is not determined by the double-precision value.
+constexpr double kMaxBoxLengthsFromBox = 1e15;
+
+/// v wrapped into [0, L) for L > 0: fmod is exact in IEEE arithmetic (no rounding, unlike
+/// v - L floor(v/L), which FMA contraction or the rounding of v/L can make negative or >= L);
+/// a negative remainder so small that r + L rounds to L maps to 0 (the nearest periodic value).
+/// Never negative (-0.0 becomes +0.0), never >= L.
+inline double wrap_into_box(double v, double L) {
+  double r = std::fmod(v, L);
+  if (r < 0) {
+    r += L;
+    if (r >= L) r = 0.0;
+  }
+  return r == 0.0 ? 0.0 : r;
+}
+
+/// Index floor(v * inv) of the cell (or grid interval) holding v in [0, L), clamped into
+/// [0, n - 1] so that an index is in range by construction.
+inline int cell_index(double v, double inv, int n) {
+  const double t = v * inv;
+  if (!(t > 0)) return 0;
+  return t >= double(n) ? n - 1 : std::min(static_cast<int>(t), n - 1);
+}
+
+/// Window placement of a wrapped coordinate x in [0, L) on a grid of M points (inv_h = M / L),
+/// support P: the first padded grid index j0 (grid index + P) and the fractional position s in
+/// [0, 1) that Window::weights() takes. t = x/h is clamped into [0, M), so j0 is in [1, M + P]
+/// and j0 + P - 1 < M + 2P (inside the padded grid) by construction.
+inline void window_offset(double x, double inv_h, int M, int P, int& j0, double& s) {
+  const double t = std::clamp(x * inv_h, 0.0, std::nextafter(double(M), 0.0));
+  const double f = std::floor(t - 0.5 * P);
+  j0 = static_cast<int>(f) + 1 + P;
+  s = t - 0.5 * P - f;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Near field (kernels.cpp)

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
+#include "elliptica/core/resources.hpp"
 #include "ewald/internal.hpp"
 
 namespace elliptica::ewald::detail {
@@ -23,11 +26,9 @@ CellList build_cells(ConstMatrixView<double> pts, const std::array<double, 3>& b
   for (std::size_t i = 0; i < N; ++i) {
     int ci[3];
     for (int d = 0; d < 3; ++d) {
-      double v = pts(i, d);
-      v -= box[d] * std::floor(v / box[d]);
-      if (v >= box[d]) v = 0.0;  // floor rounding at the upper edge
+      const double v = wrap_into_box(pts(i, d), box[d]);
       w[3 * i + d] = v;
-      ci[d] = std::min(static_cast<int>(v * cl.inv_width[d]), n[d] - 1);
+      ci[d] = cell_index(v, cl.inv_width[d], n[d]);
     }
     cell[i] = (ci[0] * n[1] + ci[1]) * n[2] + ci[2];
   }
@@ -165,16 +166,28 @@ void p2p_impl(const CellList& src, const std::vector<double>& q, const CellList&
   const ErfcTable tab(xi * rc);
   const std::array<int, 3> K = neighbour_reach(src, box, rc);
   const int ncells = trg.ncells();
+  {
+    // The tuner keeps within these limits; overrides and a changed point count are checked here
+    // again, before the lists are allocated.
+    const NearFieldLoad load = near_field_load(box, src.x.size(), trg.x.size(), rc, src.n, nq, threads);
+    if (load.pair_checks > kMaxPairChecks || load.bytes > kMaxNearFieldBytes)
+      throw ResourceError("P2P: the real-space cutoff r_c = " + std::to_string(rc) + " reaches " +
+                          std::to_string(static_cast<long long>(load.colleagues)) + " (cell, image) pairs per cell, " +
+                          std::to_string(load.pair_checks) + " pair checks in all, beyond the near-field limits (" +
+                          std::to_string(kMaxPairChecks) + " checks, " + format_bytes(kMaxNearFieldBytes) + " of lists)");
+    require_memory(load.bytes, "P2P pair lists");
+  }
   out.assign(trg.x.size() * nout, 0.0);
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads)
   {
     // Pairs within r_c of the current target, compacted so the kernel loop has no branches.
     std::vector<double> br, bx, by, bz, bq;
     std::vector<Neighbour> nb;
 #pragma omp for schedule(dynamic, 4)
-    for (int cellid = 0; cellid < ncells; ++cellid) {
+    for (int cellid = 0; cellid < ncells; ++cellid) errors.run([&] {
       const int t0 = trg.start[cellid], t1 = trg.start[cellid + 1];
-      if (t0 == t1) continue;
+      if (t0 == t1) return;
       const int i = cellid / (trg.n[1] * trg.n[2]);
       const int j = (cellid / trg.n[2]) % trg.n[1];
       const int k = cellid % trg.n[2];
@@ -246,8 +259,9 @@ void p2p_impl(const CellList& src, const std::vector<double>& q, const CellList&
         }
         if constexpr (nout == 4) o[3] = a3;
       }
-    }
+    });
   }
+  errors.rethrow();
 }
 
 }  // namespace

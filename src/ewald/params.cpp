@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/resources.hpp"
 #include "ewald/internal.hpp"
 
 namespace elliptica::ewald::detail {
@@ -242,25 +243,58 @@ struct Cost {
   double cell = 30e-9, spread_point = 0.9e-9, window_eval = 40e-9, fft = 0.7e-9, cnv = 3e-9, interp_point = 0.9e-9;
 };
 
+}  // namespace
+
+std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points) {
+  std::array<double, 3> n;
+  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor(box[d] / rc));
+  // More cells than ~8 per point only cost memory; coarser cells (width still >= r_c) are valid.
+  const double cap = std::min(8.0 * double(n_points) + 64.0, double(1 << 26));
+  while (n[0] * n[1] * n[2] > cap) {
+    const int d = n[0] >= n[1] && n[0] >= n[2] ? 0 : (n[1] >= n[2] ? 1 : 2);
+    n[d] = std::max(1.0, std::floor(n[d] / 2));
+  }
+  return {static_cast<int>(n[0]), static_cast<int>(n[1]), static_cast<int>(n[2])};
+}
+
+NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_sources, std::size_t n_targets,
+                              double rc, const std::array<int, 3>& cells, int strength_components, int threads) {
+  NearFieldLoad l;
+  const double ncell = double(cells[0]) * cells[1] * cells[2];
+  l.colleagues = 1;
+  for (int d = 0; d < 3; ++d) l.colleagues *= 2.0 * std::max(1.0, std::ceil(rc * cells[d] / box[d] * (1 - 1e-12))) + 1.0;
+  l.checks_per_target = l.colleagues * double(n_sources) / ncell;
+  l.pair_checks = double(n_targets) * l.checks_per_target;
+  // Per thread: the colleague list (cell index + shift, 32 bytes; the per-axis offset lists are
+  // smaller) and the compacted pair buffers (r^2, r_vec, strengths: 8 bytes each) of the
+  // fullest target cell, taken as 4x the mean (clustered sources).
+  const double per_thread = 32.0 * l.colleagues + 8.0 * (4 + strength_components) * (4.0 * l.checks_per_target + 1);
+  l.bytes = per_thread * std::max(1, threads);
+  return l;
+}
+
+namespace {
+
 double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
                   int P) {
   const Cost c;
   const double V = in.box[0] * in.box[1] * in.box[2];
   const double ncell = double(cells[0]) * cells[1] * cells[2];
   const double cellvol = V / ncell;
-  const double ns = double(in.n_sources), nt = double(in.n_targets);
-  double nnb = 1;  // colleague (cell, image) pairs per target cell, see kernels.cpp
-  for (int d = 0; d < 3; ++d) nnb *= 2.0 * std::max(1.0, std::ceil(rc * cells[d] / in.box[d] * (1 - 1e-12))) + 1.0;
-  const double per_target_checks = nnb * ns * cellvol / V;
+  const double nt = double(in.n_targets);
+  const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
+  const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, cin, in.threads);
+  const double nnb = nl.colleagues;  // colleague (cell, image) pairs per target cell, see kernels.cpp
+  const double per_target_checks = nl.checks_per_target;
   const double frac = std::min(1.0, (4.0 / 3.0 * kPi * rc * rc * rc) / (nnb * cellvol));
   const double eval = in.kernel == Kernel::Stokeslet ? c.pair_eval_stokes
                       : in.field                     ? c.pair_eval_field
                                                      : c.pair_eval_laplace;
   const double p2p = nt * per_target_checks * (c.pair_check + frac * eval) + nnb * ncell * c.cell;
-  const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
   const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
   const double P3 = double(P) * P * P;
   const double mtot = double(M[0]) * M[1] * M[2];
+  const double ns = double(in.n_sources);
   const double p2g = ns * (P3 * cin * c.spread_point + c.window_eval);
   const double g2p = nt * (P3 * cout * c.interp_point + c.window_eval);
   const double fft = (cin + cout) * c.fft * mtot * std::log2(std::max(2.0, mtot));
@@ -341,8 +375,14 @@ Params choose_params(const TuneInput& in) {
 
   Params best;
   double best_cost = std::numeric_limits<double>::infinity();
-  bool memory_rejected = false;
-  constexpr double kMaxGridBytes = 8e9;
+  bool memory_rejected = false, near_rejected = false;
+  const bool any_override = ov.xi || ov.rc || ov.grid || ov.window_support || ov.window_shape;
+  // Grid memory: FFT input/output, half-spectrum and the padded P2G/G2P grid.
+  auto grid_bytes = [&](const std::array<int, 3>& M) { return double(M[0]) * M[1] * M[2] * std::max(cin, cout) * 8.0 * 3.5; };
+  if (ov.grid && grid_bytes(*ov.grid) > kMaxGridBytes)
+    throw InvalidArgument("grid override M = " + std::to_string((*ov.grid)[0]) + " x " + std::to_string((*ov.grid)[1]) + " x " +
+                          std::to_string((*ov.grid)[2]) + " needs about " + format_bytes(grid_bytes(*ov.grid)) +
+                          " of FFT grid memory, above the " + format_bytes(kMaxGridBytes) + " limit");
   for (double rc : rcs) {
     double xi;
     if (ov.xi) {
@@ -352,8 +392,14 @@ Params choose_params(const TuneInput& in) {
       xi = solve_decreasing([&](double x) { return real_ok(x, rc); }, 1.0, 0.1 / rc, 40.0 / rc);
       if (!std::isfinite(xi)) continue;
     }
-    std::array<int, 3> cells;
-    for (int d = 0; d < 3; ++d) cells[d] = std::max(1, static_cast<int>(std::floor(in.box[d] / rc)));
+    const std::array<int, 3> cells = cell_grid(in.box, rc, in.n_sources + in.n_targets);
+    {
+      const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, cin, in.threads);
+      if (nl.pair_checks > kMaxPairChecks || nl.bytes > kMaxNearFieldBytes) {
+        near_rejected = true;
+        continue;
+      }
+    }
     std::vector<std::array<int, 3>> grids;
     if (ov.grid) {
       grids.push_back(*ov.grid);
@@ -379,9 +425,7 @@ Params choose_params(const TuneInput& in) {
         }
     }
     for (const auto& M : grids) {
-      const double mtot = double(M[0]) * M[1] * M[2];
-      // Grid memory: FFT input/output, half-spectrum and the padded P2G/G2P grid.
-      if (mtot * std::max(cin, cout) * 8.0 * 3.5 > kMaxGridBytes) {
+      if (grid_bytes(M) > kMaxGridBytes) {
         memory_rejected = true;
         continue;
       }
@@ -416,10 +460,23 @@ Params choose_params(const TuneInput& in) {
   if (!std::isfinite(best_cost)) {
     std::ostringstream os;
     os << "no spectral Ewald parameters meet the tolerance (absolute RMS target " << in.eps_phi << ")";
-    if (memory_rejected) os << ": the FFT grids it needs exceed " << kMaxGridBytes / 1e9 << " GB";
-    const bool any_override = ov.xi || ov.rc || ov.grid || ov.window_support || ov.window_shape;
-    if (any_override) os << "; the overrides (xi, rc, grid, P, beta) may rule it out";
-    if (!memory_rejected && !any_override) os << "; it may be below double-precision round-off";
+    if (memory_rejected || near_rejected) {
+      os << " within the size limits:";
+      if (memory_rejected) os << " the FFT grids it needs exceed " << format_bytes(kMaxGridBytes) << " (or 8192 points per axis)";
+      if (memory_rejected && near_rejected) os << ", and";
+      if (near_rejected)
+        os << " the real-space cutoffs it needs exceed the near-field limits (" << kMaxPairChecks << " pair checks, "
+           << format_bytes(kMaxNearFieldBytes) << " of pair lists)";
+      const double Lmx = std::max({in.box[0], in.box[1], in.box[2]});
+      if (Lmx / Lmin > 1e3)
+        os << "; the box's aspect ratio " << Lmx / Lmin << " is far beyond what a 3D-periodic Ewald sum handles well";
+    }
+    if (any_override) {
+      os << "; the overrides (xi, rc, grid, P, beta) may rule it out";
+      throw NumericalError(os.str());
+    }
+    if (memory_rejected || near_rejected) throw ResourceError(os.str());
+    os << "; it may be below double-precision round-off";
     throw NumericalError(os.str());
   }
   best.beta = beta_of(best.P);

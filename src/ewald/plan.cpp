@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
+#include "elliptica/core/resources.hpp"
 #include "ewald/internal.hpp"
 
 namespace elliptica::ewald {
@@ -94,7 +96,7 @@ struct FftwGrid {
     std::lock_guard<std::mutex> lk(fftw_mutex());
     real = fftw_alloc_real(nreal() * nc);
     cplx = fftw_alloc_complex(ncplx() * nc);
-    if (!real || !cplx) throw NumericalError("out of memory allocating the FFT grid");
+    if (!real || !cplx) throw ResourceError("out of memory allocating the FFT grid");
     fftw_plan_with_nthreads(nth);
     const int n[3] = {M[0], M[1], M[2]};
     fwd = fftw_plan_many_dft_r2c(3, n, ci, real, nullptr, 1, int(nreal()), cplx, nullptr, 1, int(ncplx()),
@@ -119,7 +121,13 @@ double rms(const std::vector<double>& v, int comps, int c0, int nc) {
 }  // namespace
 
 struct EwaldPlan::Impl {
-  Options opt;
+  // Lengths are computed in units of ls, a power of two (so exact) chosen when the box is far
+  // from unit size: the sums scale as phi(s x; s L) = phi(x; L) / s (stokeslet alike), E as 1/s^2,
+  // and intermediate quantities such as (h1 h2 h3)^2 / V or 1/k^4 then stay far from overflow and
+  // underflow for every admissible box (lengths in [1e-100, 1e100]).
+  Options user;  // as given (options())
+  Options opt;   // the same with box, xi and rc in units of ls (used everywhere below)
+  double ls = 1.0;
   Params params;
   Window window;
   bool tuned = false;
@@ -147,6 +155,8 @@ struct EwaldPlan::Impl {
   double density(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg) const;
   Result evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q, const ConstMatrixView<double>* trg);
   bool scale_strengths(ConstMatrixView<double> q_in, std::vector<double>& qv);
+  // Coordinates in units of ls (a copy into buf when ls != 1).
+  ConstMatrixView<double> scale_lengths(ConstMatrixView<double> a, std::vector<double>& buf) const;
   void report();
 };
 
@@ -186,7 +196,7 @@ void validate_options(const Options& o) {
     for (int d = 0; d < 3; ++d)
       if ((*o.grid)[d] < 4 || (*o.grid)[d] > 8192)
         throw InvalidArgument("grid override M must be in [4, 8192] per axis, got " + std::to_string((*o.grid)[d]));
-  if (o.window_support && (*o.window_support < 2 || *o.window_support > 32))
+  if (o.window_support && (*o.window_support < 2 || *o.window_support > kMaxWindowSupport))
     throw InvalidArgument("window support P override must be in [2, 32], got " + std::to_string(*o.window_support));
   if (o.grid && o.window_support &&
       *o.window_support > std::min({(*o.grid)[0], (*o.grid)[1], (*o.grid)[2]}))
@@ -197,13 +207,22 @@ void validate_options(const Options& o) {
     throw InvalidArgument("polynomial degree override must be in [1, 30], got " + std::to_string(*o.poly_degree));
 }
 
-void validate_points(ConstMatrixView<double> a, const char* what) {
+void validate_points(ConstMatrixView<double> a, const char* what, const std::array<double, 3>& box) {
   if (a.rows == 0) throw InvalidArgument(std::string(what) + ": no points (N = 0)");
   if (a.cols != 3)
     throw InvalidArgument(std::string(what) + " must have shape (N,3), got (" + std::to_string(a.rows) + "," +
                           std::to_string(a.cols) + ")");
   if (!a.data) throw InvalidArgument(std::string(what) + ": null data");
   require_finite(a, what);
+  for (int d = 0; d < 3; ++d) {
+    const double lim = kMaxBoxLengthsFromBox * box[d];
+    for (std::size_t i = 0; i < a.rows; ++i)
+      if (!(std::abs(a(i, d)) <= lim))
+        throw InvalidArgument(std::string(what) + ": coordinate " + "xyz"[d] + " of point " + std::to_string(i) + " is " +
+                              num(a(i, d)) + ", more than " + num(kMaxBoxLengthsFromBox) + " box lengths (L" +
+                              std::to_string(d + 1) + " = " + num(box[d]) +
+                              ") from the box: in double precision its periodic position is not determined");
+  }
 }
 
 void validate_strengths(Kernel k, ConstMatrixView<double> src, ConstMatrixView<double> q) {
@@ -223,14 +242,21 @@ void validate_strengths(Kernel k, ConstMatrixView<double> src, ConstMatrixView<d
 
 EwaldPlan::EwaldPlan(const Options& opts) : impl_(std::make_unique<Impl>()) {
   validate_options(opts);
-  impl_->opt = opts;
-  impl_->threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+  auto& I = *impl_;
+  I.user = opts;
+  I.opt = opts;
+  const double Lmax = std::max({opts.box[0], opts.box[1], opts.box[2]});
+  if (Lmax > 0x1p20 || Lmax < 0x1p-20) I.ls = std::ldexp(1.0, std::ilogb(Lmax));
+  for (double& L : I.opt.box) L /= I.ls;
+  if (I.opt.xi) *I.opt.xi *= I.ls;
+  if (I.opt.rc) *I.opt.rc /= I.ls;
+  I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
 }
 EwaldPlan::~EwaldPlan() = default;
 EwaldPlan::EwaldPlan(EwaldPlan&&) noexcept = default;
 EwaldPlan& EwaldPlan::operator=(EwaldPlan&&) noexcept = default;
 
-const Options& EwaldPlan::options() const { return impl_->opt; }
+const Options& EwaldPlan::options() const { return impl_->user; }
 const Params& EwaldPlan::params() const { return impl_->reported; }
 void EwaldPlan::retune() { impl_->tuned = false; }
 
@@ -252,9 +278,7 @@ double EwaldPlan::Impl::density(ConstMatrixView<double> src, ConstMatrixView<dou
   auto index = [&](const double* x) {
     std::size_t c = 0;
     for (int d = 0; d < 3; ++d) {
-      double v = x[d] - L[d] * std::floor(x[d] / L[d]);
-      int i = std::clamp(static_cast<int>(v / L[d] * n[d]), 0, n[d] - 1);
-      c = c * n[d] + i;
+      c = c * n[d] + cell_index(wrap_into_box(x[d], L[d]), n[d] / L[d], n[d]);
     }
     return c;
   };
@@ -289,12 +313,7 @@ void EwaldPlan::Impl::p2g(const Params& p, const Window& w, const CellList& cl, 
   std::vector<double> frac(3 * N);
   const double* pos[3] = {cl.x.data(), cl.y.data(), cl.z.data()};
   for (std::size_t i = 0; i < N; ++i)
-    for (int d = 0; d < 3; ++d) {
-      const double t = std::min(pos[d][i] * inv_h[d], std::nextafter(double(M[d]), 0.0));
-      const double f = std::floor(t - 0.5 * P);
-      j0[3 * i + d] = static_cast<int>(f) + 1 + P;
-      frac[3 * i + d] = t - 0.5 * P - f;
-    }
+    for (int d = 0; d < 3; ++d) window_offset(pos[d][i], inv_h[d], M[d], P, j0[3 * i + d], frac[3 * i + d]);
   const int span = M[0] + P;  // range of padded j0 in x
   int nslab = threads > 1 ? std::max(1, span / P) : 1;
   const int W = (span + nslab - 1) / nslab;
@@ -310,14 +329,17 @@ void EwaldPlan::Impl::p2g(const Params& p, const Window& w, const CellList& cl, 
   for (int colour = 0; colour < ncol; ++colour) {
 #pragma omp parallel num_threads(threads)
     {
-      std::vector<double> wx(P), wy(P), wz(P), qz(std::size_t(P) * nc);
+      // Fixed-size scratch (P <= kMaxWindowSupport, nc <= kMaxComponents): nothing in the region
+      // allocates, so nothing can throw.
+      double wx[kMaxWindowSupport], wy[kMaxWindowSupport], wz[kMaxWindowSupport];
+      double qz[kMaxWindowSupport * kMaxComponents];
 #pragma omp for schedule(dynamic, 1)
       for (int s = colour; s < nslab; s += ncol) {
         for (int o = slab_start[s]; o < slab_start[s + 1]; ++o) {
           const int i = order[o];
-          w.weights(frac[3 * i], wx.data());
-          w.weights(frac[3 * i + 1], wy.data());
-          w.weights(frac[3 * i + 2], wz.data());
+          w.weights(frac[3 * i], wx);
+          w.weights(frac[3 * i + 1], wy);
+          w.weights(frac[3 * i + 2], wz);
           const double* qi = qs.data() + std::size_t(i) * nc;
           for (int m = 0; m < P; ++m)
             for (int c = 0; c < nc; ++c) qz[m * nc + c] = wz[m] * qi[c];
@@ -468,22 +490,23 @@ void EwaldPlan::Impl::g2p(const Params& p, const Window& w, const CellList& cl, 
   const long N = static_cast<long>(cl.x.size());
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> wx(P), wy(P), wz(P), wze(std::size_t(P) * nc), sum(std::size_t(P) * nc);
+    // Fixed-size scratch, as in P2G: nothing in the region allocates.
+    double wx[kMaxWindowSupport], wy[kMaxWindowSupport], wz[kMaxWindowSupport];
+    double wze[kMaxWindowSupport * kMaxComponents], sum[kMaxWindowSupport * kMaxComponents];
 #pragma omp for schedule(static)
     for (long i = 0; i < N; ++i) {
       const double pos[3] = {cl.x[i], cl.y[i], cl.z[i]};
       int j0[3];
-      double* wts[3] = {wx.data(), wy.data(), wz.data()};
+      double* wts[3] = {wx, wy, wz};
       for (int d = 0; d < 3; ++d) {
-        const double t = std::min(pos[d] * inv_h[d], std::nextafter(double(M[d]), 0.0));
-        const double f = std::floor(t - 0.5 * P);
-        j0[d] = static_cast<int>(f) + 1 + P;
-        w.weights(t - 0.5 * P - f, wts[d]);
+        double s = 0;
+        window_offset(pos[d], inv_h[d], M[d], P, j0[d], s);
+        w.weights(s, wts[d]);
       }
       const int L = P * nc;
       for (int m = 0; m < P; ++m)
         for (int c = 0; c < nc; ++c) wze[m * nc + c] = wz[m];
-      std::fill(sum.begin(), sum.end(), 0.0);
+      std::fill(sum, sum + L, 0.0);
       const double* base = pg + std::size_t(j0[0]) * S1 + std::size_t(j0[1]) * S2 + std::size_t(j0[2]) * nc;
       for (int mx = 0; mx < P; ++mx)
         for (int my = 0; my < P; ++my) {
@@ -514,6 +537,14 @@ void EwaldPlan::Impl::compute(const Params& p, const Window& w, ConstMatrixView<
     qs.resize(src.rows * ci);
     for (std::size_t s = 0; s < src.rows; ++s)
       for (int c = 0; c < ci; ++c) qs[s * ci + c] = q.data[std::size_t(scl.perm[s]) * ci + c];
+    {
+      // FFT grids (real + half-spectrum, max(cin, cout) components) and the padded P2G/G2P grid.
+      const double m = double(p.grid[0]) * p.grid[1] * p.grid[2], nc = std::max(ci, co);
+      const double padded = double(p.grid[0] + 2 * p.P) * (p.grid[1] + 2 * p.P) * (p.grid[2] + 2 * p.P) * nc;
+      require_memory(8.0 * m * nc + 16.0 * (m / p.grid[2]) * (p.grid[2] / 2 + 1) * nc + 8.0 * padded,
+                     "the FFT grids (M = " + std::to_string(p.grid[0]) + " x " + std::to_string(p.grid[1]) + " x " +
+                         std::to_string(p.grid[2]) + ")");
+    }
     fft.ensure(p.grid, ci, co, threads);
   }
   const CellList& tc = trg ? tcl : scl;
@@ -612,8 +643,8 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
   };
   double result_rms = 0, field_rms = 0;
   if (opt.tolerance_kind == ToleranceKind::Absolute) {
-    in.eps_phi = opt.tolerance / unit / qscale;
-    in.eps_field = opt.tolerance / qscale;
+    in.eps_phi = opt.tolerance / unit / qscale * ls;
+    in.eps_field = opt.tolerance / qscale * ls * ls;
     params = finish(choose_params(in), typical_magnitude(in.kernel, false, in.q2_density, in.box, in.n_sources) * unit);
   } else {
     // Pilot: a low-accuracy evaluation measures the RMS of the result, which turns the relative
@@ -643,10 +674,11 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
   if (any_override && (params.est_total > params.eps_abs * (1 + 1e-9) ||
                        (opt.compute_field && params.field_est_total > params.field_eps_abs * (1 + 1e-9)))) {
     std::ostringstream os;
-    os << "the parameter overrides cannot meet the tolerance: estimated RMS error " << params.est_total * qscale
-       << " (real space " << params.est_real * qscale << ", Fourier " << params.est_fourier * qscale << ", window "
-       << params.est_window * qscale << ") exceeds the target " << params.eps_abs * qscale
-       << " with xi = " << params.xi << ", rc = " << params.rc << ", M = " << params.grid[0] << "x" << params.grid[1]
+    const double u = qscale / ls;  // back to the caller's units
+    os << "the parameter overrides cannot meet the tolerance: estimated RMS error " << params.est_total * u
+       << " (real space " << params.est_real * u << ", Fourier " << params.est_fourier * u << ", window "
+       << params.est_window * u << ") exceeds the target " << params.eps_abs * u << " with xi = " << params.xi / ls
+       << ", rc = " << params.rc * ls << ", M = " << params.grid[0] << "x" << params.grid[1]
        << "x" << params.grid[2] << ", P = " << params.P << "; remove or change an override, or loosen the tolerance";
     throw NumericalError(os.str());
   }
@@ -662,17 +694,26 @@ void EwaldPlan::Impl::tune(ConstMatrixView<double> src, ConstMatrixView<double> 
 
 const Params& EwaldPlan::tune(ConstMatrixView<double> sources, ConstMatrixView<double> strengths,
                               std::optional<ConstMatrixView<double>> targets) {
-  const ConstMatrixView<double>* trg = targets ? &*targets : nullptr;
-  validate_points(sources, "sources");
-  if (trg) validate_points(*trg, "targets");
+  validate_points(sources, "sources", impl_->user.box);
+  if (targets) validate_points(*targets, "targets", impl_->user.box);
   validate_strengths(impl_->opt.kernel, sources, strengths);
-  std::vector<double> qv;
+  std::vector<double> qv, sbuf, tbuf;
   if (!impl_->scale_strengths(strengths, qv))
     throw InvalidArgument("strengths are all zero: there is nothing to tune for");
+  const ConstMatrixView<double> src = impl_->scale_lengths(sources, sbuf);
+  ConstMatrixView<double> tv;
+  if (targets) tv = impl_->scale_lengths(*targets, tbuf);
   StageTimes t;
-  impl_->tune(sources, ConstMatrixView<double>(qv.data(), strengths.rows, strengths.cols), trg, t);
+  impl_->tune(src, ConstMatrixView<double>(qv.data(), strengths.rows, strengths.cols), targets ? &tv : nullptr, t);
   impl_->report();
   return impl_->reported;
+}
+
+ConstMatrixView<double> EwaldPlan::Impl::scale_lengths(ConstMatrixView<double> a, std::vector<double>& buf) const {
+  if (ls == 1.0) return a;
+  buf.resize(a.size());
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = a.data[i] / ls;  // a power of two: exact
+  return {buf.data(), a.rows, a.cols};
 }
 
 bool EwaldPlan::Impl::scale_strengths(ConstMatrixView<double> q_in, std::vector<double>& qv) {
@@ -688,19 +729,29 @@ bool EwaldPlan::Impl::scale_strengths(ConstMatrixView<double> q_in, std::vector<
 }
 
 void EwaldPlan::Impl::report() {
+  // Back to the caller's units: strengths (qscale) and lengths (ls; potential and velocity scale
+  // as 1/length, the field as 1/length^2).
   reported = params;
   for (double* v : {&reported.eps_abs, &reported.result_rms, &reported.est_real, &reported.est_fourier,
-                    &reported.est_window, &reported.est_total, &reported.field_eps_abs, &reported.field_rms,
-                    &reported.field_est_total})
-    *v *= qscale;
+                    &reported.est_window, &reported.est_total})
+    *v *= qscale / ls;
+  for (double* v : {&reported.field_eps_abs, &reported.field_rms, &reported.field_est_total}) *v *= qscale / (ls * ls);
+  reported.xi /= ls;
+  reported.rc *= ls;
+  for (double& h : reported.h) h *= ls;
 }
 
 
-Result EwaldPlan::Impl::evaluate(ConstMatrixView<double> src, ConstMatrixView<double> q_in,
-                                 const ConstMatrixView<double>* trg) {
-  validate_points(src, "sources");
-  if (trg) validate_points(*trg, "targets");
-  validate_strengths(opt.kernel, src, q_in);
+Result EwaldPlan::Impl::evaluate(ConstMatrixView<double> src_in, ConstMatrixView<double> q_in,
+                                 const ConstMatrixView<double>* trg_in) {
+  validate_points(src_in, "sources", user.box);
+  if (trg_in) validate_points(*trg_in, "targets", user.box);
+  validate_strengths(opt.kernel, src_in, q_in);
+  std::vector<double> sbuf, tbuf;
+  const ConstMatrixView<double> src = scale_lengths(src_in, sbuf);
+  ConstMatrixView<double> tv;
+  if (trg_in) tv = scale_lengths(*trg_in, tbuf);
+  const ConstMatrixView<double>* trg = trg_in ? &tv : nullptr;
   Result r;
   const std::size_t nt = trg ? trg->rows : src.rows;
   const bool stokes = opt.kernel == Kernel::Stokeslet;
@@ -725,13 +776,14 @@ Result EwaldPlan::Impl::evaluate(ConstMatrixView<double> src, ConstMatrixView<do
   std::vector<double> out;
   compute(params, window, src, q, trg, out, r.times);
   const int co = cout();
+  const double u = qscale / ls, uf = qscale / (ls * ls);  // back to the caller's units
   for (std::size_t t = 0; t < nt; ++t) {
     if (stokes) {
-      for (int c = 0; c < 3; ++c) r.values.values[t * 3 + c] = out[t * co + c] * qscale;
+      for (int c = 0; c < 3; ++c) r.values.values[t * 3 + c] = out[t * co + c] * u;
     } else {
-      r.values.values[t] = out[t * co] * qscale;
+      r.values.values[t] = out[t * co] * u;
       if (opt.compute_field)
-        for (int c = 0; c < 3; ++c) r.field.values[t * 3 + c] = out[t * co + 1 + c] * qscale;
+        for (int c = 0; c < 3; ++c) r.field.values[t * 3 + c] = out[t * co + 1 + c] * uf;
     }
   }
   for (const Array2D* a : {&r.values, &r.field})

@@ -3,6 +3,7 @@
 #include "elliptica/multigrid/poisson.hpp"
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 
@@ -52,6 +53,10 @@ CsrMatrix poisson_fd(const GridShape& shape, std::array<double, 3> lengths) {
       throw InvalidArgument("poisson_fd: length of axis " + std::to_string(d) + " must be finite and positive");
     const double h = lengths[d] / (shape.n[d] + 1);
     w[d] = 1.0 / (h * h);
+    if (!(std::isfinite(w[d]) && w[d] >= std::numeric_limits<double>::min() && w[d] <= 1e300))
+      throw InvalidArgument("poisson_fd: length " + std::to_string(lengths[d]) + " of axis " + std::to_string(d) +
+                            " gives the grid spacing h = " + std::to_string(h) +
+                            ", whose stencil coefficient 1/h^2 over- or underflows (h must lie in [1e-150, 1e150])");
   }
   const int nx = shape.n[0], ny = shape.dim > 1 ? shape.n[1] : 1, nz = shape.dim > 2 ? shape.n[2] : 1;
   const std::size_t N = static_cast<std::size_t>(nx) * ny * nz;

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 #include "core/csr_kernels.hpp"
 #include "multigrid/smoother_detail.hpp"
 
@@ -473,14 +474,20 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
   };
   const auto M = static_cast<Eigen::Index>(maxm);
   const bool par = nn > 20000;
+  ParallelErrors errors;  // the per-thread buffers allocate: nothing may escape the regions
   if (ras) {  // owned parts are disjoint: all subdomains in parallel
     const auto ns = static_cast<std::int64_t>(sub.size());
 #pragma omp parallel if (par)
     {
-      Eigen::VectorXd lr(M), lz(M);
+      Eigen::VectorXd lr, lz;
+      errors.run([&] {
+        lr.resize(M);
+        lz.resize(M);
+      });
 #pragma omp for schedule(static)
-      for (std::int64_t q = 0; q < ns; ++q) local(static_cast<std::size_t>(q), lr, lz);
+      for (std::int64_t q = 0; q < ns; ++q) errors.run([&] { local(static_cast<std::size_t>(q), lr, lz); });
     }
+    errors.rethrow();
     return;
   }
   const bool par_groups = par && groups.size() > 1;
@@ -488,10 +495,15 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
     const auto ng = static_cast<std::int64_t>(grp.size());
 #pragma omp parallel if (par_groups)
     {
-      Eigen::VectorXd lr(M), lz(M);
+      Eigen::VectorXd lr, lz;
+      errors.run([&] {
+        lr.resize(M);
+        lz.resize(M);
+      });
 #pragma omp for schedule(static)
-      for (std::int64_t g = 0; g < ng; ++g) local(grp[static_cast<std::size_t>(g)], lr, lz);
+      for (std::int64_t g = 0; g < ng; ++g) errors.run([&] { local(grp[static_cast<std::size_t>(g)], lr, lz); });
     }
+    errors.rethrow();
   }
 }
 
@@ -515,6 +527,9 @@ double Smoother::Impl::estimate_lmax() const {
     std::vector<double> p = zz;
     double rz = dot(r, zz);
     const double rz0 = rz;
+    if (!(rz0 > 0.0))
+      throw NumericalError("Smoother: lambda_max estimate: the smoother S is not positive definite (r^T S r = " +
+                           std::to_string(rz0) + " for the start vector); the matrix is not symmetric positive definite");
     std::vector<double> alpha, beta;
     for (int j = 0; j < m && rz > 1e-28 * rz0; ++j) {
       A->multiply(p.data(), q.data());
@@ -587,6 +602,16 @@ Smoother::Smoother(const CsrMatrix& A, const SmootherOptions& opt, const GridSha
     throw InvalidArgument("Smoother: lambda_max override must be positive and finite");
   if (!(opt.omega >= 0.0) || !std::isfinite(opt.omega))
     throw InvalidArgument("Smoother: omega must be >= 0 (0 means 1/lambda_max), got " + std::to_string(opt.omega));
+  {
+    // Chebyshev smoothing needs the spectrum of S A in (0, lambda_max] and the lambda_max estimate
+    // runs Lanczos in the S^{-1} inner product: both fail for a non-positive diagonal entry.
+    const std::vector<double> dg = A.diagonal();
+    for (std::size_t i = 0; i < I.n; ++i)
+      if (std::isfinite(dg[i]) && dg[i] < 0.0)
+        throw InvalidArgument("Smoother: the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " +
+                              std::to_string(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
+                              "matrix (for a negative definite system A x = b, solve -A x = -b)");
+  }
   if (opt.base == BaseSmoother::Jacobi) {
     I.invdiag = A.diagonal();
     for (std::size_t i = 0; i < I.n; ++i) {

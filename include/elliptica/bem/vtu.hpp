@@ -11,6 +11,10 @@
 
 #include "elliptica/bem/mesh.hpp"
 
+namespace elliptica::io {
+class OutputFile;
+}
+
 namespace elliptica::bem {
 
 /// One cell-data array: `components` values per element (1: scalar, 3: vector), element-major.
@@ -24,8 +28,11 @@ struct CellField {
 /// (Float64, ASCII, 17 significant digits). Throws InvalidArgument if a field has the wrong length
 /// or an empty/duplicate name, IOError if the file cannot be written.
 void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<CellField>& cells);
+/// The same into an output file prepared earlier (core/output.hpp); the caller commits it.
+void write_vtu(io::OutputFile& out, const Mesh& mesh, const std::vector<CellField>& cells);
 
 /// Writes a 1-D complex128 ('<c16') .npy file, format 1.0, shape (N,).
 void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v);
+void write_npy_complex(io::OutputFile& out, const std::vector<std::complex<double>>& v);
 
 }  // namespace elliptica::bem

@@ -5,7 +5,7 @@
 /// ('#' starts a comment; one optional header line of column names). The format is detected by
 /// content: a file that starts with the .npy magic string is .npy, anything else is text, whatever
 /// its suffix. Writers go through a temporary file in the target's folder that is renamed into
-/// place, so a failed write leaves nothing behind.
+/// place, so a failed write leaves nothing behind (output.hpp).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -30,13 +30,21 @@ struct ReadInfo {
 /// token, a value out of the double range).
 Array2D read_array(const std::string& path, ReadInfo* info = nullptr);
 
+class OutputFile;  // output.hpp
+
 /// Writes `a` as .npy (if `path` ends in .npy) or as CSV text (17 significant digits, one row a
-/// line) otherwise. Atomic: temporary file + rename. Throws IOError on failure.
+/// line) otherwise, through an OutputFile (output.hpp): temporary file + rename, a FIFO or a
+/// character device written through, the mode of a replaced file kept. Throws InvalidArgument for
+/// an inconsistent array, IOError on failure (nothing is left behind).
 void write_array(const std::string& path, const Array2D& a);
 void write_npy(const std::string& path, const Array2D& a);
 void write_csv(const std::string& path, const Array2D& a, const std::string& header = "");
+/// The same into an OutputFile prepared earlier (before the computation); the caller commits.
+void write_array(OutputFile& out, const Array2D& a);
+void write_npy(OutputFile& out, const Array2D& a);
+void write_csv(OutputFile& out, const Array2D& a, const std::string& header = "");
 
-/// Writes `text` to `path` atomically (temporary file in the same folder, then rename).
+/// Writes `text` to `path` atomically (OutputFile: temporary file in the same folder, then rename).
 void write_text_atomic(const std::string& path, const std::string& text);
 
 /// A molecular configuration from a GROMACS .gro file: positions in nm (N,3), atom names,

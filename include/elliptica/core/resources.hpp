@@ -14,7 +14,7 @@ namespace elliptica {
 /// machine) when it is set to a positive integer. Never 0 (falls back to 2^63 when unknown).
 std::size_t memory_limit_bytes();
 
-/// Throws ResourceError "WHAT needs N GiB of memory, more than the M GiB available
+/// Throws ResourceError "WHAT would take N GiB of memory, more than the M GiB this machine has
 /// (memory_limit_bytes())" when bytes > memory_limit_bytes(). `bytes` is the caller's estimate
 /// of what it is about to allocate, as a double so that products of declared sizes cannot wrap
 /// around (NaN and +Inf are refused too).
