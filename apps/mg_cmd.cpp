@@ -327,10 +327,6 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (mi.rows != mi.cols)
     throw InvalidArgument(a.matrix + ": the matrix must be square, got " + std::to_string(mi.rows) + " x " + std::to_string(mi.cols));
   if (mi.rows == 0) throw InvalidArgument(a.matrix + ": the matrix is empty");
-  if (mi.stored_max < mi.rows)
-    throw InvalidArgument(a.matrix + ": declares " + std::to_string(mi.rows) + " rows but holds at most " +
-                          std::to_string(mi.stored_max) + " entries, so at least " + std::to_string(mi.rows - mi.stored_max) +
-                          " rows are empty and the matrix is singular");
   io::ReadInfo rinfo;
   Array2D b = io::read_array(a.rhs, &rinfo);
   if (rinfo.header_line > 0 && !a.quiet)

@@ -1,5 +1,11 @@
 // Tests of elliptica::io (array files, .gro) and elliptica::require_finite.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,11 +18,14 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "elliptica/core/array.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
+#include "elliptica/core/output.hpp"
+#include "elliptica/core/resources.hpp"
 
 namespace fs = std::filesystem;
 using elliptica::Array2D;
@@ -562,4 +571,217 @@ TEST_F(IoTest, GroHandWritten) {
   write_bytes(p("coord.gro"), "bad coord\n    1\n    1SOL     OW    1   0.126   x.624   1.679\n 1 1 1\n");
   m = error_of([&] { elliptica::io::read_gro(p("coord.gro")); });
   EXPECT_NE(m.find(":3:"), std::string::npos) << m;
+}
+
+// ---------------------------------------------------------------- issue 9 hardening
+
+TEST_F(IoTest, FirstRowOfNumbersInAnotherNotationIsNotAHeader) {
+  // Finding 8: these first rows used to be taken as a header and dropped silently (N-1 rows).
+  struct Case {
+    std::string text, token, hint;
+  };
+  const std::vector<Case> cases = {
+      {"\xE2\x88\x92" "1.5 2 3\n4 5 6\n", "\\xe2\\x88\\x921.5", "U+2212"},  // U+2212 minus sign
+      {"1.0D+00 2.0D+00 3.0D+00\n4 5 6\n", "1.0D+00", "Fortran"},
+      {"1;2;3\n4;5;6\n", "1;2;3", "';'"},
+      {"\xE2\x80\x93" "2 1 1\n4 5 6\n", "\\xe2\\x80\\x932", "dash"},        // U+2013 en dash
+      {".5e x 3\n4 5 6\n", ".5e", ""},
+  };
+  for (const auto& c : cases) {
+    write_bytes(p("t.txt"), c.text);
+    const std::string m = error_of([&] { elliptica::io::read_array(p("t.txt")); });
+    EXPECT_NE(m.find(p("t.txt") + ":1:"), std::string::npos) << m;
+    EXPECT_NE(m.find(c.token), std::string::npos) << m;
+    EXPECT_NE(m.find(c.hint), std::string::npos) << m;
+  }
+  // A real header is still skipped, and reported.
+  write_bytes(p("h.csv"), "# comment\nx,y,_z\n1,2,3\n");
+  elliptica::io::ReadInfo info;
+  const Array2D a = elliptica::io::read_array(p("h.csv"), &info);
+  EXPECT_EQ(a.rows, 1u);
+  EXPECT_EQ(info.header_line, 2u);
+  EXPECT_EQ(info.column_names, (std::vector<std::string>{"x", "y", "_z"}));
+  write_bytes(p("n.csv"), "1,2,3\n");
+  elliptica::io::read_array(p("n.csv"), &info);
+  EXPECT_EQ(info.header_line, 0u);
+  EXPECT_TRUE(info.column_names.empty());
+  // Quoted and non-ASCII names (letters) are names.
+  write_bytes(p("q.csv"), "\"x\" \xC3\xA9nergie\n1 2\n");
+  EXPECT_EQ(elliptica::io::read_array(p("q.csv")).rows, 1u);
+}
+
+TEST_F(IoTest, OutputFileIsPreparedBeforeTheWork) {
+  // Finding 7: the temporary exists from construction (an unwritable destination fails at once).
+  {
+    elliptica::io::OutputFile f(p("o.csv"));
+    const auto names = listing();
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names[0].rfind(".o.csv.tmp.", 0), 0u) << names[0];
+    f.write("1,2\n");
+    f.commit();
+  }
+  EXPECT_EQ(listing(), std::vector<std::string>{"o.csv"});
+  EXPECT_EQ(read_bytes(p("o.csv")), "1,2\n");
+  // Not committed (an exception during the work): the temporary goes, the old file stays.
+  {
+    elliptica::io::OutputFile f(p("o.csv"));
+    f.write("new\n");
+  }
+  EXPECT_EQ(listing(), std::vector<std::string>{"o.csv"});
+  EXPECT_EQ(read_bytes(p("o.csv")), "1,2\n");
+  // Where the destination cannot be written, the constructor throws (as root, /proc is the
+  // folder that cannot take new files).
+  EXPECT_THROW(elliptica::io::OutputFile("/proc/elliptica-test-output.csv"), IOError);
+  EXPECT_THROW(elliptica::io::OutputFile(p("missing/o.csv")), IOError);
+}
+
+TEST_F(IoTest, OutputNamesUpToNameMaxWork) {
+  // Finding 7: names of 227-255 characters used to fail because of the temporary's suffix.
+  for (std::size_t len : {200u, 227u, 240u, 255u}) {
+    const std::string name = std::string(len - 4, 'a') + ".csv";
+    elliptica::io::write_text_atomic(p(name), "x\n");
+    EXPECT_EQ(read_bytes(p(name)), "x\n") << len;
+    fs::remove(p(name));
+  }
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(IoTest, OutputKeepsTheModeAndFollowsSymbolicLinks) {
+  // Finding 4: an overwritten regular file keeps its mode; a link stays a link.
+  write_bytes(p("t.csv"), "old\n");
+  fs::permissions(p("t.csv"), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  fs::create_symlink("t.csv", dir / "l.csv");
+  elliptica::io::write_text_atomic(p("l.csv"), "new\n");
+  EXPECT_TRUE(fs::is_symlink(dir / "l.csv"));
+  EXPECT_EQ(read_bytes(p("t.csv")), "new\n");
+  EXPECT_EQ(fs::status(p("t.csv")).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  // A dangling link is refused, and left as it is.
+  fs::create_symlink("nowhere/x.csv", dir / "d.csv");
+  std::string m = error_of([&] { elliptica::io::write_text_atomic(p("d.csv"), "x\n"); });
+  EXPECT_NE(m.find("symbolic link"), std::string::npos) << m;
+  EXPECT_TRUE(fs::is_symlink(dir / "d.csv"));
+  // A FIFO is written through, and stays a FIFO.
+  ASSERT_EQ(::mkfifo(p("f").c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = read_bytes(p("f")); });
+  elliptica::io::write_text_atomic(p("f"), "through a fifo\n");
+  reader.join();
+  EXPECT_EQ(got, "through a fifo\n");
+  EXPECT_TRUE(fs::is_fifo(p("f")));
+  // A character device stays one: /dev/null (nothing is renamed over it).
+  elliptica::io::write_text_atomic("/dev/null", "discarded\n");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // A socket is refused.
+  const int sfd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string sp = p("s");
+  if (sp.size() < sizeof addr.sun_path) {
+    std::memcpy(addr.sun_path, sp.c_str(), sp.size() + 1);
+    ASSERT_EQ(::bind(sfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    m = error_of([&] { elliptica::io::write_text_atomic(sp, "x\n"); });
+    EXPECT_NE(m.find("socket"), std::string::npos) << m;
+    EXPECT_TRUE(fs::is_socket(sp));
+  }
+  ::close(sfd);
+}
+
+TEST_F(IoTest, OutputSetReplacesAllOrNothing) {
+  // Finding 5: a failure while writing the set (here an exception after two of three files,
+  // as a full disk would raise) leaves every previous file as it was and no temporary behind.
+  for (const char* n : {"a.npy", "b.csv", "c.json"}) write_bytes(p(n), std::string("old ") + n);
+  try {
+    elliptica::io::OutputSet set;
+    auto& a = set.add(p("a.npy"));
+    auto& b = set.add(p("b.csv"));
+    set.add(p("c.json"));
+    a.write("new a");
+    b.write("new b");
+    throw IOError("simulated: disk full while writing c.json");
+  } catch (const IOError&) {
+  }
+  EXPECT_EQ(listing(), (std::vector<std::string>{"a.npy", "b.csv", "c.json"}));
+  for (const char* n : {"a.npy", "b.csv", "c.json"}) EXPECT_EQ(read_bytes(p(n)), std::string("old ") + n);
+  {
+    elliptica::io::OutputSet set;
+    for (const char* n : {"a.npy", "b.csv", "c.json"}) set.add(p(n)).write(std::string("new ") + n);
+    set.commit();
+  }
+  EXPECT_EQ(listing(), (std::vector<std::string>{"a.npy", "b.csv", "c.json"}));
+  for (const char* n : {"a.npy", "b.csv", "c.json"}) EXPECT_EQ(read_bytes(p(n)), std::string("new ") + n);
+}
+
+TEST_F(IoTest, OutputSetWithAFullDiskKeepsThePreviousSet) {
+  // The same with a real write failure: a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes
+  // the third file's write fail with EFBIG, as ENOSPC would on a full disk. Run in a child so the
+  // limit does not reach the test process.
+  for (const char* n : {"a.npy", "b.csv", "c.vtu"}) write_bytes(p(n), std::string("old ") + n);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = 4096;
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    int rc = 0;
+    try {
+      elliptica::io::OutputSet set;
+      set.add(p("a.npy")).write("small a");
+      set.add(p("b.csv")).write("small b");
+      set.add(p("c.vtu")).write(std::string(10000, 'x'));  // over the limit
+      set.commit();
+      rc = 1;  // must not get here
+    } catch (const IOError& e) {
+      rc = std::string(e.what()).find("c.vtu") != std::string::npos ? 0 : 2;
+    } catch (...) {
+      rc = 3;
+    }
+    ::_exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(listing(), (std::vector<std::string>{"a.npy", "b.csv", "c.vtu"}));
+  for (const char* n : {"a.npy", "b.csv", "c.vtu"}) EXPECT_EQ(read_bytes(p(n)), std::string("old ") + n);
+}
+
+TEST_F(IoTest, GroMisalignedFieldIsAnError) {
+  // Finding 10: a field shifted by one column ("-1e308" written into %8.3f columns) used to be
+  // read by fixed columns as another number.
+  const std::string head = "t\n    2\n    1SOL     OW    1   0.126   1.624   1.679\n";
+  write_bytes(p("a.gro"), head + "    1SOL    HW1    2   0.190  -1e308   1.747\n   3.0 3.0 3.0\n");
+  std::string m = error_of([&] { elliptica::io::read_gro(p("a.gro")); });
+  EXPECT_NE(m.find(p("a.gro") + ":4:"), std::string::npos) << m;
+  write_bytes(p("b.gro"), head + "    1SOL    HW1    2   0.190  -1.6241   1.747\n   3.0 3.0 3.0\n");
+  m = error_of([&] { elliptica::io::read_gro(p("b.gro")); });
+  EXPECT_NE(m.find(":4:"), std::string::npos) << m;
+  EXPECT_NE(m.find("misaligned"), std::string::npos) << m;
+  write_bytes(p("c.gro"), head + "    1SOL    HW1    2   0.190 -11.6241.747\n   3.0 3.0 3.0\n");
+  m = error_of([&] { elliptica::io::read_gro(p("c.gro")); });
+  EXPECT_NE(m.find(":4:"), std::string::npos) << m;
+  // Aligned fields of any sign and width still read.
+  write_bytes(p("d.gro"), head + "    1SOL    HW1    2  -0.190-100.624    .747\n   3.0 3.0 3.0\n");
+  const auto g = elliptica::io::read_gro(p("d.gro"));
+  EXPECT_DOUBLE_EQ(g.positions.view()(1, 1), -100.624);
+  EXPECT_DOUBLE_EQ(g.positions.view()(1, 2), 0.747);
+}
+
+TEST(Resources, MemoryLimitAndTheResourceCategory) {
+  EXPECT_EQ(elliptica::exit_code(elliptica::ErrorCategory::Resource), 6);
+  EXPECT_GT(elliptica::memory_limit_bytes(), 0u);
+  ::setenv("ELLIPTICA_MEMORY_LIMIT", "1000000", 1);
+  EXPECT_EQ(elliptica::memory_limit_bytes(), 1000000u);
+  try {
+    elliptica::require_memory(2e6, "the test's array");
+    ADD_FAILURE() << "no error";
+  } catch (const elliptica::ResourceError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("the test's array"), std::string::npos) << m;
+    EXPECT_EQ(e.category(), elliptica::ErrorCategory::Resource);
+  }
+  EXPECT_NO_THROW(elliptica::require_memory(5e5, "small"));
+  EXPECT_THROW(elliptica::require_memory(std::numeric_limits<double>::infinity(), "inf"), elliptica::ResourceError);
+  ::unsetenv("ELLIPTICA_MEMORY_LIMIT");
 }

@@ -448,3 +448,17 @@ TEST(VCycle, ApplyFromZeroMatchesCycle) {
       for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(z[i], x[i], 1e-12 * nx) << c << " " << split.first;
     }
 }
+
+TEST(PoissonInput, LengthsWhoseStencilOverflowsAreRefused) {
+  // Issue 9, finding 10: `mg --lx 1e308` used to end as "gmres: right-hand side contains NaN".
+  for (double L : {1e308, 1e200, 1e-200}) {
+    try {
+      seed_problem_2d(16, L, 1.0);
+      ADD_FAILURE() << "no error for L = " << L;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("1/h^2"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(seed_problem_2d(16, 1e100, 1.0));
+  EXPECT_NO_THROW(seed_problem_2d(16, 1e-100, 1.0));
+}

@@ -510,3 +510,30 @@ TEST(SmootherZeroGuess, MatchesTheGeneralPath) {
       }
     }
 }
+
+TEST(SmootherInput, NegativeDefiniteMatrixIsNamedAsSuch) {
+  // Issue 9, finding 10: a negative definite matrix used to end as "lambda_max estimate failed
+  // (zero start vector)".
+  const int n = 10;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) {
+    r.push_back(i), c.push_back(i), v.push_back(-2.0);
+    if (i > 0) r.push_back(i), c.push_back(i - 1), v.push_back(1.0);
+    if (i + 1 < n) r.push_back(i), c.push_back(i + 1), v.push_back(1.0);
+  }
+  const CsrMatrix A = CsrMatrix::from_triplets(n, n, r, c, v);
+  for (auto base : {mg::BaseSmoother::Jacobi, mg::BaseSmoother::ASM, mg::BaseSmoother::RAS}) {
+    mg::SmootherOptions o;
+    o.base = base;
+    o.subdomain = 3;
+    try {
+      mg::Smoother S(A, o);
+      ADD_FAILURE() << "no error";
+    } catch (const elliptica::InvalidArgument& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("negative diagonal"), std::string::npos) << m;
+      EXPECT_NE(m.find("row 1"), std::string::npos) << m;
+    }
+  }
+}

@@ -12,6 +12,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
+#include "elliptica/core/error.hpp"
 
 using elliptica::CsrMatrix;
 
@@ -283,5 +284,35 @@ TEST(Sparse, TripleProductResidualAndMultiplyAddMatchDense) {
     for (std::size_t j = 0; j < 40; ++j) s += DA[i][j] * x[j];
     EXPECT_NEAR(r[i], b[i] - s, 1e-13);
     EXPECT_NEAR(y[i], y0[i] - 2.5 * s, 1e-13);
+  }
+}
+
+TEST_F(MtxFiles, DeclaredSizesAreCheckedBeforeAllocating) {
+  // Finding 3: a 60-byte file declaring 2^31 - 1 rows. The header alone is read first (the CLI
+  // compares it with the right-hand side before the body); the body read allocates only what the
+  // file can hold, and the memory limit is checked before the CSR row pointers are allocated.
+  const std::string big = write("big.mtx", "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 1\n1 1 1\n");
+  const auto info = elliptica::io::read_matrix_market_info(big);
+  EXPECT_EQ(info.rows, 2147483647u);
+  EXPECT_EQ(info.entries, 1u);
+  EXPECT_LE(info.stored_max, 1u);
+  ::setenv("ELLIPTICA_MEMORY_LIMIT", "1000000000", 1);  // 1 GB: the 16 GiB of row pointers do not fit
+  EXPECT_THROW(elliptica::io::read_matrix_market(big), elliptica::ResourceError);
+  EXPECT_THROW(elliptica::io::read_matrix_market_info(big), elliptica::ResourceError);
+  ::unsetenv("ELLIPTICA_MEMORY_LIMIT");
+  // An entry count the rest of the file cannot hold: the header check says so; the full read
+  // reserves only what is there and stops at the end as "truncated".
+  const std::string many = write("many.mtx", "%%MatrixMarket matrix coordinate real general\n10000 10000 67108864\n1 1 1\n");
+  try {
+    elliptica::io::read_matrix_market_info(many);
+    ADD_FAILURE() << "no error";
+  } catch (const elliptica::IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("can hold at most"), std::string::npos) << e.what();
+  }
+  try {
+    elliptica::io::read_matrix_market(many);
+    ADD_FAILURE() << "no error";
+  } catch (const elliptica::IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
   }
 }

@@ -215,9 +215,14 @@ class EwaldPlan:
         Raises
         ------
         InvalidArgumentError
-            Wrong shapes, mismatched lengths, empty arrays, NaN or Inf values.
+            Wrong shapes, mismatched lengths, empty arrays, NaN or Inf values, a coordinate
+            farther than 1e15 box lengths from the box (nearer ones are wrapped exactly).
         NumericalError
             No parameters meet the tolerance.
+        ResourceError
+            No parameters fit the size limits (FFT grids <= 8 GiB, <= 1e12 pair checks: a box of
+            extreme aspect ratio), or the grids exceed the machine's memory; checked before
+            anything is allocated.
         """
         src, q, tgt = self._check(sources, strengths, targets)
         values, field = self._plan.evaluate(src, q, tgt)
@@ -279,6 +284,6 @@ def ewald(kernel, sources, strengths, box, tol=1e-6, targets=None, **options):
 
     Raises
     ------
-    InvalidArgumentError, NumericalError (see :class:`EwaldPlan`).
+    InvalidArgumentError, NumericalError, ResourceError (see :class:`EwaldPlan`).
     """
     return EwaldPlan(kernel, box, tol, **options).evaluate(sources, strengths, targets)

@@ -725,10 +725,8 @@ GroFile detail::parse_gro(const std::string& path, const std::string& text) {
       const std::string_view field = l.substr(20 + c * width, width);
       const std::string tok = trim(field);
       double v;
-      if (!parse_double(tok, v) || !std::isfinite(v))
-        throw IOError(where + "malformed coordinate '" + printable(tok) + "' (" + "xyz"[c] + ")");
-      if (!fixed_point(field))
-        throw IOError(where + "coordinate " + "xyz"[c] + " field '" + printable(field) + "' (columns " +
+      if (!fixed_point(field) || !parse_double(tok, v) || !std::isfinite(v))
+        throw IOError(where + "malformed coordinate " + "xyz"[c] + ": field '" + printable(field) + "' (columns " +
                       std::to_string(21 + c * width) + "-" + std::to_string(20 + (c + 1) * width) +
                       ") is not a fixed-point number with its decimal point in column " +
                       std::to_string(21 + c * width + dot) + " as on line 3: misaligned or damaged line");

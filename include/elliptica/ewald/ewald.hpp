@@ -9,8 +9,9 @@
 /// J. Chem. Phys. 154 (2021) 164109.
 ///
 /// ## What is computed
-/// Box B = [0,L1) x [0,L2) x [0,L3) (lengths > 0, any aspect ratio); points outside are wrapped
-/// into it (the sums are periodic, so this changes nothing). Sources y_n, targets x_m; by default
+/// Box B = [0,L1) x [0,L2) x [0,L3) (lengths in [1e-100, 1e100], any aspect ratio); points outside
+/// are wrapped into it exactly (fmod; the sums are periodic, so this changes nothing), up to 1e15
+/// box lengths away (farther ones are refused). Sources y_n, targets x_m; by default
 /// the targets are the sources and the singular self-interaction (n == m, p == 0) is excluded.
 /// A target that coincides exactly with a source also excludes that one singular term.
 ///
@@ -139,8 +140,13 @@ class EwaldPlan {
   /// request with the stokeslet kernel, threads outside [0, 1024], or an out-of-range override
   /// (xi max(L) < 0.05, rc outside [1e-6 min(L), max(L)], grid outside [4, 8192], P outside
   /// [2, 32] or > M, beta outside (0, 300], degree outside [1, 30]). evaluate() throws
-  /// NumericalError when overrides cannot meet the tolerance, when no parameters fit in the grid
-  /// memory cap (8 GB), or when the result is not finite.
+  /// InvalidArgument for a coordinate farther than 1e15 box lengths from the box (its periodic
+  /// position is not determined in double precision; nearer ones are wrapped exactly) or a grid
+  /// override above the 8 GiB grid limit; ResourceError when no parameters fit the size limits
+  /// (FFT grids <= 8 GiB and 8192 points per axis, <= 1e12 P2P pair checks, <= 4 GiB of pair
+  /// lists: a box of extreme aspect ratio) or the grids exceed the machine's memory
+  /// (memory_limit_bytes(), core/resources.hpp), all checked before allocating; NumericalError
+  /// when overrides cannot meet the tolerance, or when the result is not finite.
   explicit EwaldPlan(const Options& opts);
   ~EwaldPlan();
   EwaldPlan(EwaldPlan&&) noexcept;
