@@ -185,81 +185,85 @@ void p2p_impl(const CellList& src, const std::vector<double>& q, const CellList&
     std::vector<double> br, bx, by, bz, bq;
     std::vector<Neighbour> nb;
 #pragma omp for schedule(dynamic, 4)
-    for (int cellid = 0; cellid < ncells; ++cellid) errors.run([&] {
+    for (int cellid = 0; cellid < ncells; ++cellid) {
       const int t0 = trg.start[cellid], t1 = trg.start[cellid + 1];
-      if (t0 == t1) return;
-      const int i = cellid / (trg.n[1] * trg.n[2]);
-      const int j = (cellid / trg.n[2]) % trg.n[1];
-      const int k = cellid % trg.n[2];
-      const int nn = colleagues(src, box, K, i, j, k, nb);
-      std::size_t cap = 1;
-      for (int b = 0; b < nn; ++b) cap += src.start[nb[b].cell + 1] - src.start[nb[b].cell];
-      if (br.size() < cap) {
-        br.resize(cap);
-        bx.resize(cap);
-        by.resize(cap);
-        bz.resize(cap);
-        bq.resize(cap * nq);
-      }
-      for (int t = t0; t < t1; ++t) {
-        const double tx = trg.x[t], ty = trg.y[t], tz = trg.z[t];
-        double self[3] = {0, 0, 0};
-        std::size_t m = 0;
-        for (int b = 0; b < nn; ++b) {
-          const int s0 = src.start[nb[b].cell], s1 = src.start[nb[b].cell + 1];
-          const double ox = tx - nb[b].sx, oy = ty - nb[b].sy, oz = tz - nb[b].sz;
-          for (int s = s0; s < s1; ++s) {
-            // Branch-free compaction: always store, advance only for 0 < r < r_c.
-            const double rx = ox - src.x[s], ry = oy - src.y[s], rz = oz - src.z[s];
-            const double r2 = rx * rx + ry * ry + rz * rz;
-            br[m] = r2;
-            bx[m] = rx;
-            by[m] = ry;
-            bz[m] = rz;
-            for (int d = 0; d < nq; ++d) bq[m * nq + d] = q[std::size_t(s) * nq + d];
-            // coincident point: the self limit of (real-space - free-space) kernel
-            const double is_self = r2 == 0.0 ? 1.0 : 0.0;
-            for (int d = 0; d < nq; ++d) self[d] -= is_self * (KIND == 2 ? 2.0 : 1.0) * c * q[std::size_t(s) * nq + d];
-            m += (r2 < rc2) & (r2 > 0.0);
-          }
+      if (t0 == t1 || errors.failed()) continue;
+      try {  // the buffers grow here: a failure is kept and rethrown after the region
+        const int i = cellid / (trg.n[1] * trg.n[2]);
+        const int j = (cellid / trg.n[2]) % trg.n[1];
+        const int k = cellid % trg.n[2];
+        const int nn = colleagues(src, box, K, i, j, k, nb);
+        std::size_t cap = 1;
+        for (int b = 0; b < nn; ++b) cap += src.start[nb[b].cell + 1] - src.start[nb[b].cell];
+        if (br.size() < cap) {
+          br.resize(cap);
+          bx.resize(cap);
+          by.resize(cap);
+          bz.resize(cap);
+          bq.resize(cap * nq);
         }
-        double a0 = self[0], a1 = (KIND == 2 ? self[1] : 0.0), a2 = (KIND == 2 ? self[2] : 0.0), a3 = 0;
-#pragma omp simd reduction(+ : a0, a1, a2, a3)
-        for (std::size_t p = 0; p < m; ++p) {
-          const double r = std::sqrt(br[p]);
-          const double ir = 1.0 / r;
-          double ef, ga;
-          tab.eval(xi * r, ef, ga);
-          const double ec = ef * ir;  // erfc(xi r)/r
-          if constexpr (KIND <= 1) {
-            const double qs = bq[p];
-            a0 += qs * ec;
-            if constexpr (KIND == 1) {
-              const double g = qs * (ec + xi * ga) * ir * ir;  // ga = (2/sqrt(pi)) e^{-xi^2 r^2}
-              a1 += g * bx[p];
-              a2 += g * by[p];
-              a3 += g * bz[p];
+        for (int t = t0; t < t1; ++t) {
+          const double tx = trg.x[t], ty = trg.y[t], tz = trg.z[t];
+          double self[3] = {0, 0, 0};
+          std::size_t m = 0;
+          for (int b = 0; b < nn; ++b) {
+            const int s0 = src.start[nb[b].cell], s1 = src.start[nb[b].cell + 1];
+            const double ox = tx - nb[b].sx, oy = ty - nb[b].sy, oz = tz - nb[b].sz;
+            for (int s = s0; s < s1; ++s) {
+              // Branch-free compaction: always store, advance only for 0 < r < r_c.
+              const double rx = ox - src.x[s], ry = oy - src.y[s], rz = oz - src.z[s];
+              const double r2 = rx * rx + ry * ry + rz * rz;
+              br[m] = r2;
+              bx[m] = rx;
+              by[m] = ry;
+              bz[m] = rz;
+              for (int d = 0; d < nq; ++d) bq[m * nq + d] = q[std::size_t(s) * nq + d];
+              // coincident point: the self limit of (real-space - free-space) kernel
+              const double is_self = r2 == 0.0 ? 1.0 : 0.0;
+              for (int d = 0; d < nq; ++d) self[d] -= is_self * (KIND == 2 ? 2.0 : 1.0) * c * q[std::size_t(s) * nq + d];
+              m += (r2 < rc2) & (r2 > 0.0);
             }
-          } else {
-            const double fx = bq[3 * p], fy = bq[3 * p + 1], fz = bq[3 * p + 2];
-            const double ce = xi * ga;
-            const double A = ec - ce;
-            const double B = (ec + ce) * ir * ir;
-            const double rf = B * (bx[p] * fx + by[p] * fy + bz[p] * fz);
-            a0 += A * fx + rf * bx[p];
-            a1 += A * fy + rf * by[p];
-            a2 += A * fz + rf * bz[p];
           }
+          double a0 = self[0], a1 = (KIND == 2 ? self[1] : 0.0), a2 = (KIND == 2 ? self[2] : 0.0), a3 = 0;
+  #pragma omp simd reduction(+ : a0, a1, a2, a3)
+          for (std::size_t p = 0; p < m; ++p) {
+            const double r = std::sqrt(br[p]);
+            const double ir = 1.0 / r;
+            double ef, ga;
+            tab.eval(xi * r, ef, ga);
+            const double ec = ef * ir;  // erfc(xi r)/r
+            if constexpr (KIND <= 1) {
+              const double qs = bq[p];
+              a0 += qs * ec;
+              if constexpr (KIND == 1) {
+                const double g = qs * (ec + xi * ga) * ir * ir;  // ga = (2/sqrt(pi)) e^{-xi^2 r^2}
+                a1 += g * bx[p];
+                a2 += g * by[p];
+                a3 += g * bz[p];
+              }
+            } else {
+              const double fx = bq[3 * p], fy = bq[3 * p + 1], fz = bq[3 * p + 2];
+              const double ce = xi * ga;
+              const double A = ec - ce;
+              const double B = (ec + ce) * ir * ir;
+              const double rf = B * (bx[p] * fx + by[p] * fy + bz[p] * fz);
+              a0 += A * fx + rf * bx[p];
+              a1 += A * fy + rf * by[p];
+              a2 += A * fz + rf * bz[p];
+            }
+          }
+          double* o = out.data() + static_cast<std::size_t>(t) * nout;
+          o[0] = a0;
+          if constexpr (nout >= 3) {
+            o[1] = a1;
+            o[2] = a2;
+          }
+          if constexpr (nout == 4) o[3] = a3;
         }
-        double* o = out.data() + static_cast<std::size_t>(t) * nout;
-        o[0] = a0;
-        if constexpr (nout >= 3) {
-          o[1] = a1;
-          o[2] = a2;
-        }
-        if constexpr (nout == 4) o[3] = a3;
+      } catch (...) {
+        errors.record(std::current_exception());
       }
-    });
+    }
   }
   errors.rethrow();
 }
