@@ -32,6 +32,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
+#include "elliptica/core/resources.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
@@ -123,6 +124,19 @@ mg::TestProblem problem_3d(int n, double Lx, double Ly, double Lz, std::uint64_t
   return tp;
 }
 
+/// Memory of a generated Poisson problem with its multigrid hierarchy and solver vectors, checked
+/// before any of it is allocated (a request the machine cannot hold would otherwise end in the
+/// kernel's OOM killer, without a message). Fine level: CSR with 2d+1 entries a row (12 bytes an
+/// entry, 8 a row pointer); coarse levels: the Galerkin stencils (3^d entries a row) on at most
+/// N / (2^d - 1) rows in all; vectors: u, b, x, r, the smoother's work vectors and a GMRES(20)
+/// basis, about 32 per unknown.
+void require_problem_memory(int dim, int n, const char* what) {
+  const double N = std::pow(double(n - 1), dim);
+  const double fine = N * (8.0 + 12.0 * (2 * dim + 1));
+  const double coarse = N / (std::pow(2.0, dim) - 1.0) * (8.0 + 12.0 * std::pow(3.0, dim));
+  require_memory(fine + coarse + 32.0 * 8.0 * N, what);
+}
+
 /// Progress of an iteration on stderr: one line per iteration.
 std::function<void(int, double)> progress_printer(bool quiet) {
   if (quiet) return {};
@@ -176,6 +190,7 @@ int run_solve_problem(const MgSolveArgs& a) {
                           std::to_string(vo.pre) + "," + std::to_string(vo.post) + " --base " + a.base +
                           " (use gmres20 or fgmres20 for one-sided or RAS cycles)");
 
+  require_problem_memory(three ? 3 : 2, a.n, three ? "the 3D Poisson problem (--n) with its hierarchy" : "the 2D Poisson problem (--n) with its hierarchy");
   mg::TestProblem tp = three ? problem_3d(a.n, a.lx, a.ly, a.lz) : mg::seed_problem_2d(a.n, a.lx, a.ly);
   if (!a.quiet) std::fprintf(stderr, "building hierarchy and smoothers...\n");
   const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
@@ -449,6 +464,7 @@ int run_study(const MgStudyArgs& a) {
   }
   if (kinds.empty()) throw InvalidArgument("--smoothers: no values");
   set_threads(a.threads);
+  require_problem_memory(2, n, "the study's 2D Poisson problem (--n) with its hierarchy");
   // Output folder: create it (parents must exist or are created), fail before the work.
   {
     std::error_code ec;
