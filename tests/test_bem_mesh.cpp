@@ -751,6 +751,21 @@ TEST(BemMeshValidate, SphereInsideSphereRefused) {
   EXPECT_NE(msg.find("component 2 (the closed surface containing element 1292) lies inside component 1"),
             std::string::npos)
       << msg;
+  // the nesting search alone at scales where the solid angles would overflow or underflow
+  std::vector<std::vector<std::size_t>> comps(2);
+  for (std::size_t e = 0; e < outer.num_elements() + inner.num_elements(); ++e)
+    comps[e < outer.num_elements() ? 0 : 1].push_back(e);
+  for (double s : {1e-300, 1.0, 1e300}) {
+    const auto nest = elliptica::bem::detail::find_nested_components(
+        join(shifted(outer, {0, 0, 0}, s), shifted(inner, {0, 0, 0}, s)), comps);
+    ASSERT_TRUE(nest.has_value()) << "scale " << s;
+    EXPECT_EQ(nest->first, 1u);
+    EXPECT_EQ(nest->second, 0u);
+    EXPECT_FALSE(elliptica::bem::detail::find_nested_components(
+                     join(shifted(outer, {0, 0, 0}, s), shifted(inner, {3.5 * s, 0, 0}, s)), comps)
+                     .has_value())
+        << "scale " << s;
+  }
 }
 
 TEST(BemMeshValidate, DisjointAndTouchingAtASharedVertexAccepted) {

@@ -338,8 +338,10 @@ class Bvh {
       for (int k = 0; k < 3; ++k) {
         const double w = all.hi[k] - all.lo[k];
         const double c = 0.5 * boxes[i].lo[k] + 0.5 * boxes[i].hi[k];
-        const double u = w > 0 ? (c - all.lo[k]) / w : 0.0;  // in [0, 1]
-        const auto q = static_cast<std::uint64_t>(std::clamp(u, 0.0, 1.0) * 2097151.0);
+        double u = w > 0 ? (c - all.lo[k]) / w : 0.0;  // in [0, 1]
+        if (!(u >= 0)) u = 0;                          // also NaN (inf / inf)
+        if (u > 1) u = 1;
+        const auto q = static_cast<std::uint64_t>(u * 2097151.0);
         code |= spread3(q) << k;
       }
       key[i] = {code, i};
@@ -463,14 +465,30 @@ Box triangle_box(const std::vector<Vec3>& v, const Tri& t) {
   return b;
 }
 
-/// Winding number of the triangles `elems` of m around x (Van Oosterom & Strackee 1983).
-double winding_number_of(const Mesh& m, const std::vector<std::size_t>& elems, const Vec3& x) {
+/// The vertices of m scaled by the power of two that brings the largest |coordinate| into
+/// [1/2, 1) (exact unless a coordinate becomes subnormal).
+std::vector<Vec3> scaled_vertices(const Mesh& m) {
+  double amax = 0;
+  for (const auto& p : m.vertices)
+    for (double x : p) amax = std::max(amax, std::abs(x));
+  int ex = 0;
+  if (amax > 0) std::frexp(amax, &ex);
+  std::vector<Vec3> v(m.vertices.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    for (int k = 0; k < 3; ++k) v[i][k] = std::ldexp(m.vertices[i][k], -ex);
+  return v;
+}
+
+/// Winding number of the triangles `elems` of m (vertices v) around x (Van Oosterom &
+/// Strackee 1983).
+double winding_number_of(const Mesh& m, const std::vector<Vec3>& v, const std::vector<std::size_t>& elems,
+                         const Vec3& x) {
   double omega = 0;
   for (auto e : elems) {
     const auto& t = m.triangles[e];
     double r[3][3], len[3];
     for (int a = 0; a < 3; ++a) {
-      for (int d = 0; d < 3; ++d) r[a][d] = m.vertices[static_cast<std::size_t>(t[a])][d] - x[d];
+      for (int d = 0; d < 3; ++d) r[a][d] = v[static_cast<std::size_t>(t[a])][d] - x[d];
       len[a] = std::sqrt(r[a][0] * r[a][0] + r[a][1] * r[a][1] + r[a][2] * r[a][2]);
     }
     const double det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) -
@@ -520,15 +538,8 @@ bool triangles_intersect(const std::vector<Vec3>& v, const Tri& t1, const Tri& t
 std::optional<ElementPair> find_intersecting_elements(const Mesh& m) {
   const std::size_t ne = m.triangles.size();
   if (ne < 2) return std::nullopt;
-  // scale by a power of two (exact) so that |coordinates| < 1 and no predicate overflows
-  double amax = 0;
-  for (const auto& p : m.vertices)
-    for (double x : p) amax = std::max(amax, std::abs(x));
-  int ex = 0;
-  if (amax > 0) std::frexp(amax, &ex);
-  std::vector<Vec3> v(m.vertices.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    for (int k = 0; k < 3; ++k) v[i][k] = std::ldexp(m.vertices[i][k], -ex);
+  // scaled by a power of two (exact) so that |coordinates| < 1 and no predicate overflows
+  const std::vector<Vec3> v = scaled_vertices(m);
   std::vector<Box> boxes(ne);
   for (std::size_t e = 0; e < ne; ++e) boxes[e] = triangle_box(v, m.triangles[e]);
   const Bvh bvh(boxes);
@@ -572,11 +583,12 @@ std::optional<ElementPair> find_nested_components(const Mesh& m,
                                                   const std::vector<std::vector<std::size_t>>& components) {
   const std::size_t nc = components.size();
   if (nc < 2) return std::nullopt;
+  const std::vector<Vec3> v = scaled_vertices(m);  // no overflow in the solid angles
   std::vector<Box> boxes(nc);
   for (std::size_t c = 0; c < nc; ++c) {
-    boxes[c] = triangle_box(m.vertices, m.triangles[components[c].front()]);
+    boxes[c] = triangle_box(v, m.triangles[components[c].front()]);
     for (auto e : components[c]) {
-      const Box b = triangle_box(m.vertices, m.triangles[e]);
+      const Box b = triangle_box(v, m.triangles[e]);
       for (int k = 0; k < 3; ++k) {
         boxes[c].lo[k] = std::min(boxes[c].lo[k], b.lo[k]);
         boxes[c].hi[k] = std::max(boxes[c].hi[k], b.hi[k]);
@@ -591,14 +603,14 @@ std::optional<ElementPair> find_nested_components(const Mesh& m,
     const auto& t = m.triangles[components[a].front()];
     Vec3 x{};
     for (int j = 0; j < 3; ++j)
-      for (int k = 0; k < 3; ++k) x[k] += m.vertices[static_cast<std::size_t>(t[j])][k] / 3.0;
+      for (int k = 0; k < 3; ++k) x[k] += v[static_cast<std::size_t>(t[j])][k] / 3.0;
     outer.clear();
     bvh.query(boxes[a], [&](std::uint32_t b) {
       if (b != a && contains(boxes[b], boxes[a])) outer.push_back(b);
     });
     std::sort(outer.begin(), outer.end());
     for (auto b : outer)
-      if (winding_number_of(m, components[b], x) > 0.5) return ElementPair{a, b};
+      if (winding_number_of(m, v, components[b], x) > 0.5) return ElementPair{a, b};
   }
   return std::nullopt;
 }
