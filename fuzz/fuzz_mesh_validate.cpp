@@ -83,15 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::check(std::abs(rep.volume - rep2.volume) <= 1e-9 * std::abs(rep.volume), "same volume");
   fuzz::check(rep.volume > 0, "an accepted mesh encloses a positive volume");
   if (m.triangles.size() <= 64) {
-    // the all-pairs test on the validated mesh, scaled like the library does (power of two)
-    double amax = 0;
-    for (const auto& v : m.vertices)
-      for (double x : v) amax = std::max(amax, std::abs(x));
-    int ex = 0;
-    std::frexp(amax, &ex);
-    std::vector<elliptica::bem::detail::Vec3> v(m.vertices.size());
-    for (std::size_t i = 0; i < v.size(); ++i)
-      for (int k = 0; k < 3; ++k) v[i][k] = std::ldexp(m.vertices[i][k], -ex);
+    // the all-pairs test on the validated mesh, on the coordinates the library's search uses
+    const std::vector<elliptica::bem::detail::Vec3> v = elliptica::bem::detail::predicate_coordinates(m);
     for (std::size_t e = 0; e < m.triangles.size(); ++e)
       for (std::size_t f = e + 1; f < m.triangles.size(); ++f) {
         fuzz::check(!elliptica::bem::detail::triangles_intersect(v, m.triangles[e], m.triangles[f]),

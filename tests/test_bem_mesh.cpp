@@ -610,6 +610,22 @@ TEST(BemMeshIntersect, Orient3dExactOnNearlyCoplanarPoints) {
   }
   EXPECT_EQ(mismatches, 0);
   EXPECT_GT(zeros, 100);  // the exact path was exercised on exactly coplanar points
+  // still exact on coordinates down to the multiples of 2^-252 that predicate_coordinates() keeps
+  // (the same points scaled by 2^-190: orient3d is homogeneous)
+  std::mt19937_64 gen2(8);
+  mismatches = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    V3 p[4];
+    for (auto& q : p)
+      for (double& x : q) x = std::ldexp(static_cast<double>(u(gen2)), -40);
+    if (trial % 2 == 0)
+      for (int k = 0; k < 3; ++k) p[3][k] = 2 * p[1][k] - p[0][k];
+    const int ref = orient3d_grid(p[0], p[1], p[2], p[3]);
+    for (auto& q : p)
+      for (double& x : q) x = std::ldexp(x, -190);
+    mismatches += orient3d(p[0], p[1], p[2], p[3]) != ref;
+  }
+  EXPECT_EQ(mismatches, 0);
   // 2-D: collinear points with non-representable products, and the smallest perturbations
   const std::array<double, 2> p{0.1, 0.1}, q{0.3, 0.3}, r{0.7, 0.7};
   EXPECT_EQ(orient2d(p, q, r), 0);
@@ -834,6 +850,35 @@ TEST(BemMeshValidate, LargeIcosphereAccepted) {
   const V3 p = m.vertices[100], c{1, 2, 3};
   for (int k = 0; k < 3; ++k) m.vertices[100][k] = c[k] - 1.05 * (p[k] - c[k]);  // beyond the antipode
   EXPECT_NE(validation_error(m).find("the surface intersects itself"), std::string::npos);
+}
+
+TEST(BemMeshValidate, TinyCoordinatesDoNotUnderflowThePredicates) {
+  // Regression (fuzz/corpus/mesh_validate/regress-tiny-coordinate): an icosahedron with one
+  // vertex at z = 6.9e9 and one coordinate of 3.9e-299. Scaled by 2^-33, that coordinate became
+  // subnormal and the products of the exact predicates underflowed: the all-pairs test reported
+  // elements 0 and 5 as intersecting although their boxes are apart. predicate_coordinates() sets
+  // such coordinates to 0.
+  Mesh m;
+  const double p = (1 + std::sqrt(5.0)) / 2;
+  m.vertices = {{0, -1, -p}, {0, -1, 0.62420254124994745}, {0, 1, -p}, {0, 1, 6949403065.4972305},
+                {-1, -0.007297007768554277, 0}, {-1, p, 0}, {1, -p, 0}, {1, p, 0},
+                {3.8657337733169241e-299, -7.1875, -7.3125}, {p, 0, -1}, {-p, 0, 1}, {p, 0, 1}};
+  m.triangles = {{0, 2, 8}, {0, 2, 9}, {0, 4, 6}, {0, 4, 8},  {0, 6, 9},  {1, 3, 10}, {1, 3, 11},
+                 {1, 4, 6}, {1, 4, 10}, {1, 6, 11}, {2, 5, 7}, {2, 5, 8}, {2, 7, 9}, {3, 5, 7},
+                 {3, 5, 10}, {3, 7, 11}, {4, 8, 10}, {5, 8, 10}, {6, 9, 11}, {7, 9, 11}};
+  ASSERT_EQ(validation_error(m), "");
+  const auto v = elliptica::bem::detail::predicate_coordinates(m);
+  EXPECT_EQ(v[8][0], 0.0);
+  for (std::size_t e = 0; e < m.num_elements(); ++e)
+    for (std::size_t f = e + 1; f < m.num_elements(); ++f) {
+      EXPECT_FALSE(triangles_intersect(v, m.triangles[e], m.triangles[f])) << e << ", " << f;
+      EXPECT_FALSE(triangles_intersect(v, m.triangles[f], m.triangles[e])) << f << ", " << e;
+    }
+  // elements far below the size of the mesh are refused rather than decided wrongly
+  const Mesh big = shifted(octahedron_mesh(), {4, 0, 0});
+  const std::string msg = validation_error(join(big, shifted(octahedron_mesh(), {0, 0, 0}, 1e-50)));
+  EXPECT_NE(msg.find("element 8 is too small for the mesh"), std::string::npos) << msg;
+  EXPECT_EQ(validation_error(join(big, shifted(octahedron_mesh(), {0, 0, 0}, 1e-40))), "");
 }
 
 TEST(BemMeshValidate, IntersectionSearchIsDeterministicAcrossThreads) {

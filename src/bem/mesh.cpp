@@ -312,6 +312,9 @@ MeshReport validate_and_orient(Mesh& m) {
   rep.vertices = m.vertices.size();
 
   // (2) per-element checks.
+  double amax = 0;  // largest |coordinate|
+  for (const auto& p : m.vertices)
+    for (double x : p) amax = std::max(amax, std::abs(x));
   rep.min_area = std::numeric_limits<double>::infinity();
   for (std::size_t e = 0; e < ne; ++e) {
     const auto& t = m.triangles[e];
@@ -327,6 +330,13 @@ MeshReport validate_and_orient(Mesh& m) {
       throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
                             " is degenerate: area " + std::to_string(a) +
                             " is near zero relative to its longest edge " + std::to_string(h));
+    if (h < detail::kMinRelativeElementSize * amax) {
+      std::ostringstream os;
+      os << "validate_and_orient: element " << e << " is too small for the mesh: its longest edge " << h
+         << " is below 2^-150 (7e-46) times the largest coordinate magnitude " << amax
+         << ", beyond what the self-intersection test resolves";
+      throw InvalidArgument(os.str());
+    }
     rep.min_area = std::min(rep.min_area, a);
     rep.max_edge = std::max(rep.max_edge, h);
   }

@@ -535,11 +535,18 @@ bool triangles_intersect(const std::vector<Vec3>& v, const Tri& t1, const Tri& t
   return true;  // same vertex set: the triangles coincide
 }
 
+std::vector<Vec3> predicate_coordinates(const Mesh& m) {
+  std::vector<Vec3> v = scaled_vertices(m);
+  for (auto& p : v)
+    for (double& x : p)
+      if (std::abs(x) < 0x1p-200) x = 0.0;
+  return v;
+}
+
 std::optional<ElementPair> find_intersecting_elements(const Mesh& m) {
   const std::size_t ne = m.triangles.size();
   if (ne < 2) return std::nullopt;
-  // scaled by a power of two (exact) so that |coordinates| < 1 and no predicate overflows
-  const std::vector<Vec3> v = scaled_vertices(m);
+  const std::vector<Vec3> v = predicate_coordinates(m);
   std::vector<Box> boxes(ne);
   for (std::size_t e = 0; e < ne; ++e) boxes[e] = triangle_box(v, m.triangles[e]);
   const Bvh bvh(boxes);

@@ -22,10 +22,23 @@ using Tri = std::array<std::int32_t, 3>;
 /// when that cannot decide, exact expansion arithmetic (Shewchuk, "Adaptive precision
 /// floating-point arithmetic and fast robust geometric predicates", Discrete Comput. Geom. 18
 /// (1997) 305). Exact for finite coordinates as long as no intermediate product overflows or
-/// underflows (true for |coordinates| <= 1 and differences not below ~1e-90).
+/// underflows, e.g. for coordinates that are 0 or multiples of 2^-252 in [-1, 1] (see
+/// predicate_coordinates()).
 int orient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
 /// Exact sign of det[a - c; b - c] for 2-D points (same method and conditions).
 int orient2d(const std::array<double, 2>& a, const std::array<double, 2>& b, const std::array<double, 2>& c);
+
+/// Smallest longest edge of an element that the intersection test resolves, relative to the
+/// largest |coordinate| of the mesh (validate_and_orient() refuses smaller elements).
+constexpr double kMinRelativeElementSize = 0x1p-150;
+
+/// The coordinates the intersection predicates work on: the vertices of m scaled by the power of
+/// two that brings the largest |coordinate| into [1/2, 1) (exact), with every scaled coordinate
+/// of magnitude below 2^-200 set to 0 (a change below 2^-200 of the mesh's size). Every
+/// coordinate is then 0 or a multiple of 2^-252 in [-1, 1], so that no product or sum in the
+/// predicates overflows or underflows and orient3d()/orient2d() are exact on them; elements
+/// down to kMinRelativeElementSize keep distinct, non-collinear vertices.
+std::vector<Vec3> predicate_coordinates(const Mesh& m);
 
 /// Whether the closed triangles t1 and t2 (vertex indices into v) have a common point other than
 /// the vertices or the edge they share by index. Preconditions (established by
@@ -41,8 +54,8 @@ struct ElementPair {
 /// nullopt if there is none. Candidate pairs (overlapping element boxes) come from a self
 /// traversal of a bounding-volume hierarchy in batches; the pair returned is the smallest (by
 /// first, then second) of the first batch with an intersection, independent of the number of
-/// threads. The coordinates are scaled by a power of two (exact) so that the predicates cannot
-/// overflow. Same preconditions as triangles_intersect().
+/// threads. The predicates work on predicate_coordinates(m). Same preconditions as
+/// triangles_intersect(), and elements not smaller than kMinRelativeElementSize.
 std::optional<ElementPair> find_intersecting_elements(const Mesh& m);
 
 /// For closed, outward-oriented, mutually non-intersecting components (lists of element

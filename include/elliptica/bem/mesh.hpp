@@ -115,7 +115,9 @@ struct MeshReport {
 /// are removed (triangle indices are renumbered accordingly; nothing changes if there are none);
 /// (2) checks, each throwing InvalidArgument whose message names the offending element index:
 /// empty mesh, non-finite coordinate (names the vertex), vertex index out of range, repeated vertex
-/// index or near-zero area (area <= 1e-10 * (longest edge of that element)^2), two triangles on
+/// index or near-zero area (area <= 1e-10 * (longest edge of that element)^2), an element whose
+/// longest edge is below 2^-150 (7e-46) times the largest |coordinate| ("too small", beyond what
+/// the exact predicates of step 5 resolve), two triangles on
 /// the same vertex set ("duplicate", names both), an edge shared by more than two triangles
 /// ("non-manifold", names the edge and the elements), an edge used by one triangle only ("mesh is
 /// not closed: edge (i,j) of element e has no neighbour"); (3) orientation is propagated over edge
@@ -144,8 +146,9 @@ struct MeshReport {
 /// J. Graphics Tools 8 (2003) 25); coplanar pairs are decided in 2-D (edge crossings and
 /// containment); a pair sharing a vertex A meets elsewhere iff their wedges at A share a
 /// direction; a pair sharing an edge overlaps iff it is coplanar with both third vertices on one
-/// side. The coordinates are scaled by a power of two first (exact) so that no predicate
-/// overflows. When several pairs intersect, the one named is the smallest of the first batch of
+/// side. The coordinates are scaled by a power of two first (exact) and scaled coordinates below
+/// 2^-200 in magnitude are set to 0 (a change below 2^-200 of the mesh's size), so that no product
+/// in the predicates overflows or underflows. When several pairs intersect, the one named is the smallest of the first batch of
 /// candidates (deterministic, independent of the number of threads).
 /// (6) No nesting: a closed component inside another (a hollow body, i.e. a sphere inside a
 /// sphere, or a body inside a cavity) throws InvalidArgument naming both components and an
