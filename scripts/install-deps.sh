@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything elliptica needs to build, test and run its examples on a fresh Debian 12
 # (bookworm) machine: the Debian packages (compiler, CMake, FFTW, CLI11, Eigen, GoogleTest,
-# Google Benchmark, GROMACS data files) and the Python packages (into the default python3, which
-# on the project machines is pyenv's 3.11). Idempotent: running it again changes nothing.
+# Google Benchmark, GROMACS data files, clang with libFuzzer) and the Python packages (into the
+# default python3, which on the project machines is pyenv's 3.11). Idempotent: running it again
+# changes nothing.
 #
 # Runs as root (as CI does) or, if not root, through sudo when sudo is available.
 # Benchmark-only dependencies (FINUFFT) are in scripts/install-bench-deps.sh.
@@ -19,6 +20,10 @@ DEBIAN_PACKAGES=(
   libgtest-dev      # GoogleTest libraries + CMake config
   libbenchmark-dev  # Google Benchmark (bench/ only)
   gromacs-data      # /usr/share/gromacs/top/spc216.gro, source of examples/water
+  clang             # clang++ for the libFuzzer targets (scripts/fuzz.sh)
+  libclang-rt-14-dev # clang's libFuzzer and sanitizer runtimes
+  libomp-dev        # OpenMP runtime for clang (libomp)
+  llvm              # llvm-symbolizer: symbolised sanitizer stack traces
 )
 
 PYTHON_PACKAGES=(

@@ -4,12 +4,14 @@
 #   2. pip install of the Python package, pytest on tests/python and tests/cli
 #      (the CLI tests run build/apps/elliptica through $ELLIPTICA_CLI)
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build of the C++ tests (build-asan/) and ctest
+#   4. libFuzzer targets of every reader and validation path (scripts/fuzz.sh: clang build in
+#      build-fuzz/, FUZZ_SECONDS per target, default 20; docs/fuzzing.md)
 # Prints the time of each step and a final summary line.
 # Environment: ELLIPTICA_JOBS (parallel compile jobs, default nproc), PYTHON (default python3),
 #   ELLIPTICA_BUILD_DIR (default build), ELLIPTICA_ASAN_BUILD_DIR (default build-asan),
 #   ELLIPTICA_PIP_TARGET=DIR installs the Python package into DIR (put first on PYTHONPATH for
 #   pytest) instead of the interpreter's site-packages, ELLIPTICA_SKIP_ASAN=1 skips step 3 (for
-#   quick local runs; ignored when CI=true).
+#   quick local runs; ignored when CI=true), ELLIPTICA_SKIP_FUZZ=1 skips step 4 (likewise).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -92,6 +94,12 @@ else
   export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   step "ctest (asan+ubsan)" run_ctest "$ASAN_DIR" "$LOG_DIR/ctest-asan.log"
+fi
+
+if [[ ${ELLIPTICA_SKIP_FUZZ:-0} == 1 && ${CI:-} != true ]]; then
+  echo "==== test.sh: fuzzing skipped (ELLIPTICA_SKIP_FUZZ=1)"
+else
+  step "fuzz (${FUZZ_SECONDS:-20}s per target)" env ELLIPTICA_JOBS="$JOBS" bash "$ROOT/scripts/fuzz.sh"
 fi
 
 echo

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
+#include "bem/mesh_intersect.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "elliptica/core/error.hpp"
 
@@ -509,6 +513,386 @@ TEST(BemMeshValidate, EmptyAndNonFinite) {
   m = octahedron_mesh();
   m.vertices[3][1] = NAN;
   expect_throw_with<InvalidArgument>([&] { validate_and_orient(m); }, {"vertex 3"});
+}
+
+// =============================================================================================
+// Self-intersection and nesting (validate_and_orient steps 5 and 6)
+// =============================================================================================
+
+namespace {
+
+using elliptica::bem::detail::orient2d;
+using elliptica::bem::detail::orient3d;
+using elliptica::bem::detail::triangles_intersect;
+using V3 = std::array<double, 3>;
+
+/// a and b in one mesh (b's vertices appended, its indices shifted).
+Mesh join(Mesh a, const Mesh& b) {
+  const auto off = static_cast<std::int32_t>(a.vertices.size());
+  a.vertices.insert(a.vertices.end(), b.vertices.begin(), b.vertices.end());
+  for (auto t : b.triangles) a.triangles.push_back({t[0] + off, t[1] + off, t[2] + off});
+  return a;
+}
+
+Mesh shifted(Mesh m, const V3& d, double scale = 1.0) {
+  for (auto& v : m.vertices)
+    for (int k = 0; k < 3; ++k) v[k] = v[k] * scale + d[k];
+  return m;
+}
+
+/// Axis-aligned box [lo, hi] as 12 outward triangles.
+Mesh box_mesh(const V3& lo, const V3& hi) {
+  Mesh m;
+  for (int i = 0; i < 8; ++i) m.vertices.push_back({i & 1 ? hi[0] : lo[0], i & 2 ? hi[1] : lo[1], i & 4 ? hi[2] : lo[2]});
+  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  return m;
+}
+
+/// The two element numbers of an "elements E and F" phrase in msg.
+std::pair<std::size_t, std::size_t> named_elements(const std::string& msg) {
+  const std::size_t at = msg.find("elements ");
+  std::size_t e = 0, f = 0;
+  if (at == std::string::npos || std::sscanf(msg.c_str() + at, "elements %zu and %zu", &e, &f) != 2)
+    ADD_FAILURE() << "no 'elements E and F' in: " << msg;
+  return {e, f};
+}
+
+std::string validation_error(Mesh m) {
+  try {
+    validate_and_orient(m);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Triangle pair predicate on explicit points: t1 = vertices (0, 1, 2), t2 = the given indices.
+bool pair_hits(const std::vector<V3>& v, std::array<std::int32_t, 3> t2) {
+  return triangles_intersect(v, {0, 1, 2}, t2);
+}
+
+/// Exact orientation of points on the grid 2^-40 Z^3 (|coordinate| < 1) in 128-bit integers
+/// (|differences| < 2^41, so the six triple products stay below 2^127).
+int orient3d_grid(const V3& a, const V3& b, const V3& c, const V3& d) {
+  using I = __int128;
+  auto g = [](double x) { return static_cast<I>(std::ldexp(x, 40)); };
+  I r[3][3];
+  const V3* p[3] = {&a, &b, &c};
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) r[i][k] = g((*p[i])[k]) - g(d[k]);
+  const I det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0]) +
+                r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+  return det > 0 ? 1 : (det < 0 ? -1 : 0);
+}
+
+}  // namespace
+
+TEST(BemMeshIntersect, Orient3dExactOnNearlyCoplanarPoints) {
+  // d = a + s (b - a) + t (c - a) rounded to the grid: nearly or exactly coplanar, where the
+  // floating-point determinant alone cannot decide the sign; checked against integer arithmetic.
+  std::mt19937_64 gen(7);
+  std::uniform_int_distribution<std::int64_t> u(-(std::int64_t{1} << 38), std::int64_t{1} << 38);
+  auto grid = [&] { return std::ldexp(static_cast<double>(u(gen)), -40); };
+  std::uniform_real_distribution<double> w(-1.0, 2.0);
+  int zeros = 0, mismatches = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const V3 a{grid(), grid(), grid()}, b{grid(), grid(), grid()}, c{grid(), grid(), grid()};
+    const double s = w(gen) / 4, t = w(gen) / 4;
+    V3 d;
+    for (int k = 0; k < 3; ++k) d[k] = std::ldexp(std::round(std::ldexp(a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]), 40)), -40);
+    if (trial % 3 == 0) d = {2 * b[0] - a[0], 2 * b[1] - a[1], 2 * b[2] - a[2]};  // on the line ab
+    const int ref = orient3d_grid(a, b, c, d);
+    zeros += ref == 0;
+    mismatches += orient3d(a, b, c, d) != ref;
+    mismatches += orient3d(b, c, a, d) != ref;  // even permutation: same sign
+    mismatches += orient3d(b, a, c, d) != -ref;  // odd permutation: opposite sign
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(zeros, 100);  // the exact path was exercised on exactly coplanar points
+  // still exact on coordinates down to the multiples of 2^-252 that predicate_coordinates() keeps
+  // (the same points scaled by 2^-190: orient3d is homogeneous)
+  std::mt19937_64 gen2(8);
+  mismatches = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    V3 p[4];
+    for (auto& q : p)
+      for (double& x : q) x = std::ldexp(static_cast<double>(u(gen2)), -40);
+    if (trial % 2 == 0)
+      for (int k = 0; k < 3; ++k) p[3][k] = 2 * p[1][k] - p[0][k];
+    const int ref = orient3d_grid(p[0], p[1], p[2], p[3]);
+    for (auto& q : p)
+      for (double& x : q) x = std::ldexp(x, -190);
+    mismatches += orient3d(p[0], p[1], p[2], p[3]) != ref;
+  }
+  EXPECT_EQ(mismatches, 0);
+  // 2-D: collinear points with non-representable products, and the smallest perturbations
+  const std::array<double, 2> p{0.1, 0.1}, q{0.3, 0.3}, r{0.7, 0.7};
+  EXPECT_EQ(orient2d(p, q, r), 0);
+  EXPECT_EQ(orient2d(p, q, {0.7, std::nextafter(0.7, 1.0)}), 1);
+  EXPECT_EQ(orient2d(p, q, {0.7, std::nextafter(0.7, 0.0)}), -1);
+  EXPECT_EQ(orient3d({0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.3, 0.3, 1e-300}), -1);  // d above the ccw plane
+  EXPECT_EQ(orient3d({0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.3, 0.3, 0}), 0);
+}
+
+TEST(BemMeshIntersect, PairsWithoutSharedVertices) {
+  std::vector<V3> v = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+  auto with = [&](std::vector<V3> t2) {
+    std::vector<V3> w = v;
+    w.insert(w.end(), t2.begin(), t2.end());
+    return pair_hits(w, {3, 4, 5});
+  };
+  EXPECT_TRUE(with({{0.2, 0.2, -1}, {0.2, 0.2, 1}, {0.3, 0.25, 1}}));       // pierces the interior
+  EXPECT_FALSE(with({{0.2, 0.2, 1e-12}, {0.2, 0.2, 1}, {0.3, 0.25, 1}}));   // just above
+  EXPECT_TRUE(with({{0.2, 0.2, 0}, {0.3, 0.3, 1}, {0.1, 0.4, 1}}));         // touches at a point
+  EXPECT_TRUE(with({{0.5, 0, 0}, {0.5, 0.5, 1}, {0.5, -0.5, 1}}));          // touches an edge
+  EXPECT_TRUE(with({{0.5, -0.5, 0}, {0.5, 0.5, 0}, {0.5, 0, 1}}));          // an edge lies across it
+  EXPECT_FALSE(with({{0.5, -0.5, 1e-9}, {0.5, 0.5, 1e-9}, {0.5, 0, 1}}));
+  EXPECT_FALSE(with({{2, 2, -1}, {2, 2, 1}, {2.1, 2, 1}}));                 // crosses the plane outside
+  EXPECT_TRUE(with({{-1, -1, 0}, {3, 0, 0}, {0, 3, 0}}));                   // coplanar, contains it
+  EXPECT_TRUE(with({{0.1, 0.1, 0}, {0.2, 0.1, 0}, {0.1, 0.2, 0}}));         // coplanar, inside it
+  EXPECT_TRUE(with({{0.25, 0.25, 0}, {2, 0.25, 0}, {0.25, 2, 0}}));         // coplanar, overlapping
+  EXPECT_TRUE(with({{0.5, 0.5, 0}, {2, 0.5, 0}, {0.5, 2, 0}}));             // coplanar, touching
+  EXPECT_FALSE(with({{0.6, 0.6, 0}, {2, 0.6, 0}, {0.6, 2, 0}}));            // coplanar, apart
+  EXPECT_TRUE(with({{1, 0, 0.5}, {1, 0, -0.5}, {2, 0, 0}}));                // through a vertex
+}
+
+TEST(BemMeshIntersect, PairsSharingAVertexOrAnEdge) {
+  // t1 = (A, B, C) in z = 0 with A = 0: wedge between +x and +y
+  std::vector<V3> v = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 0}, {0, 0, 0}};
+  auto vertex_pair = [&](const V3& d, const V3& e) {
+    v[3] = d;
+    v[4] = e;
+    return pair_hits(v, {0, 3, 4});
+  };
+  EXPECT_FALSE(vertex_pair({-1, 0, 0}, {0, -1, 0}));          // coplanar fan, opposite wedge
+  EXPECT_FALSE(vertex_pair({-1, 0.1, 0}, {-0.1, 1, 0}));      // coplanar, next wedge, apart
+  EXPECT_TRUE(vertex_pair({1, 1, 0}, {-1, 2, 0}));            // coplanar, overlapping wedges
+  EXPECT_TRUE(vertex_pair({0, 2, 0}, {-1, 0, 0}));            // coplanar, edges along one ray
+  EXPECT_TRUE(vertex_pair({0.2, 0.2, 1}, {0.2, 0.2, -1}));    // passes through t1 beyond A
+  EXPECT_FALSE(vertex_pair({-0.2, -0.2, 1}, {-0.2, -0.2, -1}));  // crosses the plane outside the wedge
+  EXPECT_FALSE(vertex_pair({0.3, 0.3, 1}, {0.5, -0.5, 1}));   // above, touching at A only
+  EXPECT_TRUE(vertex_pair({0.3, 0.3, 0}, {0.3, 0.3, 1}));     // an edge lies on t1
+  EXPECT_FALSE(vertex_pair({0.3, 0.3, 1e-15}, {0.3, 0.3, 1}));
+  EXPECT_TRUE(vertex_pair({1, 0, 1}, {1, 0, -1}));            // crosses t1's edge AB
+  EXPECT_FALSE(vertex_pair({1, -1e-12, 1}, {1, -1e-12, -1}));
+  // shared edge AB: t2 = (A, B, D)
+  auto edge_pair = [&](const V3& d) {
+    v[3] = d;
+    return pair_hits(v, {0, 1, 3});
+  };
+  EXPECT_FALSE(edge_pair({0.5, -0.5, 0}));   // coplanar, other side: a flat neighbour
+  EXPECT_TRUE(edge_pair({0.5, 0.5, 0}));     // coplanar, same side: folded onto t1
+  EXPECT_FALSE(edge_pair({0.5, 0.5, 1e-17}));  // a sharp fold that does not overlap
+  EXPECT_FALSE(edge_pair({0.5, 0.5, 1}));
+}
+
+TEST(BemMeshValidate, TwoOverlappingSpheresNamed) {
+  const Mesh a = icosphere(3);
+  const std::string msg = validation_error(join(a, icosphere(3, 1.0, {1, 0.1, 0})));
+  EXPECT_NE(msg.find("two closed surfaces intersect"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("component 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("component 1"), std::string::npos) << msg;
+  const auto [e, f] = named_elements(msg);
+  EXPECT_LT(e, a.num_elements());
+  EXPECT_GE(f, a.num_elements());
+  // the same at other scales (the predicates work on power-of-two scaled coordinates); the
+  // search alone also at scales where products of coordinates would overflow or underflow
+  for (double s : {1e-30, 1e30}) {
+    const std::string m2 = validation_error(join(shifted(a, {0, 0, 0}, s), icosphere(3, s, {s, 0.1 * s, 0})));
+    EXPECT_NE(m2.find("two closed surfaces intersect"), std::string::npos) << "scale " << s << ": " << m2;
+  }
+  for (double s : {1e-300, 1e300}) {
+    const Mesh both = join(shifted(a, {0, 0, 0}, s), icosphere(3, s, {s, 0.1 * s, 0}));
+    const auto hit = elliptica::bem::detail::find_intersecting_elements(both);
+    ASSERT_TRUE(hit.has_value()) << "scale " << s;
+    EXPECT_LT(hit->first, a.num_elements());
+    EXPECT_GE(hit->second, a.num_elements());
+    EXPECT_FALSE(elliptica::bem::detail::find_intersecting_elements(
+                     join(shifted(a, {0, 0, 0}, s), icosphere(3, s, {2.01 * s, 0, 0})))
+                     .has_value())
+        << "scale " << s;
+  }
+}
+
+TEST(BemMeshValidate, VertexPushedThroughTheOppositeSide) {
+  Mesh m = icosphere(3);
+  const V3 p = m.vertices[0];
+  m.vertices[0] = {-1.3 * p[0], -1.3 * p[1], -1.3 * p[2]};
+  const std::string msg = validation_error(m);
+  EXPECT_NE(msg.find("the surface intersects itself"), std::string::npos) << msg;
+  const auto [e, f] = named_elements(msg);
+  auto uses0 = [&](std::size_t el) {
+    const auto& t = m.triangles[el];
+    return t[0] == 0 || t[1] == 0 || t[2] == 0;
+  };
+  EXPECT_TRUE(uses0(e) || uses0(f)) << msg;  // one of the stretched elements is named
+  // pushed in but not through: a dent, accepted
+  Mesh dent = icosphere(3);
+  dent.vertices[0] = {0.5 * p[0], 0.5 * p[1], 0.5 * p[2]};
+  EXPECT_EQ(validation_error(dent), "");
+}
+
+TEST(BemMeshValidate, OctahedronApexPushedThrough) {
+  // apex (0, 0, 1) moved down: to z = 0 the body is a square pyramid, to z = -0.5 the upper faces
+  // fold into the lower pyramid, to z = -1.5 they enclose it (a cup-shaped solid): none of these
+  // surfaces crosses itself. Moved to (1.5, 1.5, -1.2) the face (-x, -y, apex) passes through the
+  // face (+x, B, +y) (B = (0, 0, -1)): edge (+x, B) meets it at (0.538, 0, -0.462).
+  Mesh m = octahedron_mesh();
+  for (double z : {0.0, -0.5, -1.5}) {
+    m.vertices[4] = {0, 0, z};
+    EXPECT_EQ(validation_error(m), "") << "apex at z = " << z;
+  }
+  m.vertices[4] = {1.5, 1.5, -1.2};
+  const std::string msg = validation_error(m);
+  EXPECT_NE(msg.find("the surface intersects itself: elements 3 and 4 intersect"), std::string::npos) << msg;
+}
+
+TEST(BemMeshValidate, SphereInsideSphereRefused) {
+  const Mesh outer = icosphere(3, 2.0), inner = icosphere(2, 1.0, {0.3, 0, 0});
+  std::string msg = validation_error(join(outer, inner));
+  for (const char* part : {"nested surfaces", "component 1 (the closed surface containing element 1280)",
+                           "lies inside component 0 (the closed surface containing element 0)",
+                           "exterior scattering by solid bodies"})
+    EXPECT_NE(msg.find(part), std::string::npos) << msg << "\nmissing: " << part;
+  msg = validation_error(join(inner, outer));  // listed the other way round
+  EXPECT_NE(msg.find("component 0 (the closed surface containing element 0) lies inside component 1 "
+                     "(the closed surface containing element 320)"),
+            std::string::npos)
+      << msg;
+  // a body inside the cavity of a hollow body, among others that are apart
+  Mesh many = join(join(box_mesh({5, 5, 5}, {6, 6, 6}), outer), box_mesh({-0.5, -0.5, -0.5}, {0.5, 0.5, 0.5}));
+  many = join(many, icosphere(1, 0.5, {-5, 0, 0}));
+  msg = validation_error(many);
+  EXPECT_NE(msg.find("component 2 (the closed surface containing element 1292) lies inside component 1"),
+            std::string::npos)
+      << msg;
+  // the nesting search alone at scales where the solid angles would overflow or underflow
+  std::vector<std::vector<std::size_t>> comps(2);
+  for (std::size_t e = 0; e < outer.num_elements() + inner.num_elements(); ++e)
+    comps[e < outer.num_elements() ? 0 : 1].push_back(e);
+  for (double s : {1e-300, 1.0, 1e300}) {
+    const auto nest = elliptica::bem::detail::find_nested_components(
+        join(shifted(outer, {0, 0, 0}, s), shifted(inner, {0, 0, 0}, s)), comps);
+    ASSERT_TRUE(nest.has_value()) << "scale " << s;
+    EXPECT_EQ(nest->first, 1u);
+    EXPECT_EQ(nest->second, 0u);
+    EXPECT_FALSE(elliptica::bem::detail::find_nested_components(
+                     join(shifted(outer, {0, 0, 0}, s), shifted(inner, {3.5 * s, 0, 0}, s)), comps)
+                     .has_value())
+        << "scale " << s;
+  }
+}
+
+TEST(BemMeshValidate, DisjointAndTouchingAtASharedVertexAccepted) {
+  Mesh m = join(icosphere(3), icosphere(3, 1.0, {2.001, 0, 0}));
+  MeshReport rep = validate_and_orient(m);
+  EXPECT_EQ(rep.components, 2u);
+  // 50 spheres on a line, each box inside none of the others
+  Mesh row = icosphere(1);
+  for (int i = 1; i < 50; ++i) row = join(row, icosphere(1, 1.0, {2.5 * i, 0.1 * (i % 3), 0}));
+  EXPECT_EQ(validate_and_orient(row).components, 50u);
+  // two octahedra tip to tip: they share the vertex (1, 0, 0) (merged) and nothing else
+  Mesh tips = join(octahedron_mesh(), shifted(octahedron_mesh(), {2, 0, 0}));
+  rep = validate_and_orient(tips);
+  EXPECT_EQ(rep.components, 2u);
+  EXPECT_EQ(rep.removed_duplicates, 1u);
+  // two boxes sharing an edge segment (no common vertex): they touch, refused
+  const std::string msg = validation_error(join(box_mesh({0, 0, 0}, {1, 1, 1}), box_mesh({1, 1, 0.5}, {2, 2, 1.5})));
+  EXPECT_NE(msg.find("two closed surfaces intersect"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cross or touch"), std::string::npos) << msg;
+  // two boxes face to face, offset so that no vertex is shared: coplanar overlap, refused
+  const std::string face = validation_error(join(box_mesh({0, 0, 0}, {1, 1, 1}), box_mesh({1, 0.5, 0.25}, {2, 1.5, 1.25})));
+  EXPECT_NE(face.find("two closed surfaces intersect"), std::string::npos) << face;
+  // the same boxes a hair apart: accepted
+  Mesh apart = join(box_mesh({0, 0, 0}, {1, 1, 1}), box_mesh({1 + 1e-12, 0.5, 0.25}, {2, 1.5, 1.25}));
+  EXPECT_EQ(validate_and_orient(apart).components, 2u);
+}
+
+TEST(BemMeshValidate, FlatAndSharpNeighboursAccepted) {
+  // coplanar neighbours: a box whose faces are split into 4 triangles around their centres
+  Mesh cube = box_mesh({0, 0, 0}, {1, 1, 1});
+  cube.triangles.clear();
+  const int quads[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  for (const auto& q : quads) {
+    V3 c{0, 0, 0};
+    for (int i : q)
+      for (int k = 0; k < 3; ++k) c[k] += cube.vertices[static_cast<std::size_t>(i)][k] / 4;
+    cube.vertices.push_back(c);
+    const auto ci = static_cast<std::int32_t>(cube.vertices.size() - 1);
+    for (int i = 0; i < 4; ++i) cube.triangles.push_back({q[i], q[(i + 1) % 4], ci});
+  }
+  ASSERT_EQ(cube.triangles.size(), 24u);
+  MeshReport rep = validate_and_orient(cube);
+  EXPECT_NEAR(rep.volume, 1.0, 1e-14);
+  // the fan-triangulated quads of the test data and a very flat tetrahedron (dihedral angles
+  // of a few 1e-6 rad between neighbours that do not overlap)
+  Mesh fans = read_mesh(kData + "cube_quads.obj");
+  EXPECT_NO_THROW(validate_and_orient(fans));
+  Mesh flat;
+  flat.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.3, 0.3, 3e-6}};
+  flat.triangles = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {2, 0, 3}};
+  EXPECT_NO_THROW(validate_and_orient(flat));
+  // a thin needle: an ellipsoid with aspect ratio 1000
+  Mesh needle = ellipsoid(3, {1000, 1, 1});
+  EXPECT_NO_THROW(validate_and_orient(needle));
+}
+
+TEST(BemMeshValidate, LargeIcosphereAccepted) {
+  // sanitizer builds run 10-50x slower: icosphere(5) there, icosphere(7) (327680 elements) here
+  const int r = ELLIPTICA_SANITIZED_BUILD ? 5 : 7;
+  Mesh m = icosphere(r, 3.0, {1, 2, 3});
+  const MeshReport rep = validate_and_orient(m);
+  EXPECT_EQ(rep.elements, 20u << (2 * r));
+  EXPECT_EQ(rep.components, 1u);
+  EXPECT_FALSE(rep.flipped);
+  // and with one vertex pushed through the far side it is refused
+  const V3 p = m.vertices[100], c{1, 2, 3};
+  for (int k = 0; k < 3; ++k) m.vertices[100][k] = c[k] - 1.05 * (p[k] - c[k]);  // beyond the antipode
+  EXPECT_NE(validation_error(m).find("the surface intersects itself"), std::string::npos);
+}
+
+TEST(BemMeshValidate, TinyCoordinatesDoNotUnderflowThePredicates) {
+  // Regression (fuzz/corpus/mesh_validate/regress-tiny-coordinate): an icosahedron with one
+  // vertex at z = 6.9e9 and one coordinate of 3.9e-299. Scaled by 2^-33, that coordinate became
+  // subnormal and the products of the exact predicates underflowed: the all-pairs test reported
+  // elements 0 and 5 as intersecting although their boxes are apart. predicate_coordinates() sets
+  // such coordinates to 0.
+  Mesh m;
+  const double p = (1 + std::sqrt(5.0)) / 2;
+  m.vertices = {{0, -1, -p}, {0, -1, 0.62420254124994745}, {0, 1, -p}, {0, 1, 6949403065.4972305},
+                {-1, -0.007297007768554277, 0}, {-1, p, 0}, {1, -p, 0}, {1, p, 0},
+                {3.8657337733169241e-299, -7.1875, -7.3125}, {p, 0, -1}, {-p, 0, 1}, {p, 0, 1}};
+  m.triangles = {{0, 2, 8}, {0, 2, 9}, {0, 4, 6}, {0, 4, 8},  {0, 6, 9},  {1, 3, 10}, {1, 3, 11},
+                 {1, 4, 6}, {1, 4, 10}, {1, 6, 11}, {2, 5, 7}, {2, 5, 8}, {2, 7, 9}, {3, 5, 7},
+                 {3, 5, 10}, {3, 7, 11}, {4, 8, 10}, {5, 8, 10}, {6, 9, 11}, {7, 9, 11}};
+  ASSERT_EQ(validation_error(m), "");
+  const auto v = elliptica::bem::detail::predicate_coordinates(m);
+  EXPECT_EQ(v[8][0], 0.0);
+  for (std::size_t e = 0; e < m.num_elements(); ++e)
+    for (std::size_t f = e + 1; f < m.num_elements(); ++f) {
+      EXPECT_FALSE(triangles_intersect(v, m.triangles[e], m.triangles[f])) << e << ", " << f;
+      EXPECT_FALSE(triangles_intersect(v, m.triangles[f], m.triangles[e])) << f << ", " << e;
+    }
+  // elements far below the size of the mesh are refused rather than decided wrongly
+  const Mesh big = shifted(octahedron_mesh(), {4, 0, 0});
+  const std::string msg = validation_error(join(big, shifted(octahedron_mesh(), {0, 0, 0}, 1e-50)));
+  EXPECT_NE(msg.find("element 8 is too small for the mesh"), std::string::npos) << msg;
+  EXPECT_EQ(validation_error(join(big, shifted(octahedron_mesh(), {0, 0, 0}, 1e-40))), "");
+}
+
+TEST(BemMeshValidate, IntersectionSearchIsDeterministicAcrossThreads) {
+  // many intersecting pairs: the named pair must not depend on the thread count
+  Mesh m = icosphere(4);
+  for (int i = 1; i < 6; ++i) m = join(m, icosphere(4, 1.0, {0.3 * i, 0, 0}));
+  const std::string ref = validation_error(m);
+  ASSERT_NE(ref, "");
+  const int saved = omp_get_max_threads();
+  for (int t : {1, 2, 3}) {
+    omp_set_num_threads(t);
+    EXPECT_EQ(validation_error(m), ref) << t << " threads";
+  }
+  omp_set_num_threads(saved);
 }
 
 // =============================================================================================

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <numbers>
 #include <sstream>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "bem/mesh_intersect.hpp"
 #include "elliptica/core/error.hpp"
 
 namespace elliptica::bem {
@@ -225,7 +225,12 @@ Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes, std::array<doub
 namespace {
 
 std::string edge_str(std::int32_t a, std::int32_t b) {
-  return "(" + std::to_string(a) + "," + std::to_string(b) + ")";
+  std::string s = "(";  // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "(" + std::string
+  s += std::to_string(a);
+  s += ',';
+  s += std::to_string(b);
+  s += ')';
+  return s;
 }
 
 struct CoordKey {
@@ -269,12 +274,17 @@ MeshReport validate_and_orient(Mesh& m) {
 
   // (1) merge bit-identical vertices, drop unused ones.
   {
-    std::map<CoordKey, std::int32_t> first;
+    // canon[v]: the lowest-numbered vertex with the same coordinates (sorted keys, O(n log n))
+    std::vector<std::pair<CoordKey, std::int32_t>> keys(nv0);
+    for (std::size_t v = 0; v < nv0; ++v) keys[v] = {coord_key(m.vertices[v]), static_cast<std::int32_t>(v)};
+    std::sort(keys.begin(), keys.end(), [](const auto& x, const auto& y) {
+      return x.first.bits != y.first.bits ? x.first.bits < y.first.bits : x.second < y.second;
+    });
     std::vector<std::int32_t> canon(nv0);
-    for (std::size_t v = 0; v < nv0; ++v) {
-      auto [it, inserted] = first.emplace(coord_key(m.vertices[v]), static_cast<std::int32_t>(v));
-      canon[v] = it->second;
-      if (!inserted) ++rep.removed_duplicates;
+    for (std::size_t i = 0, g = 0; i < nv0; ++i) {
+      if (keys[i].first.bits != keys[g].first.bits) g = i;
+      canon[static_cast<std::size_t>(keys[i].second)] = keys[g].second;
+      if (g != i) ++rep.removed_duplicates;
     }
     std::vector<char> used(nv0, 0);
     for (const auto& t : m.triangles)
@@ -302,6 +312,9 @@ MeshReport validate_and_orient(Mesh& m) {
   rep.vertices = m.vertices.size();
 
   // (2) per-element checks.
+  double amax = 0;  // largest |coordinate|
+  for (const auto& p : m.vertices)
+    for (double x : p) amax = std::max(amax, std::abs(x));
   rep.min_area = std::numeric_limits<double>::infinity();
   for (std::size_t e = 0; e < ne; ++e) {
     const auto& t = m.triangles[e];
@@ -317,50 +330,97 @@ MeshReport validate_and_orient(Mesh& m) {
       throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
                             " is degenerate: area " + std::to_string(a) +
                             " is near zero relative to its longest edge " + std::to_string(h));
+    if (h < detail::kMinRelativeElementSize * amax) {
+      std::ostringstream os;
+      os << "validate_and_orient: element " << e << " is too small for the mesh: its longest edge " << h
+         << " is below 2^-150 (7e-46) times the largest coordinate magnitude " << amax
+         << ", beyond what the self-intersection test resolves";
+      throw InvalidArgument(os.str());
+    }
     rep.min_area = std::min(rep.min_area, a);
     rep.max_edge = std::max(rep.max_edge, h);
   }
 
-  // duplicate triangles (same vertex set)
+  // duplicate triangles (same vertex set): sorted vertex triples, O(n log n); reported as the
+  // pair (earliest, second) of the group whose second element comes first
   {
-    std::map<std::array<std::int32_t, 3>, std::size_t> seen;
+    std::vector<std::pair<std::array<std::int32_t, 3>, std::size_t>> keys(ne);
     for (std::size_t e = 0; e < ne; ++e) {
-      auto key = m.triangles[e];
-      std::sort(key.begin(), key.end());
-      auto [it, inserted] = seen.emplace(key, e);
-      if (!inserted)
-        throw InvalidArgument("validate_and_orient: elements " + std::to_string(it->second) +
-                              " and " + std::to_string(e) +
-                              " are duplicates (same vertex set)");
+      keys[e] = {m.triangles[e], e};
+      std::sort(keys[e].first.begin(), keys[e].first.end());
     }
+    std::sort(keys.begin(), keys.end());
+    std::size_t first = ne, second = ne;
+    for (std::size_t i = 1; i < ne; ++i)
+      if (keys[i].first == keys[i - 1].first && (i < 2 || keys[i - 2].first != keys[i].first) &&
+          keys[i].second < second) {
+        first = keys[i - 1].second;
+        second = keys[i].second;
+      }
+    if (second < ne)
+      throw InvalidArgument("validate_and_orient: elements " + std::to_string(first) + " and " +
+                            std::to_string(second) + " are duplicates (same vertex set)");
   }
 
-  // edge adjacency: undirected edge -> incident (element, local edge) pairs
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> edges;
-  edges.reserve(ne * 2);
+  // edge adjacency: the 3 ne (undirected edge, element, local edge) records sorted by edge, so
+  // that the elements on one edge are consecutive and in ascending order
   auto ekey = [](std::int32_t a, std::int32_t b) {
     return (static_cast<std::uint64_t>(std::min(a, b)) << 32) |
            static_cast<std::uint64_t>(std::max(a, b));
   };
+  struct EdgeRecord {
+    std::uint64_t key;
+    std::uint32_t element;
+    std::uint32_t local;
+  };
+  std::vector<EdgeRecord> recs(3 * ne);
   for (std::size_t e = 0; e < ne; ++e)
     for (int j = 0; j < 3; ++j)
-      edges[ekey(m.triangles[e][j], m.triangles[e][(j + 1) % 3])].push_back(
-          static_cast<std::uint32_t>(e));
+      recs[3 * e + static_cast<std::size_t>(j)] = {ekey(m.triangles[e][j], m.triangles[e][(j + 1) % 3]),
+                                                   static_cast<std::uint32_t>(e), static_cast<std::uint32_t>(j)};
+  std::sort(recs.begin(), recs.end(), [](const EdgeRecord& x, const EdgeRecord& y) {
+    return x.key != y.key ? x.key < y.key : x.element < y.element;
+  });
+  // per (element, local edge): where its group of records starts, its size, the edge key and
+  // the neighbour across it (when the group has two records)
+  std::vector<std::uint32_t> group_start(3 * ne), group_size(3 * ne), neighbour(3 * ne);
+  std::vector<std::uint64_t> local_key(3 * ne);
+  for (std::size_t i = 0; i < recs.size();) {
+    std::size_t k = i;
+    while (k < recs.size() && recs[k].key == recs[i].key) ++k;
+    for (std::size_t r = i; r < k; ++r) {
+      const std::size_t slot = 3 * static_cast<std::size_t>(recs[r].element) + recs[r].local;
+      group_start[slot] = static_cast<std::uint32_t>(i);
+      group_size[slot] = static_cast<std::uint32_t>(k - i);
+      local_key[slot] = recs[r].key;
+      neighbour[slot] = k - i == 2 ? recs[r == i ? i + 1 : i].element : recs[r].element;
+    }
+    i = k;
+  }
   for (std::size_t e = 0; e < ne; ++e)
     for (int j = 0; j < 3; ++j) {
       const auto a = m.triangles[e][j], b = m.triangles[e][(j + 1) % 3];
-      const auto& inc = edges[ekey(a, b)];
-      if (inc.size() > 2) {
+      const std::size_t slot = 3 * e + static_cast<std::size_t>(j);
+      if (group_size[slot] > 2) {
         std::string list;
-        for (auto f : inc) list += (list.empty() ? "" : ", ") + std::to_string(f);
+        for (std::size_t r = group_start[slot]; r < group_start[slot] + group_size[slot]; ++r)
+          list += (list.empty() ? "" : ", ") + std::to_string(recs[r].element);
         throw InvalidArgument("validate_and_orient: non-manifold edge " + edge_str(a, b) +
                               " of element " + std::to_string(e) + " is shared by " +
-                              std::to_string(inc.size()) + " elements (" + list + ")");
+                              std::to_string(group_size[slot]) + " elements (" + list + ")");
       }
-      if (inc.size() < 2)
+      if (group_size[slot] < 2)
         throw InvalidArgument("validate_and_orient: mesh is not closed: edge " + edge_str(a, b) +
                               " of element " + std::to_string(e) + " has no neighbour");
     }
+  recs = {};
+  // the element across edge (a, b) of element e (local edge numbers change when e is flipped)
+  auto across = [&](std::size_t e, std::int32_t a, std::int32_t b) -> std::size_t {
+    const std::uint64_t key = ekey(a, b);
+    for (std::size_t j = 0; j < 3; ++j)
+      if (local_key[3 * e + j] == key) return neighbour[3 * e + j];
+    return e;  // not reached: (a, b) is an edge of e
+  };
 
   // (3) orientation propagation. For a shared edge, consistent orientation means the two
   // triangles traverse it in opposite directions.
@@ -385,23 +445,21 @@ MeshReport validate_and_orient(Mesh& m) {
       components.back().push_back(e);
       for (int j = 0; j < 3; ++j) {
         const auto a = m.triangles[e][j], b = m.triangles[e][(j + 1) % 3];
-        for (auto f32 : edges[ekey(a, b)]) {
-          const std::size_t f = f32;
-          if (f == e) continue;
-          const bool consistent = has_directed(f, b, a);
-          if (comp[f] < 0) {
-            comp[f] = c;
-            if (!consistent) {
-              std::swap(m.triangles[f][1], m.triangles[f][2]);
-              flipped[f] ^= 1;
-            }
-            queue.push_back(f);
-          } else if (!consistent) {
-            throw InvalidArgument("validate_and_orient: surface is not orientable: element " +
-                                  std::to_string(f) + " cannot be oriented consistently with " +
-                                  "element " + std::to_string(e) + " across edge " +
-                                  edge_str(a, b));
+        const std::size_t f = across(e, a, b);
+        if (f == e) continue;
+        const bool consistent = has_directed(f, b, a);
+        if (comp[f] < 0) {
+          comp[f] = c;
+          if (!consistent) {
+            std::swap(m.triangles[f][1], m.triangles[f][2]);
+            flipped[f] ^= 1;
           }
+          queue.push_back(f);
+        } else if (!consistent) {
+          throw InvalidArgument("validate_and_orient: surface is not orientable: element " +
+                                std::to_string(f) + " cannot be oriented consistently with " +
+                                "element " + std::to_string(e) + " across edge " +
+                                edge_str(a, b));
         }
       }
     }
@@ -432,6 +490,46 @@ MeshReport validate_and_orient(Mesh& m) {
     }
     rep.volume += vol;
   }
+
+  // (5) no two elements may meet except along the edges and vertices they share.
+  if (const auto hit = detail::find_intersecting_elements(m)) {
+    const std::size_t e = hit->first, f = hit->second;
+    const auto& te = m.triangles[e];
+    const auto& tf = m.triangles[f];
+    std::vector<std::int32_t> common;
+    for (auto a : te)
+      if (std::find(tf.begin(), tf.end(), a) != tf.end()) common.push_back(a);
+    const std::string pair = "elements " + std::to_string(e) + " and " + std::to_string(f);
+    std::string what;
+    if (common.size() == 2)
+      what = pair + " fold onto each other across their shared edge " + edge_str(common[0], common[1]) +
+             " (coplanar, on the same side of it)";
+    else if (common.size() == 1)
+      what = pair + " overlap beyond their shared vertex " + std::to_string(common[0]);
+    else
+      what = pair + " intersect (cross or touch)";
+    if (comp[e] != comp[f])
+      throw InvalidArgument("validate_and_orient: two closed surfaces intersect: " + what + "; element " +
+                            std::to_string(e) + " belongs to the surface of component " +
+                            std::to_string(comp[e]) + ", element " + std::to_string(f) + " to component " +
+                            std::to_string(comp[f]) + " (the bodies must be disjoint)");
+    throw InvalidArgument("validate_and_orient: the surface intersects itself: " + what +
+                          " (component " + std::to_string(comp[e]) +
+                          "); a closed surface must not cross or touch itself");
+  }
+
+  // (6) no closed surface may lie inside another.
+  if (const auto nest = detail::find_nested_components(m, components)) {
+    const std::size_t in = nest->first, out = nest->second;
+    throw InvalidArgument(
+        "validate_and_orient: nested surfaces: component " + std::to_string(in) +
+        " (the closed surface containing element " + std::to_string(components[in].front()) +
+        ") lies inside component " + std::to_string(out) + " (the closed surface containing element " +
+        std::to_string(components[out].front()) +
+        "); a hollow body or a body inside another is not supported: the BEM here is for exterior "
+        "scattering by solid bodies, whose surfaces must each lie outside all the others");
+  }
+
   for (auto f : flipped) rep.flipped_elements += static_cast<std::size_t>(f);
   rep.flipped = rep.flipped_elements > 0;
   return rep;

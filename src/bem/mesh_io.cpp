@@ -699,7 +699,7 @@ Mesh read_stl_ascii(const std::string& path, const std::string& buf) {
     ++i;
   };
   auto number = [&](const char* what) {
-    double v;
+    double v = 0;  // fail_tok() always throws; clang cannot see that through the lambda
     if (i >= toks.size() || !parse_double(toks[i].s, v)) fail_tok(what);
     ++i;
     return v;

@@ -107,14 +107,17 @@ struct MeshReport {
   double volume = 0.0;                 ///< enclosed volume after orientation (sum over components)
 };
 
-/// Checks that `m` is a valid closed, orientable, 2-manifold triangulation and orients it
+/// Checks that `m` is a valid closed, orientable, 2-manifold triangulation of the surfaces of
+/// solid bodies that lie outside each other (what the exterior BEM needs), and orients it
 /// consistently outward, in place.
 ///
 /// Steps: (1) vertices with bit-identical coordinates are merged and vertices used by no triangle
 /// are removed (triangle indices are renumbered accordingly; nothing changes if there are none);
 /// (2) checks, each throwing InvalidArgument whose message names the offending element index:
 /// empty mesh, non-finite coordinate (names the vertex), vertex index out of range, repeated vertex
-/// index or near-zero area (area <= 1e-10 * (longest edge of that element)^2), two triangles on
+/// index or near-zero area (area <= 1e-10 * (longest edge of that element)^2), an element whose
+/// longest edge is below 2^-150 (7e-46) times the largest |coordinate| ("too small", beyond what
+/// the exact predicates of step 5 resolve), two triangles on
 /// the same vertex set ("duplicate", names both), an edge shared by more than two triangles
 /// ("non-manifold", names the edge and the elements), an edge used by one triangle only ("mesh is
 /// not closed: edge (i,j) of element e has no neighbour"); (3) orientation is propagated over edge
@@ -122,9 +125,41 @@ struct MeshReport {
 /// (swapping vertices 1 and 2) so that neighbours traverse their shared edge in opposite
 /// directions; a contradiction means the surface is non-orientable (InvalidArgument naming the
 /// element); (4) each connected component is made outward on its own: if its signed volume
-/// sum a.(b x c)/6 is negative all its triangles are flipped (note: so the inner boundary of a
-/// hollow body also ends up with normals pointing away from its own interior). A component with
-/// zero enclosed volume (relative to its area^(3/2)) throws InvalidArgument.
+/// sum a.(b x c)/6 is negative all its triangles are flipped. A component with zero enclosed
+/// volume (relative to its area^(3/2)) throws InvalidArgument.
+/// (5) No self-intersection: two elements may have common points only where they share a vertex
+/// or an edge (by index, after step 1). Throws InvalidArgument naming both elements (and their
+/// components) when two elements cross, touch, or overlap in a common plane, when two elements
+/// sharing a vertex meet anywhere else, or when two elements sharing an edge fold onto each other
+/// (coplanar, on the same side of the edge). This covers two bodies that overlap or touch, a
+/// vertex pushed through the opposite side of a body, and surfaces that touch themselves.
+/// Candidate pairs are the pairs of elements whose bounding boxes overlap, found by a self
+/// traversal of a bounding-volume hierarchy (the element boxes sorted along a Morton curve, a
+/// balanced tree over leaves of 8: O(N log N) build, O(N) candidates for a mesh of quasi-uniform
+/// elements; the traversal is parallel over OpenMP threads). Each candidate pair is decided with
+/// exact orientation predicates (floating-point evaluation with an error bound and exact expansion
+/// arithmetic when it cannot decide: Shewchuk, Discrete Comput. Geom. 18 (1997) 305), so touching,
+/// coplanar and shared-vertex configurations are classified exactly, without tolerances: two
+/// closed triangles meet iff an edge of one meets the other; a segment meets a triangle iff its
+/// endpoints are not strictly on one side of the plane and the line through it passes the
+/// triangle by the signs of its orientations against the triangle's edges (Guigue & Devillers,
+/// J. Graphics Tools 8 (2003) 25); coplanar pairs are decided in 2-D (edge crossings and
+/// containment); a pair sharing a vertex A meets elsewhere iff their wedges at A share a
+/// direction; a pair sharing an edge overlaps iff it is coplanar with both third vertices on one
+/// side. The coordinates are scaled by a power of two first (exact) and scaled coordinates below
+/// 2^-200 in magnitude are set to 0 (a change below 2^-200 of the mesh's size), so that no product
+/// in the predicates overflows or underflows. When several pairs intersect, the one named is the smallest of the first batch of
+/// candidates (deterministic, independent of the number of threads).
+/// (6) No nesting: a closed component inside another (a hollow body, i.e. a sphere inside a
+/// sphere, or a body inside a cavity) throws InvalidArgument naming both components and an
+/// element of each: the BEM here solves exterior scattering by solid bodies. Decided, for every
+/// pair of components whose bounding boxes nest (found with the same hierarchy over the component
+/// boxes), by the winding number of the outer one at the centroid of the first element of the
+/// inner one (> 1/2 inside; Van Oosterom & Strackee 1983, see winding_number()); after step 5 the
+/// components do not meet, so each lies entirely inside or outside every other. Cost
+/// O(size of the outer component) per nesting pair of boxes.
+/// Time: for icosphere(7) (327680 elements) the whole validation takes about 0.4 s on one core,
+/// 0.2 s of it in step 5 (measured on the project machines).
 /// Validation errors leave `m` in an unspecified but valid state.
 MeshReport validate_and_orient(Mesh& m);
 
