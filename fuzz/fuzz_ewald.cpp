@@ -10,12 +10,11 @@
 ///   tolerance  kTolerances[b % 12];  box  L0 = kBoxBase[b % 12], L_d = L0 * 2^(b_d % 7 - 3)
 ///   N sources 1 + b % 8, N targets 1 + b % 4 (when separate)
 ///   coordinate  tag < 0xe0: (tag / 224) L_d (inside the box); tag < 0xf8: (tag - 0xec) L_d
-///               (images up to 12 boxes away); else a raw double, bounded by kMaxBoxLengths L_d
-///               when finite (NaN and Inf kept, they must be refused; see `unrestricted`)
+///               (images up to 12 boxes away); else a raw double, any value (beyond 1e15 box
+///               lengths, NaN and Inf must be refused)
 ///   strength    tag < 0xf8: (tag - 124) / 31, else a raw double (huge values must end in an error)
 ///   overrides   xi = 2^(b % 40 - 20) / max L, rc = min L 2^(3 - b % 24), M_d = 2 + b % 30,
-///               P = 1 + b % 12, beta = b / 2, degree = b % 34 (each range covers invalid values;
-///               xi and rc bounded as said at `unrestricted`)
+///               P = 1 + b % 12, beta = b / 2, degree = b % 34 (each range covers invalid values)
 /// Per-execution cost is bounded: at most 8 sources and 4 targets, moderate tolerances, box
 /// aspect ratios <= 64, grid overrides <= 31, and evaluate() runs only when the tuned grid has at
 /// most 64^3 points. The automatic parameter choice searches (xi, r_c, M, P) with quadratures of
@@ -41,26 +40,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kTolerances[12] = {1e-1, 1e-2, 1e-3, 1e-4, 1e-6, 0.5, 0.0, -1e-3, 1.0, kNaN, 1e-15, 1e-14};
 constexpr double kBoxBase[12] = {1.0, 2.5, 1e-3, 1e3, 1e-100, 1e100, 0.0, -1.0, kNaN, kInf, 1e-101, 1e101};
 
-/// Known bugs of src/ewald (reproducers in fuzz/findings/, see docs/fuzzing.md) that the decoder
-/// steers around so that the target can run in CI until they are fixed; the environment variable
-/// ELLIPTICA_FUZZ_EWALD_UNRESTRICTED=1 lifts both bounds (then remove them from this file):
-///  - raw coordinates are bounded by kMaxBoxLengths box lengths: from about 1e16 box lengths up
-///    the wrap into the box loses all digits and the cell list (build_cells) and the density
-///    estimate (EwaldPlan::Impl::density) index out of range or convert huge values to int;
-///  - a valid rc override is at least max(L) / 64 and an xi override at most 16 / max(L) (which
-///    gives rc of about max(L) / 4): the near-field cell list has floor(L_d / rc) cells per axis,
-///    and their product overflows int (CellList::ncells) or needs gigabytes for small rc.
-bool unrestricted = false;
-constexpr double kMaxBoxLengths = 1e12;
-
 double coordinate(fuzz::Bytes& in, double L) {
   const std::uint8_t tag = in.byte();
   if (tag < 0xe0) return tag / 224.0 * L;
   if (tag < 0xf8) return (static_cast<int>(tag) - 0xec) * L;
-  const double x = in.raw_double();
-  if (!unrestricted && std::isfinite(x) && std::isfinite(L) && std::abs(x) > kMaxBoxLengths * std::abs(L))
-    return std::copysign(kMaxBoxLengths * std::abs(L), x);
-  return x;
+  return in.raw_double();
 }
 
 double strength(fuzz::Bytes& in) {
@@ -69,12 +53,6 @@ double strength(fuzz::Bytes& in) {
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* v = std::getenv("ELLIPTICA_FUZZ_EWALD_UNRESTRICTED");
-  unrestricted = v && std::string(v) == "1";
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Bytes in(data, size);
@@ -90,12 +68,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (flags2 & 4) o.viscosity = kBoxBase[in.byte() % 12];
   const double Lmin = std::min({o.box[0], o.box[1], o.box[2]}), Lmax = std::max({o.box[0], o.box[1], o.box[2]});
   if (flags & 16) {
-    const double xl = std::ldexp(1.0, in.byte() % 40 - 20);  // xi max(L)
-    o.xi = (unrestricted ? xl : std::min(xl, 16.0)) / Lmax;
+    o.xi = std::ldexp(1.0, in.byte() % 40 - 20) / Lmax;  // xi max(L) = 2^-20 .. 2^19
   }
   if (flags & 32) {
     o.rc = std::ldexp(Lmin, 3 - in.byte() % 24);
-    if (!unrestricted && *o.rc >= 1e-6 * Lmin && *o.rc < Lmax / 64) o.rc = Lmax / 64;
   }
   if (!((flags & 64) && (flags2 & 8))) o.grid = std::array<int, 3>{2 + in.byte() % 30, 2 + in.byte() % 30, 2 + in.byte() % 30};
   if (flags & 128) o.window_support = 1 + in.byte() % 12;
