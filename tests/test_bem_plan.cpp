@@ -100,8 +100,9 @@ TEST(BemPlan, FmmOperatorEntriesEqualDenseMatrix) {
 }
 
 // Sphere ka = 5, sound-hard, FMM + BD against the Mie series: the same discretisation error as the
-// dense solver (1.6e-2 at 1280 elements, tests/test_bem_helmholtz.cpp), about 3x smaller per
-// refinement (O(h^1.5..2)); measured with this plan: 6.3e-3 at 5120 elements (87 s in a Release
+// dense solver (1.6e-2 at 1280 elements, tests/test_bem_helmholtz.cpp), 2.5x smaller at the next
+// refinement (pre-asymptotic; O(h) asymptotically, docs/bem.md "Accuracy"); measured with this
+// plan: 6.3e-3 at 5120 elements (87 s in a Release
 // build, too long for the test suite). Bound: 1.25 x the dense solver's error at 1280 elements (the
 // FMM adds at most cond(A) x 1e-5). BD must cut the GMRES iterations.
 TEST(BemPlan, FmmWithBlockDiagonalMatchesMie) {
@@ -182,7 +183,7 @@ TEST(BemPlan, AutoChoosesByElementCountAndRejectsBadOptions) {
 // Point-source incidence (plan.hpp point_source): the scattered field of a sound-hard sphere against
 // the independent series of tests/reference/mie.cpp, and reciprocity on an ellipsoid
 // (u_sc(x_b; source at x_a) = u_sc(x_a; source at x_b), a property of the continuous problem that the
-// discretisation satisfies up to its error, O(h^1.5..2) like the plane-wave case).
+// discretisation satisfies up to its error: O(h) to O(h^2) like the plane-wave surface and far fields).
 TEST(BemPlan, PointSourceMatchesSeriesAndReciprocity) {
   const double k = 2.0;
   const std::array<double, 3> xa{0.3, -0.4, 1.9}, xb{1.6, 0.7, -0.9};
