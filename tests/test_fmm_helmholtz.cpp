@@ -328,3 +328,30 @@ TEST(FmmHelmholtz, BadInput) {
   EXPECT_THROW(f.apply(c.q, {}, kNormalDerivative), InvalidArgument);  // no normals
   EXPECT_NO_THROW(f.apply(c.q, {}, kPotential));
 }
+
+// min_tolerance inverts the order rule at the order cap (kMaxOrder = 16), and the constructor
+// refuses a tolerance below it with a message naming the smallest one available (it used to say
+// "outside the low-frequency regime" for a tolerance that was merely too small). Measured accuracy
+// near the cap (2000 random points on the unit sphere, k = 2): tol 1e-10 -> p = 16, worst kernel
+// error 3.1e-11.
+TEST(FmmHelmholtz, MinToleranceAtTheOrderCap) {
+  for (double kappa : {0.0, 1.0, 5.0, 10.0}) {
+    const double w = 0.5, t = min_tolerance(cplx(kappa / w, 0), w);
+    ASSERT_TRUE(std::isfinite(t)) << kappa;
+    EXPECT_LE(choose_order(t, kappa / w, w), kMaxOrder) << kappa;
+    EXPECT_GT(choose_order(t / 1.01, kappa / w, w), kMaxOrder) << kappa;
+  }
+  EXPECT_NEAR(min_tolerance(1.0, 0.5), 5.0e-11, 0.3e-11);
+  auto c = make_cloud(600, true, 21);
+  HelmholtzFmmOptions o;
+  o.tree.max_leaf = 20;
+  o.tolerance = 1e-11;
+  try {
+    HelmholtzFmm f(c.x, c.n, cplx(1.0, 0), o);
+    ADD_FAILURE() << "tolerance 1e-11 accepted (p = " << f.order() << ")";
+  } catch (const elliptica::InvalidArgument& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("smallest tolerance available"), std::string::npos) << w;
+    EXPECT_EQ(w.find("outside the low-frequency regime"), std::string::npos) << w;
+  }
+}

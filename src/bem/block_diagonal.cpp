@@ -87,6 +87,11 @@ BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree
       Eigen::MatrixXcd ac = a;
       blk.lu.compute(ac);
       const double rc = blk.lu.rcond();
+      if (std::isnan(rc))
+        throw NumericalError("the LU factorisation of the diagonal block of box " + std::to_string(b) + " (" +
+                             std::to_string(m) + " elements, largest entry " + std::to_string(a.cwiseAbs().maxCoeff()) +
+                             ") overflowed: the system matrix is too badly scaled for double precision (e.g. a "
+                             "Burton-Miller alpha far too large or small)");
       if (!(rc > 1e-14))
         throw NumericalError("the diagonal block of box " + std::to_string(b) + " (" + std::to_string(m) +
                              " elements) is singular (reciprocal condition estimate " + std::to_string(rc) + ")");

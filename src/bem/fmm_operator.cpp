@@ -8,6 +8,8 @@
 
 #include "elliptica/core/error.hpp"
 #include "quadrature.hpp"
+#include "solve_common.hpp"
+#include "validate.hpp"
 
 namespace elliptica::bem {
 
@@ -23,6 +25,7 @@ struct HelmholtzBemFmmOperator::Impl {
   // near field, CSR by row (element), columns ascending within a row
   std::vector<std::int64_t> row_ptr, col;
   std::vector<cplx> val;
+  std::vector<cplx> ones_image;  // sound-hard: A 1
   double setup_seconds = 0, fmm_setup_seconds = 0;
 
   // Burton-Miller combination of the operator entries of `pairs` (without the 1/2 I).
@@ -50,9 +53,10 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   I.bc = opt.bc;
   I.mesh = mesh;
   I.quadrature = opt.quadrature;
-  I.alpha = opt.alpha ? *opt.alpha : cplx(0, 1) / k;
-  if (!std::isfinite(I.alpha.real()) || !std::isfinite(I.alpha.imag()) || I.alpha == cplx(0, 0))
-    throw InvalidArgument("bem: Burton-Miller alpha must be finite and nonzero");
+  detail::validate_k(k);
+  detail::validate_mesh(mesh);
+  const double kd = detail::validate_low_frequency(opt.bc, mesh, k);
+  I.alpha = detail::coupling(opt.alpha, mesh, k);
   const auto& rule = quadrature::triangle_rule(opt.quadrature.far_points);  // validates far_points
   std::vector<fmm::Point3> cent(I.n), nrm(I.n), ys, nys;
   std::vector<std::int64_t> owner;
@@ -129,8 +133,29 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
     row = row_end;
     if (opt.progress) opt.progress(double(row) / double(I.n));
   }
+  if (I.bc == BoundaryCondition::Neumann) {
+    // A 1 (the GMRES deflation vector) and, at low frequency, the static correction of the
+    // diagonal (helmholtz.hpp, "Low frequency" (1)); the diagonal entry lies in the near field
+    // (an element's own leaf is adjacent to itself).
+    const std::size_t n = I.n;
+    I.ones_image = apply(std::vector<cplx>(n, cplx(1, 0)));
+    if (detail::static_correction_applies(I.bc, kd)) {
+      const std::vector<double> t = detail::static_ones_image(mesh);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto* b0 = I.col.data() + I.row_ptr[i];
+        const auto* b1 = I.col.data() + I.row_ptr[i + 1];
+        const auto* it = std::lower_bound(b0, b1, static_cast<std::int64_t>(i));
+        if (it == b1 || *it != static_cast<std::int64_t>(i))
+          throw NumericalError("bem: FMM operator: diagonal entry " + std::to_string(i) + " missing from the near field");
+        I.val[static_cast<std::size_t>(it - I.col.data())] -= I.ones_image[i] - t[i];
+        I.ones_image[i] = t[i];
+      }
+    }
+  }
   I.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+const std::vector<cplx>& HelmholtzBemFmmOperator::ones_image() const { return impl_->ones_image; }
 
 std::size_t HelmholtzBemFmmOperator::size() const { return impl_->n; }
 const fmm::HelmholtzFmm& HelmholtzBemFmmOperator::fmm() const { return *impl_->fmm; }

@@ -64,8 +64,12 @@ cplx exp1mz_m1(cplx z) {
   return std::exp(z) * (1.0 - z) - 1.0;
 }
 
+/// Internal OperatorSet bit: the dynamic part of the double layer, dG/dn_y - dG_0/dn_y
+/// (scattered_field), evaluated without cancellation.
+constexpr unsigned kDynamicDoubleLayer = 16u;
+
 struct KVals {
-  cplx s{}, k{}, kp{}, w{};
+  cplx s{}, k{}, kp{}, w{}, kd{};
 };
 
 /// All four kernels at (x, n_x) from (y, n_y); ik = i k.
@@ -76,11 +80,13 @@ inline void kernels(const V3& x, const V3& nx, const V3& y, const V3& ny, cplx i
   const cplx z = ik * r;
   const cplx G = std::exp(z) * (kInv4Pi / r);
   o.s = G;
-  if (which & (kDoubleLayer | kAdjointDoubleLayer | kHypersingular)) {
+  if (which & (kDoubleLayer | kAdjointDoubleLayer | kHypersingular | kDynamicDoubleLayer)) {
     const cplx Gp = G * (z - 1.0) / r;
     const double a = dot(d, nx), b = dot(d, ny);
     o.k = -Gp * (b / r);
     o.kp = Gp * (a / r);
+    // -(G' - G_0') b / r with G' - G_0' = [e^z (z - 1) + 1] / (4 pi r^2) = -exp1mz_m1(z) / (4 pi r^2)
+    if (which & kDynamicDoubleLayer) o.kd = exp1mz_m1(z) * (kInv4Pi / r2) * (b / r);
     if (which & kHypersingular) {
       const cplx Gpp = G * (2.0 - 2.0 * z + z * z) / r2;
       o.w = -Gpp * (a * b / r2) - (Gp / r) * (dot(nx, ny) - a * b / r2);
@@ -89,12 +95,13 @@ inline void kernels(const V3& x, const V3& nx, const V3& y, const V3& ny, cplx i
 }
 
 struct Acc {
-  cplx s{}, k{}, kp{}, w{};
+  cplx s{}, k{}, kp{}, w{}, kd{};
   void add(const KVals& v, double wt) {
     s += wt * v.s;
     k += wt * v.k;
     kp += wt * v.kp;
     w += wt * v.w;
+    kd += wt * v.kd;
   }
 };
 
@@ -143,6 +150,20 @@ void integrate_self(const V3& x, const Tri& T, cplx ik, unsigned which, const Qu
   if (which & kHypersingular) acc.w = kInv4Pi * (quadrature::inv_r3_finite_part(x, T) + w_rem);
   acc.k = 0;
   acc.kp = 0;
+}
+
+/// i k for the kernels; 0 when |k| x (bounding-box diagonal) < fmm::kStaticKernelKappa = 1e-100,
+/// where the k-dependent parts are invisible in double precision and would only produce
+/// subnormal numbers (same rule as the FMM, helmholtz_fmm.hpp).
+cplx kernel_ik(const Mesh& m, cplx k) {
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+  for (const auto& v : m.vertices)
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = std::min(lo[d], v[d]);
+      hi[d] = std::max(hi[d], v[d]);
+    }
+  const double extent = std::hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+  return std::abs(k) * extent < fmm::kStaticKernelKappa ? cplx(0, 0) : cplx(0, 1) * k;
 }
 
 }  // namespace
@@ -238,7 +259,7 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
     diams[e] = diam(tris[e]);
   }
   const auto& rule = quadrature::triangle_rule(q.far_points);
-  const cplx ik = cplx(0, 1) * k;
+  const cplx ik = kernel_ik(mesh, k);
   const auto N = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::ptrdiff_t ii = 0; ii < N; ++ii) {
@@ -313,22 +334,33 @@ std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
   const cplx ik = cplx(0, 1) * sol.k;
   std::vector<cplx> out(points.size());
   const V3 dummy = {0, 0, 1};
-  for (std::size_t m = 0; m < points.size(); ++m) {
-    const V3& x = points[m];
+  // D[u] = D[u - m] + m (D - D_0)[1] + m D_0[1], D_0[1](x) = -winding number (helmholtz.hpp)
+  cplx m{};
+  double area = 0;
+  for (std::size_t e = 0; e < n; ++e) {
+    m += mesh.area(e) * sol.u[e];
+    area += mesh.area(e);
+  }
+  m /= area;
+  const bool split = m != cplx(0, 0);
+  const unsigned which = kSingleLayer | kDoubleLayer | (split ? kDynamicDoubleLayer : 0u);
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const V3& x = points[p];
     for (double c : x)
       if (!std::isfinite(c)) throw InvalidArgument("bem: scattered_field point is not finite");
     const PointLocation where = locate_point(mesh, x);
     if (where != PointLocation::kOutside)
-      throw InvalidArgument("bem: scattered_field point " + std::to_string(m) + " lies " +
+      throw InvalidArgument("bem: scattered_field point " + std::to_string(p) + " lies " +
                             (where == PointLocation::kInside ? "inside" : "on the surface of") +
                             " the scatterer (the representation formula holds in the exterior only)");
     cplx s{};
     for (std::size_t e = 0; e < n; ++e) {
       Acc acc;
-      integrate_regular(x, dummy, element(mesh, e), mesh.normal(e), ik, kSingleLayer | kDoubleLayer, q, rule, 0, acc);
-      s += sol.u[e] * acc.k - sol.dudn[e] * acc.s;
+      integrate_regular(x, dummy, element(mesh, e), mesh.normal(e), ik, which, q, rule, 0, acc);
+      s += (sol.u[e] - m) * acc.k + m * acc.kd - sol.dudn[e] * acc.s;
     }
-    out[m] = s;
+    if (split) s -= m * winding_number(mesh, x);
+    out[p] = s;
   }
   return out;
 }
@@ -352,7 +384,7 @@ void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const Quadrature
     if (pr.first < 0 || pr.first >= n || pr.second < 0 || pr.second >= n)
       throw InvalidArgument("bem: assemble_entries: element pair index out of range");
   const auto& rule = quadrature::triangle_rule(q.far_points);
-  const cplx ik = cplx(0, 1) * k;
+  const cplx ik = kernel_ik(mesh, k);
   const auto P = static_cast<std::ptrdiff_t>(pairs.size());
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::ptrdiff_t t = 0; t < P; ++t) {

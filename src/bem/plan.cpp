@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <numbers>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -106,33 +107,36 @@ struct HelmholtzBem::Impl {
   std::unique_ptr<HelmholtzBemFmmOperator> fmm_op;
   std::unique_ptr<BlockDiagonalPreconditioner> bd;
   const krylov::LinearOperator<cplx>* A = nullptr;
+  std::vector<cplx> ones_image;  ///< sound-hard: A 1 (GMRES deflation); empty for sound-soft
 };
 
-HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(std::make_unique<Impl>()) {
-  auto& I = *impl_;
+void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions& opt) {
   detail::validate_k(k);
   detail::validate_mesh(mesh);
   detail::validate_quadrature(opt.quadrature);
-  if (!(opt.gmres_rtol > 0 && opt.gmres_rtol < 1)) throw InvalidArgument("bem: gmres_rtol must be in (0, 1)");
-  if (opt.gmres_restart < 1) throw InvalidArgument("bem: gmres_restart must be >= 1");
-  if (opt.gmres_max_iterations < 1) throw InvalidArgument("bem: gmres_max_iterations must be >= 1");
+  detail::validate_gmres_options(opt.gmres_rtol, opt.gmres_restart, opt.gmres_max_iterations);
+  detail::validate_low_frequency(opt.bc, mesh, k);
   if (opt.max_leaf < 1) throw InvalidArgument("bem: max_leaf must be >= 1, got " + std::to_string(opt.max_leaf));
   if (opt.bd_level < -1) throw InvalidArgument("bem: bd_level must be >= 0 or -1 (leaf level)");
   if (opt.fmm_tolerance != 0 && !(opt.fmm_tolerance > 1e-14 && opt.fmm_tolerance < 0.5))
     throw InvalidArgument("bem: fmm_tolerance must be in (1e-14, 0.5) or 0 (automatic)");
   if (opt.fmm_order < 0) throw InvalidArgument("bem: fmm_order must be >= 0 (0: automatic)");
-  I.mesh = std::move(mesh);
-  I.k = k;
-  I.opt = std::move(opt);
-  I.alpha = I.opt.alpha ? *I.opt.alpha : cplx(0, 1) / k;
-  if (!std::isfinite(I.alpha.real()) || !std::isfinite(I.alpha.imag()) || I.alpha == cplx(0, 0))
-    throw InvalidArgument("bem: Burton-Miller alpha must be finite and nonzero");
-  const std::size_t n = I.mesh.num_elements();
-  const double epw = elements_per_wavelength(I.mesh, k);
+  (void)detail::coupling(opt.alpha, mesh, k);
+  const double epw = elements_per_wavelength(mesh, k);
   if (epw < 0.5)
     throw InvalidArgument("bem: the mesh has " + std::to_string(epw) + " elements per wavelength at k = " +
                           std::to_string(k.real()) +
                           ": at least 0.5 are needed for a meaningful solution (6 or more recommended)");
+}
+
+HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  validate(mesh, k, opt);
+  I.mesh = std::move(mesh);
+  I.k = k;
+  I.opt = std::move(opt);
+  I.alpha = detail::coupling(I.opt.alpha, I.mesh, k);
+  const std::size_t n = I.mesh.num_elements();
   auto& S = I.setup;
   S.elements = n;
   S.op = I.opt.op;
@@ -152,6 +156,7 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     I.dense = std::make_unique<HelmholtzBemDense>(I.mesh, k, ho);
     I.dense_op = std::make_unique<DenseMatrixOperator>(I.dense->matrix());
     I.A = I.dense_op.get();
+    I.ones_image = I.dense->ones_image();
     S.operator_bytes = I.dense->matrix().data.size() * sizeof(cplx);
     if (progress) progress("assembly", 1.0);
   } else {
@@ -160,14 +165,26 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     fo.alpha = I.alpha;
     fo.quadrature = I.opt.quadrature;
     fo.fmm.tree = tree_opt;
-    fo.fmm.tolerance = I.opt.fmm_tolerance > 0 ? I.opt.fmm_tolerance : std::min(I.opt.gmres_rtol, 1e-3);
+    const bool automatic_tolerance = !(I.opt.fmm_tolerance > 0);
+    fo.fmm.tolerance = automatic_tolerance ? std::min(I.opt.gmres_rtol, 1e-3) : I.opt.fmm_tolerance;
     fo.fmm.order = I.opt.fmm_order;
     if (progress) {
       progress("fmm", 0.0);
       fo.progress = [&progress](double f) { progress("near field", f); };
     }
-    I.fmm_op = std::make_unique<HelmholtzBemFmmOperator>(I.mesh, k, fo);
+    try {
+      I.fmm_op = std::make_unique<HelmholtzBemFmmOperator>(I.mesh, k, fo);
+    } catch (const fmm::ToleranceUnavailable& e) {
+      if (!automatic_tolerance) throw;
+      // the FMM refuses its tolerance before the expensive set-up; name where it came from
+      std::ostringstream os;
+      os << "bem: the automatic FMM tolerance min(gmres_rtol, 1e-3) = " << fo.fmm.tolerance << " (gmres_rtol "
+         << I.opt.gmres_rtol << ") is not available: " << e.what()
+         << " (use a larger gmres_rtol, an explicit fmm_tolerance, or the dense operator)";
+      throw InvalidArgument(os.str());
+    }
     I.A = I.fmm_op.get();
+    I.ones_image = I.fmm_op->ones_image();
     S.fmm_seconds = I.fmm_op->fmm_setup_seconds();
     S.fmm_tolerance = fo.fmm.tolerance;
     S.fmm_order = I.fmm_op->fmm().order();
@@ -249,7 +266,8 @@ SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::functio
   };
   const auto t0 = Clock::now();
   try {
-    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), I.opt.bc, I.k, g, progress);
+    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), I.opt.bc, I.k, g, progress,
+                                                    I.ones_image.empty() ? nullptr : &I.ones_image);
     fill(s.solve_seconds);
     return s;
   } catch (const NotConverged&) {

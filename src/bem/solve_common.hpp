@@ -4,6 +4,7 @@
 /// Burton-Miller right-hand side and the GMRES solve that fills a SurfaceSolution
 /// (implemented in solver.cpp).
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,35 @@ struct GmresSettings {
   std::string what;  ///< inserted into the NotConverged message, e.g. " (preconditioned)"
 };
 
-/// GMRES from zero on A x = b, right-preconditioned by M (may be nullptr); the solution goes to u
-/// (Neumann) or dudn (Dirichlet), the other is zero; solve_seconds = this call's wall time. Throws
+/// GMRES on A x = b, right-preconditioned by M (may be nullptr); the solution goes to u (Neumann)
+/// or dudn (Dirichlet), the other is zero; solve_seconds = this call's wall time. With a1 = A 1
+/// (non-null, sound-hard), GMRES runs from zero on A w = b - c a1, c = a1^H b / a1^H a1, and
+/// x = c + w (helmholtz.hpp, "Low frequency" (2)); otherwise from zero on A x = b. Throws
 /// NotConverged (if asked) naming rtol, iterations and the final residual.
 SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const std::vector<cplx>& b,
                                     const krylov::Preconditioner<cplx>* M, BoundaryCondition bc, cplx k,
-                                    const GmresSettings& g, const std::function<void(int, double)>& progress);
+                                    const GmresSettings& g, const std::function<void(int, double)>& progress,
+                                    const std::vector<cplx>* a1 = nullptr);
+
+/// InvalidArgument unless gmres_rtol is in [kMinGmresRtol, 1), gmres_restart >= 1 and
+/// gmres_max_iterations >= 1 (messages name the value and, for the floor, why).
+void validate_gmres_options(double gmres_rtol, int gmres_restart, int gmres_max_iterations);
+
+/// |k| body_size(mesh), and the InvalidArgument of the sound-hard floor kMinSoundHardKD
+/// (helmholtz.hpp, "Low frequency" (3)) when bc is Neumann. Returns |k| D.
+double validate_low_frequency(BoundaryCondition bc, const Mesh& mesh, cplx k);
+
+/// options alpha if set (finite and nonzero, else InvalidArgument), default_alpha otherwise.
+cplx coupling(const std::optional<cplx>& alpha, const Mesh& mesh, cplx k);
+
+/// True when the sound-hard static correction applies (bc Neumann and kd < kStaticCorrectionKD).
+inline bool static_correction_applies(BoundaryCondition bc, double kd) {
+  return bc == BoundaryCondition::Neumann && kd < kStaticCorrectionKD;
+}
+
+/// The static image of the constant 1 under the sound-hard system matrix, per element:
+/// 1 + (number of other connected components whose closed surface encloses the element), from
+/// K_0 1 = -1/2 on the own surface, D_0 1 = -1 inside and 0 outside another closed surface, W_0 1 = 0.
+std::vector<double> static_ones_image(const Mesh& mesh);
 
 }  // namespace elliptica::bem::detail

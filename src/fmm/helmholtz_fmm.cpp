@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <random>
+#include <sstream>
 #include <string>
 #include <cstdio>
 #include <cstdlib>
@@ -92,8 +94,17 @@ int choose_order(double tolerance, cplx k, double w) {
   return std::max(p, 3);
 }
 
+double min_tolerance(cplx k, double w) {
+  const double kappa = std::abs(k) * w;
+  const int extra = std::max(0, static_cast<int>(std::ceil(0.45 * kappa + 0.02 * kappa * kappa - 0.5)));
+  const int steps = kMaxOrder - 4 - extra;  // ceil((log10(1/tol) - 2.14) / 0.68) <= steps
+  if (steps < 0) return std::numeric_limits<double>::infinity();
+  return std::max(1.001 * std::pow(10.0, -(2.14 + 0.68 * steps)), 1.001e-14);
+}
+
 struct HelmholtzFmm::Impl {
-  cplx k;
+  cplx k;       // wavenumber of the kernels (0 when |k| x extent < kStaticKernelKappa, see build)
+  cplx k_user;  // the wavenumber given
   HelmholtzFmmOptions opt;
   std::unique_ptr<Octree> tree;
   int p = 0, p3 = 0, L = 0;
@@ -395,6 +406,21 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
   for (std::size_t i = 0; i < tnrm.size(); ++i)
     for (int d = 0; d < 3; ++d)
       if (!std::isfinite(tnrm[i][d])) throw InvalidArgument("HelmholtzFmm: normal " + std::to_string(i) + " is NaN/Inf");
+  k_user = k;
+  {
+    // |k| x extent below 1e-100: the k-dependent parts of the kernels are below 1e-100 relative
+    // to the static ones; evaluating them would only produce subnormal numbers (several times
+    // slower, same result in double precision), so the kernels are evaluated at k = 0.
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+    for (const auto* set : {&tpts, &spts})
+      for (const auto& x : *set)
+        for (int d = 0; d < 3; ++d) {
+          lo[d] = std::min(lo[d], x[d]);
+          hi[d] = std::max(hi[d], x[d]);
+        }
+    const double extent = std::hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+    if (std::abs(k) * extent < kStaticKernelKappa) k = cplx(0, 0);
+  }
   OctreeOptions topt = opt.tree;
   if (topt.depth < 0 && topt.max_leaf <= 0) {
     if (!opt.near_field) {
@@ -455,9 +481,18 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
       throw InvalidArgument("HelmholtzFmm: sources stick out of their owner's leaf box by more than half a leaf "
                             "(use a shallower tree, i.e. larger max_leaf, or smaller elements)");
     p = opt.order > 0 ? opt.order : choose_order(opt.tolerance, k, w2);
-    if (opt.order == 0 && p > 16)
-      throw InvalidArgument("HelmholtzFmm: the tolerance and k*box size need " + std::to_string(p) +
-                            " Chebyshev nodes per axis (> 16): outside the low-frequency regime");
+    if (opt.order == 0 && p > kMaxOrder) {
+      const double tmin = min_tolerance(k, w2);
+      std::ostringstream os;
+      os << "HelmholtzFmm: the tolerance " << opt.tolerance << " at k x (level-2 box width) = " << std::abs(k) * w2
+         << " needs " << p << " Chebyshev nodes per axis, more than the " << kMaxOrder << " supported: ";
+      if (!std::isfinite(tmin)) {
+        os << "this k x box size is outside the low-frequency regime of this FMM";
+        throw InvalidArgument(os.str());
+      }
+      os << "the smallest tolerance available at this k and box size is " << tmin;
+      throw ToleranceUnavailable(os.str());
+    }
   } else {
     p = opt.order > 0 ? opt.order : 3;
   }
@@ -515,7 +550,7 @@ HelmholtzFmm::HelmholtzFmm(const std::vector<Point3>& points, const std::vector<
 
 const Octree& HelmholtzFmm::tree() const { return *impl_->tree; }
 int HelmholtzFmm::order() const { return impl_->p; }
-cplx HelmholtzFmm::k() const { return impl_->k; }
+cplx HelmholtzFmm::k() const { return impl_->k_user; }
 std::size_t HelmholtzFmm::num_targets() const { return impl_->tpts.size(); }
 std::size_t HelmholtzFmm::num_sources() const { return impl_->spts.size(); }
 double HelmholtzFmm::box_margin() const { return impl_->e; }

@@ -303,3 +303,61 @@ def test_failed_run_leaves_no_output_folder_and_messages(cli, tmp_path):
     import json
     s = json.loads((out / "summary.json").read_text())
     assert s["mesh"] == "sphere:1,1" and s["incident"] == "plane:0,0,1" and s["alpha_re"] == 0.05
+
+
+def test_sound_soft_low_frequency_matches_mie(cli, tmp_path):
+    """The default coupling i / max(k, 4/D) (D = body size): with i/k this run was 39% off (exit
+    0, no warning); now 1.13e-2, the discretisation error of 1280 elements (bound 1.3x)."""
+    import json
+    out = tmp_path / "o"
+    r = run(cli, "bem", "--mesh", "sphere:1,3", "--k", "0.05", "--bc", "dirichlet", "--out", out, "--no-plots",
+            "--far-field-points", 100)
+    assert r.returncode == 0, r.stderr
+    ff = read_far_field(out / "far_field.csv")
+    u = ff[:, 5] + 1j * ff[:, 6]
+    ref = mie_far_field(0.05, 1.0, ff[:, 4], "dirichlet")
+    assert np.linalg.norm(u - ref) / np.linalg.norm(ref) < 0.015
+    s = json.loads((out / "summary.json").read_text())
+    assert s["alpha_re"] == 0 and abs(s["alpha_im"] - 0.5) < 1e-12
+
+
+def test_sound_hard_very_low_frequency(cli, tmp_path):
+    """k = 1e-8: the surface field is 1 + O(k) (it was ~0.0013) and the far field matches Mie;
+    k = 1e-300 is refused up front (exit 2, naming k D and the floor; it used to end in exit 4,
+    'singular BD block (rcond -nan)'); sound-soft at k = 1e-300 is the static limit (u_inf = -1)."""
+    out = tmp_path / "o"
+    r = run(cli, "bem", "--mesh", "sphere:1,3", "--k", "1e-8", "--out", out, "--no-plots", "--far-field-points", 50)
+    assert r.returncode == 0, r.stderr
+    s = np.load(out / "surface.npy")
+    assert np.max(np.abs(s - 1)) < 1e-6
+    ff = read_far_field(out / "far_field.csv")
+    u = ff[:, 5] + 1j * ff[:, 6]
+    ref = mie_far_field(1e-8, 1.0, ff[:, 4], "neumann")
+    assert np.linalg.norm(u - ref) / np.linalg.norm(ref) < 0.011
+    bad = tmp_path / "tiny"
+    r = run(cli, "bem", "--mesh", "sphere:1,2", "--k", "1e-300", "--out", bad, "--no-plots")
+    assert r.returncode == INVALID, (r.returncode, r.stderr)
+    assert "k D" in r.stderr and "1e-10" in r.stderr and "nan" not in r.stderr
+    assert not bad.exists()
+    soft = tmp_path / "soft"
+    r = run(cli, "bem", "--mesh", "sphere:1,2", "--k", "1e-300", "--bc", "dirichlet", "--out", soft, "--no-plots",
+            "--far-field-points", 20)
+    assert r.returncode == 0, r.stderr
+    q = np.load(soft / "surface.npy")
+    assert np.all(np.isfinite(q)) and abs(np.mean(q.real) - 1) < 0.03
+    ff = read_far_field(soft / "far_field.csv")
+    assert np.all(np.isfinite(ff)) and np.max(np.abs(ff[:, 5] + 1)) < 0.05
+    for f in ["summary.json", "residuals.csv"]:
+        assert "nan" not in (soft / f).read_text().lower()
+
+
+def test_tolerance_below_the_floor_is_refused_up_front(cli, tmp_path):
+    out = tmp_path / "o"
+    r = run(cli, "bem", "--mesh", "sphere:1,3", "--k", "1", "--tol", "1e-16", "--out", out, "--no-plots")
+    assert r.returncode == INVALID, (r.returncode, r.stderr)
+    assert "1e-16" in r.stderr and "1e-12" in r.stderr
+    assert not out.exists()
+    r = run(cli, "bem", "--mesh", "sphere:1,3", "--k", "1", "--operator", "fmm", "--leaf", "32", "--tol", "2e-11",
+            "--out", out, "--no-plots")
+    assert r.returncode == INVALID, (r.returncode, r.stderr)
+    assert "automatic FMM tolerance" in r.stderr and "smallest tolerance" in r.stderr

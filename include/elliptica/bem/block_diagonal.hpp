@@ -38,7 +38,8 @@ class BlockDiagonalPreconditioner final : public krylov::Preconditioner<std::com
   /// tree: octree over the n collocation points (element centroids) in element order;
   /// level: l_BD in [0, tree.leaf_level()], or -1 for the leaf level. Throws InvalidArgument on a
   /// bad level, NumericalError if a block is singular (or numerically so: reciprocal condition
-  /// estimate below 1e-14) or the block function returns non-finite values.
+  /// estimate below 1e-14), its LU overflows (NaN condition estimate: a badly scaled matrix, the
+  /// message says so) or the block function returns non-finite values.
   BlockDiagonalPreconditioner(const fmm::Octree& tree, const BlockFunction& block, int level = -1);
   ~BlockDiagonalPreconditioner() override;
 

@@ -36,7 +36,7 @@ void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const Quadrature
 
 struct FmmOperatorOptions {
   BoundaryCondition bc = BoundaryCondition::Neumann;
-  std::optional<cplx> alpha;         ///< Burton-Miller coupling; default i/k
+  std::optional<cplx> alpha;         ///< Burton-Miller coupling; default default_alpha(mesh, k)
   QuadratureOptions quadrature;      ///< near-field entries and far_points of the far field
   fmm::HelmholtzFmmOptions fmm;      ///< tolerance, order, tree (over the centroids)
   /// Called during the near-field assembly with the fraction done (0..1], from the calling
@@ -46,12 +46,20 @@ struct FmmOperatorOptions {
 
 class HelmholtzBemFmmOperator final : public krylov::LinearOperator<cplx> {
  public:
+  /// Sound-hard: one extra FMM application at set-up gives A 1 (ones_image(), the GMRES
+  /// deflation vector); below kStaticCorrectionKD the near-field diagonal is then corrected so
+  /// that the operator (near field + FMM) maps 1 to its static image exactly (helmholtz.hpp, "Low
+  /// frequency" (1)). Throws InvalidArgument for a bad mesh, k or option, the FMM's errors
+  /// (fmm::ToleranceUnavailable for a tolerance beyond its order cap), and the sound-hard
+  /// low-frequency floor kMinSoundHardKD.
   HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const FmmOperatorOptions& opt = {});
   std::size_t size() const override;
   void apply(const cplx* x, cplx* y) const override;
   std::vector<cplx> apply(const std::vector<cplx>& x) const;
   const fmm::HelmholtzFmm& fmm() const;
   cplx alpha() const;
+  /// Sound-hard: A 1 (the static image of the constant when corrected); empty for sound-soft.
+  const std::vector<cplx>& ones_image() const;
   std::size_t near_entries() const;  ///< stored exact near-field entries
   double setup_seconds() const;      ///< whole constructor
   double fmm_setup_seconds() const;  ///< the FMM's part of it (tree, operators); the rest is the near field

@@ -27,23 +27,54 @@
 ///     u_sc(x) = int_Gamma [ u(y) dG/dn_y(x,y) - q(y) G(x,y) ] dy,   x in the exterior.
 ///   Exterior traces: (1/2 I - K) u + S q = u_inc                       (CBIE)
 ///                    -W u + (1/2 I + K') q = du_inc/dn                  (HBIE)
-/// - Burton-Miller systems solved here (alpha default i/k; Im alpha != 0 removes the interior
-///   resonances, Burton & Miller 1971):
+/// - Burton-Miller systems solved here (Im alpha != 0 removes the interior resonances, Burton &
+///   Miller 1971; the default alpha is default_alpha() below: i/k except at low frequency):
 ///     sound-hard (Neumann, q = 0), unknown u:  (1/2 I - K - alpha W) u = u_inc + alpha du_inc/dn
 ///       (this is "1/2 I - K + alpha W_bempp" with W_bempp = -W, the form quoted in
 ///       design/FORMULAS.md and used by Bempp);
 ///     sound-soft (Dirichlet, u = 0), unknown q: (CBIE + alpha HBIE)/alpha, i.e. second kind
-///       (1/2 I + K' + beta S) q = du_inc/dn + beta u_inc,  beta = 1/alpha (= -ik by default;
+///       (1/2 I + K' + beta S) q = du_inc/dn + beta u_inc,  beta = 1/alpha (= -ik for alpha = i/k:
 ///       the "0.5 I + K' - i k S" combined form of Bempp / Colton & Kress with eta = k).
 ///   Both signs were confirmed against the Mie series (tests/test_bem_helmholtz.cpp); flipping
 ///   the sign of the W term makes the Neumann system inconsistent with its right-hand side.
-/// - Accuracy on icosphere meshes (measured, unit sphere, ka = 1..5): sound-hard surface field
-///   and far field converge at about O(h^1.5..2); sound-soft at O(h): the adjoint double layer K'
-///   of flat P0 panels collocated at centroids is only O(h)-consistent (K' 1 on the inscribed
-///   polyhedron differs from -1/2 by O(h)), independent of the quadrature accuracy. A smaller
-///   coupling reduces that error (unit sphere, ka = 1, 1280 elements: rel. L2 error of q 3.4e-2
-///   with alpha = i/k, 1.0e-2 with alpha = 0.2 i/k, 5.2e-3 for the CBIE alone) and stays robust
-///   at the interior eigenvalue ka = pi (1.1e-2 with alpha = 0.2 i/k).
+/// - Low frequency (k D small, D = body_size()). With alpha = i/k the sound-soft system tends to
+///   1/2 I + K', whose static limit annihilates the equilibrium density (on the sphere: the
+///   constants, K'_0 1 = -1/2), so the O(h) error of the flat-panel K' on constants is amplified
+///   ~ 1/(kD); the sound-hard system is dominated by (i/k) W, whose static limit annihilates the
+///   constants (W_0 1 = 0), so the constant part of u is set by quadrature errors. Hence the
+///   default coupling caps |alpha| at D/4 (default_alpha()). Sound-hard has a second
+///   low-frequency problem: its scattered field is O(kD) near the body and O((kD)^2) in the far
+///   field while the total surface field is 1 + O(kD), so an error delta in the non-constant part
+///   of u costs a relative far-field error ~ delta/(kD). The plans (HelmholtzBemDense,
+///   HelmholtzBemFmmOperator, HelmholtzBem) therefore, for sound-hard only:
+///   (1) for kD < kStaticCorrectionKD correct the diagonal of the system matrix so that it maps
+///       the constant 1 exactly to its static image, 1 (1 + m on a surface enclosed by m other
+///       components): the static identities K_0 1 = -1/2 and W_0 1 = 0 of a closed surface
+///       (Gauss's integral for the double-layer potential of a constant, e.g. Kress, "Linear
+///       Integral Equations", ch. 6; W_0 1 = 0 since D_0 1 is piecewise constant) then hold
+///       exactly instead of up to the quadrature error of the entries (max |W 1| = 1.4e-5 against
+///       max |W_ii| = 16.5 on 1280 elements, growing about 3x per refinement, which cost a far-
+///       field error ~ 2.5e-7/(kD) on a jittered mesh); the dynamic parts of K 1 and W 1 that
+///       this neglects are O((kD)^2) (measured: far field changed by 0.06 (kD)^2);
+///   (2) run GMRES on A w = b - c A 1 and return u = c + w, c = (A1)^H b / |A1|^2 (the
+///       least-squares constant), so that the tolerance applies to the part of u that carries
+///       the scattered field;
+///   (3) refuse kD < kMinSoundHardKD = 1e-10 (InvalidArgument): the O(kD) part of u approaches
+///       the double-precision rounding error of u ~ 1 (jittered 1280-element sphere, far-field
+///       error 8.34e-3 for every kD from 2 down to 2e-11, 8.8e-3 at 2e-13, 3.0e-2 at 2e-14).
+///   scattered_field() evaluates the static part of the double layer of the mean of u exactly
+///   (solid angles, see there). Sound-soft needs none of this: its surface and far fields are
+///   O(1) as k -> 0 and every k > 0 is accepted. Measurements: docs/bem.md, "Low frequency".
+/// - Accuracy on icosphere meshes (measured against the Mie series, unit sphere, default coupling,
+///   refinements 2-5 = 320-20480 elements, ka = 1 and 2; docs/bem.md "Accuracy" has the tables
+///   and the command): sound-hard far field O(h^2) (observed orders 1.92-1.99), sound-hard
+///   surface field O(h) asymptotically (orders 1.5-1.6, 1.1-1.15, 0.9 from refinement 2->3, 3->4,
+///   4->5); sound-soft surface and far field O(h) (orders 0.87-1.14). The sound-soft error comes
+///   from the adjoint double layer K' of flat P0 panels collocated at centroids, which is only
+///   O(h)-consistent (K' 1 on the inscribed polyhedron differs from -1/2 by O(h)), independent of
+///   the quadrature accuracy; a larger |beta| = 1/|alpha| (more single layer) lowers it, which is
+///   why the low-frequency cap of default_alpha() also improves sound-soft at ka < 2 (1280
+///   elements, ka = 1: 2.2e-2 against 3.4e-2 with i/k).
 /// - Far field: u_sc(x) = e^{ik|x|}/|x| (u_inf(xhat) + O(1/|x|)), with
 ///     u_inf(xhat) = 1/(4 pi) int_Gamma [ -ik (xhat . n_y) u(y) - q(y) ] e^{-ik xhat.y} dy.
 ///   (For the unit plane wave on a sphere this equals (i/k) sum (2n+1) c_n P_n(cos theta).)
@@ -123,6 +154,9 @@ struct DenseOperators {
 };
 
 /// Assemble the collocation matrices (see the file comment for definitions and conventions).
+/// For |k| x (bounding-box diagonal) < 1e-100 (fmm::kStaticKernelKappa) the kernels are evaluated
+/// at k = 0: their k-dependent parts are invisible in double precision there, and computing them
+/// would only produce subnormal numbers (several times slower).
 /// Throws InvalidArgument on an empty mesh, bad vertex indices, degenerate triangles, a k that is
 /// NaN/Inf, zero, or has Re k < 0 or Im k < 0, or bad quadrature options.
 DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which = kAllOperators,
@@ -130,10 +164,60 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which = kAllOpe
 
 enum class BoundaryCondition { Neumann, Dirichlet };  ///< sound-hard, sound-soft
 
+// ---------------------------------------------------------------------------------------------
+// Low-frequency rules (file comment, "Low frequency"; measurements in docs/bem.md)
+// ---------------------------------------------------------------------------------------------
+
+/// Below |k| D = kCouplingKD the default coupling stops following i/k (default_alpha()).
+inline constexpr double kCouplingKD = 4.0;
+/// Sound-hard: below |k| D = kStaticCorrectionKD the system matrix is corrected to map the
+/// constant exactly to its static image (file comment, (1)). Chosen where the two errors cross on
+/// a jittered 1280-element ellipsoid: the neglected dynamic part (far field 0.06 (kD)^2) and the
+/// quadrature error of the uncorrected matrix (far field ~2.5e-7/(kD), growing ~3x per mesh
+/// refinement); at the switch both are < 1e-4.
+inline constexpr double kStaticCorrectionKD = 0.02;
+/// Sound-hard problems with |k| D below this are refused (file comment, (3)).
+inline constexpr double kMinSoundHardKD = 1e-10;
+/// Smallest accepted GMRES relative tolerance (every plan, dense or FMM operator): GMRES reaches
+/// true relative residuals of 0.4e-15 .. 4.7e-15 on these systems (dense 320-5120 and FMM
+/// 1280-20480 elements, docs/bem.md "Tolerances"), growing slowly with N; 1e-12 leaves a margin
+/// of 200.
+inline constexpr double kMinGmresRtol = 1e-12;
+
+/// Length D of the low-frequency rules: the largest, over the connected components of the mesh
+/// (triangles sharing a vertex index), of 2 max_v |v - c|, where c is the area-weighted mean of the
+/// component's element centroids and v runs over its vertices. For a sphere D is its diameter; for
+/// any body it lies between its diameter and twice it (c lies in the convex hull). O(N).
+/// Throws InvalidArgument for an empty mesh or bad vertex indices.
+double body_size(const Mesh& mesh);
+
+/// The default Burton-Miller coupling:
+///   alpha = i / k         for |k| D >= kCouplingKD = 4,
+///   alpha = i D / 4       for |k| D <  4          (D = body_size(mesh)),
+/// i.e. alpha = i / max(k, 4/D) for real k. Sources: i/k is Burton & Miller's choice, close to
+/// optimal for the sphere at moderate and high ka (Kress, Q. J. Mech. Appl. Math. 38 (1985)
+/// 323; Amini, Appl. Anal. 35 (1990) 75); at low frequency it degrades the conditioning and the
+/// accuracy of both formulations and a size-dependent cap helps (Kreuzer, "About the
+/// Burton-Miller factor in the low frequency region", arXiv:2405.10722, 2024; mechanism in the
+/// file comment). The constant 4 is ours, from the measurements of docs/bem.md ("Low
+/// frequency"): as k -> 0 the sound-soft error roughly halves per doubling of the constant
+/// (1280 elements: 2.2e-2, 1.1e-2, 6.6e-3 for 2, 4, 8, against 3.4e-2 at ka = 1 with i/k) while
+/// its GMRES iterations grow slowly (8, 9, 10 unpreconditioned), sound-hard gains a little;
+/// 4 < 5.13 keeps the capped range |k| D < 4 below the lowest interior Dirichlet eigenvalue of
+/// every component (a body of
+/// diameter d lies in a ball of radius d sqrt(3/8), Jung's theorem, so by domain monotonicity its
+/// first Dirichlet eigenvalue is >= (pi / (0.613 d))^2, k d >= 5.13; D >= d), where the CBIE part
+/// alone is uniquely solvable: the smaller HBIE weight costs no robustness at the resonances.
+/// Throws InvalidArgument for a bad k (validate rules of assemble_dense) or mesh.
+cplx default_alpha(const Mesh& mesh, cplx k);
+
 struct HelmholtzOptions {
   BoundaryCondition bc = BoundaryCondition::Neumann;
-  std::optional<cplx> alpha;      ///< Burton-Miller coupling; default i/k (must be finite, != 0)
+  /// Burton-Miller coupling (finite, != 0); default default_alpha(mesh, k).
+  std::optional<cplx> alpha;
   QuadratureOptions quadrature;
+  /// GMRES relative residual tolerance, in [kMinGmresRtol, 1). Sound-hard: relative to the
+  /// residual of the constant fit c 1 (file comment, "Low frequency" (2)).
   double gmres_rtol = 1e-5;
   int gmres_restart = 50;
   int gmres_max_iterations = 1000;
@@ -168,7 +252,12 @@ std::vector<cplx> far_field(const Mesh& mesh, const SurfaceSolution& sol,
                             const QuadratureOptions& q = {});
 /// u_sc(x) at exterior points (near-surface points use the subdivided rule). InvalidArgument for
 /// a point inside the scatterer or on its surface (locate_point, mesh.hpp), where the
-/// representation formula does not give the exterior field.
+/// representation formula does not give the exterior field. The double layer of u is summed as
+/// D[u - m] + m (D - D_0)[1] + m D_0[1] with m the area-weighted mean of u: the last term is
+/// exact, D_0[1](x) = -winding_number(mesh, x) (flat triangles: minus the solid angle / 4 pi),
+/// and the dynamic kernel of D - D_0 is evaluated without cancellation. This keeps the O(kD)
+/// sound-hard scattered field accurate at low frequency, where the quadrature error of D_0[1]
+/// (about 4e-8 at 0.2 radii off a 1280-element sphere) would otherwise dominate it.
 std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
                                   const std::vector<std::array<double, 3>>& points,
                                   const QuadratureOptions& q = {});
@@ -176,12 +265,20 @@ std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
 /// Plan: assembles the Burton-Miller matrix once; solve() may be called for many incident fields.
 class HelmholtzBemDense {
  public:
+  /// Throws InvalidArgument for a bad mesh, k or option (gmres_rtol outside [kMinGmresRtol, 1),
+  /// alpha zero or not finite, ...) and for sound-hard problems with |k| body_size(mesh) below
+  /// kMinSoundHardKD (file comment, "Low frequency").
   HelmholtzBemDense(Mesh mesh, cplx k, HelmholtzOptions opt = {});
   const Mesh& mesh() const { return mesh_; }
   cplx k() const { return k_; }
+  /// The coupling used: options().alpha or default_alpha(mesh, k).
   cplx alpha() const { return alpha_; }
   const HelmholtzOptions& options() const { return opt_; }
+  /// The system matrix (sound-hard below kStaticCorrectionKD: with the corrected diagonal).
   const CMatrix& matrix() const { return A_; }
+  /// Sound-hard: A 1, the image of the constant (the GMRES deflation vector of the file comment,
+  /// "Low frequency" (2)); empty for sound-soft.
+  const std::vector<cplx>& ones_image() const { return ones_image_; }
   double assembly_seconds() const { return assembly_seconds_; }
   /// Right-hand side of the system for the given incident data (see file comment).
   std::vector<cplx> rhs(const IncidentField& inc) const;
@@ -202,6 +299,7 @@ class HelmholtzBemDense {
   cplx alpha_;
   HelmholtzOptions opt_;
   CMatrix A_;
+  std::vector<cplx> ones_image_;
   double assembly_seconds_ = 0;
 };
 

@@ -9,7 +9,11 @@
 /// derivation and the sign conventions):
 ///   sound-hard (Neumann):   (1/2 I - K - alpha W) u = u_inc + alpha du_inc/dn,   unknown: total u
 ///   sound-soft (Dirichlet): (1/2 I + K' + beta S) q = du_inc/dn + beta u_inc,    unknown: q = du/dn
-///   alpha = i/k by default, beta = 1/alpha.
+///   beta = 1/alpha; by default alpha = default_alpha(mesh, k) = i / max(k, 4/D), D = body_size
+///   (helmholtz.hpp: the cap keeps both formulations accurate as k -> 0; sources there); alpha()
+///   reports the value used. Sound-hard at low frequency: static correction of the diagonal below
+///   k D = kStaticCorrectionKD, GMRES on u - c 1, refusal below k D = kMinSoundHardKD
+///   (helmholtz.hpp, "Low frequency").
 /// Operator:
 ///   - Dense: the N x N matrix (assemble_dense), 16 N^2 bytes, O(N^2) set-up and matvec;
 ///   - Fmm:   HelmholtzBemFmmOperator (fmm_operator.hpp): exact near-field entries for elements in
@@ -20,10 +24,19 @@
 /// gmres_rtol; preconditioner none or block-diagonal (BD: LU of the self block of every octree box
 /// at level l_BD, the leaf level by default; with the FMM operator the blocks are read from the
 /// stored near field, with the dense operator from the matrix).
+/// Tolerances: gmres_rtol >= kMinGmresRtol = 1e-12 for both operators (GMRES reaches true
+/// relative residuals of about 1e-15 on the dense and on the FMM operator, a fixed linear map;
+/// docs/bem.md "Tolerances"). The FMM's accuracy is fmm_tolerance, by default min(gmres_rtol,
+/// 1e-3); its order is capped at 16 Chebyshev nodes, which reaches about 5e-11 at small k x box
+/// width (fmm::min_tolerance): a smaller automatic or explicit FMM tolerance is refused when the
+/// FMM is set up, before its expensive part. A gmres_rtol below an explicit fmm_tolerance is
+/// attainable but does not make the solution more accurate than cond(A) x fmm_tolerance.
 ///
-/// Errors: InvalidArgument (bad mesh, k, options: see HelmholtzBemDense, HelmholtzBemFmmOperator,
-/// BlockDiagonalPreconditioner), NumericalError (a singular BD block), NotConverged (GMRES misses
-/// gmres_rtol within gmres_max_iterations and throw_if_not_converged is set).
+/// Errors: InvalidArgument (bad mesh, k, options, tolerances below the floors above, sound-hard k
+/// below the low-frequency floor: see validate(), HelmholtzBemDense, HelmholtzBemFmmOperator,
+/// BlockDiagonalPreconditioner), NumericalError (a singular BD block, or one whose LU overflows),
+/// NotConverged (GMRES misses gmres_rtol within gmres_max_iterations and throw_if_not_converged
+/// is set).
 #include <array>
 #include <complex>
 #include <cstddef>
@@ -50,17 +63,20 @@ std::string to_string(PreconditionerKind k);
 
 struct HelmholtzBemOptions {
   BoundaryCondition bc = BoundaryCondition::Neumann;
-  std::optional<cplx> alpha;             ///< Burton-Miller coupling; default i/k (finite, != 0)
+  std::optional<cplx> alpha;             ///< Burton-Miller coupling (finite, != 0); default default_alpha(mesh, k)
   QuadratureOptions quadrature;          ///< singular/near/far quadrature of the entries
   OperatorKind op = OperatorKind::Auto;
   std::size_t dense_max_elements = 4000; ///< Auto: dense up to this many elements
   /// FMM relative accuracy (sets the Chebyshev order); 0: min(gmres_rtol, 1e-3) -- the matvec
-  /// error then stays below the GMRES tolerance (or 0.1% when that is looser).
+  /// error then stays below the GMRES tolerance (or 0.1% when that is looser). Explicit values in
+  /// (1e-14, 0.5); below fmm::min_tolerance (about 5e-11, order cap 16) the FMM set-up refuses.
   double fmm_tolerance = 0;
   int fmm_order = 0;                     ///< Chebyshev nodes per axis, 0: from fmm_tolerance and k
   int max_leaf = 64;                     ///< mu: max elements per octree leaf (FMM and BD tree)
   PreconditionerKind precond = PreconditionerKind::BlockDiagonal;
   int bd_level = -1;                     ///< l_BD: octree level of the BD blocks, -1: the leaf level
+  /// GMRES relative tolerance in [kMinGmresRtol, 1); sound-hard: relative to the residual of the
+  /// constant fit (helmholtz.hpp, "Low frequency" (2)).
   double gmres_rtol = 1e-5;
   int gmres_restart = 50;
   int gmres_max_iterations = 1000;
@@ -108,15 +124,22 @@ class HelmholtzBem {
  public:
   /// Validates the mesh (use validate_and_orient first for files: this constructor only checks
   /// indices, degenerate triangles and emptiness), k (finite, nonzero, Re k >= 0, Im k >= 0),
-  /// the options; assembles or sets up the operator and the preconditioner.
+  /// the options (validate()); assembles or sets up the operator and the preconditioner.
   HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt = {});
+  /// The constructor's argument checks alone (cheap, O(N)): k, mesh, options, the GMRES floor
+  /// kMinGmresRtol, the sound-hard low-frequency floor kMinSoundHardKD, alpha, the resolution.
+  /// Throws what the constructor throws for them (InvalidArgument), so that a caller can refuse
+  /// bad input before announcing the set-up. The FMM's own limits (tolerance at the order cap,
+  /// box size in wavelengths) need its octree and are checked by the constructor, before the
+  /// expensive part of the FMM set-up.
+  static void validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions& opt);
   ~HelmholtzBem();
   HelmholtzBem(HelmholtzBem&&) noexcept;
   HelmholtzBem& operator=(HelmholtzBem&&) noexcept;
 
   const Mesh& mesh() const;
   cplx k() const;
-  cplx alpha() const;
+  cplx alpha() const;  ///< the coupling used: options().alpha or default_alpha(mesh, k)
   const HelmholtzBemOptions& options() const;
   const HelmholtzBemSetup& setup() const;
   /// The system operator A (size N) and the preconditioner (nullptr for none).

@@ -50,9 +50,12 @@
 /// kappa = 5 costs 2 more nodes, kappa = 10 six, kappa = 12 seven: the quadratic term was added
 /// after errors up to 4x the tolerance at kappa = 10-12); verified in tests/test_fmm_helmholtz.cpp
 /// up to kappa = 12 (level-2 boxes of 1.9 wavelengths). E.g. kappa <= 1:
-/// tol 1e-3/1e-5/1e-7 -> p = 6/9/12.
-/// Throws InvalidArgument when the level-2
-/// box is wider than max_box_wavelengths wavelengths (2 pi / Re k) or p would exceed 16.
+/// tol 1e-3/1e-5/1e-7 -> p = 6/9/12. Measured further (2000 random points on the unit sphere,
+/// k = 2, kappa = 1, worst kernel): tol 1e-8/1e-9/1e-10 -> p = 13/15/16, errors 3.6e-9,
+/// 2.1e-10, 3.1e-11. p is capped at kMaxOrder = 16, so tolerances below min_tolerance(k, w)
+/// (5.0e-11 for kappa <= 1) are refused (ToleranceUnavailable).
+/// Throws InvalidArgument when the level-2 box is wider than max_box_wavelengths wavelengths
+/// (2 pi / Re k) or p would exceed kMaxOrder (the message names the smallest tolerance available).
 ///
 /// Tree depth (OctreeOptions max_leaf = 0, the default): with near_field, the level whose average
 /// number of points per non-empty leaf is closest to p^3/12 (balances P2P ~ 27 x leaf size per
@@ -70,6 +73,7 @@
 #include <memory>
 #include <vector>
 
+#include "elliptica/core/error.hpp"
 #include "elliptica/fmm/octree.hpp"
 
 namespace elliptica::fmm {
@@ -99,6 +103,22 @@ struct FmmResult {
 
 /// p for a tolerance, wave number and level-2 box width (the rule above).
 int choose_order(double tolerance, cplx k, double level2_box_width);
+/// Largest automatic order (choose_order results above it are refused).
+inline constexpr int kMaxOrder = 16;
+/// Below |k| x (extent of the points) = kStaticKernelKappa the kernels are evaluated at k = 0:
+/// their k-dependent parts are then below 1e-100 relative (invisible in double precision), and
+/// computing them would only run into subnormal arithmetic (about 10x slower set-up at k = 1e-300).
+inline constexpr double kStaticKernelKappa = 1e-100;
+/// The smallest tolerance whose choose_order is at most kMaxOrder, for this k and level-2 box
+/// width (the rule above inverted, times 1.001); +infinity when the kappa term alone needs more
+/// than kMaxOrder nodes (beyond the low-frequency regime).
+double min_tolerance(cplx k, double level2_box_width);
+
+/// Thrown (an InvalidArgument) when the requested tolerance needs more than kMaxOrder nodes at this
+/// k and box size; the message names the smallest tolerance available there.
+struct ToleranceUnavailable : InvalidArgument {
+  using InvalidArgument::InvalidArgument;
+};
 
 class HelmholtzFmm {
  public:
