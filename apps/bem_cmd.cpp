@@ -196,7 +196,7 @@ int run_bem(const BemArgs& a) {
     if (al.imag() == 0)
       std::cerr << "elliptica: warning: --alpha " << a.alpha
                 << " has no imaginary part: the Burton-Miller system then keeps the interior resonances "
-                   "(use e.g. the default i/k)\n";
+                   "(omit --alpha for the default i / max(k, 4/D), D = body size)\n";
   }
   if (a.far_field_points < 1 || a.far_field_points > 10000000)
     throw InvalidArgument("--far-field-points must be in [1, 1e7], got " + std::to_string(a.far_field_points));
@@ -222,6 +222,8 @@ int run_bem(const BemArgs& a) {
   const std::string warn = bem::mesh_resolution_warning(mesh, k);
   if (!warn.empty()) std::cerr << "elliptica: warning: " << warn << "\n";
 
+  // every argument check of the plan now, before the output folder and the set-up
+  bem::HelmholtzBem::validate(mesh, k, ho);
   // incident data now: a point source inside the body is refused before the expensive part
   const bem::IncidentField inc = point ? bem::point_source(mesh, k, dir) : bem::plane_wave(mesh, k, dir);
 
@@ -421,7 +423,9 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
       "u_sc ~ e^{ik|x|}/|x| u_inf(xhat), sigma = 4 pi |u_inf|^2.\n"
       "Outputs in --out: surface.npy (complex128: total u for neumann, du/dn for dirichlet), surface.vtu, "
       "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, summary.json, "
-      "bistatic.png.");
+      "bistatic.png; the data files are written as one set (all or none replaced).\n"
+      "Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical failure, 5 GMRES not converged, "
+      "6 out of resources.");
   c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF (icosphere, 20*4^REF elements) | octasphere:R,REF (8*4^REF) | "
                 "ellipsoid:A,B,C,REF")->required();
   c->add_option("--k", g.k, "wavenumber (> 0, 1/length unit)")->required();
@@ -436,10 +440,16 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   c->add_option("--precond", g.precond, "none | bd (block-diagonal over octree boxes)")->capture_default_str();
   c->add_option("--bd-level", g.bd_level, "octree level l_BD of the BD blocks (-1: leaf level)")->capture_default_str();
   c->add_option("--leaf,--bd-leaf", g.bd_leaf, "max elements per octree leaf (mu) of the FMM and BD tree")->capture_default_str();
-  c->add_option("--tol", g.tol, "GMRES relative residual tolerance")->capture_default_str();
+  c->add_option("--tol", g.tol,
+                std::string("GMRES relative residual tolerance (>= ") + [] {
+                  std::ostringstream o;
+                  o << bem::kMinGmresRtol;
+                  return o.str();
+                }() + ")")
+      ->capture_default_str();
   c->add_option("--restart", g.restart, "GMRES restart length")->capture_default_str();
   c->add_option("--max-iter", g.max_iter, "GMRES iteration cap (exit 5 when reached)")->capture_default_str();
-  c->add_option("--alpha", g.alpha, "Burton-Miller coupling RE[,IM] (default i/k)");
+  c->add_option("--alpha", g.alpha, "Burton-Miller coupling RE[,IM] (default i / max(k, 4/D), D = body size; docs/bem.md)");
   c->add_option("--threads", g.threads, "OpenMP threads (0: all available)")->capture_default_str();
   c->add_option("--far-field-points", g.far_field_points, "number of far-field directions")->capture_default_str();
   c->add_option("--out", g.out, "output folder (created)")->required();

@@ -776,7 +776,8 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "--order M,N: pre/post smoothing orders (N = 0: one-sided cycle). pcg only for symmetric cycles (M == N, base jacobi|asm).\n"
       "--matrix A.mtx --rhs b.npy --out x.npy: smoother of order --order K (default 4) as a preconditioner, default --krylov pcg.\n"
       "Matvecs: a smoothing of order k counts k, each cycle m + n + 1, plus the solver's own products.\n"
-      "rho = (||r_N||/||r_0||)^(1/N). Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical, 5 not converged.");
+      "rho = (||r_N||/||r_0||)^(1/N). Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical, 5 not converged,\n"
+      "6 out of resources.");
   s.o_problem = sc->add_option("--problem", s.problem, "poisson2d or poisson3d")->capture_default_str();
   s.o_n = sc->add_option("--n", s.n, "intervals per axis")->capture_default_str();
   s.o_lx = sc->add_option("--lx", s.lx, "domain length in x")->capture_default_str();
@@ -802,7 +803,8 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "study", "The seed's section-3 study: every smoother kind and split (m,n), m+n=2k, as solver and GMRES(20) preconditioner.");
   st->footer(
       "Writes OUT/study.csv and PNG plots (scripts/mg_study_plots.py, matplotlib), prints the best configuration per case\n"
-      "and PASS/DIFFERS for the seed's findings. --quick: n = 32, Lx = 1,64, kmax = 4 (unless given).");
+      "and PASS/DIFFERS for the seed's findings. --quick: n = 32, Lx = 1,64, kmax = 4 (unless given).\n"
+      "Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 6 out of resources.");
   t.o_n = st->add_option("--n", t.n, "intervals per axis")->capture_default_str();
   t.o_lx = st->add_option("--lx", t.lx, "comma-separated Lx values (Ly = 1)")->capture_default_str();
   st->add_option("--coarsening", t.coarsening, "comma-separated coarsening factors (2, 8)")->capture_default_str();

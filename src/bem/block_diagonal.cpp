@@ -13,6 +13,7 @@
 #include <Eigen/Dense>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica::bem {
 
@@ -73,10 +74,10 @@ BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree
     throw InvalidArgument("bem: block-diagonal preconditioner: the octree boxes at level " + std::to_string(level) +
                           " cover " + std::to_string(covered) + " of " + std::to_string(im.n) + " points");
   const auto nb = static_cast<std::ptrdiff_t>(im.blocks.size());
-  std::string first_error;
-  std::mutex err_mutex;
+  ParallelErrors errors;  // the first failure of any block, rethrown after the region
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::ptrdiff_t b = 0; b < nb; ++b) {
+    if (errors.failed()) continue;
     auto& blk = im.blocks[static_cast<std::size_t>(b)];
     const auto m = static_cast<Eigen::Index>(blk.idx.size());
     try {
@@ -95,12 +96,13 @@ BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree
       if (!(rc > 1e-14))
         throw NumericalError("the diagonal block of box " + std::to_string(b) + " (" + std::to_string(m) +
                              " elements) is singular (reciprocal condition estimate " + std::to_string(rc) + ")");
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lk(err_mutex);
-      if (first_error.empty()) first_error = e.what();
+    } catch (const NumericalError& e) {
+      errors.record(std::make_exception_ptr(NumericalError(std::string("bem: block-diagonal preconditioner: ") + e.what())));
+    } catch (...) {  // out of memory, or an error of the block function: as it is
+      errors.record(std::current_exception());
     }
   }
-  if (!first_error.empty()) throw NumericalError("bem: block-diagonal preconditioner: " + first_error);
+  errors.rethrow();
   im.setup_seconds = since(t0);
 }
 
@@ -121,15 +123,22 @@ void BlockDiagonalPreconditioner::apply(const cplx* r, cplx* z) const {
   const auto t0 = Clock::now();
   const Impl& im = *impl_;
   const auto nb = static_cast<std::ptrdiff_t>(im.blocks.size());
+  ParallelErrors errors;  // the block vectors allocate: nothing may escape the region
 #pragma omp parallel for schedule(dynamic, 1) if (nb > 1)
   for (std::ptrdiff_t b = 0; b < nb; ++b) {
-    const auto& blk = im.blocks[static_cast<std::size_t>(b)];
-    const auto m = static_cast<Eigen::Index>(blk.idx.size());
-    Eigen::VectorXcd v(m);
-    for (Eigen::Index a = 0; a < m; ++a) v[a] = r[blk.idx[static_cast<std::size_t>(a)]];
-    const Eigen::VectorXcd w = blk.lu.solve(v);
-    for (Eigen::Index a = 0; a < m; ++a) z[blk.idx[static_cast<std::size_t>(a)]] = w[a];
+    if (errors.failed()) continue;
+    try {
+      const auto& blk = im.blocks[static_cast<std::size_t>(b)];
+      const auto m = static_cast<Eigen::Index>(blk.idx.size());
+      Eigen::VectorXcd v(m);
+      for (Eigen::Index a = 0; a < m; ++a) v[a] = r[blk.idx[static_cast<std::size_t>(a)]];
+      const Eigen::VectorXcd w = blk.lu.solve(v);
+      for (Eigen::Index a = 0; a < m; ++a) z[blk.idx[static_cast<std::size_t>(a)]] = w[a];
+    } catch (...) {
+      errors.record(std::current_exception());
+    }
   }
+  errors.rethrow();
   im.applications.fetch_add(1);
   const double dt = since(t0);
   std::lock_guard<std::mutex> lk(im.time_mutex);

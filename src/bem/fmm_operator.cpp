@@ -7,6 +7,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/resources.hpp"
 #include "quadrature.hpp"
 #include "solve_common.hpp"
 #include "validate.hpp"
@@ -102,6 +103,19 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   const auto& tree = I.fmm->tree();
   const auto& nodes = tree.nodes();
   const auto& perm = tree.permutation();
+  {
+    // Memory of the near field before it is allocated: per entry its column (8 bytes, twice while
+    // the rows are gathered) and its value (16), plus one chunk of (row, column) pairs.
+    double entries = 0;
+    for (int id : tree.level_nodes(tree.leaf_level())) {
+      double nbs = 0;
+      for (int nb : tree.neighbours(id)) nbs += double(nodes[nb].end - nodes[nb].begin);
+      entries += double(nodes[id].end - nodes[id].begin) * nbs;
+    }
+    const double chunk = entries / (opt.progress ? 50.0 : 1.0);
+    require_memory(32.0 * entries + 16.0 * chunk,
+                   "bem: the FMM operator's near field (" + std::to_string(static_cast<long long>(entries)) + " entries)");
+  }
   std::vector<std::vector<std::int64_t>> cols(I.n);
   for (int id : tree.level_nodes(tree.leaf_level()))
     for (std::int64_t s = nodes[id].begin; s < nodes[id].end; ++s) {

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,6 +24,7 @@
 
 #include "bem/mesh_io_detail.hpp"
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/io.hpp"
 
 namespace elliptica::bem {
 
@@ -829,30 +829,7 @@ void write_mesh_obj(const Mesh& m, const std::string& path) {
   for (const auto& t : m.triangles)
     out += "f " + std::to_string(t[0] + 1) + ' ' + std::to_string(t[1] + 1) + ' ' + std::to_string(t[2] + 1) + '\n';
 
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::random_device rd;
-  const fs::path temp = target.parent_path() /
-                        ("." + target.filename().string() + ".tmp" + std::to_string(rd() % 1000000000u));
-  {
-    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-    if (!f) throw IOError("write_mesh_obj: cannot create temporary file '" + temp.string() + "'");
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    f.flush();
-    if (!f) {
-      f.close();
-      std::error_code ec;
-      fs::remove(temp, ec);
-      throw IOError("write_mesh_obj: error writing '" + temp.string() + "'");
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, target, ec);
-  if (ec) {
-    std::error_code ec2;
-    fs::remove(temp, ec2);
-    throw IOError("write_mesh_obj: cannot rename '" + temp.string() + "' to '" + path + "': " + ec.message());
-  }
+  io::write_text_atomic(path, out);  // core/output.hpp: temporary + rename, nothing left on failure
 }
 
 }  // namespace elliptica::bem

@@ -13,6 +13,7 @@
 ///   W_self = -G'/r = e^{z}(1 - z)/(4 pi r^3): (1/4pi) FP int 1/r^3 (analytic)
 ///            + int [e^{z}(1 - z) - 1]/(4 pi r^3) (Duffy; ~ (k^2/(2r) + i k^3/3)/(4 pi)).
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <numbers>
@@ -22,6 +23,8 @@
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/fmm_operator.hpp"
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
+#include "elliptica/core/resources.hpp"
 #include "quadrature.hpp"
 #include "validate.hpp"
 
@@ -244,6 +247,9 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
   const std::size_t n = mesh.num_elements();
   DenseOperators ops;
   ops.which = which;
+  require_memory(16.0 * double(n) * double(n) * double(std::popcount(which)),
+                 "bem: the dense " + std::to_string(n) + " x " + std::to_string(n) + " operator matrices (" +
+                     std::to_string(std::popcount(which)) + ")");
   if (which & kSingleLayer) ops.S = CMatrix(n, n);
   if (which & kDoubleLayer) ops.K = CMatrix(n, n);
   if (which & kAdjointDoubleLayer) ops.Kp = CMatrix(n, n);
@@ -261,24 +267,31 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
   const auto& rule = quadrature::triangle_rule(q.far_points);
   const cplx ik = kernel_ik(mesh, k);
   const auto N = static_cast<std::ptrdiff_t>(n);
+  ParallelErrors errors;  // the singular rules allocate: nothing may escape the region
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::ptrdiff_t ii = 0; ii < N; ++ii) {
-    const auto i = static_cast<std::size_t>(ii);
-    const V3& x = cents[i];
-    const V3& nx = normals[i];
-    for (std::size_t j = 0; j < n; ++j) {
-      Acc acc;
-      if (i == j) {
-        integrate_self(x, tris[j], ik, which, q, acc);
-      } else {
-        integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
+    if (errors.failed()) continue;
+    try {
+      const auto i = static_cast<std::size_t>(ii);
+      const V3& x = cents[i];
+      const V3& nx = normals[i];
+      for (std::size_t j = 0; j < n; ++j) {
+        Acc acc;
+        if (i == j) {
+          integrate_self(x, tris[j], ik, which, q, acc);
+        } else {
+          integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
+        }
+        if (which & kSingleLayer) ops.S(i, j) = acc.s;
+        if (which & kDoubleLayer) ops.K(i, j) = acc.k;
+        if (which & kAdjointDoubleLayer) ops.Kp(i, j) = acc.kp;
+        if (which & kHypersingular) ops.W(i, j) = acc.w;
       }
-      if (which & kSingleLayer) ops.S(i, j) = acc.s;
-      if (which & kDoubleLayer) ops.K(i, j) = acc.k;
-      if (which & kAdjointDoubleLayer) ops.Kp(i, j) = acc.kp;
-      if (which & kHypersingular) ops.W(i, j) = acc.w;
+    } catch (...) {
+      errors.record(std::current_exception());
     }
   }
+  errors.rethrow();
   ops.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return ops;
 }
@@ -386,18 +399,25 @@ void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const Quadrature
   const auto& rule = quadrature::triangle_rule(q.far_points);
   const cplx ik = kernel_ik(mesh, k);
   const auto P = static_cast<std::ptrdiff_t>(pairs.size());
+  ParallelErrors errors;  // the singular rules allocate: nothing may escape the region
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::ptrdiff_t t = 0; t < P; ++t) {
-    const auto i = static_cast<std::size_t>(pairs[t].first), j = static_cast<std::size_t>(pairs[t].second);
-    const Tri Ti = element(mesh, i), Tj = element(mesh, j);
-    const V3 x = centroid(Ti);
-    Acc acc;
-    if (i == j) integrate_self(x, Tj, ik, which, q, acc);
-    else integrate_regular(x, mesh.normal(i), Tj, mesh.normal(j), ik, which, q, rule, 0, acc);
-    if (S && (which & kSingleLayer)) S[t] = acc.s;
-    if (K && (which & kDoubleLayer)) K[t] = acc.k;
-    if (Kp && (which & kAdjointDoubleLayer)) Kp[t] = acc.kp;
-    if (W && (which & kHypersingular)) W[t] = acc.w;
+    if (errors.failed()) continue;
+    try {
+      const auto i = static_cast<std::size_t>(pairs[t].first), j = static_cast<std::size_t>(pairs[t].second);
+      const Tri Ti = element(mesh, i), Tj = element(mesh, j);
+      const V3 x = centroid(Ti);
+      Acc acc;
+      if (i == j) integrate_self(x, Tj, ik, which, q, acc);
+      else integrate_regular(x, mesh.normal(i), Tj, mesh.normal(j), ik, which, q, rule, 0, acc);
+      if (S && (which & kSingleLayer)) S[t] = acc.s;
+      if (K && (which & kDoubleLayer)) K[t] = acc.k;
+      if (Kp && (which & kAdjointDoubleLayer)) Kp[t] = acc.kp;
+      if (W && (which & kHypersingular)) W[t] = acc.w;
+    } catch (...) {
+      errors.record(std::current_exception());
+    }
   }
+  errors.rethrow();
 }
 }  // namespace elliptica::bem

@@ -18,6 +18,7 @@
 #include <cstdlib>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -286,58 +287,65 @@ void HelmholtzFmm::Impl::setup_m2l(int l) {
   const double al = a(l), bw = 2 * tree->nodes()[tree->level_nodes(0)[0]].half_width / std::pow(2.0, l);
   std::vector<M2LOp> ops(canon.size());
   const double thr = 0.01 * opt.tolerance;
+  ParallelErrors errors;  // the operators allocate: nothing may escape the region
 #pragma omp parallel for schedule(dynamic)
   for (int c = 0; c < static_cast<int>(canon.size()); ++c) {
-    // 1D coordinate differences per axis: diff[d][mm * p + nn]
-    std::array<std::vector<double>, 3> diff;
-    for (int d = 0; d < 3; ++d) {
-      diff[d].resize(static_cast<std::size_t>(p) * p);
-      for (int mm = 0; mm < p; ++mm)
-        for (int nn = 0; nn < p; ++nn) diff[d][mm * p + nn] = canon[c][d] * bw + al * (cheb.nodes[mm] - cheb.nodes[nn]);
-    }
-    auto entry = [&](int m, int n) {
-      const double v0 = diff[0][(m % p) * p + n % p], v1 = diff[1][((m / p) % p) * p + (n / p) % p],
-                   v2 = diff[2][(m / (p * p)) * p + n / (p * p)];
-      return green(k, std::sqrt(v0 * v0 + v1 * v1 + v2 * v2));
-    };
-    M2LOp& op = ops[c];
-    bool done = false;
-    if (opt.compress_m2l) {
-      // ACA first (cheap), verified on random entries against the kernel; full matrix + randomized
-      // SVD as the fallback.
-      CMat U, VH;
-      if (compress_aca(p3, entry, 0.01 * thr, thr, p3 / 2, U, VH)) {
-        std::mt19937_64 gen(777 + c);
-        std::uniform_int_distribution<int> ud(0, p3 - 1);
-        double e2 = 0, k2 = 0;
-        for (int s = 0; s < 4000; ++s) {
-          const int m = ud(gen), n = ud(gen);
-          const cplx kv = entry(m, n);
-          e2 += std::norm(kv - U.row(m).transpose().cwiseProduct(VH.col(n)).sum());
-          k2 += std::norm(kv);
+    if (errors.failed()) continue;
+    try {
+      // 1D coordinate differences per axis: diff[d][mm * p + nn]
+      std::array<std::vector<double>, 3> diff;
+      for (int d = 0; d < 3; ++d) {
+        diff[d].resize(static_cast<std::size_t>(p) * p);
+        for (int mm = 0; mm < p; ++mm)
+          for (int nn = 0; nn < p; ++nn) diff[d][mm * p + nn] = canon[c][d] * bw + al * (cheb.nodes[mm] - cheb.nodes[nn]);
+      }
+      auto entry = [&](int m, int n) {
+        const double v0 = diff[0][(m % p) * p + n % p], v1 = diff[1][((m / p) % p) * p + (n / p) % p],
+                     v2 = diff[2][(m / (p * p)) * p + n / (p * p)];
+        return green(k, std::sqrt(v0 * v0 + v1 * v1 + v2 * v2));
+      };
+      M2LOp& op = ops[c];
+      bool done = false;
+      if (opt.compress_m2l) {
+        // ACA first (cheap), verified on random entries against the kernel; full matrix + randomized
+        // SVD as the fallback.
+        CMat U, VH;
+        if (compress_aca(p3, entry, 0.01 * thr, thr, p3 / 2, U, VH)) {
+          std::mt19937_64 gen(777 + c);
+          std::uniform_int_distribution<int> ud(0, p3 - 1);
+          double e2 = 0, k2 = 0;
+          for (int s = 0; s < 4000; ++s) {
+            const int m = ud(gen), n = ud(gen);
+            const cplx kv = entry(m, n);
+            e2 += std::norm(kv - U.row(m).transpose().cwiseProduct(VH.col(n)).sum());
+            k2 += std::norm(kv);
+          }
+          if (e2 <= 9 * thr * thr * k2 && 2 * U.cols() < p3) {
+            op.U = std::move(U);
+            op.VH = std::move(VH);
+            op.compressed = true;
+            op.rank = static_cast<int>(op.U.cols());
+            done = true;
+          }
         }
-        if (e2 <= 9 * thr * thr * k2 && 2 * U.cols() < p3) {
-          op.U = std::move(U);
-          op.VH = std::move(VH);
+      }
+      if (!done) {
+        CMat K(p3, p3);
+        for (int n = 0; n < p3; ++n)
+          for (int m = 0; m < p3; ++m) K(m, n) = entry(m, n);
+        if (opt.compress_m2l && compress_rsvd(K, thr, 32, 12345 + c, op.U, op.VH)) {
           op.compressed = true;
           op.rank = static_cast<int>(op.U.cols());
-          done = true;
+        } else {
+          op.full = std::move(K);
+          op.rank = p3;
         }
       }
-    }
-    if (!done) {
-      CMat K(p3, p3);
-      for (int n = 0; n < p3; ++n)
-        for (int m = 0; m < p3; ++m) K(m, n) = entry(m, n);
-      if (opt.compress_m2l && compress_rsvd(K, thr, 32, 12345 + c, op.U, op.VH)) {
-        op.compressed = true;
-        op.rank = static_cast<int>(op.U.cols());
-      } else {
-        op.full = std::move(K);
-        op.rank = p3;
-      }
+    } catch (...) {
+      errors.record(std::current_exception());
     }
   }
+  errors.rethrow();
   for (std::size_t c = 0; c < canon.size(); ++c) {
     max_rank = std::max(max_rank, ops[c].rank);
     m2l[l][canon_code(canon[c][0], canon[c][1], canon[c][2])] = std::move(ops[c]);
@@ -801,11 +809,19 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     // P2M
     const auto& leaves = I.tree->level_nodes(L);
     const double aL = I.a(L);
+    // Every region below that allocates records a failure instead of letting it escape; the
+    // remaining work of a failed region is skipped and the error rethrown after it.
+    ParallelErrors errors;
 #pragma omp parallel
     {
-      std::vector<double> Lx(3 * p), Dx(3 * p), T(p3);
+      std::vector<double> Lx, Dx;
+      errors.run([&] {
+        Lx.resize(3 * p);
+        Dx.resize(3 * p);
+      });
 #pragma omp for schedule(dynamic)
       for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
+        if (errors.failed()) continue;
         const int id = leaves[li];
         cplx* w = &W[static_cast<std::size_t>(id) * p3];
         for (std::int64_t t = I.leaf_src_begin[id]; t < I.leaf_src_end[id]; ++t) {
@@ -826,20 +842,23 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         }
       }
     }
+    errors.rethrow();
     dbg_t("P2M");
     // M2M (upward, levels L..3 into parents at L-1..2)
     for (int l = L; l >= 3; --l) {
       const auto& par = I.tree->level_nodes(l - 1);
 #pragma omp parallel for schedule(dynamic)
-      for (int pi = 0; pi < static_cast<int>(par.size()); ++pi) {
-        const int id = par[pi];
-        for (int oct = 0; oct < 8; ++oct) {
-          const int c = nodes[id].children[oct];
-          if (c < 0) continue;
-          kron3_apply<cplx>(p, I.S1[l][oct][0], I.S1[l][oct][1], I.S1[l][oct][2], false,
-                            &W[static_cast<std::size_t>(c) * p3], &W[static_cast<std::size_t>(id) * p3]);
-        }
-      }
+      for (int pi = 0; pi < static_cast<int>(par.size()); ++pi)
+        errors.run([&] {
+          const int id = par[pi];
+          for (int oct = 0; oct < 8; ++oct) {
+            const int c = nodes[id].children[oct];
+            if (c < 0) continue;
+            kron3_apply<cplx>(p, I.S1[l][oct][0], I.S1[l][oct][1], I.S1[l][oct][2], false,
+                              &W[static_cast<std::size_t>(c) * p3], &W[static_cast<std::size_t>(id) * p3]);
+          }
+        });
+      errors.rethrow();
     }
     dbg_t("M2M");
     // M2L, batched per level and canonical offset c: X = [P_j W_src(j)] (p^3 x B gathered with
@@ -866,41 +885,47 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
 #ifdef _OPENMP
         tid = omp_get_thread_num();
 #endif
-        std::vector<cplx> local;
         std::vector<cplx>* acc = nullptr;
-        if (priv) {
-          Fth[tid].assign(nb * p3, 0.0);
-          acc = &Fth[tid];
-        }
+        if (priv)
+          errors.run([&] {
+            Fth[tid].assign(nb * p3, 0.0);
+            acc = &Fth[tid];
+          });
         CMat X, T, Y;
 #pragma omp for schedule(dynamic)
         for (int wi = 0; wi < static_cast<int>(work.size()); ++wi) {
-          const auto& bt = I.batches[l][work[wi].first];
-          const int j0 = work[wi].second, nc = std::min<int>(kB, static_cast<int>(bt.list.size()) - j0);
-          X.resize(p3, nc);
-          for (int j = 0; j < nc; ++j) {
-            const auto& it = bt.list[j0 + j];
-            const int* pm = I.sym_perm[it.sym].data();
-            const cplx* w = &W[static_cast<std::size_t>(it.src) * p3];
-            cplx* x = X.col(j).data();
-            for (int n = 0; n < p3; ++n) x[pm[n]] = w[n];
-          }
-          if (bt.op->compressed) {
-            T.noalias() = bt.op->VH * X;
-            Y.noalias() = bt.op->U * T;
-          } else {
-            Y.noalias() = bt.op->full * X;
-          }
-          for (int j = 0; j < nc; ++j) {
-            const auto& it = bt.list[j0 + j];
-            const int* pm = I.sym_perm[it.sym].data();
-            cplx* f = priv ? &(*acc)[static_cast<std::size_t>(it.tgt_slot) * p3]
-                           : &F[static_cast<std::size_t>(lev[it.tgt_slot]) * p3];
-            const cplx* y = Y.col(j).data();
-            for (int m = 0; m < p3; ++m) f[m] += y[pm[m]];
+          if (errors.failed()) continue;
+          try {
+            const auto& bt = I.batches[l][work[wi].first];
+            const int j0 = work[wi].second, nc = std::min<int>(kB, static_cast<int>(bt.list.size()) - j0);
+            X.resize(p3, nc);
+            for (int j = 0; j < nc; ++j) {
+              const auto& it = bt.list[j0 + j];
+              const int* pm = I.sym_perm[it.sym].data();
+              const cplx* w = &W[static_cast<std::size_t>(it.src) * p3];
+              cplx* x = X.col(j).data();
+              for (int n = 0; n < p3; ++n) x[pm[n]] = w[n];
+            }
+            if (bt.op->compressed) {
+              T.noalias() = bt.op->VH * X;
+              Y.noalias() = bt.op->U * T;
+            } else {
+              Y.noalias() = bt.op->full * X;
+            }
+            for (int j = 0; j < nc; ++j) {
+              const auto& it = bt.list[j0 + j];
+              const int* pm = I.sym_perm[it.sym].data();
+              cplx* f = priv ? &(*acc)[static_cast<std::size_t>(it.tgt_slot) * p3]
+                             : &F[static_cast<std::size_t>(lev[it.tgt_slot]) * p3];
+              const cplx* y = Y.col(j).data();
+              for (int m = 0; m < p3; ++m) f[m] += y[pm[m]];
+            }
+          } catch (...) {
+            errors.record(std::current_exception());
           }
         }
       }
+      errors.rethrow();
       if (priv) {
 #pragma omp parallel for schedule(static)
         for (int bi = 0; bi < static_cast<int>(nb); ++bi) {
@@ -918,21 +943,28 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     for (int l = 3; l <= L; ++l) {
       const auto& lev = I.tree->level_nodes(l);
 #pragma omp parallel for schedule(dynamic)
-      for (int ci = 0; ci < static_cast<int>(lev.size()); ++ci) {
-        const int c = lev[ci];
-        const int par = nodes[c].parent;
-        const int oct = (nodes[c].coord[0] & 1) | ((nodes[c].coord[1] & 1) << 1) | ((nodes[c].coord[2] & 1) << 2);
-        kron3_apply<cplx>(p, I.S1[l][oct][0], I.S1[l][oct][1], I.S1[l][oct][2], true,
-                          &F[static_cast<std::size_t>(par) * p3], &F[static_cast<std::size_t>(c) * p3]);
-      }
+      for (int ci = 0; ci < static_cast<int>(lev.size()); ++ci)
+        errors.run([&] {
+          const int c = lev[ci];
+          const int par = nodes[c].parent;
+          const int oct = (nodes[c].coord[0] & 1) | ((nodes[c].coord[1] & 1) << 1) | ((nodes[c].coord[2] & 1) << 2);
+          kron3_apply<cplx>(p, I.S1[l][oct][0], I.S1[l][oct][1], I.S1[l][oct][2], true,
+                            &F[static_cast<std::size_t>(par) * p3], &F[static_cast<std::size_t>(c) * p3]);
+        });
+      errors.rethrow();
     }
     dbg_t("L2L");
     // L2P
 #pragma omp parallel
     {
-      std::vector<double> Lx(3 * p), Dx(3 * p);
+      std::vector<double> Lx, Dx;
+      errors.run([&] {
+        Lx.resize(3 * p);
+        Dx.resize(3 * p);
+      });
 #pragma omp for schedule(dynamic)
       for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
+        if (errors.failed()) continue;
         const int id = leaves[li];
         const cplx* f = &F[static_cast<std::size_t>(id) * p3];
         for (std::int64_t t = nodes[id].begin; t < nodes[id].end; ++t) {
@@ -953,6 +985,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         }
       }
     }
+    errors.rethrow();
   }
   dbg_t("L2P");
   // P2P near field
