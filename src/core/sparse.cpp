@@ -18,16 +18,24 @@
 
 namespace elliptica {
 
-void CsrMatrix::multiply(const double* x, double* y) const {
-  detail::csr_row_sweep(*this, x, [y](std::int64_t i, double s) { y[i] = s; });
+CsrOperator::CsrOperator(const CsrMatrix& A, int threads, bool symmetric)
+    : A_(A), threads_(threads), symmetric_(symmetric) {
+  if (A.rows != A.cols)
+    throw InvalidArgument("CsrOperator: the matrix must be square, got " + std::to_string(A.rows) + " x " +
+                          std::to_string(A.cols));
+  if (threads < 0) throw InvalidArgument("CsrOperator: threads must be >= 0, got " + std::to_string(threads));
 }
 
-void CsrMatrix::residual(const double* b, const double* x, double* r) const {
-  detail::csr_row_sweep(*this, x, [b, r](std::int64_t i, double s) { r[i] = b[i] - s; });
+void CsrMatrix::multiply(const double* x, double* y, int threads) const {
+  detail::csr_row_sweep(*this, x, [y](std::int64_t i, double s) { y[i] = s; }, threads);
 }
 
-void CsrMatrix::multiply_add(const double* x, double* y, double alpha) const {
-  detail::csr_row_sweep(*this, x, [y, alpha](std::int64_t i, double s) { y[i] += alpha * s; });
+void CsrMatrix::residual(const double* b, const double* x, double* r, int threads) const {
+  detail::csr_row_sweep(*this, x, [b, r](std::int64_t i, double s) { r[i] = b[i] - s; }, threads);
+}
+
+void CsrMatrix::multiply_add(const double* x, double* y, double alpha, int threads) const {
+  detail::csr_row_sweep(*this, x, [y, alpha](std::int64_t i, double s) { y[i] += alpha * s; }, threads);
 }
 
 std::vector<double> CsrMatrix::diagonal() const {

@@ -28,14 +28,13 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica::krylov {
 namespace {
 
 using cplx = std::complex<double>;
 
-/// Vectors shorter than this are processed by one thread (parallel overhead dominates below).
-constexpr std::ptrdiff_t kParallelThreshold = 32768;
 /// Reorthogonalise when the Gram-Schmidt pass shrinks the vector by more than this factor.
 const double kReorthogonalise = 1.0 / std::sqrt(2.0);
 /// Arnoldi "happy" breakdown: h_{j+1,j} <= kBreakdown * ||A z_j||, the Krylov space is invariant
@@ -49,21 +48,21 @@ inline bool finite_s(double a) { return std::isfinite(a); }
 inline bool finite_s(cplx a) { return std::isfinite(a.real()) && std::isfinite(a.imag()); }
 
 /// <a, b> = sum conj(a_i) b_i
-double dot(const double* a, const double* b, std::size_t n) {
+double dot(const double* a, const double* b, std::size_t n, int nt) {
   const auto N = static_cast<std::ptrdiff_t>(n);
   double s = 0;
-#pragma omp parallel for simd reduction(+ : s) schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for simd reduction(+ : s) schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) s += a[i] * b[i];
   return s;
 }
 
-cplx dot(const cplx* a, const cplx* b, std::size_t n) {
+cplx dot(const cplx* a, const cplx* b, std::size_t n, int nt) {
   // Array-oriented access to std::complex is guaranteed by [complex.numbers.general].
   const double* ad = reinterpret_cast<const double*>(a);
   const double* bd = reinterpret_cast<const double*>(b);
   const auto N = static_cast<std::ptrdiff_t>(n);
   double re = 0, im = 0;
-#pragma omp parallel for simd reduction(+ : re, im) schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for simd reduction(+ : re, im) schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) {
     const double ar = ad[2 * i], ai = ad[2 * i + 1], br = bd[2 * i], bi = bd[2 * i + 1];
     re += ar * br + ai * bi;
@@ -73,23 +72,23 @@ cplx dot(const cplx* a, const cplx* b, std::size_t n) {
 }
 
 template <class T>
-double norm2(const T* a, std::size_t n) {
-  return std::sqrt(std::abs(std::real(dot(a, a, n))));
+double norm2(const T* a, std::size_t n, int nt) {
+  return std::sqrt(std::abs(std::real(dot(a, a, n, nt))));
 }
 
 /// y += alpha x
-void axpy(double alpha, const double* x, double* y, std::size_t n) {
+void axpy(double alpha, const double* x, double* y, std::size_t n, int nt) {
   const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for simd schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) y[i] += alpha * x[i];
 }
 
-void axpy(cplx alpha, const cplx* x, cplx* y, std::size_t n) {
+void axpy(cplx alpha, const cplx* x, cplx* y, std::size_t n, int nt) {
   const double* xd = reinterpret_cast<const double*>(x);
   double* yd = reinterpret_cast<double*>(y);
   const double ar = alpha.real(), ai = alpha.imag();
   const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for simd schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for simd schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) {
     const double xr = xd[2 * i], xi = xd[2 * i + 1];
     yd[2 * i] += ar * xr - ai * xi;
@@ -99,25 +98,25 @@ void axpy(cplx alpha, const cplx* x, cplx* y, std::size_t n) {
 
 /// y = x + beta y
 template <class T>
-void xpby(const T* x, T beta, T* y, std::size_t n) {
+void xpby(const T* x, T beta, T* y, std::size_t n, int nt) {
   const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) y[i] = x[i] + beta * y[i];
 }
 
 /// x *= alpha (alpha real)
 template <class T>
-void scale(double alpha, T* x, std::size_t n) {
+void scale(double alpha, T* x, std::size_t n, int nt) {
   const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) x[i] *= alpha;
 }
 
 /// r = b - r (r holds A x on entry)
 template <class T>
-void residual_from_ax(const T* b, T* r, std::size_t n) {
+void residual_from_ax(const T* b, T* r, std::size_t n, int nt) {
   const auto N = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for schedule(static) if (N > kParallelThreshold)
+#pragma omp parallel for schedule(static) num_threads(nt) if (N > kParallelMinVector)
   for (std::ptrdiff_t i = 0; i < N; ++i) r[i] = b[i] - r[i];
 }
 
@@ -128,9 +127,11 @@ bool all_finite(const T* a, std::size_t n) {
   return true;
 }
 
+}  // namespace
+
 template <class T>
-void validate(const char* who, const LinearOperator<T>& A, const T* b, const T* x, const Preconditioner<T>* M,
-              const Options& opt, bool uses_restart) {
+void validate_setup(const char* who, const LinearOperator<T>& A, const LinearOperator<T>* M, const Options& opt,
+                    bool flexible, bool uses_restart) {
   const std::string w(who);
   if (!(opt.rtol > 0.0 && opt.rtol < 1.0)) {
     std::ostringstream s;
@@ -141,10 +142,23 @@ void validate(const char* who, const LinearOperator<T>& A, const T* b, const T* 
     throw InvalidArgument(w + ": max_iterations must be >= 1, got " + std::to_string(opt.max_iterations));
   if (uses_restart && opt.restart < 1)
     throw InvalidArgument(w + ": restart must be >= 1, got " + std::to_string(opt.restart));
+  if (opt.threads < 0) throw InvalidArgument(w + ": threads must be >= 0 (0: OpenMP default), got " + std::to_string(opt.threads));
   const std::size_t n = A.size();
   if (M != nullptr && M->size() != n)
     throw InvalidArgument(w + ": preconditioner size " + std::to_string(M->size()) + " does not match operator size " +
                           std::to_string(n));
+  if (M != nullptr && !flexible && !M->is_fixed())
+    throw InvalidArgument(w + ": the preconditioner is not a fixed linear map (an inner Krylov solve?): use FGMRES");
+}
+
+namespace {
+
+template <class T>
+void validate(const char* who, const LinearOperator<T>& A, const T* b, const T* x, const Preconditioner<T>* M,
+              const Options& opt, bool uses_restart, bool flexible = false) {
+  const std::string w(who);
+  validate_setup(who, A, M, opt, flexible, uses_restart);
+  const std::size_t n = A.size();
   if (n > 0 && (b == nullptr || x == nullptr))
     throw InvalidArgument(w + ": b and x must not be null for an operator of size " + std::to_string(n));
   if (n > 0 && !all_finite(b, n)) throw InvalidArgument(w + ": right-hand side b contains NaN or Inf");
@@ -182,7 +196,8 @@ void apply_rotation(double c, T s, T& x1, T& x2) {
 template <class T>
 Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, const T* b, T* x,
                   const Preconditioner<T>* M, const Options& opt) {
-  validate(who, A, b, x, M, opt, true);
+  validate(who, A, b, x, M, opt, true, flexible);
+  const int nt = resolve_threads(opt.threads);
   const std::string name(who);
   const std::size_t n = A.size();
   Result res;
@@ -192,9 +207,9 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
   if (n > 0) {
     A.apply(x, r.data());
     ++res.operator_applications;
-    residual_from_ax(b, r.data(), n);
+    residual_from_ax(b, r.data(), n, nt);
   }
-  const double beta0 = norm2(r.data(), n);
+  const double beta0 = norm2(r.data(), n, nt);
   if (!std::isfinite(beta0))
     throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
   if (beta0 == 0.0) {
@@ -220,7 +235,7 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
   while (true) {
     if (V.empty()) V.emplace_back(n);
     std::copy(r.begin(), r.end(), V[0].begin());
-    scale(1.0 / beta, V[0].data(), n);
+    scale(1.0 / beta, V[0].data(), n, nt);
     std::fill(g.begin(), g.end(), T(0));
     g[0] = T(beta);
 
@@ -243,20 +258,20 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
       ++res.operator_applications;
 
       // Modified Gram-Schmidt, plus one more pass if the first one cancelled too much.
-      const double wnorm0 = norm2(w.data(), n);
+      const double wnorm0 = norm2(w.data(), n, nt);
       for (std::size_t i = 0; i <= ju; ++i) {
-        const T hij = dot(V[i].data(), w.data(), n);
+        const T hij = dot(V[i].data(), w.data(), n, nt);
         h(i, ju) = hij;
-        axpy(-hij, V[i].data(), w.data(), n);
+        axpy(-hij, V[i].data(), w.data(), n, nt);
       }
-      double hnext = norm2(w.data(), n);
+      double hnext = norm2(w.data(), n, nt);
       if (hnext < kReorthogonalise * wnorm0) {
         for (std::size_t i = 0; i <= ju; ++i) {
-          const T t = dot(V[i].data(), w.data(), n);
+          const T t = dot(V[i].data(), w.data(), n, nt);
           h(i, ju) += t;
-          axpy(-t, V[i].data(), w.data(), n);
+          axpy(-t, V[i].data(), w.data(), n, nt);
         }
-        hnext = norm2(w.data(), n);
+        hnext = norm2(w.data(), n, nt);
       }
       if (!std::isfinite(wnorm0) || !std::isfinite(hnext))
         throw NumericalError(name + ": the operator or preconditioner produced NaN or Inf at iteration " +
@@ -288,7 +303,7 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
       }
       if (V.size() <= ju + 1) V.emplace_back(n);
       std::copy(w.begin(), w.end(), V[ju + 1].begin());
-      scale(1.0 / hnext, V[ju + 1].data(), n);
+      scale(1.0 / hnext, V[ju + 1].data(), n, nt);
     }
 
     // x += M^{-1} V_k y_k (GMRES) or Z_k y_k (FGMRES), y_k from the triangular system R y = g.
@@ -300,23 +315,23 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
         y[ii] = s / h(ii, ii);
       }
       if (store_z) {
-        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], Z[i].data(), x, n);
+        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], Z[i].data(), x, n, nt);
       } else if (M == nullptr) {
-        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], V[i].data(), x, n);
+        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], V[i].data(), x, n, nt);
       } else {
         std::fill(u.begin(), u.end(), T(0));
-        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], V[i].data(), u.data(), n);
+        for (std::size_t i = 0; i < ku; ++i) axpy(y[i], V[i].data(), u.data(), n, nt);
         M->apply(u.data(), w.data());
         ++res.preconditioner_applications;
-        axpy(T(1), w.data(), x, n);
+        axpy(T(1), w.data(), x, n, nt);
       }
     }
 
     // True residual: restart vector and reported final residual.
     A.apply(x, r.data());
     ++res.operator_applications;
-    residual_from_ax(b, r.data(), n);
-    beta = norm2(r.data(), n);
+    residual_from_ax(b, r.data(), n, nt);
+    beta = norm2(r.data(), n, nt);
     if (!std::isfinite(beta))
       throw NumericalError(name + ": the residual b - A x became NaN or Inf after " + std::to_string(total) +
                            " iterations");
@@ -335,6 +350,7 @@ template <class T>
 Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt) {
   const char* who = M != nullptr ? "pcg" : "cg";
   validate(who, A, b, x, M, opt, false);
+  const int nt = resolve_threads(opt.threads);
   const std::string name(who);
   if (M != nullptr && !M->is_symmetric())
     throw InvalidArgument("PCG needs a symmetric preconditioner (Preconditioner::is_symmetric() returned false)");
@@ -346,9 +362,9 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
   if (n > 0) {
     A.apply(x, r.data());
     ++res.operator_applications;
-    residual_from_ax(b, r.data(), n);
+    residual_from_ax(b, r.data(), n, nt);
   }
-  const double beta0 = norm2(r.data(), n);
+  const double beta0 = norm2(r.data(), n, nt);
   if (!std::isfinite(beta0))
     throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
   if (beta0 == 0.0) {
@@ -362,12 +378,12 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
   // z = M^{-1} r; rho = Re(r^H z), which must be > 0 for an SPD M.
   auto precondition = [&](int iteration) -> double {
     if (M == nullptr) {
-      const double rr = norm2(r.data(), n);
+      const double rr = norm2(r.data(), n, nt);
       return rr * rr;
     }
     M->apply(r.data(), z.data());
     ++res.preconditioner_applications;
-    const double rho = std::real(dot(r.data(), z.data(), n));
+    const double rho = std::real(dot(r.data(), z.data(), n, nt));
     if (!std::isfinite(rho))
       throw NumericalError(name + ": the preconditioner produced NaN or Inf at iteration " + std::to_string(iteration));
     if (!(rho > 0.0)) {
@@ -387,7 +403,7 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
   while (it < opt.max_iterations) {
     A.apply(p.data(), q.data());
     ++res.operator_applications;
-    const double pap = std::real(dot(p.data(), q.data(), n));
+    const double pap = std::real(dot(p.data(), q.data(), n, nt));
     if (!std::isfinite(pap))
       throw NumericalError(name + ": the operator produced NaN or Inf at iteration " + std::to_string(it + 1));
     if (!(pap > 0.0)) {
@@ -397,19 +413,19 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
       throw NumericalError(s.str());
     }
     const double alpha = rho / pap;
-    axpy(T(alpha), p.data(), x, n);
-    axpy(T(-alpha), q.data(), r.data(), n);
+    axpy(T(alpha), p.data(), x, n, nt);
+    axpy(T(-alpha), q.data(), r.data(), n, nt);
     ++it;
     have_true = false;
-    double rn = norm2(r.data(), n);
+    double rn = norm2(r.data(), n, nt);
     res.residual_history.push_back(rn / beta0);
     if (opt.progress) opt.progress(it, rn / beta0);
     if (rn <= target) {
       // Confirm with the true residual; if rounding made the recursion drift, restart from it.
       A.apply(x, r.data());
       ++res.operator_applications;
-      residual_from_ax(b, r.data(), n);
-      rn = norm2(r.data(), n);
+      residual_from_ax(b, r.data(), n, nt);
+      rn = norm2(r.data(), n, nt);
       have_true = true;
       if (rn <= target) {
         res.converged = true;
@@ -422,15 +438,15 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     }
     if (it >= opt.max_iterations) break;
     const double rho_new = precondition(it);
-    xpby(zp, T(rho_new / rho), p.data(), n);
+    xpby(zp, T(rho_new / rho), p.data(), n, nt);
     rho = rho_new;
   }
   if (!have_true) {
     A.apply(x, r.data());
     ++res.operator_applications;
-    residual_from_ax(b, r.data(), n);
+    residual_from_ax(b, r.data(), n, nt);
   }
-  const double final_norm = norm2(r.data(), n);
+  const double final_norm = norm2(r.data(), n, nt);
   if (!std::isfinite(final_norm))
     throw NumericalError(name + ": the residual b - A x became NaN or Inf after " + std::to_string(it) + " iterations");
   res.final_relative_residual = final_norm / beta0;
@@ -467,5 +483,93 @@ template Result cg<double>(const LinearOperator<double>&, const double*, double*
                            const Options&);
 template Result cg<cplx>(const LinearOperator<cplx>&, const cplx*, cplx*, const Preconditioner<cplx>*,
                          const Options&);
+
+}  // namespace elliptica::krylov
+
+namespace elliptica::krylov {
+
+template void validate_setup<double>(const char*, const LinearOperator<double>&, const LinearOperator<double>*,
+                                     const Options&, bool, bool);
+template void validate_setup<std::complex<double>>(const char*, const LinearOperator<std::complex<double>>&,
+                                                   const LinearOperator<std::complex<double>>*, const Options&,
+                                                   bool, bool);
+
+Method method_from_string(const std::string& s) {
+  if (s == "gmres") return Method::Gmres;
+  if (s == "fgmres") return Method::Fgmres;
+  if (s == "cg") return Method::Cg;
+  throw InvalidArgument("unknown Krylov method '" + s + "' (expected gmres, fgmres or cg)");
+}
+
+std::string to_string(Method m) {
+  switch (m) {
+    case Method::Gmres: return "gmres";
+    case Method::Fgmres: return "fgmres";
+    case Method::Cg: return "cg";
+  }
+  return "?";
+}
+
+template <class T>
+void Solver<T>::apply(const T* b, T* x) const {
+  const std::size_t n = A_.size();
+  for (std::size_t i = 0; i < n; ++i) x[i] = T(0);
+  const Result r = solve(b, x);
+  applications_.fetch_add(1);
+  iterations_.fetch_add(r.iterations);
+}
+
+template <class T>
+Gmres<T>::Gmres(const LinearOperator<T>& A, const LinearOperator<T>* M, Options opt) : Solver<T>(A, M, std::move(opt)) {
+  validate_setup("gmres", A, M, this->opt_, false, true);
+}
+template <class T>
+Result Gmres<T>::solve(const T* b, T* x) const {
+  return gmres(this->A_, b, x, this->M_, this->opt_);
+}
+
+template <class T>
+Fgmres<T>::Fgmres(const LinearOperator<T>& A, const LinearOperator<T>* M, Options opt)
+    : Solver<T>(A, M, std::move(opt)) {
+  validate_setup("fgmres", A, M, this->opt_, true, true);
+}
+template <class T>
+Result Fgmres<T>::solve(const T* b, T* x) const {
+  return fgmres(this->A_, b, x, this->M_, this->opt_);
+}
+
+template <class T>
+Cg<T>::Cg(const LinearOperator<T>& A, const LinearOperator<T>* M, Options opt) : Solver<T>(A, M, std::move(opt)) {
+  validate_setup(M != nullptr ? "pcg" : "cg", A, M, this->opt_, false, false);
+  if (M != nullptr && !M->is_symmetric())
+    throw InvalidArgument("PCG needs a symmetric preconditioner (is_symmetric() returned false)");
+}
+template <class T>
+Result Cg<T>::solve(const T* b, T* x) const {
+  return cg(this->A_, b, x, this->M_, this->opt_);
+}
+
+template <class T>
+std::unique_ptr<Solver<T>> make_solver(Method m, const LinearOperator<T>& A, const LinearOperator<T>* M, Options opt) {
+  switch (m) {
+    case Method::Gmres: return std::make_unique<Gmres<T>>(A, M, std::move(opt));
+    case Method::Fgmres: return std::make_unique<Fgmres<T>>(A, M, std::move(opt));
+    case Method::Cg: return std::make_unique<Cg<T>>(A, M, std::move(opt));
+  }
+  throw InvalidArgument("make_solver: unknown Krylov method");
+}
+
+template class Solver<double>;
+template class Solver<std::complex<double>>;
+template class Gmres<double>;
+template class Gmres<std::complex<double>>;
+template class Fgmres<double>;
+template class Fgmres<std::complex<double>>;
+template class Cg<double>;
+template class Cg<std::complex<double>>;
+template std::unique_ptr<Solver<double>> make_solver<double>(Method, const LinearOperator<double>&,
+                                                             const LinearOperator<double>*, Options);
+template std::unique_ptr<Solver<std::complex<double>>> make_solver<std::complex<double>>(
+    Method, const LinearOperator<std::complex<double>>&, const LinearOperator<std::complex<double>>*, Options);
 
 }  // namespace elliptica::krylov

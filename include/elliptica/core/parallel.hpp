@@ -17,11 +17,34 @@
 ///       errors.run([&] { work(i, buf); });           // skipped once any thread has failed
 ///   }
 ///   errors.rethrow();                                // on the calling thread
+///
+/// Threads: every plan and operator takes a `threads` option (0 = omp_get_max_threads() at the
+/// call, n > 0 exactly n) and passes resolve_threads(threads) to the num_threads clause of each of
+/// its parallel regions; nothing in the library calls omp_set_num_threads or changes any other
+/// process-wide state. Below the size thresholds of this file a region runs on one thread
+/// (if clause): the fork/join costs more than the work there (measured on 2-core AVX-512 and
+/// AVX2 machines with the loops they guard).
 #include <atomic>
+#include <cstddef>
 #include <exception>
 #include <mutex>
 
+#include <omp.h>
+
 namespace elliptica {
+
+/// The team size of a parallel region for a `threads` option: `requested` when > 0, otherwise
+/// omp_get_max_threads() (which OMP_NUM_THREADS sets). Negative values are refused by the
+/// option validators of the plans before they get here; resolve_threads treats them as 0.
+inline int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
+
+/// Vector kernels (dot products, axpy, scaling in the Krylov solvers): parallel above this length.
+inline constexpr std::ptrdiff_t kParallelMinVector = 32768;
+/// Row-wise sparse kernels (CSR matvec, residual, Jacobi and Chebyshev vector updates): parallel
+/// above this many rows.
+inline constexpr std::ptrdiff_t kParallelMinRows = 20000;
+/// Dense row kernels (dense BEM matvec): parallel above this many rows.
+inline constexpr std::ptrdiff_t kParallelMinDenseRows = 256;
 
 class ParallelErrors {
  public:

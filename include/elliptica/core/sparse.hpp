@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/core/operator.hpp"
 
 namespace elliptica {
 
@@ -19,12 +19,13 @@ struct CsrMatrix {
   std::vector<double> val;            ///< size nnz
 
   std::size_t nnz() const { return val.size(); }
-  /// y = A x (OpenMP over rows).
-  void multiply(const double* x, double* y) const;
+  /// y = A x (OpenMP over rows above kParallelMinRows rows; threads as in core/parallel.hpp:
+  /// 0 = omp_get_max_threads()).
+  void multiply(const double* x, double* y, int threads = 0) const;
   /// r = b - A x in one sweep (x, b: cols/rows; r must not alias x).
-  void residual(const double* b, const double* x, double* r) const;
+  void residual(const double* b, const double* x, double* r, int threads = 0) const;
   /// y += alpha A x (y must not alias x).
-  void multiply_add(const double* x, double* y, double alpha = 1.0) const;
+  void multiply_add(const double* x, double* y, double alpha = 1.0, int threads = 0) const;
   /// Diagonal entries (0 where absent).
   std::vector<double> diagonal() const;
   CsrMatrix transpose() const;
@@ -45,15 +46,22 @@ CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
 /// when the inner dimensions differ.
 CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P);
 
-/// A CsrMatrix as a krylov::LinearOperator (holds a reference; the matrix must outlive it).
-class CsrOperator : public krylov::LinearOperator<double> {
+/// A square CsrMatrix as an operator (core/operator.hpp): apply = multiply with `threads`
+/// threads. Holds a reference (the matrix must outlive it). `symmetric` is the caller's promise
+/// that the matrix is symmetric positive definite (CG may then use it as a preconditioner);
+/// it is not checked. InvalidArgument when the matrix is not square.
+class CsrOperator : public LinearOperator<double> {
  public:
-  explicit CsrOperator(const CsrMatrix& A) : A_(A) {}
+  explicit CsrOperator(const CsrMatrix& A, int threads = 0, bool symmetric = false);
   std::size_t size() const override { return A_.rows; }
-  void apply(const double* x, double* y) const override { A_.multiply(x, y); }
+  void apply(const double* x, double* y) const override { A_.multiply(x, y, threads_); }
+  bool is_symmetric() const override { return symmetric_; }
+  const CsrMatrix& matrix() const { return A_; }
 
  private:
   const CsrMatrix& A_;
+  int threads_;
+  bool symmetric_;
 };
 
 namespace io {
