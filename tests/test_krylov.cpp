@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <Eigen/Dense>
 #include <cmath>
@@ -82,6 +83,7 @@ class AlternatingPreconditioner : public kr::Preconditioner<T> {
     Eigen::Map<Vec<T>>(z, n).noalias() = m * Eigen::Map<const Vec<T>>(r, n);
   }
   long calls() const { return calls_; }
+  bool is_fixed() const override { return false; }
 
  private:
   Mat<T> m1_, m2_;
@@ -733,6 +735,134 @@ TEST(KrylovEdgeCases, IterationCapStopsUnconverged) {
   EXPECT_EQ(c.iterations, 7);
   EXPECT_EQ(c.operator_applications, 9);
   EXPECT_EQ(c.residual_history.size(), 8u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Solver objects (operators themselves: nesting without special-case code)
+
+// A Gmres/Fgmres/Cg object gives exactly what the free function gives (same arithmetic).
+TEST(KrylovSolverObjects, EqualTheFreeFunctions) {
+  const int n = 120;
+  std::mt19937_64 rng(201);
+  const Mat<double> a = random_nonsymmetric<double>(n, rng);
+  const Vec<double> b = random_vector<double>(n, rng);
+  DenseOperator<double> op(a);
+  DensePreconditioner<double> m(a.diagonal().cwiseInverse().asDiagonal(), false);
+  kr::Options opt;
+  opt.rtol = 1e-10;
+  opt.restart = 20;
+  for (kr::Method meth : {kr::Method::Gmres, kr::Method::Fgmres}) {
+    Vec<double> x1 = Vec<double>::Zero(n), x2 = Vec<double>::Zero(n);
+    const auto r1 = meth == kr::Method::Gmres ? kr::gmres<double>(op, b.data(), x1.data(), &m, opt)
+                                              : kr::fgmres<double>(op, b.data(), x1.data(), &m, opt);
+    const auto solver = kr::make_solver<double>(meth, op, &m, opt);
+    EXPECT_EQ(solver->method(), meth);
+    const auto r2 = solver->solve(b.data(), x2.data());
+    EXPECT_TRUE(r1.converged);
+    EXPECT_EQ(r1.iterations, r2.iterations) << kr::to_string(meth);
+    EXPECT_EQ(r1.residual_history, r2.residual_history);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(x1[i], x2[i]);
+    // As an operator: apply = solve from zero.
+    Vec<double> x3 = Vec<double>::Constant(n, 7.0);
+    solver->apply(b.data(), x3.data());
+    for (int i = 0; i < n; ++i) EXPECT_EQ(x3[i], x1[i]);
+    EXPECT_EQ(solver->applications(), 1);
+    EXPECT_EQ(solver->total_iterations(), r1.iterations);
+    EXPECT_FALSE(solver->is_fixed());
+  }
+  ScaledLaplacian lap(30, 20);
+  const Vec<double> bl = random_vector<double>(600, rng);
+  Vec<double> y1 = Vec<double>::Zero(600), y2 = Vec<double>::Zero(600);
+  const auto c1 = kr::cg<double>(lap, bl.data(), y1.data(), nullptr, opt);
+  const kr::Cg<double> cg(lap, nullptr, opt);
+  const auto c2 = cg.solve(bl.data(), y2.data());
+  EXPECT_EQ(c1.iterations, c2.iterations);
+  for (int i = 0; i < 600; ++i) EXPECT_EQ(y1[i], y2[i]);
+}
+
+// FGMRES preconditioned by an inner GMRES (a nonlinear map of its input) converges to the LU
+// solution; GMRES and CG refuse that preconditioner at construction.
+TEST(KrylovSolverObjects, FgmresAroundInnerGmresConverges) {
+  const int n = 150;
+  std::mt19937_64 rng(202);
+  const Mat<double> a = random_nonsymmetric<double>(n, rng);
+  const Vec<double> b = random_vector<double>(n, rng);
+  DenseOperator<double> op(a);
+  kr::Options inner_opt;
+  inner_opt.rtol = 1e-2;
+  inner_opt.max_iterations = 5;
+  inner_opt.restart = 5;
+  const kr::Gmres<double> inner(op, nullptr, inner_opt);
+  kr::Options outer_opt;
+  outer_opt.rtol = 1e-11;
+  outer_opt.restart = 30;
+  const kr::Fgmres<double> outer(op, &inner, outer_opt);
+  Vec<double> x = Vec<double>::Zero(n);
+  const auto r = outer.solve(b.data(), x.data());
+  ASSERT_TRUE(r.converged);
+  EXPECT_EQ(inner.applications(), r.preconditioner_applications);
+  EXPECT_LE(inner.total_iterations(), 5 * inner.applications());
+  const Vec<double> xstar = a.partialPivLu().solve(b);
+  expect_error_bound<double>(x, xstar, condition_number(a), r.final_relative_residual, "fgmres(gmres)");
+  // Unpreconditioned GMRES(30) needs more outer iterations than FGMRES around 5 inner steps.
+  Vec<double> x0 = Vec<double>::Zero(n);
+  const auto plain = kr::gmres<double>(op, b.data(), x0.data(), nullptr, outer_opt);
+  EXPECT_LT(r.iterations, plain.iterations);
+  try {
+    kr::Gmres<double> bad(op, &inner, outer_opt);
+    FAIL() << "GMRES accepted a non-fixed preconditioner";
+  } catch (const elliptica::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("FGMRES"), std::string::npos) << e.what();
+  }
+  Vec<double> x1 = Vec<double>::Zero(n);
+  EXPECT_THROW(kr::gmres<double>(op, b.data(), x1.data(), &inner, outer_opt), elliptica::InvalidArgument);
+}
+
+TEST(KrylovSolverObjects, ConstructorChecks) {
+  ScaledLaplacian lap(10, 10);
+  DensePreconditioner<double> unsym(Mat<double>::Identity(100, 100), false);
+  DensePreconditioner<double> wrong_size(Mat<double>::Identity(99, 99), true);
+  EXPECT_THROW(kr::Cg<double>(lap, &unsym, {}), elliptica::InvalidArgument);
+  EXPECT_THROW(kr::Gmres<double>(lap, &wrong_size, {}), elliptica::InvalidArgument);
+  kr::Options bad;
+  bad.rtol = 0;
+  EXPECT_THROW(kr::Fgmres<double>(lap, nullptr, bad), elliptica::InvalidArgument);
+  bad = {};
+  bad.threads = -1;
+  EXPECT_THROW(kr::Cg<double>(lap, nullptr, bad), elliptica::InvalidArgument);
+  bad = {};
+  bad.restart = 0;
+  EXPECT_THROW(kr::Gmres<double>(lap, nullptr, bad), elliptica::InvalidArgument);
+  EXPECT_EQ(kr::method_from_string("fgmres"), kr::Method::Fgmres);
+  EXPECT_EQ(kr::to_string(kr::method_from_string("cg")), "cg");
+  EXPECT_THROW(kr::method_from_string("gmres20"), elliptica::InvalidArgument);
+}
+
+// The threads option reaches the vector kernels through num_threads clauses: the process-wide
+// OpenMP setting is unchanged after a solve, and 1 or 2 threads give the same answer up to the
+// rounding of the reductions.
+TEST(KrylovSolverObjects, ThreadsOptionLeavesProcessSettingAlone) {
+  const int nx = 220, ny = 200;  // 44000 unknowns: above kParallelMinVector
+  ScaledLaplacian lap(nx, ny);
+  std::mt19937_64 rng(203);
+  const Vec<double> b = random_vector<double>(nx * ny, rng);
+  const int before = omp_get_max_threads();
+  std::vector<Vec<double>> xs;
+  std::vector<int> its;
+  for (int t : {1, 2}) {
+    kr::Options opt;
+    opt.rtol = 1e-8;
+    opt.threads = t;
+    const kr::Cg<double> cg(lap, nullptr, opt);
+    Vec<double> x = Vec<double>::Zero(nx * ny);
+    const auto r = cg.solve(b.data(), x.data());
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(omp_get_max_threads(), before);
+    xs.push_back(x);
+    its.push_back(r.iterations);
+  }
+  EXPECT_NEAR(its[0], its[1], 2);
+  EXPECT_LT((xs[0] - xs[1]).norm(), 1e-6 * xs[0].norm());
 }
 
 }  // namespace
