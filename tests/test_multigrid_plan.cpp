@@ -132,7 +132,7 @@ TEST(NestedSolvers, VCycleWithCgCoarseSolve) {
 
 TEST(MultigridPlan, ThreadsAreLocal) {
   const int before = omp_get_max_threads();
-  TestProblem tp = seed_problem_2d(256, 4.0);  // 65025 unknowns: above the parallel thresholds
+  TestProblem tp = seed_problem_2d(192, 4.0);  // 36481 unknowns: above the parallel thresholds
   std::vector<std::vector<double>> xs;
   std::vector<int> its;
   for (int t : {1, 2}) {

@@ -13,12 +13,17 @@ from . import _core
 from ._core import InvalidArgumentError
 
 __all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "SolveResult", "SolveInfo",
-           "DEFAULTS"]
+           "multigrid_defaults"]
 
 #: The library's multigrid defaults (C++ ``multigrid::MultigridOptions{}``, read through the bindings):
 #: coarsening, max_levels, order, smoother, base, lmin_ratio, lambda_safety, lambda_iterations, omega,
 #: subdomain, overlap, krylov, tol, maxiter, restart, threads. The CLI's help shows the same values.
 DEFAULTS = dict(_core._multigrid_defaults())
+
+
+def multigrid_defaults():
+    """The library's multigrid defaults (a copy of :data:`DEFAULTS`, from the C++ ``MultigridOptions{}``)."""
+    return dict(DEFAULTS)
 
 _SMOOTHERS = ("simple", "cheb1", "cheb1opt", "cheb4", "opt4")
 _BASES = ("jacobi", "asm", "ras")
