@@ -79,13 +79,6 @@ void check_threads(int t) {
   if (t < 0 || t > 1024) throw InvalidArgument("--threads must be in [0,1024] (0: all available), got " + std::to_string(t));
 }
 
-double average_rate(const krylov::Result& r) {
-  if (r.iterations <= 0) return 0.0;
-  const double f = r.final_relative_residual;
-  if (!(f > 0)) return 0.0;
-  return std::pow(f, 1.0 / r.iterations);
-}
-
 /// splitmix64 (Steele, Lea, Flood 2014), for the 3D test problem's fixed random part g.
 std::uint64_t splitmix64(std::uint64_t& s) {
   std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
@@ -282,7 +275,8 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
   check_threads(a.threads);
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
-  int k = 4;
+  const mg::SmootherSolveOptions ssd{};
+  int k = ssd.order;
   if (!a.order.empty()) {
     const auto parts = split(a.order, ',');
     if (parts.size() != 1) throw InvalidArgument("--order: with --matrix give one smoother order K, got '" + a.order + "'");
@@ -295,7 +289,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   so.subdomain = a.subdomain;
   so.overlap = a.overlap;
   so.threads = a.threads;
-  const std::string kry = a.krylov.empty() ? "pcg" : a.krylov;
+  const std::string kry = a.krylov.empty() ? mg::to_string(ssd.solver.method) : a.krylov;
   if (kry != "gmres20" && kry != "fgmres20" && kry != "pcg" && kry != "gmres" && kry != "fgmres")
     throw InvalidArgument("--krylov with --matrix: expected pcg, gmres or fgmres (gmres20/fgmres20: restart 20), got '" + kry + "'");
   if (kry == "pcg" && so.base == mg::BaseSmoother::RAS)
@@ -334,37 +328,37 @@ int run_solve_matrix(const MgSolveArgs& a) {
   for (std::size_t i = 0; i < A.rows; ++i)
     if (A.row_ptr[i + 1] == A.row_ptr[i])
       throw InvalidArgument(a.matrix + ": row " + std::to_string(i + 1) + " has no entries, so the matrix is singular");
-  mg::Smoother S(A, so);
-  mg::SmootherPreconditioner M(S, k);
-  if (kry == "pcg" && !M.is_symmetric())
-    throw InvalidArgument("--krylov pcg: this smoother is not symmetric; use gmres20");
-  const double t_setup = seconds_since(t0);
+  const double t_read = seconds_since(t0);
 
-  CsrOperator op(A, a.threads, true);
-  krylov::Options ko = mg::default_krylov_options();
-  ko.rtol = a.tol;
-  ko.max_iterations = a.max_iter;
-  ko.restart = kry == "gmres20" || kry == "fgmres20" ? 20 : a.restart;
-  ko.threads = a.threads;
-  ko.progress = progress_printer(a.quiet);
+  mg::SmootherSolveOptions sso;
+  sso.smoother = so;
+  sso.order = k;
+  sso.threads = a.threads;
+  sso.solver.method = kry == "pcg" ? mg::SolverMethod::Cg
+                      : kry.rfind("fgmres", 0) == 0 ? mg::SolverMethod::Fgmres
+                                                    : mg::SolverMethod::Gmres;
+  sso.solver.krylov.rtol = a.tol;
+  sso.solver.krylov.max_iterations = a.max_iter;
+  sso.solver.krylov.restart = kry == "gmres20" || kry == "fgmres20" ? 20 : a.restart;
+  sso.solver.krylov.progress = progress_printer(a.quiet);
   std::vector<double> x(A.rows, 0.0);
   const auto t1 = Clock::now();
-  const krylov::Method km = kry == "pcg" ? krylov::Method::Cg : kry.rfind("fgmres", 0) == 0 ? krylov::Method::Fgmres : krylov::Method::Gmres;
-  const krylov::Result res = krylov::make_solver<double>(km, op, &M, ko)->solve(b.values.data(), x.data());
-  const double t_solve = seconds_since(t1);
-  const long matvecs = res.operator_applications + res.preconditioner_applications * k;
+  const mg::SmootherSolveResult res = mg::smoother_solve(A, b.values.data(), x.data(), sso);
+  const double t_setup = t_read + res.setup_seconds;  // reading + the smoother's set-up, as before
+  const double t_solve = seconds_since(t1) - res.setup_seconds;
+  const long matvecs = res.matvecs;
 
   char buf[256];
   std::ostream& os = std::cout;
   os << "elliptica mg solve: matrix " << a.matrix << " (" << A.rows << " x " << A.cols << ", " << A.nnz() << " nonzeros)\n";
   os << "preconditioner: " << a.smoother << " (base " << a.base << ") of order " << k << ", lambda_max(SA) "
-     << fmt_g(S.lambda_max()) << "; krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
+     << fmt_g(res.lambda_max) << "; krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
   os << "iterations: " << res.iterations << "\n";
   os << "matvecs: " << matvecs << " (" << res.operator_applications << " by the Krylov method, " << k
      << " per preconditioner application)\n";
   std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: setup %.4g s, solve %.4g s\n",
-                average_rate(res), res.final_relative_residual, t_setup, t_solve);
+                res.rho, res.final_relative_residual, t_setup, t_solve);
   os << buf;
   if (!res.converged)
     throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +

@@ -437,9 +437,9 @@ class MultigridPlan:
                 f"operator_complexity={self.operator_complexity:.3f})")
 
 
-def chebyshev_cg(A, b, smoother="cheb4", order=4, tol=1e-8, maxiter=None, *, x0=None, base="jacobi",
-                 lambda_max=None, lambda_safety=1.1, lambda_iterations=10, lmin_ratio=0.1, omega=0.0,
-                 subdomain=4, overlap=1, threads=0):
+def chebyshev_cg(A, b, *, smoother=None, order=None, tol=None, maxiter=None, x0=None, base=None,
+                 lambda_max=None, lambda_safety=None, lambda_iterations=None, lmin_ratio=None, omega=None,
+                 subdomain=None, overlap=None, threads=None):
     """Preconditioned CG on an SPD matrix with a polynomial smoother of order ``order`` as the
     preconditioner (no hierarchy): ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}, base
     jacobi (or asm with index blocks of ``subdomain``); ras is rejected (not symmetric).
@@ -447,13 +447,29 @@ def chebyshev_cg(A, b, smoother="cheb4", order=4, tol=1e-8, maxiter=None, *, x0=
     ``A``: square SPD scipy sparse matrix (converted to CSR float64); ``b``: shape (n,).
     Returns a :class:`SolveResult` ``(x, info)`` with ``info`` as in :meth:`MultigridPlan.solve` plus ``lambda_max``
     (matvecs counts ``order`` per preconditioner application). Stops at
-    ``||b - A x|| <= tol ||b - A x0||`` or ``maxiter`` iterations (default ``max(1000, n)``).
-    Raises InvalidArgumentError on bad input, NumericalError when A is found indefinite.
+    ``||b - A x|| <= tol ||b - A x0||`` or ``maxiter`` iterations. Options are keyword-only; the
+    defaults are the C++ ``multigrid::SmootherSolveOptions{}`` (:func:`multigrid_defaults`: keys
+    ``cg_smoother``, ``cg_order``, ``cg_tol``, ``cg_maxiter``; the smoother's other parameters as
+    for :class:`MultigridPlan`). Calls the C++ ``multigrid::smoother_solve``, as
+    ``elliptica mg solve --matrix`` does. Raises InvalidArgumentError on bad input, NumericalError
+    when A is found indefinite.
     """
+    D = DEFAULTS
+    smoother = D["cg_smoother"] if smoother is None else smoother
+    base = D["cg_base"] if base is None else base
+    order = D["cg_order"] if order is None else order
+    tol = D["cg_tol"] if tol is None else tol
+    lambda_safety = D["lambda_safety"] if lambda_safety is None else lambda_safety
+    lambda_iterations = D["lambda_iterations"] if lambda_iterations is None else lambda_iterations
+    lmin_ratio = D["lmin_ratio"] if lmin_ratio is None else lmin_ratio
+    omega = D["omega"] if omega is None else omega
+    subdomain = D["subdomain"] if subdomain is None else subdomain
+    overlap = D["overlap"] if overlap is None else overlap
+    threads = D["threads"] if threads is None else threads
     indptr, indices, data, n = _csr_arrays(A)
     b = _vector(b, n, "b")
     x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
-    maxiter = max(1000, n) if maxiter is None else _int(maxiter, "maxiter", 0)
+    maxiter = D["cg_maxiter"] if maxiter is None else _int(maxiter, "maxiter", 0)
     x, info = _core._chebyshev_cg(
         indptr, indices, data, n, b, x0, _int(order, "order", 1), _real(tol, "tol"), maxiter,
         **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,

@@ -172,6 +172,13 @@ nb::dict multigrid_defaults() {
   o["maxiter"] = d.solver.krylov.max_iterations;
   o["restart"] = d.solver.krylov.restart;
   o["threads"] = d.threads;
+  // elliptica.chebyshev_cg (multigrid::smoother_solve)
+  const mg::SmootherSolveOptions c{};
+  o["cg_smoother"] = polynomial_name(c.smoother.kind);
+  o["cg_base"] = base_name(c.smoother.base);
+  o["cg_order"] = c.order;
+  o["cg_tol"] = c.solver.krylov.rtol;
+  o["cg_maxiter"] = c.solver.krylov.max_iterations;
   return o;
 }
 
@@ -314,34 +321,26 @@ void init_multigrid(nb::module_& m) {
         if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
         const auto so = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
                                               omega, subdomain, overlap);
-        mg::SmootherOptions so_t = so;
-        so_t.threads = threads;
         CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
         check_vec(b, rows, "b");
         check_vec(x0, rows, "x0");
+        mg::SmootherSolveOptions sso;
+        sso.smoother = so;
+        sso.order = order;
+        sso.threads = threads;
+        sso.solver.method = mg::SolverMethod::Cg;
+        sso.solver.krylov.rtol = tol;
+        sso.solver.krylov.max_iterations = maxiter;
         std::vector<double> x(x0.data(), x0.data() + rows);
-        kr::Result r;
-        long matvecs = 0;
-        double lmax = 0.0;
+        mg::SmootherSolveResult r;
         {
           nb::gil_scoped_release release;
-          mg::Smoother s(A, so_t);
-          mg::SmootherPreconditioner M(s, order);
-          if (!M.is_symmetric())
-            throw InvalidArgument("this smoother is not symmetric (base 'ras'?): it cannot precondition CG");
-          lmax = s.lambda_max();
-          kr::Options o;
-          o.rtol = tol;
-          o.max_iterations = maxiter;
-          o.threads = threads;
-          elliptica::CsrOperator op(A, threads, true);
-          r = kr::cg<double>(op, b.data(), x.data(), &M, o);
-          matvecs = r.operator_applications + r.preconditioner_applications * order;
+          r = mg::smoother_solve(A, b.data(), x.data(), sso);
         }
         nb::object xo = vec_to_numpy(std::move(x));
-        const double f = r.final_relative_residual;
-        const double rho = r.iterations > 0 && f > 0 ? std::pow(f, 1.0 / r.iterations) : 0.0;
-        nb::dict d = result_to_dict(std::move(r), matvecs, rho);
+        const long mv = r.matvecs;
+        const double rho = r.rho, lmax = r.lambda_max;
+        nb::dict d = result_to_dict(std::move(r), mv, rho);
         d["lambda_max"] = lmax;
         return nb::make_tuple(xo, d);
       },

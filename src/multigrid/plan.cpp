@@ -2,6 +2,7 @@
 /// MultigridPlan: hierarchy + V-cycle + outer iteration, the one multigrid solve path.
 #include "elliptica/multigrid/plan.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -98,6 +99,37 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
   }
   const double f = out.final_relative_residual;
   out.rho = out.iterations > 0 && f > 0 ? std::pow(f, 1.0 / out.iterations) : 0.0;
+  return out;
+}
+
+SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt) {
+  if (!b || !x) throw InvalidArgument("smoother_solve: null vector");
+  if (opt.order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(opt.order));
+  if (opt.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(opt.threads));
+  if (opt.solver.method == SolverMethod::Stationary)
+    throw InvalidArgument("smoother_solve: needs a Krylov method (pcg, gmres or fgmres)");
+  SmootherOptions so = opt.smoother;
+  so.threads = opt.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Smoother S(A, so);
+  const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const SmootherPreconditioner M(S, opt.order);
+  if (opt.solver.method == SolverMethod::Cg && !M.is_symmetric())
+    throw InvalidArgument("this smoother is not symmetric (base 'ras'): it cannot precondition CG; use gmres or fgmres");
+  const CsrOperator op(A, opt.threads, true);
+  krylov::Options ko = opt.solver.krylov;
+  ko.threads = opt.threads;
+  const krylov::Method m = opt.solver.method == SolverMethod::Cg      ? krylov::Method::Cg
+                           : opt.solver.method == SolverMethod::Gmres ? krylov::Method::Gmres
+                                                                      : krylov::Method::Fgmres;
+  SmootherSolveResult out;
+  static_cast<krylov::Result&>(out) = krylov::make_solver<double>(m, op, &M, ko)->solve(b, x);
+  out.method = opt.solver.method;
+  out.matvecs = out.operator_applications + out.preconditioner_applications * opt.order;
+  const double f = out.final_relative_residual;
+  out.rho = out.iterations > 0 && f > 0 ? std::pow(f, 1.0 / out.iterations) : 0.0;
+  out.lambda_max = S.lambda_max();
+  out.setup_seconds = setup;
   return out;
 }
 

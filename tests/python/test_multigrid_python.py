@@ -163,7 +163,7 @@ def test_chebyshev_cg_random_spd(smoother):
     assert rel_residual(A, x, b) <= 1.0001e-10
     # error <= cond(A) * residual; cond(A) < 1e5 here
     assert np.linalg.norm(x - ref) / np.linalg.norm(ref) < 1e-5
-    _, plain = el.chebyshev_cg(A, b, smoother, 1, 1e-10)
+    _, plain = el.chebyshev_cg(A, b, smoother=smoother, order=1, tol=1e-10)
     x2, info2 = el.chebyshev_cg(A, b, smoother=smoother, tol=1e-10, x0=rng.standard_normal(m))
     assert info2["converged"] and np.linalg.norm(x2 - ref) / np.linalg.norm(ref) < 1e-5
     assert info["iterations"] < plain["iterations"]

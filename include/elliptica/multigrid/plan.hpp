@@ -100,4 +100,27 @@ class MultigridPlan {
   MultigridOptions opt_;
 };
 
+/// A polynomial-smoother preconditioned Krylov solve without a hierarchy (the CLI's `mg solve
+/// --matrix` mode and Python's elliptica.chebyshev_cg): one preconditioner application is one
+/// smoothing of order `order` from zero (SmootherPreconditioner), so it costs `order` matvecs.
+/// Defaults: the smoother of SmootherOptions{} (opt4-Jacobi), order 4, PCG with
+/// default_krylov_options().
+struct SmootherSolveOptions {
+  SmootherOptions smoother;  ///< its threads is replaced by `threads`
+  int order = 4;             ///< >= 1
+  OuterSolverOptions solver{SolverMethod::Cg, default_krylov_options()};
+  int threads = 0;           ///< 0: omp_get_max_threads() at each call
+};
+
+struct SmootherSolveResult : SolveResult {
+  double lambda_max = 0;     ///< the smoother's (safety-scaled) bound on rho(S A)
+  double setup_seconds = 0;  ///< wall time of the smoother's set-up (lambda_max estimate, local factorisations)
+};
+
+/// Solves A x = b (A square SPD CSR; x: initial guess in, solution out). matvecs =
+/// operator_applications + order x preconditioner_applications. Throws InvalidArgument on
+/// order < 1, threads < 0, a Stationary method, PCG with a non-symmetric smoother (base RAS),
+/// bad Krylov options, and what Smoother and the Krylov solvers throw.
+SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt);
+
 }  // namespace elliptica::multigrid
