@@ -271,3 +271,31 @@ TEST(MultigridPlan, MatrixFreeLevelsGiveTheSameCycle) {
   bad.push_back(Level{});
   EXPECT_THROW(Hierarchy(std::move(bad), nullptr), InvalidArgument);
 }
+
+TEST(MultigridPlan, SmootherSolveEqualsTheHandAssembledPath) {
+  TestProblem tp = seed_problem_2d(48, 3.0);
+  SmootherSolveOptions so;
+  so.smoother.kind = Polynomial::Cheby4;
+  so.order = 3;
+  so.solver.krylov.rtol = 1e-9;
+  so.solver.krylov.max_iterations = 1000;
+  std::vector<double> x(tp.b.size(), 0.0), y(tp.b.size(), 0.0);
+  const SmootherSolveResult r = smoother_solve(tp.A, tp.b.data(), x.data(), so);
+  ASSERT_TRUE(r.converged);
+  Smoother S(tp.A, so.smoother);
+  SmootherPreconditioner M(S, 3);
+  CsrOperator op(tp.A);
+  krylov::Options ko;
+  ko.rtol = 1e-9;
+  ko.max_iterations = 1000;
+  const krylov::Result ref = krylov::cg<double>(op, tp.b.data(), y.data(), &M, ko);
+  EXPECT_EQ(r.iterations, ref.iterations);
+  EXPECT_EQ(r.matvecs, ref.operator_applications + 3 * ref.preconditioner_applications);
+  EXPECT_EQ(r.lambda_max, S.lambda_max());
+  EXPECT_LE(max_rel_diff(x, y), 1e-12);
+  so.smoother.base = BaseSmoother::RAS;
+  EXPECT_THROW(smoother_solve(tp.A, tp.b.data(), x.data(), so), InvalidArgument);
+  so.smoother.base = BaseSmoother::Jacobi;
+  so.order = 0;
+  EXPECT_THROW(smoother_solve(tp.A, tp.b.data(), x.data(), so), InvalidArgument);
+}

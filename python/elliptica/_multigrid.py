@@ -199,6 +199,8 @@ class SolveInfo:
         self._d = dict(d)
 
     def __getattr__(self, name):
+        if name.startswith("__") or name == "_d":
+            raise AttributeError(name)
         try:
             return self._d[name]
         except KeyError:
