@@ -8,8 +8,6 @@
 /// Average rate rho = (||r_N|| / ||r_0||)^(1/N), N the number of iterations (cycles or Krylov steps).
 #include "mg_cmd.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -38,6 +36,8 @@
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/poisson.hpp"
 #include "elliptica/multigrid/smoother.hpp"
+#include "elliptica/multigrid/plan.hpp"
+#include "elliptica/multigrid/study.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
 
 #ifndef ELLIPTICA_SCRIPTS_DIR
@@ -73,22 +73,10 @@ mg::BaseSmoother parse_base(const std::string& s) {
   }
 }
 
-void set_threads(int t) {
+/// Validates --threads; the count goes into the plan's options (num_threads clauses), never into
+/// the process-wide OpenMP state.
+void check_threads(int t) {
   if (t < 0 || t > 1024) throw InvalidArgument("--threads must be in [0,1024] (0: all available), got " + std::to_string(t));
-  if (t > 0) omp_set_num_threads(t);
-}
-
-double norm2(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x * x;
-  return std::sqrt(s);
-}
-
-double average_rate(const krylov::Result& r) {
-  if (r.iterations <= 0) return 0.0;
-  const double f = r.final_relative_residual;
-  if (!(f > 0)) return 0.0;
-  return std::pow(f, 1.0 / r.iterations);
 }
 
 /// splitmix64 (Steele, Lea, Flood 2014), for the 3D test problem's fixed random part g.
@@ -166,11 +154,16 @@ int run_solve_problem(const MgSolveArgs& a) {
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
   if (a.subdomain < 1) throw InvalidArgument("--subdomain must be >= 1");
   if (a.overlap < 0) throw InvalidArgument("--overlap must be >= 0");
-  set_threads(a.threads);
+  check_threads(a.threads);
 
-  mg::VCycleOptions vo;
+  const mg::MultigridOptions defaults{};
+  mg::MultigridOptions mo;
+  mo.threads = a.threads;
+  mo.hierarchy.coarsening = a.coarsening;
+  mg::VCycleOptions& vo = mo.cycle;
   {
-    const std::string ord = a.order.empty() ? "4,0" : a.order;
+    const std::string ord = a.order.empty() ? std::to_string(defaults.cycle.pre) + "," + std::to_string(defaults.cycle.post)
+                                            : a.order;
     const auto parts = split(ord, ',');
     if (parts.size() != 2) throw InvalidArgument("--order: expected M,N (pre- and post-smoothing orders), got '" + ord + "'");
     vo.pre = to_int(parts[0], "--order");
@@ -182,72 +175,43 @@ int run_solve_problem(const MgSolveArgs& a) {
   vo.smoother.base = parse_base(a.base);
   vo.smoother.subdomain = a.subdomain;
   vo.smoother.overlap = a.overlap;
-  const std::string kry = a.krylov.empty() ? "gmres20" : a.krylov;
-  if (kry != "none" && kry != "gmres20" && kry != "fgmres20" && kry != "pcg")
-    throw InvalidArgument("--krylov: expected none, gmres20, fgmres20 or pcg, got '" + kry + "'");
+  if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
+  const std::string kry = a.krylov.empty() ? mg::to_string(defaults.solver.method) : a.krylov;
+  // gmres20 / fgmres20: the earlier spellings of GMRES(20) / FGMRES(20) (--restart 20).
+  const bool legacy20 = kry == "gmres20" || kry == "fgmres20";
+  if (kry != "none" && kry != "gmres" && kry != "fgmres" && kry != "pcg" && !legacy20)
+    throw InvalidArgument("--krylov: expected none, gmres, fgmres or pcg (gmres20/fgmres20: GMRES(20)/FGMRES(20)), got '" +
+                          kry + "'");
+  mo.solver.method = mg::solver_method_from_string(legacy20 ? kry.substr(0, kry.size() - 2) : kry);
+  mo.solver.krylov.rtol = a.tol;
+  mo.solver.krylov.max_iterations = a.max_iter;
+  mo.solver.krylov.restart = legacy20 ? 20 : a.restart;
   if (kry == "pcg" && (vo.pre != vo.post || vo.smoother.base == mg::BaseSmoother::RAS))
     throw InvalidArgument("--krylov pcg needs a symmetric V-cycle: equal orders (--order K,K) and base jacobi or asm; got --order " +
                           std::to_string(vo.pre) + "," + std::to_string(vo.post) + " --base " + a.base +
-                          " (use gmres20 or fgmres20 for one-sided or RAS cycles)");
+                          " (use gmres or fgmres for one-sided or RAS cycles)");
+  if (!a.quiet) {
+    if (mo.solver.method == mg::SolverMethod::Stationary)
+      mo.solver.krylov.progress = [](int it, double rel) { std::fprintf(stderr, "  cycle %4d  rel. residual %.3e\n", it, rel); };
+    else
+      mo.solver.krylov.progress = progress_printer(false);
+  }
 
   require_problem_memory(three ? 3 : 2, a.n, three ? "the 3D Poisson problem (--n) with its hierarchy" : "the 2D Poisson problem (--n) with its hierarchy");
   mg::TestProblem tp = three ? problem_3d(a.n, a.lx, a.ly, a.lz) : mg::seed_problem_2d(a.n, a.lx, a.ly);
   if (!a.quiet) std::fprintf(stderr, "building hierarchy and smoothers...\n");
   const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
-  auto h = std::make_shared<const mg::Hierarchy>(tp.A, tp.shape, a.coarsening);
-  mg::VCycle vc(h, vo);
-  if (!vc.is_symmetric() && kry == "pcg")
-    throw InvalidArgument("--krylov pcg: the cycle is not symmetric; use gmres20 or fgmres20");
+  const mg::MultigridPlan plan(tp.A, tp.shape, mo);
+  const mg::Hierarchy* h = &plan.hierarchy();
+  const mg::VCycle& vc = plan.cycle();
   const double t_setup = seconds_since(t0);
 
   const std::size_t N = tp.b.size();
   std::vector<double> x(N, 0.0);
-  krylov::Result res;
   const auto t1 = Clock::now();
-  if (kry == "none") {
-    // Stationary iteration (as VCycle::solve, with progress per cycle).
-    const CsrMatrix& A = tp.A;
-    std::vector<double> r(N);
-    auto residual = [&]() {
-      A.multiply(x.data(), r.data());
-      for (std::size_t i = 0; i < N; ++i) r[i] = tp.b[i] - r[i];
-      return norm2(r);
-    };
-    const double r0 = residual();
-    res.operator_applications = 1;
-    res.residual_history.push_back(1.0);
-    double rel = r0 > 0 ? 1.0 : 0.0;
-    if (r0 == 0) res.converged = true;
-    for (int it = 0; it < a.max_iter && !res.converged; ++it) {
-      vc.cycle(tp.b.data(), x.data());
-      rel = residual() / r0;
-      ++res.iterations;
-      ++res.preconditioner_applications;
-      res.operator_applications += vc.matvecs_per_cycle() + 1;
-      if (!std::isfinite(rel))
-        throw NumericalError("multigrid iteration diverged: residual became non-finite at cycle " + std::to_string(it + 1));
-      res.residual_history.push_back(rel);
-      if (!a.quiet) std::fprintf(stderr, "  cycle %4d  rel. residual %.3e\n", it + 1, rel);
-      if (rel <= a.tol) res.converged = true;
-    }
-    res.final_relative_residual = rel;
-  } else {
-    CsrOperator op(tp.A);
-    krylov::Options ko;
-    ko.rtol = a.tol;
-    ko.max_iterations = a.max_iter;
-    ko.restart = 20;
-    ko.progress = progress_printer(a.quiet);
-    if (kry == "gmres20")
-      res = krylov::gmres<double>(op, tp.b.data(), x.data(), &vc, ko);
-    else if (kry == "fgmres20")
-      res = krylov::fgmres<double>(op, tp.b.data(), x.data(), &vc, ko);
-    else
-      res = krylov::cg<double>(op, tp.b.data(), x.data(), &vc, ko);
-  }
+  const mg::SolveResult res = plan.solve(tp.b.data(), x.data());
   const double t_solve = seconds_since(t1);
-  const long matvecs = kry == "none" ? res.operator_applications
-                                     : res.operator_applications + res.preconditioner_applications * vc.matvecs_per_cycle();
+  const long matvecs = res.matvecs;
   double err2 = 0, u2 = 0, errmax = 0;
   for (std::size_t i = 0; i < N; ++i) {
     const double e = x[i] - tp.u[i];
@@ -273,16 +237,17 @@ int run_solve_problem(const MgSolveArgs& a) {
   os << "  level   unknowns        nnz   lambda_max(SA)\n";
   for (std::size_t j = 0; j < h->num_levels(); ++j) {
     const auto& L = h->level(j);
+    const std::size_t nnz = L.matrix ? L.matrix->nnz() : 0;
     if (j + 1 < h->num_levels())
-      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   %.6g\n", j, L.A.rows, L.A.nnz(), vc.smoother(j).lambda_max());
+      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   %.6g\n", j, L.rows(), nnz, vc.smoother(j).lambda_max());
     else
-      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   (exact solve)\n", j, L.A.rows, L.A.nnz());
+      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   (exact solve)\n", j, L.rows(), nnz);
     os << buf;
   }
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
   os << "iterations: " << res.iterations << "\n";
   os << "fine-grid matvecs: " << matvecs << "\n";
-  std::snprintf(buf, sizeof buf, "rho: %.6f\n", average_rate(res));
+  std::snprintf(buf, sizeof buf, "rho: %.6f\n", res.rho);
   os << buf;
   std::snprintf(buf, sizeof buf, "final relative residual: %.6e\n", res.final_relative_residual);
   os << buf;
@@ -308,8 +273,10 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (!a.o_out->count()) throw InvalidArgument("--matrix needs --out x.npy");
   if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must satisfy 0 < tol < 1, got " + fmt_g(a.tol));
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
-  set_threads(a.threads);
-  int k = 4;
+  check_threads(a.threads);
+  if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
+  const mg::SmootherSolveOptions ssd{};
+  int k = ssd.order;
   if (!a.order.empty()) {
     const auto parts = split(a.order, ',');
     if (parts.size() != 1) throw InvalidArgument("--order: with --matrix give one smoother order K, got '" + a.order + "'");
@@ -321,9 +288,10 @@ int run_solve_matrix(const MgSolveArgs& a) {
   so.base = parse_base(a.base);
   so.subdomain = a.subdomain;
   so.overlap = a.overlap;
-  const std::string kry = a.krylov.empty() ? "pcg" : a.krylov;
-  if (kry != "gmres20" && kry != "fgmres20" && kry != "pcg")
-    throw InvalidArgument("--krylov with --matrix: expected pcg, gmres20 or fgmres20, got '" + kry + "'");
+  so.threads = a.threads;
+  const std::string kry = a.krylov.empty() ? mg::to_string(ssd.solver.method) : a.krylov;
+  if (kry != "gmres20" && kry != "fgmres20" && kry != "pcg" && kry != "gmres" && kry != "fgmres")
+    throw InvalidArgument("--krylov with --matrix: expected pcg, gmres or fgmres (gmres20/fgmres20: restart 20), got '" + kry + "'");
   if (kry == "pcg" && so.base == mg::BaseSmoother::RAS)
     throw InvalidArgument("--krylov pcg needs a symmetric preconditioner; RAS is not (use --base jacobi|asm or gmres20)");
   if (a.out.empty()) throw InvalidArgument("--out: empty file name");
@@ -360,41 +328,37 @@ int run_solve_matrix(const MgSolveArgs& a) {
   for (std::size_t i = 0; i < A.rows; ++i)
     if (A.row_ptr[i + 1] == A.row_ptr[i])
       throw InvalidArgument(a.matrix + ": row " + std::to_string(i + 1) + " has no entries, so the matrix is singular");
-  mg::Smoother S(A, so);
-  mg::SmootherPreconditioner M(S, k);
-  if (kry == "pcg" && !M.is_symmetric())
-    throw InvalidArgument("--krylov pcg: this smoother is not symmetric; use gmres20");
-  const double t_setup = seconds_since(t0);
+  const double t_read = seconds_since(t0);
 
-  CsrOperator op(A);
-  krylov::Options ko;
-  ko.rtol = a.tol;
-  ko.max_iterations = a.max_iter;
-  ko.restart = 20;
-  ko.progress = progress_printer(a.quiet);
+  mg::SmootherSolveOptions sso;
+  sso.smoother = so;
+  sso.order = k;
+  sso.threads = a.threads;
+  sso.solver.method = kry == "pcg" ? mg::SolverMethod::Cg
+                      : kry.rfind("fgmres", 0) == 0 ? mg::SolverMethod::Fgmres
+                                                    : mg::SolverMethod::Gmres;
+  sso.solver.krylov.rtol = a.tol;
+  sso.solver.krylov.max_iterations = a.max_iter;
+  sso.solver.krylov.restart = kry == "gmres20" || kry == "fgmres20" ? 20 : a.restart;
+  sso.solver.krylov.progress = progress_printer(a.quiet);
   std::vector<double> x(A.rows, 0.0);
   const auto t1 = Clock::now();
-  krylov::Result res;
-  if (kry == "pcg")
-    res = krylov::cg<double>(op, b.values.data(), x.data(), &M, ko);
-  else if (kry == "gmres20")
-    res = krylov::gmres<double>(op, b.values.data(), x.data(), &M, ko);
-  else
-    res = krylov::fgmres<double>(op, b.values.data(), x.data(), &M, ko);
-  const double t_solve = seconds_since(t1);
-  const long matvecs = res.operator_applications + res.preconditioner_applications * k;
+  const mg::SmootherSolveResult res = mg::smoother_solve(A, b.values.data(), x.data(), sso);
+  const double t_setup = t_read + res.setup_seconds;  // reading + the smoother's set-up, as before
+  const double t_solve = seconds_since(t1) - res.setup_seconds;
+  const long matvecs = res.matvecs;
 
   char buf[256];
   std::ostream& os = std::cout;
   os << "elliptica mg solve: matrix " << a.matrix << " (" << A.rows << " x " << A.cols << ", " << A.nnz() << " nonzeros)\n";
   os << "preconditioner: " << a.smoother << " (base " << a.base << ") of order " << k << ", lambda_max(SA) "
-     << fmt_g(S.lambda_max()) << "; krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
+     << fmt_g(res.lambda_max) << "; krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
   os << "iterations: " << res.iterations << "\n";
   os << "matvecs: " << matvecs << " (" << res.operator_applications << " by the Krylov method, " << k
      << " per preconditioner application)\n";
   std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: setup %.4g s, solve %.4g s\n",
-                average_rate(res), res.final_relative_residual, t_setup, t_solve);
+                res.rho, res.final_relative_residual, t_setup, t_solve);
   os << buf;
   if (!res.converged)
     throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
@@ -413,58 +377,38 @@ int run_solve_matrix(const MgSolveArgs& a) {
 // mg study
 // ------------------------------------------------------------------------------------------
 
-struct Run {
-  double lx = 0;
-  int c = 0;
-  std::string mode;  // solver | gmres
-  std::string kind;
-  int m = 0, n = 0, k = 0;
-  int iterations = 0;
-  long matvecs = 0;
-  double rho = NAN, final_rel = NAN;
-  bool converged = false;
-  std::string failure;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 int run_study(const MgStudyArgs& a) {
-  int n = a.n, kmax = a.kmax;
+  mg::StudyOptions so;
+  so.n = a.n;
+  so.kmax = a.kmax;
   std::string lxs = a.lx;
   if (a.quick) {
-    if (!a.o_n->count()) n = 32;
+    if (!a.o_n->count()) so.n = 32;
     if (!a.o_lx->count()) lxs = "1,64";
-    if (!a.o_kmax->count()) kmax = 4;
+    if (!a.o_kmax->count()) so.kmax = 4;
   }
-  if (n < 4 || n > 4096) throw InvalidArgument("--n must be in [4,4096], got " + std::to_string(n));
-  if (kmax < 1 || kmax > 50) throw InvalidArgument("--kmax must be in [1,50], got " + std::to_string(kmax));
-  if (a.solver_max_iter < 1 || a.gmres_max_iter < 1) throw InvalidArgument("--solver-max-iter/--gmres-max-iter must be >= 1");
-  std::vector<double> lx_list;
+  so.solver_max_iter = a.solver_max_iter;
+  so.gmres_max_iter = a.gmres_max_iter;
+  so.threads = a.threads;
+  so.lx.clear();
   for (const auto& t : split(lxs, ',')) {
     const double v = to_double(t, "--lx");
     if (!(std::isfinite(v) && v >= 1e-100 && v <= 1e100)) throw InvalidArgument("--lx: lengths must lie in [1e-100, 1e100], got '" + t + "'");
-    lx_list.push_back(v);
+    so.lx.push_back(v);
   }
-  if (lx_list.empty()) throw InvalidArgument("--lx: no values");
-  std::vector<int> c_list;
+  so.coarsening.clear();
   for (const auto& t : split(a.coarsening, ',')) {
     const int c = to_int(t, "--coarsening");
     if (c != 2 && c != 8) throw InvalidArgument("--coarsening: values must be 2 or 8, got " + t);
-    c_list.push_back(c);
+    so.coarsening.push_back(c);
   }
-  if (c_list.empty()) throw InvalidArgument("--coarsening: no values");
-  std::vector<std::string> kinds;
+  so.smoothers.clear();
   for (const auto& t : split(a.smoothers, ',')) {
     parse_kind(t);
-    kinds.push_back(t);
+    so.smoothers.push_back(t);
   }
-  if (kinds.empty()) throw InvalidArgument("--smoothers: no values");
-  set_threads(a.threads);
-  require_problem_memory(2, n, "the study's 2D Poisson problem (--n) with its hierarchy");
+  mg::validate_study_options(so);
+  require_problem_memory(2, so.n, "the study's 2D Poisson problem (--n) with its hierarchy");
   // Output folder: create it (parents must exist or are created), fail before the work.
   {
     std::error_code ec;
@@ -473,290 +417,21 @@ int run_study(const MgStudyArgs& a) {
     fs::create_directories(a.out, ec);
     if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
   }
+  const std::string csv_path = (fs::path(a.out) / "study.csv").string();
   // study.csv's temporary is created now: an unwritable folder fails before the runs.
-  io::OutputFile csv_file((fs::path(a.out) / "study.csv").string());
-  std::string script = a.plot_script;
-  if (script.empty() && !a.no_plots) {
-    std::vector<fs::path> cands;
-    if (std::string(ELLIPTICA_SCRIPTS_DIR).size()) cands.push_back(fs::path(ELLIPTICA_SCRIPTS_DIR) / "mg_study_plots.py");
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) cands.push_back(self.parent_path().parent_path().parent_path() / "scripts" / "mg_study_plots.py");
-    for (const auto& p : cands)
-      if (fs::is_regular_file(p, ec)) {
-        script = p.string();
-        break;
-      }
-    if (script.empty())
-      throw InvalidArgument("cannot find scripts/mg_study_plots.py; give --plot-script PATH or --no-plots");
-  }
+  io::OutputFile csv_file(csv_path);
+  const std::string script = a.no_plots ? std::string() : mg::find_study_plot_script(a.plot_script, ELLIPTICA_SCRIPTS_DIR);
 
-  const int per_case = static_cast<int>(kinds.size()) * kmax * (kmax + 2);  // sum_k (2k+1) splits
+  const int per_case = static_cast<int>(so.smoothers.size()) * so.kmax * (so.kmax + 2);  // sum_k (2k+1) splits
   std::fprintf(stderr, "mg study: n = %d, Lx = %s, coarsening = %s, k = 1..%d, %zu smoothers: %d runs x 2 modes per case\n",
-               n, lxs.c_str(), a.coarsening.c_str(), kmax, kinds.size(), per_case);
-  std::vector<Run> runs;
-  struct CaseInfo {
-    double lx;
-    int c;
-    std::size_t levels;
-    double opc;
-  };
-  std::vector<CaseInfo> cases;
-  const auto t_start = Clock::now();
-  for (double lx : lx_list)
-    for (int c : c_list) {
-      mg::TestProblem tp = mg::seed_problem_2d(n, lx, 1.0);
-      auto h = std::make_shared<const mg::Hierarchy>(tp.A, tp.shape, c);
-      cases.push_back({lx, c, h->num_levels(), h->operator_complexity()});
-      std::fprintf(stderr, "case Lx = %g, coarsening %d: %zu levels, operator complexity %.4f\n", lx, c, h->num_levels(),
-                   h->operator_complexity());
-      CsrOperator op(tp.A);
-      std::vector<double> x(tp.b.size());
-      for (const auto& kind : kinds) {
-        const auto tk = Clock::now();
-        for (int k = 1; k <= kmax; ++k)
-          for (int m = 2 * k; m >= 0; --m) {
-            mg::VCycleOptions vo;
-            vo.pre = m;
-            vo.post = 2 * k - m;
-            vo.smoother.kind = parse_kind(kind);
-            vo.smoother.base = mg::BaseSmoother::Jacobi;
-            std::unique_ptr<mg::VCycle> vc;
-            std::string setup_fail;
-            try {
-              vc = std::make_unique<mg::VCycle>(h, vo);
-            } catch (const Error& e) {
-              setup_fail = e.what();
-            }
-            for (const char* mode : {"solver", "gmres"}) {
-              Run r;
-              r.lx = lx;
-              r.c = c;
-              r.mode = mode;
-              r.kind = kind;
-              r.m = vo.pre;
-              r.n = vo.post;
-              r.k = k;
-              if (!vc) {
-                r.failure = setup_fail;
-                runs.push_back(r);
-                continue;
-              }
-              std::fill(x.begin(), x.end(), 0.0);
-              try {
-                krylov::Result res;
-                if (r.mode == "solver") {
-                  res = vc->solve(tp.b.data(), x.data(), 1e-6, a.solver_max_iter);
-                  r.matvecs = res.operator_applications;
-                } else {
-                  krylov::Options ko;
-                  ko.rtol = 1e-6;
-                  ko.restart = 20;
-                  ko.max_iterations = a.gmres_max_iter;
-                  res = krylov::gmres<double>(op, tp.b.data(), x.data(), vc.get(), ko);
-                  r.matvecs = res.operator_applications + res.preconditioner_applications * vc->matvecs_per_cycle();
-                }
-                r.iterations = res.iterations;
-                r.converged = res.converged;
-                r.final_rel = res.final_relative_residual;
-                r.rho = average_rate(res);
-              } catch (const Error& e) {
-                r.failure = e.what();
-              }
-              runs.push_back(r);
-            }
-          }
-        std::fprintf(stderr, "  %-9s done (%.1f s; %.0f s elapsed)\n", kind.c_str(), seconds_since(tk), seconds_since(t_start));
-      }
-    }
-
-  // ---- CSV --------------------------------------------------------------------------------
-  {
-    std::ostringstream cs;
-    cs << "lx,coarsening,mode,smoother,m,n,k,iterations,matvecs,rho,final_rel_residual,converged,levels,op_complexity,grid_n\n";
-    for (const auto& r : runs) {
-      const CaseInfo* ci = nullptr;
-      for (const auto& c : cases)
-        if (c.lx == r.lx && c.c == r.c) ci = &c;
-      char buf[320];
-      std::snprintf(buf, sizeof buf, "%g,%d,%s,%s,%d,%d,%d,%d,%ld,%.10g,%.10g,%d,%zu,%.6f,%d\n", r.lx, r.c, r.mode.c_str(),
-                    r.kind.c_str(), r.m, r.n, r.k, r.iterations, r.matvecs, r.rho, r.final_rel, r.converged ? 1 : 0,
-                    ci->levels, ci->opc, n);
-      cs << buf;
-    }
-    csv_file.write(cs.str());
-    csv_file.commit();
-  }
-
-  std::ostream& os = std::cout;
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "elliptica mg study: 2D FD Poisson, n = %d, Ly = 1, base Jacobi, rel. residual 1e-6, zero initial guess\n", n);
-  os << buf;
-  std::snprintf(buf, sizeof buf, "runs: %zu (solver capped at %d cycles, GMRES(20) at %d iterations), %.1f s\n", runs.size(),
-                a.solver_max_iter, a.gmres_max_iter, seconds_since(t_start));
-  os << buf;
-  os << "hierarchies:\n";
-  for (const auto& c : cases) {
-    std::snprintf(buf, sizeof buf, "  Lx = %-6g coarsening %d: %zu levels, operator complexity %.4f\n", c.lx, c.c, c.levels, c.opc);
-    os << buf;
-  }
-  long failed = 0, unconv = 0;
-  for (const auto& r : runs) {
-    if (!r.failure.empty()) ++failed;
-    else if (!r.converged) ++unconv;
-  }
-  std::snprintf(buf, sizeof buf, "not converged within the cap: %ld runs; failed (error): %ld runs\n", unconv, failed);
-  os << buf;
-
-  // ---- Table 1: best configuration per (Lx, coarsening, mode) -----------------------------
-  os << "\nbest configuration per case (lowest fine-grid matvecs; as the seed's Table 1):\n";
-  std::snprintf(buf, sizeof buf, "  %-6s %-4s %-7s %-9s %-9s %6s %8s %9s\n", "Lx", "n_c", "mode", "smoother", "(m,n)", "iters",
-                "matvecs", "rho");
-  os << buf;
-  for (const auto& cinfo : cases)
-    for (const char* mode : {"solver", "gmres"}) {
-      const Run* best = nullptr;
-      for (const auto& r : runs)
-        if (r.lx == cinfo.lx && r.c == cinfo.c && r.mode == mode && r.converged &&
-            (!best || r.matvecs < best->matvecs || (r.matvecs == best->matvecs && r.rho < best->rho)))
-          best = &r;
-      const std::string nc = "n/" + std::to_string(cinfo.c);
-      if (!best) {
-        std::snprintf(buf, sizeof buf, "  %-6g %-4s %-7s (no configuration converged)\n", cinfo.lx, nc.c_str(), mode);
-      } else {
-        const std::string mn = "(" + std::to_string(best->m) + "," + std::to_string(best->n) + ")";
-        std::snprintf(buf, sizeof buf, "  %-6g %-4s %-7s %-9s %-9s %6d %8ld %9.4f\n", cinfo.lx, nc.c_str(), mode,
-                      best->kind.c_str(), mn.c_str(), best->iterations, best->matvecs, best->rho);
-      }
-      os << buf;
-    }
-
-  // Index: (lx, c, mode, kind, m, n) -> run.
-  std::map<std::tuple<double, int, std::string, std::string, int, int>, const Run*> idx;
-  for (const auto& r : runs) idx[{r.lx, r.c, r.mode, r.kind, r.m, r.n}] = &r;
-  auto find = [&](double lx, int c, const std::string& mode, const std::string& kind, int m, int nn) -> const Run* {
-    auto it = idx.find({lx, c, mode, kind, m, nn});
-    if (it == idx.end() || !it->second->failure.empty() || !std::isfinite(it->second->rho) || it->second->iterations == 0)
-      return nullptr;
-    return it->second;
-  };
-
-  os << "\nfindings (seed 003, section 3):\n";
-  // ---- Finding 1: rho(m,n) ~ rho(n,m) ---------------------------------------------------------
-  for (const char* mode : {"solver", "gmres"}) {
-    std::vector<double> diffs;
-    double worst = -1;
-    std::string worst_desc;
-    for (const auto& r : runs) {
-      if (r.mode != mode || r.m <= r.n) continue;
-      const Run* p = find(r.lx, r.c, mode, r.kind, r.m, r.n);
-      const Run* q = find(r.lx, r.c, mode, r.kind, r.n, r.m);
-      if (!p || !q) continue;
-      const double d = std::abs(p->rho - q->rho) / std::max({p->rho, q->rho, 1e-300});
-      diffs.push_back(d);
-      if (d > worst) {
-        worst = d;
-        std::snprintf(buf, sizeof buf, "Lx=%g n/%d %s (%d,%d): rho %.4f vs (%d,%d): %.4f", r.lx, r.c, r.kind.c_str(), p->m, p->n,
-                      p->rho, q->m, q->n, q->rho);
-        worst_desc = buf;
-      }
-    }
-    if (diffs.empty()) {
-      os << "  [1] rho(m,n) ~ rho(n,m), " << mode << ": no pairs to compare\n";
-      continue;
-    }
-    std::sort(diffs.begin(), diffs.end());
-    const double median = diffs[diffs.size() / 2];
-    const double within = static_cast<double>(std::count_if(diffs.begin(), diffs.end(), [](double d) { return d <= 0.1; })) /
-                          static_cast<double>(diffs.size());
-    const bool pass = within >= 0.9;
-    std::snprintf(buf, sizeof buf,
-                  "  [1] rho(m,n) ~ rho(n,m), %-6s: %s: %zu pairs, median rel. difference %.3f, max %.3f (%s); %.0f%% within "
-                  "10%% (PASS needs >= 90%%)\n",
-                  mode, pass ? "PASS" : "DIFFERS", diffs.size(), median, worst, worst_desc.c_str(), 100 * within);
-    os << buf;
-  }
-
-  // ---- Finding 2: optimum over splits is (2k,0) or (k,k) -------------------------------------
-  for (const char* mode : {"solver", "gmres"}) {
-    int total = 0, match = 0;
-    std::vector<std::string> exceptions;
-    for (const auto& cinfo : cases)
-      for (const auto& kind : kinds)
-        for (int k = 2; k <= kmax; ++k) {
-          const Run* best = nullptr;
-          for (int m = 0; m <= 2 * k; ++m) {
-            const Run* r = find(cinfo.lx, cinfo.c, mode, kind, m, 2 * k - m);
-            if (r && (!best || r->rho < best->rho)) best = r;
-          }
-          if (!best) continue;
-          ++total;
-          double cand = INFINITY;
-          for (auto [m, nn] : {std::pair{2 * k, 0}, std::pair{0, 2 * k}, std::pair{k, k}})
-            if (const Run* r = find(cinfo.lx, cinfo.c, mode, kind, m, nn)) cand = std::min(cand, r->rho);
-          if (cand <= best->rho * 1.01) {
-            ++match;
-          } else {
-            std::snprintf(buf, sizeof buf, "Lx=%g n/%d %s k=%d: best (%d,%d) rho %.4f vs best of (2k,0)/(0,2k)/(k,k) %.4f",
-                          cinfo.lx, cinfo.c, kind.c_str(), k, best->m, best->n, best->rho, cand);
-            exceptions.push_back(buf);
-          }
-        }
-    const bool pass = total > 0 && match >= 0.9 * total;
-    std::snprintf(buf, sizeof buf,
-                  "  [2] optimum over splits m+n=2k (k>=2) is (2k,0) [or its mirror (0,2k)] or (k,k), %-6s: %s: %d of %d "
-                  "cases (within 1%% of the best rho; PASS needs >= 90%%), %zu exceptions\n",
-                  mode, pass ? "PASS" : "DIFFERS", match, total, exceptions.size());
-    os << buf;
-    for (std::size_t i = 0; i < exceptions.size() && i < 8; ++i) os << "      exception: " << exceptions[i] << "\n";
-    if (exceptions.size() > 8) os << "      ... " << exceptions.size() - 8 << " more in study.csv\n";
-  }
-
-  // ---- Finding 3: one-sided vs symmetric for the 4th-kind smoothers ------------------------
-  const double lx_max = *std::max_element(lx_list.begin(), lx_list.end());
-  for (const std::string kind : {"cheb4", "opt4"}) {
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
-    for (const char* mode : {"solver", "gmres"})
-      for (int c : c_list)
-        for (double lx : lx_list) {
-          if (lx != 1.0 && lx != lx_max) continue;
-          int one_wins = 0, cnt = 0;
-          std::string detail;
-          for (int k = 1; k <= kmax; ++k) {
-            const Run* o = find(lx, c, mode, kind, 2 * k, 0);
-            const Run* s = find(lx, c, mode, kind, k, k);
-            if (!o || !s) continue;
-            ++cnt;
-            if (o->rho < s->rho) ++one_wins;
-            std::snprintf(buf, sizeof buf, " k=%d:%.3f/%.3f", k, o->rho, s->rho);
-            detail += buf;
-          }
-          if (cnt == 0) continue;
-          const bool large = lx != 1.0;
-          const bool pass = large ? 2 * one_wins > cnt : 2 * (cnt - one_wins) > cnt;
-          std::snprintf(buf, sizeof buf, "  [3] %-5s %-6s n/%d Lx=%-4g: expected %s; (2k,0) beats (k,k) for %d of %d k: %s\n",
-                        kind.c_str(), mode, c, lx, large ? "one-sided (2k,0) wins" : "symmetric (k,k) wins", one_wins, cnt,
-                        pass ? "PASS" : "DIFFERS");
-          os << buf;
-          if (!large && c == 8)
-            os << "      (the seed states 'one-sided loses at Lx = 1' for n_c = n/2, C ~ 4; aggressive coarsening raises C)\n";
-          os << "      rho (2k,0)/(k,k):" << detail << "\n";
-        }
-  }
-  os << "  (PASS/DIFFERS per finding; thresholds as stated; every run is in " << (fs::path(a.out) / "study.csv").string()
-     << ")\n";
-  os.flush();
-
-  // ---- plots ------------------------------------------------------------------------------
+               so.n, lxs.c_str(), a.coarsening.c_str(), so.kmax, so.smoothers.size(), per_case);
+  const mg::StudyResult R = mg::run_study(so, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  csv_file.write(mg::study_csv(R));
+  csv_file.commit();
+  mg::write_study_report(std::cout, R, csv_path);
   if (!a.no_plots) {
-    const std::string cmd = "python3 " + shell_quote(script) + " " + shell_quote((fs::path(a.out) / "study.csv").string()) +
-                            " " + shell_quote(a.out);
-    std::fprintf(stderr, "plotting: %s\n", cmd.c_str());
-    const int rc = std::system(cmd.c_str());
-    if (rc != 0)
-      throw IOError("plotting failed (" + cmd + " exited with status " + std::to_string(rc) +
-                    "); study.csv was written; rerun the script or use --no-plots");
-    os << "plots written to " << a.out << "\n";
+    mg::run_study_plots(script, csv_path, a.out, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+    std::cout << "plots written to " << a.out << "\n";
   }
   return 0;
 }
@@ -787,9 +462,13 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   sc->add_option("--base", s.base, "jacobi|asm|ras")->capture_default_str();
   sc->add_option("--subdomain", s.subdomain, "ASM/RAS subdomain edge in grid points")->capture_default_str();
   sc->add_option("--overlap", s.overlap, "ASM/RAS overlap in grid points")->capture_default_str();
-  sc->add_option("--order", s.order, "M,N pre/post orders (default 4,0); with --matrix: K (default 4)");
+  const mg::MultigridOptions mgd{};
+  sc->add_option("--order", s.order, "M,N pre/post orders (default " + std::to_string(mgd.cycle.pre) + "," +
+                                         std::to_string(mgd.cycle.post) + "); with --matrix: K (default 4)");
   s.o_coarsening = sc->add_option("--coarsening", s.coarsening, "2 (n_c = n/2) or 8 (n_c = n/8)")->capture_default_str();
-  sc->add_option("--krylov", s.krylov, "none|gmres20|fgmres20|pcg (default gmres20; pcg with --matrix)");
+  sc->add_option("--krylov", s.krylov, "none|gmres|fgmres|pcg (gmres20/fgmres20: restart 20; default " +
+                                           mg::to_string(mgd.solver.method) + "; pcg with --matrix)");
+  sc->add_option("--restart", s.restart, "GMRES/FGMRES restart length")->capture_default_str();
   sc->add_option("--tol", s.tol, "relative residual reduction")->capture_default_str();
   sc->add_option("--max-iter", s.max_iter, "iteration cap (cycles or Krylov iterations)")->capture_default_str();
   sc->add_option("--threads", s.threads, "OpenMP threads (0: all available)")->capture_default_str();

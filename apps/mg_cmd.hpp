@@ -2,13 +2,18 @@
 /// @file mg_cmd.hpp
 /// The `elliptica mg` subcommand (issue 3, seed 003):
 ///   `mg solve`  geometric multigrid (polynomial smoothers, (m,n) V-cycle) on the finite-difference
-///               Poisson test problems, as a stationary solver or as a GMRES(20)/FGMRES(20)/PCG
-///               preconditioner; or Chebyshev-Jacobi preconditioned CG on a user's SPD .mtx matrix;
-///   `mg study`  the seed's section-3 study (every smoother kind, every split m + n = 2k), CSV + table
-///               of best configurations + checks of the seed's qualitative findings + PNG plots.
+///               Poisson test problems, as a stationary solver or as a GMRES/FGMRES/PCG
+///               preconditioner, through multigrid::MultigridPlan (plan.hpp; its defaults are the
+///               CLI's); or Chebyshev-Jacobi preconditioned CG on a user's SPD .mtx matrix;
+///   `mg study`  the seed's section-3 study (multigrid/study.hpp: every smoother kind, every split
+///               m + n = 2k), CSV + table of best configurations + checks of the seed's qualitative
+///               findings + PNG plots (the study module runs the plotting script).
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "elliptica/multigrid/plan.hpp"
+#include "elliptica/multigrid/study.hpp"
 
 namespace elliptica::cli {
 
@@ -17,15 +22,17 @@ struct MgSolveArgs {
   std::string problem = "poisson2d";
   int n = 64;
   double lx = 1, ly = 1, lz = 1;
+  // Defaults: the library's (multigrid::MultigridOptions{}), so C++, CLI and Python agree.
   std::string smoother = "opt4";
   std::string base = "jacobi";
-  std::string order;     ///< "M,N" (problems; default 4,0) or "K" (--matrix; default 4)
-  int coarsening = 2;
-  std::string krylov;    ///< none|gmres20|fgmres20|pcg; default gmres20 (problems), pcg (--matrix)
-  double tol = 1e-6;
-  int max_iter = 500;
+  std::string order;     ///< "M,N" (problems; default MultigridOptions{}.cycle) or "K" (--matrix; default 4)
+  int coarsening = multigrid::MultigridOptions{}.hierarchy.coarsening;
+  std::string krylov;    ///< none|gmres|fgmres|pcg (gmres20/fgmres20 accepted); default the library's, pcg (--matrix)
+  int restart = multigrid::MultigridOptions{}.solver.krylov.restart;
+  double tol = multigrid::MultigridOptions{}.solver.krylov.rtol;
+  int max_iter = multigrid::MultigridOptions{}.solver.krylov.max_iterations;
   int threads = 0;
-  int subdomain = 4, overlap = 1;
+  int subdomain = multigrid::MultigridOptions{}.cycle.smoother.subdomain, overlap = multigrid::MultigridOptions{}.cycle.smoother.overlap;
   std::string matrix, rhs, out;
   bool quiet = false;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
@@ -34,13 +41,13 @@ struct MgSolveArgs {
 
 /// Raw command-line values of `elliptica mg study`.
 struct MgStudyArgs {
-  int n = 128;
+  int n = multigrid::StudyOptions{}.n;
   std::string lx = "1,8,64,128";
   std::string coarsening = "2,8";
   std::string smoothers = "simple,cheb1,cheb1opt,cheb4,opt4";
-  int kmax = 10;
-  int solver_max_iter = 200;
-  int gmres_max_iter = 1000;
+  int kmax = multigrid::StudyOptions{}.kmax;
+  int solver_max_iter = multigrid::StudyOptions{}.solver_max_iter;
+  int gmres_max_iter = multigrid::StudyOptions{}.gmres_max_iter;
   std::string out = "mg_study";
   bool quick = false;
   bool no_plots = false;

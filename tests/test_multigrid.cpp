@@ -198,7 +198,7 @@ TEST(Hierarchy, GalerkinOperatorOf1DLaplacian) {
   Hierarchy h(poisson_fd(s, {1, 1, 1}), s, 2);
   ASSERT_EQ(h.num_levels(), 4u);  // 16, 8, 4, 2 intervals
   for (std::size_t j = 1; j < h.num_levels(); ++j) {
-    const CsrMatrix& Ac = h.level(j).A;
+    const CsrMatrix& Ac = *h.level(j).matrix;
     CsrMatrix ref = poisson_fd(h.level(j).shape, {1, 1, 1});
     ASSERT_EQ(Ac.rows, ref.rows);
     ASSERT_EQ(Ac.col, ref.col);
@@ -216,8 +216,8 @@ TEST(Hierarchy, SeedOperatorComplexity) {
     Hierarchy h8(poisson_fd(s, {Lx, 1, 1}), s, 8);
     EXPECT_EQ(h2.num_levels(), 7u);
     EXPECT_EQ(h8.num_levels(), 3u);
-    EXPECT_EQ(h2.level(6).A.rows, 1u);
-    EXPECT_EQ(h8.level(2).A.rows, 1u);
+    EXPECT_EQ(h2.level(6).rows(), 1u);
+    EXPECT_EQ(h8.level(2).rows(), 1u);
     EXPECT_EQ(h8.level(1).shape.n[0], 15);
     char buf[2][16];
     std::snprintf(buf[0], sizeof buf[0], "%.3f", h2.operator_complexity());
@@ -225,8 +225,8 @@ TEST(Hierarchy, SeedOperatorComplexity) {
     EXPECT_EQ(std::string(buf[0]), "1.568") << h2.operator_complexity();
     EXPECT_EQ(std::string(buf[1]), "1.023") << h8.operator_complexity();
     // Coarse operators are 9-point: nnz = (3 m - 2)^2 on an m x m grid.
-    EXPECT_EQ(h2.level(1).A.nnz(), 187u * 187u);
-    EXPECT_EQ(h8.level(1).A.nnz(), 43u * 43u);
+    EXPECT_EQ(h2.level(1).matrix->nnz(), 187u * 187u);
+    EXPECT_EQ(h8.level(1).matrix->nnz(), 43u * 43u);
     if (Lx == 1.0) {
       std::printf("[ operator complexity n=128: c=2 %.4f (%zu levels), c=8 %.4f (%zu levels) ]\n",
                   h2.operator_complexity(), h2.num_levels(), h8.operator_complexity(), h8.num_levels());
@@ -241,7 +241,7 @@ TEST(Hierarchy, CoarseSolveAndBadInput) {
   EXPECT_EQ(Hierarchy(A, s, 8).num_levels(), 2u);  // 24 -> 3 intervals
   Hierarchy h(A, s, 2, 2);
   ASSERT_EQ(h.num_levels(), 2u);
-  const CsrMatrix& Ac = h.level(1).A;
+  const CsrMatrix& Ac = *h.level(1).matrix;
   ASSERT_EQ(Ac.rows, 121u);
   std::vector<double> b(121), x(121), Ax(121);
   for (std::size_t i = 0; i < 121; ++i) b[i] = std::sin(1.0 + i);

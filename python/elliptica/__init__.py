@@ -61,7 +61,10 @@ Galerkin coarse operators, exact coarsest solve) with polynomial smoothers (simp
 its grid ``shape`` or from a named problem; ``solve`` runs it as a stationary solver or as a
 GMRES / FGMRES / PCG preconditioner, ``as_linear_operator`` hands one cycle to scipy's solvers.
 :func:`chebyshev_cg` is Chebyshev-Jacobi preconditioned CG on any SPD sparse matrix;
-:func:`opt4_betas` gives the optimised 4th-kind Chebyshev weights.
+:func:`opt4_betas` gives the optimised 4th-kind Chebyshev weights. Both solve calls return a
+:class:`SolveResult` ``(x, info)``; options are keyword-only and default to the C++ plan's
+defaults (:func:`multigrid_defaults`); ``MultigridPlan.solve`` calls the C++
+``multigrid::MultigridPlan::solve``, as ``elliptica mg solve`` does.
 
 Boundary element method (exterior Helmholtz scattering)
 -------------------------------------------------------
@@ -102,9 +105,11 @@ __all__ = [
     "__version__",
 ]
 
-from ._multigrid import MultigridPlan, chebyshev_cg, opt4_betas, poisson_fd, seed_problem_2d
+from ._multigrid import (MultigridPlan, SolveInfo, SolveResult, chebyshev_cg, multigrid_defaults, opt4_betas,
+                         poisson_fd, seed_problem_2d)
 
-__all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas"]
+__all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "multigrid_defaults",
+            "SolveInfo", "SolveResult"]
 
 from ._bem import HelmholtzBEM, icosphere, octasphere, read_mesh
 

@@ -12,7 +12,18 @@ import numpy as np
 from . import _core
 from ._core import InvalidArgumentError
 
-__all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas"]
+__all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "SolveResult", "SolveInfo",
+           "multigrid_defaults"]
+
+#: The library's multigrid defaults (C++ ``multigrid::MultigridOptions{}``, read through the bindings):
+#: coarsening, max_levels, order, smoother, base, lmin_ratio, lambda_safety, lambda_iterations, omega,
+#: subdomain, overlap, krylov, tol, maxiter, restart, threads. The CLI's help shows the same values.
+DEFAULTS = dict(_core._multigrid_defaults())
+
+
+def multigrid_defaults():
+    """The library's multigrid defaults (a copy of :data:`DEFAULTS`, from the C++ ``MultigridOptions{}``)."""
+    return dict(DEFAULTS)
 
 _SMOOTHERS = ("simple", "cheb1", "cheb1opt", "cheb4", "opt4")
 _BASES = ("jacobi", "asm", "ras")
@@ -173,6 +184,66 @@ def opt4_betas(k):
     return _core._opt4_betas(_int(k, "k", 1))
 
 
+class SolveInfo:
+    """Statistics of a solve: ``converged``, ``iterations``, ``residual_history`` (numpy, relative,
+    entry 0 is 1), ``matvecs`` (fine-grid matrix-vector products by the cost convention),
+    ``operator_applications``, ``preconditioner_applications``, ``final_relative_residual``, ``rho``
+    (average rate ``(||r_N|| / ||r_0||)^(1/N)``) and, for :func:`chebyshev_cg`, ``lambda_max``.
+
+    Attributes, also readable as ``info["converged"]``; :meth:`to_dict` gives a plain dict.
+    """
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d):
+        self._d = dict(d)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name == "_d":
+            raise AttributeError(name)
+        try:
+            return self._d[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key):
+        return self._d[key]
+
+    def __contains__(self, key):
+        return key in self._d
+
+    def keys(self):
+        return self._d.keys()
+
+    def to_dict(self):
+        return dict(self._d)
+
+    def __repr__(self):
+        return (f"SolveInfo(converged={self._d['converged']}, iterations={self._d['iterations']}, "
+                f"final_relative_residual={self._d['final_relative_residual']:.3e})")
+
+
+class SolveResult(tuple):
+    """The result of a solve: ``x`` (the solution, shape (n,)) and ``info`` (a :class:`SolveInfo`).
+    Unpacks as ``x, info = plan.solve(b)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, x, info):
+        return super().__new__(cls, (x, info))
+
+    @property
+    def x(self):
+        return self[0]
+
+    @property
+    def info(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"SolveResult(x=<array {self[0].shape}>, info={self[1]!r})"
+
+
 def _smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega, subdomain, overlap):
     return dict(
         kind=_choice(smoother, _SMOOTHERS, "smoother"),
@@ -196,13 +267,15 @@ class MultigridPlan:
     ``"poisson3d"``: :func:`poisson_fd` with ``n`` intervals per axis on ``[0,lx] x [0,ly] x [0,lz]``),
     whose matrix is then :attr:`A`.
 
+    Every keyword defaults to the library's value (:data:`DEFAULTS`, the C++ ``MultigridOptions{}``).
     Parameters: ``coarsening`` 2 (n_c = n/2) or 8 (n_c = n/8), coarsening while every axis's
     interval count (unknowns + 1) is divisible by it, down to one unknown per axis when possible;
     ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}; ``base`` in {jacobi, asm, ras};
     ``order=(m, n)`` pre-/post-smoothing orders (``n = 0``: one-sided cycle); ``lambda_max``
     overrides the estimate of rho(S A) (else ``lambda_safety`` x the largest Ritz value of
     ``lambda_iterations`` Lanczos steps); ``lmin_ratio`` (cheb1), ``omega`` (simple; 0 means
-    1/lambda_max), ``subdomain``/``overlap`` (asm/ras, grid points); ``max_levels`` (0: no cap).
+    1/lambda_max), ``subdomain``/``overlap`` (asm/ras, grid points); ``max_levels`` (0: no cap); ``threads``
+    (OpenMP threads of this plan's kernels, 0: all available; no global OpenMP state is changed).
     The coarsest level is solved exactly (banded Cholesky), so it must be SPD.
 
     Attributes: ``levels``, ``operator_complexity`` (sum of nonzeros over levels / nonzeros of
@@ -214,9 +287,23 @@ class MultigridPlan:
     matching ``shape``; NumericalError (RuntimeError) for an indefinite operator.
     """
 
-    def __init__(self, A=None, *, shape=None, problem=None, n=None, lx=1.0, ly=1.0, lz=1.0, coarsening=2,
-                 smoother="opt4", base="jacobi", order=(2, 2), lambda_max=None, lambda_safety=1.1,
-                 lambda_iterations=10, lmin_ratio=0.1, omega=0.0, subdomain=4, overlap=1, max_levels=0):
+    def __init__(self, A=None, *, shape=None, problem=None, n=None, lx=1.0, ly=1.0, lz=1.0, coarsening=None,
+                 smoother=None, base=None, order=None, lambda_max=None, lambda_safety=None,
+                 lambda_iterations=None, lmin_ratio=None, omega=None, subdomain=None, overlap=None, max_levels=None,
+                 threads=None):
+        D = DEFAULTS
+        coarsening = D["coarsening"] if coarsening is None else coarsening
+        smoother = D["smoother"] if smoother is None else smoother
+        base = D["base"] if base is None else base
+        order = tuple(D["order"]) if order is None else order
+        lambda_safety = D["lambda_safety"] if lambda_safety is None else lambda_safety
+        lambda_iterations = D["lambda_iterations"] if lambda_iterations is None else lambda_iterations
+        lmin_ratio = D["lmin_ratio"] if lmin_ratio is None else lmin_ratio
+        omega = D["omega"] if omega is None else omega
+        subdomain = D["subdomain"] if subdomain is None else subdomain
+        overlap = D["overlap"] if overlap is None else overlap
+        max_levels = D["max_levels"] if max_levels is None else max_levels
+        threads = D["threads"] if threads is None else threads
         if (A is None) == (problem is None):
             raise InvalidArgumentError("give exactly one of A (a sparse matrix, with shape=) or problem= (e.g. 'poisson2d')")
         if problem is not None:
@@ -267,6 +354,7 @@ class MultigridPlan:
             indptr, indices, data, rows, shape, coarsening, _int(max_levels, "max_levels", 0), m_pre, n_post,
             **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                              subdomain, overlap),
+            threads=_int(threads, "threads", 0),
         )
         if self._A is None:
             self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
@@ -310,24 +398,28 @@ class MultigridPlan:
         n = self.size
         return self._plan.cycle(_vector(b, n, "b"), _vector(x, n, "x"))
 
-    def solve(self, b, x0=None, tol=1e-6, maxiter=None, krylov="none", restart=20):
-        """Solves ``A x = b`` to ``||b - A x|| <= tol ||b - A x0||``; returns ``(x, info)``.
+    def solve(self, b, x0=None, *, tol=None, maxiter=None, krylov=None, restart=None):
+        """Solves ``A x = b`` to ``||b - A x|| <= tol ||b - A x0||``; returns a :class:`SolveResult`
+        (unpacks as ``x, info``).
 
-        ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles; default 200),
-        ``"gmres"`` (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"``
-        (only for a symmetric cycle: pre == post and base jacobi/asm). ``info``: ``converged``,
-        ``iterations``, ``residual_history`` (numpy, relative, entry 0 is 1), ``matvecs``
-        (fine-grid matrix-vector products, a cycle costing pre + post + 1), ``rho`` (average
-        convergence factor ``(||r_N|| / ||r_0||)^(1/N)``), ``final_relative_residual``. Does not
-        raise when not converged: check ``info["converged"]``.
+        ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles), ``"gmres"``
+        (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"`` (only for a
+        symmetric cycle: pre == post and base jacobi/asm). Defaults (:data:`DEFAULTS`): krylov, tol,
+        maxiter, restart of the C++ plan. ``info``: a :class:`SolveInfo` (``converged``,
+        ``iterations``, ``residual_history``, ``matvecs`` (a cycle costing pre + post + 1),
+        ``rho``, ``final_relative_residual``). Does not raise when not converged: check
+        ``info.converged``. Calls the C++ ``MultigridPlan::solve``, as ``elliptica mg solve`` does.
         """
+        D = DEFAULTS
         n = self.size
         b = _vector(b, n, "b")
         x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
-        maxiter = 200 if maxiter is None else _int(maxiter, "maxiter", 0)
-        krylov = _choice(krylov, _KRYLOV, "krylov")
+        tol = D["tol"] if tol is None else tol
+        maxiter = D["maxiter"] if maxiter is None else _int(maxiter, "maxiter", 0)
+        krylov = _choice(D["krylov"] if krylov is None else krylov, _KRYLOV, "krylov")
+        restart = D["restart"] if restart is None else restart
         x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1))
-        return x, dict(info)
+        return SolveResult(x, SolveInfo(info))
 
     def as_linear_operator(self):
         """A scipy.sparse.linalg.LinearOperator applying one V-cycle from zero (an approximate
@@ -347,26 +439,43 @@ class MultigridPlan:
                 f"operator_complexity={self.operator_complexity:.3f})")
 
 
-def chebyshev_cg(A, b, smoother="cheb4", order=4, tol=1e-8, maxiter=None, *, x0=None, base="jacobi",
-                 lambda_max=None, lambda_safety=1.1, lambda_iterations=10, lmin_ratio=0.1, omega=0.0,
-                 subdomain=4, overlap=1):
+def chebyshev_cg(A, b, *, smoother=None, order=None, tol=None, maxiter=None, x0=None, base=None,
+                 lambda_max=None, lambda_safety=None, lambda_iterations=None, lmin_ratio=None, omega=None,
+                 subdomain=None, overlap=None, threads=None):
     """Preconditioned CG on an SPD matrix with a polynomial smoother of order ``order`` as the
     preconditioner (no hierarchy): ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}, base
     jacobi (or asm with index blocks of ``subdomain``); ras is rejected (not symmetric).
 
     ``A``: square SPD scipy sparse matrix (converted to CSR float64); ``b``: shape (n,).
-    Returns ``(x, info)`` with ``info`` as in :meth:`MultigridPlan.solve` plus ``lambda_max``
+    Returns a :class:`SolveResult` ``(x, info)`` with ``info`` as in :meth:`MultigridPlan.solve` plus ``lambda_max``
     (matvecs counts ``order`` per preconditioner application). Stops at
-    ``||b - A x|| <= tol ||b - A x0||`` or ``maxiter`` iterations (default ``max(1000, n)``).
-    Raises InvalidArgumentError on bad input, NumericalError when A is found indefinite.
+    ``||b - A x|| <= tol ||b - A x0||`` or ``maxiter`` iterations. Options are keyword-only; the
+    defaults are the C++ ``multigrid::SmootherSolveOptions{}`` (:func:`multigrid_defaults`: keys
+    ``cg_smoother``, ``cg_order``, ``cg_tol``, ``cg_maxiter``; the smoother's other parameters as
+    for :class:`MultigridPlan`). Calls the C++ ``multigrid::smoother_solve``, as
+    ``elliptica mg solve --matrix`` does. Raises InvalidArgumentError on bad input, NumericalError
+    when A is found indefinite.
     """
+    D = DEFAULTS
+    smoother = D["cg_smoother"] if smoother is None else smoother
+    base = D["cg_base"] if base is None else base
+    order = D["cg_order"] if order is None else order
+    tol = D["cg_tol"] if tol is None else tol
+    lambda_safety = D["lambda_safety"] if lambda_safety is None else lambda_safety
+    lambda_iterations = D["lambda_iterations"] if lambda_iterations is None else lambda_iterations
+    lmin_ratio = D["lmin_ratio"] if lmin_ratio is None else lmin_ratio
+    omega = D["omega"] if omega is None else omega
+    subdomain = D["subdomain"] if subdomain is None else subdomain
+    overlap = D["overlap"] if overlap is None else overlap
+    threads = D["threads"] if threads is None else threads
     indptr, indices, data, n = _csr_arrays(A)
     b = _vector(b, n, "b")
     x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
-    maxiter = max(1000, n) if maxiter is None else _int(maxiter, "maxiter", 0)
+    maxiter = D["cg_maxiter"] if maxiter is None else _int(maxiter, "maxiter", 0)
     x, info = _core._chebyshev_cg(
         indptr, indices, data, n, b, x0, _int(order, "order", 1), _real(tol, "tol"), maxiter,
         **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                          subdomain, overlap),
+        threads=_int(threads, "threads", 0),
     )
-    return x, dict(info)
+    return SolveResult(x, SolveInfo(info))

@@ -27,6 +27,7 @@
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
+#include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/poisson.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
@@ -94,7 +95,7 @@ mg::GridShape make_shape(const std::vector<int>& shape) {
   return g;
 }
 
-nb::dict result_to_dict(kr::Result&& r, long matvecs) {
+nb::dict result_to_dict(kr::Result&& r, long matvecs, double rho) {
   nb::dict d;
   d["converged"] = r.converged;
   d["iterations"] = r.iterations;
@@ -102,9 +103,6 @@ nb::dict result_to_dict(kr::Result&& r, long matvecs) {
   d["operator_applications"] = r.operator_applications;
   d["preconditioner_applications"] = r.preconditioner_applications;
   d["final_relative_residual"] = r.final_relative_residual;
-  double rho = 0.0;
-  if (r.iterations > 0 && !r.residual_history.empty())
-    rho = std::pow(r.residual_history.back(), 1.0 / r.iterations);
   d["rho"] = rho;
   d["residual_history"] = vec_to_numpy(std::move(r.residual_history));
   return d;
@@ -134,22 +132,71 @@ void check_vec(const InVec& v, std::size_t n, const char* what) {
     if (!std::isfinite(v.data()[i])) throw InvalidArgument(std::string(what) + " contains NaN or Inf");
 }
 
-/// Hierarchy + V-cycle; the mutex serialises calls from several Python threads (the V-cycle's
+const char* polynomial_name(mg::Polynomial p) {
+  switch (p) {
+    case mg::Polynomial::Simple: return "simple";
+    case mg::Polynomial::Cheby1: return "cheb1";
+    case mg::Polynomial::Cheby1Opt: return "cheb1opt";
+    case mg::Polynomial::Cheby4: return "cheb4";
+    case mg::Polynomial::Cheby4Opt: return "opt4";
+  }
+  return "?";
+}
+
+const char* base_name(mg::BaseSmoother b) {
+  switch (b) {
+    case mg::BaseSmoother::Jacobi: return "jacobi";
+    case mg::BaseSmoother::ASM: return "asm";
+    case mg::BaseSmoother::RAS: return "ras";
+  }
+  return "?";
+}
+
+/// The C++ defaults (multigrid::MultigridOptions{}), which the Python signatures read.
+nb::dict multigrid_defaults() {
+  const mg::MultigridOptions d{};
+  nb::dict o;
+  o["coarsening"] = d.hierarchy.coarsening;
+  o["max_levels"] = d.hierarchy.max_levels;
+  o["order"] = nb::make_tuple(d.cycle.pre, d.cycle.post);
+  o["smoother"] = polynomial_name(d.cycle.smoother.kind);
+  o["base"] = base_name(d.cycle.smoother.base);
+  o["lmin_ratio"] = d.cycle.smoother.lmin_ratio;
+  o["lambda_safety"] = d.cycle.smoother.lambda_safety;
+  o["lambda_iterations"] = d.cycle.smoother.lambda_iterations;
+  o["omega"] = d.cycle.smoother.omega;
+  o["subdomain"] = d.cycle.smoother.subdomain;
+  o["overlap"] = d.cycle.smoother.overlap;
+  o["krylov"] = mg::to_string(d.solver.method);
+  o["tol"] = d.solver.krylov.rtol;
+  o["maxiter"] = d.solver.krylov.max_iterations;
+  o["restart"] = d.solver.krylov.restart;
+  o["threads"] = d.threads;
+  // elliptica.chebyshev_cg (multigrid::smoother_solve)
+  const mg::SmootherSolveOptions c{};
+  o["cg_smoother"] = polynomial_name(c.smoother.kind);
+  o["cg_base"] = base_name(c.smoother.base);
+  o["cg_order"] = c.order;
+  o["cg_tol"] = c.solver.krylov.rtol;
+  o["cg_maxiter"] = c.solver.krylov.max_iterations;
+  return o;
+}
+
+/// multigrid::MultigridPlan; the mutex serialises calls from several Python threads (the V-cycle's
 /// work vectors are shared and the GIL is released).
 struct PyMultigridPlan {
-  std::shared_ptr<const mg::Hierarchy> h;
-  std::unique_ptr<mg::VCycle> vc;
+  std::unique_ptr<mg::MultigridPlan> plan;
   std::mutex mutex;
 
-  PyMultigridPlan(CsrMatrix A, const std::vector<int>& shape, int coarsening, int max_levels,
-                  const mg::VCycleOptions& opt) {
+  PyMultigridPlan(CsrMatrix A, const std::vector<int>& shape, const mg::MultigridOptions& opt) {
     const mg::GridShape g = make_shape(shape);
     if (g.dim == 0) throw InvalidArgument("shape (unknowns per axis) is required for geometric coarsening");
-    h = std::make_shared<const mg::Hierarchy>(std::move(A), g, coarsening, max_levels);
-    vc = std::make_unique<mg::VCycle>(h, opt);
+    plan = std::make_unique<mg::MultigridPlan>(std::move(A), g, opt);
   }
 
-  std::size_t size() const { return vc->size(); }
+  const mg::Hierarchy& h() const { return plan->hierarchy(); }
+  const mg::VCycle& vc() const { return plan->cycle(); }
+  std::size_t size() const { return plan->size(); }
 
   nb::object cycle(const InVec& b, const InVec& x0) {
     check_vec(b, size(), "b");
@@ -158,7 +205,7 @@ struct PyMultigridPlan {
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      vc->cycle(b.data(), x.data());
+      vc().cycle(b.data(), x.data());
     }
     return vec_to_numpy(std::move(x));
   }
@@ -169,7 +216,7 @@ struct PyMultigridPlan {
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      vc->apply(r.data(), z.data());
+      vc().apply(r.data(), z.data());
     }
     return vec_to_numpy(std::move(z));
   }
@@ -177,52 +224,44 @@ struct PyMultigridPlan {
   nb::tuple solve(const InVec& b, const InVec& x0, double tol, int maxiter, const std::string& krylov, int restart) {
     check_vec(b, size(), "b");
     check_vec(x0, size(), "x0");
-    if (krylov != "none" && krylov != "gmres" && krylov != "fgmres" && krylov != "pcg")
+    mg::OuterSolverOptions so = plan->options().solver;
+    try {
+      so.method = mg::solver_method_from_string(krylov);
+    } catch (const InvalidArgument&) {
       throw InvalidArgument("krylov must be one of 'none', 'gmres', 'fgmres', 'pcg', got '" + krylov + "'");
-    if (krylov == "pcg" && !vc->is_symmetric())
+    }
+    if (so.method == mg::SolverMethod::Cg && !vc().is_symmetric())
       throw InvalidArgument(
           "krylov='pcg' needs a symmetric V-cycle (pre == post order and base 'jacobi' or 'asm'); "
           "use 'gmres' or 'fgmres'");
     if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
     if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
+    so.krylov.rtol = tol;
+    so.krylov.max_iterations = maxiter;
+    so.krylov.restart = restart;
     std::vector<double> x(x0.data(), x0.data() + size());
-    kr::Result r;
-    long matvecs = 0;
+    mg::SolveResult r;
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      if (krylov == "none") {
-        r = vc->solve(b.data(), x.data(), tol, maxiter);
-        matvecs = r.operator_applications;
-      } else {
-        kr::Options o;
-        o.rtol = tol;
-        o.max_iterations = maxiter;
-        o.restart = restart;
-        elliptica::CsrOperator A(h->level(0).A);
-        if (krylov == "gmres")
-          r = kr::gmres<double>(A, b.data(), x.data(), vc.get(), o);
-        else if (krylov == "fgmres")
-          r = kr::fgmres<double>(A, b.data(), x.data(), vc.get(), o);
-        else
-          r = kr::cg<double>(A, b.data(), x.data(), vc.get(), o);
-        matvecs = r.operator_applications + r.preconditioner_applications * vc->matvecs_per_cycle();
-      }
+      r = plan->solve(b.data(), x.data(), so);
     }
     nb::object xo = vec_to_numpy(std::move(x));
-    return nb::make_tuple(xo, result_to_dict(std::move(r), matvecs));
+    const long mv = r.matvecs;
+    const double rho = r.rho;
+    return nb::make_tuple(xo, result_to_dict(std::move(r), mv, rho));
   }
 
   std::vector<double> lambda_max() const {
     std::vector<double> l;
-    for (std::size_t j = 0; j + 1 < h->num_levels(); ++j) l.push_back(vc->smoother(j).lambda_max());
+    for (std::size_t j = 0; j + 1 < h().num_levels(); ++j) l.push_back(vc().smoother(j).lambda_max());
     return l;
   }
 
   std::vector<std::vector<int>> level_shapes() const {
     std::vector<std::vector<int>> s;
-    for (std::size_t j = 0; j < h->num_levels(); ++j) {
-      const auto& g = h->level(j).shape;
+    for (std::size_t j = 0; j < h().num_levels(); ++j) {
+      const auto& g = h().level(j).shape;
       s.emplace_back(g.n.begin(), g.n.begin() + g.dim);
     }
     return s;
@@ -230,7 +269,7 @@ struct PyMultigridPlan {
 
   std::vector<std::size_t> level_nnz() const {
     std::vector<std::size_t> s;
-    for (std::size_t j = 0; j < h->num_levels(); ++j) s.push_back(h->level(j).A.nnz());
+    for (std::size_t j = 0; j < h().num_levels(); ++j) s.push_back(h().level(j).matrix ? h().level(j).matrix->nnz() : 0);
     return s;
   }
 };
@@ -275,7 +314,8 @@ void init_multigrid(nb::module_& m) {
       [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const InVec& b,
          const InVec& x0, int order, double tol, int maxiter, const std::string& kind, const std::string& base,
          double lmin_ratio, std::optional<double> lambda_max, double lambda_safety, int lambda_iterations,
-         double omega, int subdomain, int overlap) {
+         double omega, int subdomain, int overlap, int threads) {
+        if (threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(threads));
         if (order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(order));
         if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
         if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
@@ -284,32 +324,31 @@ void init_multigrid(nb::module_& m) {
         CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
         check_vec(b, rows, "b");
         check_vec(x0, rows, "x0");
+        mg::SmootherSolveOptions sso;
+        sso.smoother = so;
+        sso.order = order;
+        sso.threads = threads;
+        sso.solver.method = mg::SolverMethod::Cg;
+        sso.solver.krylov.rtol = tol;
+        sso.solver.krylov.max_iterations = maxiter;
         std::vector<double> x(x0.data(), x0.data() + rows);
-        kr::Result r;
-        long matvecs = 0;
-        double lmax = 0.0;
+        mg::SmootherSolveResult r;
         {
           nb::gil_scoped_release release;
-          mg::Smoother s(A, so);
-          mg::SmootherPreconditioner M(s, order);
-          if (!M.is_symmetric())
-            throw InvalidArgument("this smoother is not symmetric (base 'ras'?): it cannot precondition CG");
-          lmax = s.lambda_max();
-          kr::Options o;
-          o.rtol = tol;
-          o.max_iterations = maxiter;
-          elliptica::CsrOperator op(A);
-          r = kr::cg<double>(op, b.data(), x.data(), &M, o);
-          matvecs = r.operator_applications + r.preconditioner_applications * order;
+          r = mg::smoother_solve(A, b.data(), x.data(), sso);
         }
         nb::object xo = vec_to_numpy(std::move(x));
-        nb::dict d = result_to_dict(std::move(r), matvecs);
+        const long mv = r.matvecs;
+        const double rho = r.rho, lmax = r.lambda_max;
+        nb::dict d = result_to_dict(std::move(r), mv, rho);
         d["lambda_max"] = lmax;
         return nb::make_tuple(xo, d);
       },
       "indptr"_a, "indices"_a, "data"_a, "rows"_a, "b"_a, "x0"_a, "order"_a, "tol"_a, "maxiter"_a, "kind"_a,
       "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a,
-      "subdomain"_a, "overlap"_a);
+      "subdomain"_a, "overlap"_a, "threads"_a = 0);
+
+  m.def("_multigrid_defaults", &multigrid_defaults, "The C++ defaults of a multigrid plan (MultigridOptions{}).");
 
   nb::class_<PyMultigridPlan>(m, "_MultigridPlan")
       .def(
@@ -317,29 +356,32 @@ void init_multigrid(nb::module_& m) {
           [](PyMultigridPlan* self, const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows,
              const std::vector<int>& shape, int coarsening, int max_levels, int pre, int post,
              const std::string& kind, const std::string& base, double lmin_ratio, std::optional<double> lambda_max,
-             double lambda_safety, int lambda_iterations, double omega, int subdomain, int overlap) {
-            mg::VCycleOptions o;
-            o.pre = pre;
-            o.post = post;
-            o.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
-                                               omega, subdomain, overlap);
+             double lambda_safety, int lambda_iterations, double omega, int subdomain, int overlap, int threads) {
+            mg::MultigridOptions o;
+            o.hierarchy.coarsening = coarsening;
+            o.hierarchy.max_levels = max_levels;
+            o.cycle.pre = pre;
+            o.cycle.post = post;
+            o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
+                                                     omega, subdomain, overlap);
+            o.threads = threads;  // the outer solver is chosen per solve() call
             CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
             nb::gil_scoped_release release;
-            new (self) PyMultigridPlan(std::move(A), shape, coarsening, max_levels, o);
+            new (self) PyMultigridPlan(std::move(A), shape, o);
           },
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "shape"_a, "coarsening"_a, "max_levels"_a, "pre"_a,
           "post"_a, "kind"_a, "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a,
-          "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a)
+          "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a, "threads"_a = 0)
       .def("cycle", &PyMultigridPlan::cycle, "b"_a, "x"_a)
       .def("apply", &PyMultigridPlan::apply, "r"_a)
       .def("solve", &PyMultigridPlan::solve, "b"_a, "x0"_a, "tol"_a, "maxiter"_a, "krylov"_a, "restart"_a)
       .def_prop_ro("size", &PyMultigridPlan::size)
-      .def_prop_ro("levels", [](const PyMultigridPlan& p) { return p.h->num_levels(); })
-      .def_prop_ro("operator_complexity", [](const PyMultigridPlan& p) { return p.h->operator_complexity(); })
-      .def_prop_ro("grid_complexity", [](const PyMultigridPlan& p) { return p.h->grid_complexity(); })
+      .def_prop_ro("levels", [](const PyMultigridPlan& p) { return p.h().num_levels(); })
+      .def_prop_ro("operator_complexity", [](const PyMultigridPlan& p) { return p.h().operator_complexity(); })
+      .def_prop_ro("grid_complexity", [](const PyMultigridPlan& p) { return p.h().grid_complexity(); })
       .def_prop_ro("lambda_max", &PyMultigridPlan::lambda_max)
       .def_prop_ro("level_shapes", &PyMultigridPlan::level_shapes)
       .def_prop_ro("level_nnz", &PyMultigridPlan::level_nnz)
-      .def_prop_ro("is_symmetric", [](const PyMultigridPlan& p) { return p.vc->is_symmetric(); })
-      .def_prop_ro("matvecs_per_cycle", [](const PyMultigridPlan& p) { return p.vc->matvecs_per_cycle(); });
+      .def_prop_ro("is_symmetric", [](const PyMultigridPlan& p) { return p.vc().is_symmetric(); })
+      .def_prop_ro("matvecs_per_cycle", [](const PyMultigridPlan& p) { return p.vc().matvecs_per_cycle(); });
 }

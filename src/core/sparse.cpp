@@ -185,7 +185,8 @@ CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B) {
   return C;
 }
 
-CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P) {
+CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads) {
+  const int nthreads_req = resolve_threads(threads);
   if (R.cols != A.rows || A.cols != P.rows)
     throw InvalidArgument("triple_product: R is " + std::to_string(R.rows) + " x " + std::to_string(R.cols) + ", A is " +
                           std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P is " + std::to_string(P.rows) +
@@ -225,7 +226,7 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
   std::vector<std::vector<double>> tval;
   std::vector<std::int64_t> tfirst;
   ParallelErrors errors;  // the per-thread buffers allocate: nothing may escape the region
-#pragma omp parallel if (par)
+#pragma omp parallel num_threads(nthreads_req) if (par)
   {
 #ifdef _OPENMP
     const int nt = omp_get_num_threads(), t = omp_get_thread_num();
@@ -263,7 +264,7 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
   C.col.resize(static_cast<std::size_t>(C.row_ptr[C.rows]));
   C.val.resize(C.col.size());
   const auto nthreads = static_cast<std::int64_t>(tcol.size());
-#pragma omp parallel for schedule(static, 1) if (par)
+#pragma omp parallel for schedule(static, 1) num_threads(nthreads_req) if (par)
   for (std::int64_t t = 0; t < nthreads; ++t) {
     const auto o = static_cast<std::size_t>(C.row_ptr[static_cast<std::size_t>(tfirst[static_cast<std::size_t>(t)])]);
     std::copy(tcol[static_cast<std::size_t>(t)].begin(), tcol[static_cast<std::size_t>(t)].end(), C.col.begin() + static_cast<std::ptrdiff_t>(o));

@@ -21,6 +21,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "core/csr_kernels.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
 #include "multigrid/smoother_detail.hpp"
 
 namespace elliptica::multigrid {
@@ -300,7 +301,10 @@ std::vector<double> opt4_betas(int k) {
 // Smoother
 
 struct Smoother::Impl {
-  const CsrMatrix* A = nullptr;
+  const CsrMatrix* A = nullptr;                 // the CSR matrix when there is one (fused sweeps, ASM/RAS)
+  const LinearOperator<double>* op = nullptr;   // the operator (always set)
+  std::unique_ptr<CsrOperator> own_op;          // op of the CsrMatrix constructor
+  int nt = 1;                                   // resolved thread count
   SmootherOptions opt;
   std::size_t n = 0;
   std::vector<double> invdiag;                              // Jacobi
@@ -328,6 +332,7 @@ struct Smoother::Impl {
   mutable std::vector<double> beta;  // Cheby4Opt weights of the last order used
   mutable int beta_k = 0;
 
+  void setup(const std::vector<double>& diag, const GridShape& shape);
   void build_subdomains(const GridShape& shape);
   void apply_S(const double* r, double* zo) const;
   double estimate_lmax() const;
@@ -446,7 +451,7 @@ void Smoother::Impl::build_subdomains(const GridShape& shape) {
 void Smoother::Impl::apply_S(const double* r, double* zo) const {
   const auto nn = static_cast<std::int64_t>(n);
   if (opt.base == BaseSmoother::Jacobi) {
-#pragma omp parallel for schedule(static) if (nn > 20000)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nn > kParallelMinRows)
     for (std::int64_t i = 0; i < nn; ++i) zo[i] = invdiag[i] * r[i];
     return;
   }
@@ -473,11 +478,11 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
     }
   };
   const auto M = static_cast<Eigen::Index>(maxm);
-  const bool par = nn > 20000;
+  const bool par = nn > kParallelMinRows;
   ParallelErrors errors;  // the per-thread buffers allocate: nothing may escape the regions
   if (ras) {  // owned parts are disjoint: all subdomains in parallel
     const auto ns = static_cast<std::int64_t>(sub.size());
-#pragma omp parallel if (par)
+#pragma omp parallel num_threads(nt) if (par)
     {
       Eigen::VectorXd lr, lz;
       errors.run([&] {
@@ -493,7 +498,7 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
   const bool par_groups = par && groups.size() > 1;
   for (const auto& grp : groups) {
     const auto ng = static_cast<std::int64_t>(grp.size());
-#pragma omp parallel if (par_groups)
+#pragma omp parallel num_threads(nt) if (par_groups)
     {
       Eigen::VectorXd lr, lz;
       errors.run([&] {
@@ -532,7 +537,7 @@ double Smoother::Impl::estimate_lmax() const {
                            std::to_string(rz0) + " for the start vector); the matrix is not symmetric positive definite");
     std::vector<double> alpha, beta;
     for (int j = 0; j < m && rz > 1e-28 * rz0; ++j) {
-      A->multiply(p.data(), q.data());
+      op->apply(p.data(), q.data());
       const double pq = dot(p, q);
       if (!(pq > 0.0)) throw NumericalError("Smoother: lambda_max estimate: A is not positive definite (p^T A p <= 0)");
       const double a = rz / pq;
@@ -564,7 +569,7 @@ double Smoother::Impl::estimate_lmax() const {
   V.push_back(v);
   int ms = 0;
   for (int j = 0; j < m; ++j) {
-    A->multiply(V[j].data(), q.data());
+    op->apply(V[j].data(), q.data());
     apply_S(q.data(), w.data());
     for (int i = 0; i <= j; ++i) {
       const double h = dot(V[i], w);
@@ -585,13 +590,43 @@ double Smoother::Impl::estimate_lmax() const {
 Smoother::Smoother(const CsrMatrix& A, const SmootherOptions& opt, const GridShape& shape)
     : impl_(std::make_unique<Impl>()) {
   auto& I = *impl_;
-  I.A = &A;
-  I.opt = opt;
-  I.n = A.rows;
   if (A.rows != A.cols)
     throw InvalidArgument("Smoother: matrix must be square, got " + std::to_string(A.rows) + " x " + std::to_string(A.cols));
   if (A.rows == 0) throw InvalidArgument("Smoother: matrix is empty");
   if (A.row_ptr.size() != A.rows + 1) throw InvalidArgument("Smoother: matrix row_ptr has the wrong size");
+  if (opt.threads < 0) throw InvalidArgument("Smoother: threads must be >= 0, got " + std::to_string(opt.threads));
+  I.A = &A;
+  I.own_op = std::make_unique<CsrOperator>(A, opt.threads, true);
+  I.op = I.own_op.get();
+  I.opt = opt;
+  I.n = A.rows;
+  I.setup(A.diagonal(), shape);
+}
+
+Smoother::Smoother(const LinearOperator<double>& A, std::vector<double> diagonal, const SmootherOptions& opt,
+                   const GridShape& shape)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  if (A.size() == 0) throw InvalidArgument("Smoother: operator is empty");
+  if (diagonal.size() != A.size())
+    throw InvalidArgument("Smoother: diagonal has length " + std::to_string(diagonal.size()) +
+                          " but the operator has size " + std::to_string(A.size()));
+  if (opt.threads < 0) throw InvalidArgument("Smoother: threads must be >= 0, got " + std::to_string(opt.threads));
+  I.A = csr_of(A);
+  if (I.A && (I.A->rows != A.size() || I.A->row_ptr.size() != I.A->rows + 1))
+    throw InvalidArgument("Smoother: the operator's matrix is inconsistent");
+  if (!I.A && opt.base != BaseSmoother::Jacobi)
+    throw InvalidArgument("Smoother: ASM/RAS local solves need the level's CSR matrix; this operator is matrix-free "
+                          "(use base jacobi)");
+  I.op = &A;
+  I.opt = opt;
+  I.n = A.size();
+  I.setup(diagonal, shape);
+}
+
+void Smoother::Impl::setup(const std::vector<double>& dg, const GridShape& shape) {
+  Impl& I = *this;
+  I.nt = resolve_threads(opt.threads);
   if (opt.kind == Polynomial::Cheby1 && !(opt.lmin_ratio > 0.0 && opt.lmin_ratio < 1.0))
     throw InvalidArgument("Smoother: lmin_ratio must be in (0, 1), got " + std::to_string(opt.lmin_ratio));
   if (!(opt.lambda_safety > 0.0) || !std::isfinite(opt.lambda_safety))
@@ -602,18 +637,15 @@ Smoother::Smoother(const CsrMatrix& A, const SmootherOptions& opt, const GridSha
     throw InvalidArgument("Smoother: lambda_max override must be positive and finite");
   if (!(opt.omega >= 0.0) || !std::isfinite(opt.omega))
     throw InvalidArgument("Smoother: omega must be >= 0 (0 means 1/lambda_max), got " + std::to_string(opt.omega));
-  {
-    // Chebyshev smoothing needs the spectrum of S A in (0, lambda_max] and the lambda_max estimate
-    // runs Lanczos in the S^{-1} inner product: both fail for a non-positive diagonal entry.
-    const std::vector<double> dg = A.diagonal();
-    for (std::size_t i = 0; i < I.n; ++i)
-      if (std::isfinite(dg[i]) && dg[i] < 0.0)
-        throw InvalidArgument("Smoother: the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " +
-                              std::to_string(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
-                              "matrix (for a negative definite system A x = b, solve -A x = -b)");
-  }
+  // Chebyshev smoothing needs the spectrum of S A in (0, lambda_max] and the lambda_max estimate
+  // runs Lanczos in the S^{-1} inner product: both fail for a non-positive diagonal entry.
+  for (std::size_t i = 0; i < I.n; ++i)
+    if (std::isfinite(dg[i]) && dg[i] < 0.0)
+      throw InvalidArgument("Smoother: the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " +
+                            std::to_string(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
+                            "matrix (for a negative definite system A x = b, solve -A x = -b)");
   if (opt.base == BaseSmoother::Jacobi) {
-    I.invdiag = A.diagonal();
+    I.invdiag = dg;
     for (std::size_t i = 0; i < I.n; ++i) {
       if (!(I.invdiag[i] != 0.0) || !std::isfinite(I.invdiag[i]))
         throw InvalidArgument("Smoother: Jacobi needs a nonzero diagonal; row " + std::to_string(i) + " has " +
@@ -708,14 +740,59 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
   double* res = I.res.data();
   double* d = I.d.data();
   double* d2 = I.z.data();
-  const bool par = n > 20000;
+  const bool par = n > kParallelMinRows;
+  const int nt = I.nt;
+  if (I.opt.base == BaseSmoother::Jacobi && I.A == nullptr) {
+    // Matrix-free level: one operator application per step, then one vector sweep.
+    const double* dinv = I.invdiag.data();
+    double* t = I.t.data();
+    if (x_is_zero) {
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+      for (std::int64_t i = 0; i < n; ++i) {
+        res[i] = b[i];
+        d[i] = c0 * dinv[i] * b[i];
+      }
+    } else {
+      I.op->apply(x, t);
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double r = b[i] - t[i];
+        res[i] = r;
+        d[i] = c0 * dinv[i] * r;
+      }
+    }
+    for (int it = 1; it < k; ++it) {
+      const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
+                   cc = c[static_cast<std::size_t>(it)];
+      const bool first_write = x_is_zero && it == 1;
+      I.op->apply(d, t);
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double r = res[i] - t[i];
+        res[i] = r;
+        const double di = d[i];
+        x[i] = (first_write ? 0.0 : x[i]) + bi * di;
+        d2[i] = ai * di + cc * dinv[i] * r;
+      }
+      std::swap(d, d2);
+    }
+    const double bk = beta[static_cast<std::size_t>(k)];
+    if (x_is_zero && k == 1) {
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+      for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
+    } else {
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+      for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
+    }
+    return;
+  }
   if (I.opt.base == BaseSmoother::Jacobi) {
     // Fused kernels: one sweep over the matrix and the vectors per step (the matvec, the residual
     // update, the Jacobi scaling, the direction update and the x update), so a step moves
     // 12 nnz + 8 (row pointer) + 7 x 8 (x r/w, r r/w, d, d', D^-1) bytes per row.
     const double* dinv = I.invdiag.data();
     if (x_is_zero) {
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
       for (std::int64_t i = 0; i < n; ++i) {
         res[i] = b[i];
         d[i] = c0 * dinv[i] * b[i];
@@ -725,7 +802,7 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
         const double r = b[i] - s;
         res[i] = r;
         d[i] = c0 * dinv[i] * r;
-      });
+      }, nt);
     }
     for (int it = 1; it < k; ++it) {
       const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
@@ -737,15 +814,15 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
         const double di = d[i];
         x[i] = (first_write ? 0.0 : x[i]) + bi * di;
         d2[i] = ai * di + cc * dinv[i] * r;
-      });
+      }, nt);
       std::swap(d, d2);
     }
     const double bk = beta[static_cast<std::size_t>(k)];
     if (x_is_zero && k == 1) {
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
       for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
     } else {
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
       for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
     }
     return;
@@ -757,28 +834,28 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
     std::copy(b, b + n, res);
     std::fill(x, x + n, 0.0);
   } else {
-    I.A->multiply(x, t);
-#pragma omp parallel for schedule(static) if (par)
+    I.A->multiply(x, t, nt);
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
     for (std::int64_t i = 0; i < n; ++i) res[i] = b[i] - t[i];
   }
   I.apply_S(res, z);
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
   for (std::int64_t i = 0; i < n; ++i) d[i] = c0 * z[i];
   for (int it = 1; it < k; ++it) {
     const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
                  cc = c[static_cast<std::size_t>(it)];
-    I.A->multiply(d, t);
-#pragma omp parallel for schedule(static) if (par)
+    I.A->multiply(d, t, nt);
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
     for (std::int64_t i = 0; i < n; ++i) {
       x[i] += bi * d[i];
       res[i] -= t[i];
     }
     I.apply_S(res, z);
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
     for (std::int64_t i = 0; i < n; ++i) d[i] = ai * d[i] + cc * z[i];
   }
   const double bk = beta[static_cast<std::size_t>(k)];
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
   for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
 }
 

@@ -3,10 +3,12 @@
 #include "elliptica/multigrid/vcycle.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica::multigrid {
 namespace {
@@ -27,15 +29,21 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
   if (opt_.pre < 0 || opt_.post < 0 || opt_.pre + opt_.post < 1)
     throw InvalidArgument("VCycle: smoothing orders (m, n) = (" + std::to_string(opt_.pre) + ", " +
                           std::to_string(opt_.post) + ") must be >= 0 with m + n >= 1");
+  if (opt_.threads < 0) throw InvalidArgument("VCycle: threads must be >= 0, got " + std::to_string(opt_.threads));
+  if (!h_->coarse_solver()) throw InvalidArgument("VCycle: the hierarchy has no coarse solver");
   const std::size_t L = h_->num_levels();
   smoothers_.reserve(L > 0 ? L - 1 : 0);
-  for (std::size_t j = 0; j + 1 < L; ++j)
-    smoothers_.emplace_back(h_->level(j).A, opt_.smoother, h_->level(j).shape);
+  SmootherOptions so = opt_.smoother;
+  so.threads = opt_.threads;
+  for (std::size_t j = 0; j + 1 < L; ++j) {
+    const Level& lv = h_->level(j);
+    smoothers_.emplace_back(*lv.A, lv.diagonal, so, lv.shape);
+  }
   r_.resize(L);
   bc_.resize(L);
   xc_.resize(L);
   for (std::size_t j = 0; j < L; ++j) {
-    const std::size_t n = h_->level(j).A.rows;
+    const std::size_t n = h_->level(j).rows();
     r_[j].assign(n, 0.0);
     bc_[j].assign(n, 0.0);
     xc_[j].assign(n, 0.0);
@@ -44,7 +52,24 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
 
 VCycle::~VCycle() = default;
 
-std::size_t VCycle::size() const { return h_->level(0).A.rows; }
+std::size_t VCycle::size() const { return h_->level(0).rows(); }
+
+bool VCycle::is_fixed() const { return h_->coarse_solver()->is_fixed(); }
+
+namespace {
+// r = b - A x on a level: one fused CSR sweep when the level has its matrix, else apply + update.
+void level_residual(const Level& lv, const double* b, const double* x, double* r, int threads) {
+  if (lv.matrix) {
+    lv.matrix->residual(b, x, r, threads);
+    return;
+  }
+  lv.A->apply(x, r);
+  const auto n = static_cast<std::int64_t>(lv.rows());
+  const int nt = resolve_threads(threads);
+#pragma omp parallel for schedule(static) num_threads(nt) if (n > kParallelMinRows)
+  for (std::int64_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+}
+}  // namespace
 
 bool VCycle::is_symmetric() const {
   return opt_.pre == opt_.post && opt_.smoother.base != BaseSmoother::RAS;
@@ -56,26 +81,27 @@ void VCycle::cycle_level(std::size_t j, const double* b, double* x, bool x_is_ze
     h_->coarse_solve(b, x);
     return;
   }
-  const std::size_t n = lv.A.rows;
+  const std::size_t n = lv.rows();
+  const int nt = opt_.threads;
   std::vector<double>& r = r_[j];
   if (opt_.pre > 0) {
     smoothers_[j].smooth(b, x, opt_.pre, x_is_zero);
-    lv.A.residual(b, x, r.data());
+    level_residual(lv, b, x, r.data(), nt);
   } else if (x_is_zero) {
     std::copy(b, b + n, r.begin());
   } else {
-    lv.A.residual(b, x, r.data());
+    level_residual(lv, b, x, r.data(), nt);
   }
   std::vector<double>& bc = bc_[j + 1];
   std::vector<double>& xc = xc_[j + 1];
-  lv.R.multiply(r.data(), bc.data());
+  lv.R.multiply(r.data(), bc.data(), nt);
   // The coarse problem starts from zero (its smoother skips the initial residual).
   if (opt_.pre == 0) std::fill(xc.begin(), xc.end(), 0.0);
   cycle_level(j + 1, bc.data(), xc.data(), true);
   if (x_is_zero && opt_.pre == 0) {
-    lv.P.multiply(xc.data(), x);
+    lv.P.multiply(xc.data(), x, nt);
   } else {
-    lv.P.multiply_add(xc.data(), x);
+    lv.P.multiply_add(xc.data(), x, 1.0, nt);
   }
   if (opt_.post > 0) smoothers_[j].smooth(b, x, opt_.post);
 }
@@ -90,16 +116,16 @@ void VCycle::apply(const double* r, double* z) const {
   cycle_level(0, r, z, true);
 }
 
-krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_iter) const {
+krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_iter,
+                             const std::function<void(int, double)>& progress) const {
   if (!b || !x) throw InvalidArgument("VCycle::solve: null vector");
   if (!(rtol > 0 && rtol < 1)) throw InvalidArgument("VCycle::solve: rtol must be in (0, 1)");
   if (max_iter < 0) throw InvalidArgument("VCycle::solve: max_iter must be >= 0");
   const std::size_t n = size();
-  const CsrMatrix& A = h_->level(0).A;
+  const Level& fine = h_->level(0);
   std::vector<double> r(n);
   auto residual = [&]() {
-    A.multiply(x, r.data());
-    for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+    level_residual(fine, b, x, r.data(), opt_.threads);
     return norm2(r);
   };
   krylov::Result res;
@@ -121,6 +147,7 @@ krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_it
     if (!std::isfinite(rel))
       throw NumericalError("VCycle::solve: residual became non-finite at cycle " + std::to_string(it + 1));
     res.residual_history.push_back(rel);
+    if (progress) progress(it + 1, rel);
     if (rel <= rtol) {
       res.converged = true;
       break;

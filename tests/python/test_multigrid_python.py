@@ -163,7 +163,7 @@ def test_chebyshev_cg_random_spd(smoother):
     assert rel_residual(A, x, b) <= 1.0001e-10
     # error <= cond(A) * residual; cond(A) < 1e5 here
     assert np.linalg.norm(x - ref) / np.linalg.norm(ref) < 1e-5
-    _, plain = el.chebyshev_cg(A, b, smoother, 1, 1e-10)
+    _, plain = el.chebyshev_cg(A, b, smoother=smoother, order=1, tol=1e-10)
     x2, info2 = el.chebyshev_cg(A, b, smoother=smoother, tol=1e-10, x0=rng.standard_normal(m))
     assert info2["converged"] and np.linalg.norm(x2 - ref) / np.linalg.norm(ref) < 1e-5
     assert info["iterations"] < plain["iterations"]
@@ -246,3 +246,27 @@ def test_plan_threads_and_input_formats():
         np.testing.assert_array_equal(r, g)
     x, info = el.chebyshev_cg(Ai.tolil(), bs[0], tol=1e-9)
     assert info["converged"] and rel_residual(Ai.astype(float), x, bs[0]) <= 1.0001e-9
+
+
+def test_results_are_objects_and_defaults_come_from_cpp():
+    d = el.multigrid_defaults()
+    assert d["order"] == (2, 2) and d["krylov"] == "gmres" and d["restart"] == 20 and d["tol"] == 1e-6
+    n = 32
+    A, u, b = el.seed_problem_2d(n, 1.0)
+    plan = el.MultigridPlan(A, shape=(n - 1, n - 1))
+    assert plan.order == d["order"]
+    res = plan.solve(b)
+    assert isinstance(res, el.SolveResult) and isinstance(res.info, el.SolveInfo)
+    x, info = res
+    assert x is res.x and info.converged and info["converged"] and info.iterations == info["iterations"]
+    assert info.final_relative_residual <= d["tol"] and "rho" in info.keys() and info.to_dict()["matvecs"] > 0
+    # threads: a plan option, the same answer with 1 and 2 threads
+    x1 = el.MultigridPlan(A, shape=(n - 1, n - 1), threads=1).solve(b, krylov="pcg").x
+    x2 = el.MultigridPlan(A, shape=(n - 1, n - 1), threads=2).solve(b, krylov="pcg").x
+    np.testing.assert_allclose(x1, x2, rtol=0, atol=1e-12 * np.abs(x1).max())
+    with pytest.raises(TypeError):
+        plan.solve(b, None, 1e-6)  # options are keyword-only
+    with pytest.raises(el.InvalidArgumentError, match="threads"):
+        el.MultigridPlan(A, shape=(n - 1, n - 1), threads=-1)
+    xc, ic = el.chebyshev_cg(A, b)
+    assert isinstance(ic, el.SolveInfo) and ic.converged and ic.lambda_max > 0

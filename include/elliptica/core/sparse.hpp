@@ -43,8 +43,8 @@ CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B);
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
 /// C = R * A * P row by row without storing A * P (Gustavson accumulation per row of R; rows in
 /// parallel). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
-/// when the inner dimensions differ.
-CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P);
+/// when the inner dimensions differ. `threads` as in core/parallel.hpp (0 = omp_get_max_threads()).
+CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads = 0);
 
 /// A square CsrMatrix as an operator (core/operator.hpp): apply = multiply with `threads`
 /// threads. Holds a reference (the matrix must outlive it). `symmetric` is the caller's promise

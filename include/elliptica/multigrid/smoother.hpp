@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "elliptica/core/operator.hpp"
 #include "elliptica/core/sparse.hpp"
-#include "elliptica/krylov/krylov.hpp"
 
 namespace elliptica::multigrid {
 
@@ -37,6 +37,7 @@ struct SmootherOptions {
   double omega = 0.0;                    ///< Simple: x += omega S r; 0 means 1/lmax
   int subdomain = 4;                     ///< ASM/RAS: subdomain edge in grid points (or block size)
   int overlap = 1;                       ///< ASM/RAS: overlap in grid points
+  int threads = 0;                       ///< threads of the smoother's kernels (0: omp_get_max_threads())
 };
 
 /// A smoother for one level operator. Not thread-safe for concurrent smooth() calls.
@@ -56,6 +57,13 @@ class Smoother {
   /// lambda_safety/override, omega < 0, lmin_ratio outside (0,1) for Cheby1; NumericalError when
   /// A or S is found indefinite by the estimate or a subdomain matrix is singular.
   Smoother(const CsrMatrix& A, const SmootherOptions& opt, const GridShape& shape = {});
+  /// Over an operator and its diagonal (length A.size(), what S = diag^-1 and the checks above use):
+  /// A may be matrix-free for the Jacobi kinds (one A.apply per smoothing step plus vector sweeps);
+  /// when A is a CsrOperator or a SharedCsrOperator (hierarchy.hpp) the fused CSR sweeps are used,
+  /// as with the CsrMatrix constructor. ASM/RAS need the CSR matrix: InvalidArgument for a
+  /// matrix-free A. Holds a reference to A (A must outlive the smoother).
+  Smoother(const LinearOperator<double>& A, std::vector<double> diagonal, const SmootherOptions& opt,
+           const GridShape& shape = {});
   ~Smoother();
   Smoother(Smoother&&) noexcept;
   Smoother& operator=(Smoother&&) noexcept;
@@ -85,9 +93,10 @@ BaseSmoother base_from_string(const std::string& s);
 /// computed beyond.
 std::vector<double> opt4_betas(int k);
 
-/// A smoother of fixed order k as a preconditioner (one smoothing from x = 0): symmetric for the
-/// Chebyshev kinds with Jacobi (so usable in PCG), not for RAS.
-class SmootherPreconditioner : public krylov::Preconditioner<double> {
+/// A smoother of fixed order k as an operator (one smoothing from x = 0, a preconditioner
+/// M ~ A^{-1}): symmetric for the polynomial kinds with Jacobi or ASM (so usable in PCG), not for
+/// RAS. Holds a reference to the smoother; not reentrant (the smoother's work vectors).
+class SmootherPreconditioner : public LinearOperator<double> {
  public:
   SmootherPreconditioner(const Smoother& s, int k) : s_(s), k_(k) {}
   std::size_t size() const override { return s_.size(); }

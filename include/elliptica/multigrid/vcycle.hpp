@@ -5,14 +5,19 @@
 /// preconditioner for GMRES / FGMRES / PCG (PCG only when the cycle is symmetric).
 ///
 /// One cycle on level j (b_j, x_j): pre-smooth with order m; r = b - A_j x; b_{j+1} = R_j r;
-/// x_{j+1} = 0; cycle on level j+1 (exact solve on the coarsest level); x += P_j x_{j+1};
-/// post-smooth with order n.
+/// x_{j+1} = 0; cycle on level j+1 (the hierarchy's coarse solver on the coarsest level);
+/// x += P_j x_{j+1}; post-smooth with order n.
+/// The cycle is an operator (core/operator.hpp): apply(r, z) = one cycle from z = 0. It is a fixed
+/// map when the coarse solver is (the banded Cholesky is; an inner krylov::Cg is not: use FGMRES
+/// around such a cycle).
 /// Cost convention (fine-grid matrix-vector products, as counted in the seed's study): a smoothing
 /// of order k costs k products, the residual before restriction one, so a cycle costs m + n + 1;
 /// the stationary solver adds one per iteration (plus one initially) for its residual check.
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "elliptica/core/operator.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
@@ -24,14 +29,19 @@ struct VCycleOptions {
   int pre = 2;               ///< m: pre-smoothing order (>= 0)
   int post = 2;              ///< n: post-smoothing order (>= 0); m + n >= 1
   SmootherOptions smoother;  ///< the smoother of every level but the coarsest
+  /// Threads of every kernel of the cycle (residuals, transfers, smoothers: it replaces
+  /// smoother.threads) through num_threads clauses; 0: omp_get_max_threads() at each call.
+  int threads = 0;
 };
 
 /// Holds per-level work vectors: not thread-safe for concurrent cycle/apply/solve calls (each
 /// call itself may use OpenMP inside the matvecs and smoothers).
-class VCycle : public krylov::Preconditioner<double> {
+class VCycle : public LinearOperator<double> {
  public:
-  /// Builds one Smoother per level except the coarsest (each with the level's GridShape).
-  /// Throws InvalidArgument on m < 0, n < 0 or m + n = 0 (and whatever the smoother throws).
+  /// Builds one Smoother per level except the coarsest, over the level's operator and diagonal
+  /// (each with the level's GridShape; ASM/RAS need the level's matrix).
+  /// Throws InvalidArgument on m < 0, n < 0 or m + n = 0, threads < 0, a hierarchy without a
+  /// coarse solver (and whatever the smoother throws).
   VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt);
   VCycle(Hierarchy h, const VCycleOptions& opt);
   ~VCycle() override;
@@ -41,6 +51,8 @@ class VCycle : public krylov::Preconditioner<double> {
   void apply(const double* r, double* z) const override;
   /// True when m == n and the smoother is symmetric (base Jacobi or ASM; RAS is not).
   bool is_symmetric() const override;
+  /// True when the coarse solver is a fixed map.
+  bool is_fixed() const override;
 
   /// One V-cycle for A x = b improving x in place (length size()).
   void cycle(const double* b, double* x) const;
@@ -48,8 +60,10 @@ class VCycle : public krylov::Preconditioner<double> {
   /// Result: iterations = cycles, residual_history (relative, entry 0 is 1),
   /// operator_applications = fine-grid matvecs by the cost convention above,
   /// preconditioner_applications = cycles. Throws InvalidArgument on bad rtol / max_iter / null
-  /// pointers, NumericalError when the iteration produces NaN/Inf.
-  krylov::Result solve(const double* b, double* x, double rtol, int max_iter) const;
+  /// pointers, NumericalError when the iteration produces NaN/Inf. `progress` (may be empty) is
+  /// called after every cycle with (cycle, relative residual).
+  krylov::Result solve(const double* b, double* x, double rtol, int max_iter,
+                       const std::function<void(int, double)>& progress = {}) const;
 
   /// Fine-grid matvecs per cycle by the seed's cost convention: m + n + 1 (a smoothing of order k
   /// counts k, plus the residual before restriction). A cycle that starts from zero (apply(), the

@@ -1,0 +1,126 @@
+#pragma once
+/// @file plan.hpp
+/// The one solve entry point of the multigrid module: a MultigridPlan owns a hierarchy (by default
+/// the geometric FD hierarchy of hierarchy.hpp), a V-cycle over it and the outer iteration
+/// (stationary cycling, or CG / GMRES / FGMRES preconditioned by one cycle). The CLI
+/// (`elliptica mg solve`), the Python package (elliptica.MultigridPlan) and the study driver
+/// (study.hpp) all solve through it, and read their defaults from MultigridOptions{}.
+///
+/// Cost convention (vcycle.hpp): fine-grid matvecs count a smoothing of order k as k products and
+/// the residual before restriction as one, so a cycle costs m + n + 1; the stationary solver adds
+/// one per cycle (plus one initially); a Krylov method adds its own applications of A.
+/// Threads: MultigridOptions::threads goes to every parallel region of the set-up and the solve
+/// through num_threads clauses (core/parallel.hpp); no global OpenMP state is changed.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
+#include "elliptica/multigrid/smoother.hpp"
+#include "elliptica/multigrid/vcycle.hpp"
+
+namespace elliptica::multigrid {
+
+/// The outer iteration: Stationary (x <- cycle(x)), or a Krylov method preconditioned by one cycle
+/// (Cg needs a symmetric cycle: pre == post, base jacobi or asm; Gmres a fixed one).
+enum class SolverMethod { Stationary, Cg, Gmres, Fgmres };
+/// "none" or "stationary", "cg" or "pcg", "gmres", "fgmres"; InvalidArgument naming the unknown
+/// method otherwise.
+SolverMethod solver_method_from_string(const std::string& s);
+/// "none", "pcg", "gmres", "fgmres" (the CLI's and Python's spelling).
+std::string to_string(SolverMethod m);
+
+/// krylov::Options with the multigrid defaults: rtol 1e-6, at most 500 iterations, restart 20.
+krylov::Options default_krylov_options();
+
+struct OuterSolverOptions {
+  SolverMethod method = SolverMethod::Gmres;
+  /// rtol, max_iterations (cycles for Stationary; iterations otherwise), restart (GMRES/FGMRES),
+  /// progress (called after every cycle / iteration). Its `threads` is replaced by the plan's.
+  krylov::Options krylov = default_krylov_options();
+};
+
+/// Every option of a plan; MultigridOptions{} holds the library's defaults (the CLI's help and
+/// the Python defaults are read from it): coarsening 2, no level cap, banded Cholesky coarse
+/// solve, (2,2) cycle with the optimised 4th-kind Chebyshev-Jacobi smoother, GMRES(20) to 1e-6
+/// in at most 500 iterations, threads 0 (omp_get_max_threads()).
+struct MultigridOptions {
+  HierarchyOptions hierarchy;
+  VCycleOptions cycle;
+  OuterSolverOptions solver;
+  /// Threads of everything the plan runs (replaces hierarchy.threads, cycle.threads,
+  /// cycle.smoother.threads and solver.krylov.threads); 0: omp_get_max_threads() at each call.
+  int threads = 0;
+};
+
+/// A solve's statistics (krylov::Result) plus the multigrid cost figures.
+struct SolveResult : krylov::Result {
+  SolverMethod method = SolverMethod::Gmres;
+  long matvecs = 0;  ///< fine-grid matvecs by the cost convention above
+  double rho = 0;    ///< average rate (final_relative_residual)^(1/iterations); 0 for no iterations
+};
+
+/// Not thread-safe for concurrent solve() calls on one plan (the cycle's work vectors); each call
+/// itself runs in parallel with the plan's threads.
+class MultigridPlan {
+ public:
+  /// Builds the geometric hierarchy of A on `shape` (opt.hierarchy), the cycle (opt.cycle) and
+  /// checks the outer solver options. Throws InvalidArgument for bad options (threads < 0,
+  /// rtol outside (0,1), max_iterations < 1, restart < 1, Cg with a non-symmetric cycle), and
+  /// what Hierarchy::geometric, Smoother and VCycle throw.
+  MultigridPlan(CsrMatrix A, const GridShape& shape, const MultigridOptions& opt = {});
+  /// Over a hierarchy built elsewhere (levels of any kind, any coarse solver); opt.hierarchy is
+  /// not used.
+  MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt = {});
+
+  /// Solves A x = b with the plan's outer solver; x holds the initial guess on entry and the
+  /// result on exit (length size()). Does not throw when not converged (check .converged);
+  /// throws InvalidArgument for null vectors, NumericalError when the iteration produces NaN/Inf.
+  SolveResult solve(const double* b, double* x) const;
+  /// The same with another outer solver for this call (method, tolerances; validated as above).
+  SolveResult solve(const double* b, double* x, const OuterSolverOptions& solver) const;
+
+  std::size_t size() const { return cycle_->size(); }
+  const Hierarchy& hierarchy() const { return *h_; }
+  std::shared_ptr<const Hierarchy> shared_hierarchy() const { return h_; }
+  /// The V-cycle (an operator: usable as a preconditioner elsewhere).
+  const VCycle& cycle() const { return *cycle_; }
+  /// The fine-level operator A_0.
+  const LinearOperator<double>& op() const { return *h_->level(0).A; }
+  const MultigridOptions& options() const { return opt_; }
+
+ private:
+  void init(const MultigridOptions& opt);
+  void check_solver(const OuterSolverOptions& s) const;
+  std::shared_ptr<const Hierarchy> h_;
+  std::unique_ptr<VCycle> cycle_;
+  MultigridOptions opt_;
+};
+
+/// A polynomial-smoother preconditioned Krylov solve without a hierarchy (the CLI's `mg solve
+/// --matrix` mode and Python's elliptica.chebyshev_cg): one preconditioner application is one
+/// smoothing of order `order` from zero (SmootherPreconditioner), so it costs `order` matvecs.
+/// Defaults: the smoother of SmootherOptions{} (opt4-Jacobi), order 4, PCG with
+/// default_krylov_options().
+struct SmootherSolveOptions {
+  SmootherOptions smoother;  ///< its threads is replaced by `threads`
+  int order = 4;             ///< >= 1
+  OuterSolverOptions solver{SolverMethod::Cg, default_krylov_options()};
+  int threads = 0;           ///< 0: omp_get_max_threads() at each call
+};
+
+struct SmootherSolveResult : SolveResult {
+  double lambda_max = 0;     ///< the smoother's (safety-scaled) bound on rho(S A)
+  double setup_seconds = 0;  ///< wall time of the smoother's set-up (lambda_max estimate, local factorisations)
+};
+
+/// Solves A x = b (A square SPD CSR; x: initial guess in, solution out). matvecs =
+/// operator_applications + order x preconditioner_applications. Throws InvalidArgument on
+/// order < 1, threads < 0, a Stationary method, PCG with a non-symmetric smoother (base RAS),
+/// bad Krylov options, and what Smoother and the Krylov solvers throw.
+SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt);
+
+}  // namespace elliptica::multigrid

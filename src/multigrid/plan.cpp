@@ -1,0 +1,136 @@
+/// @file plan.cpp
+/// MultigridPlan: hierarchy + V-cycle + outer iteration, the one multigrid solve path.
+#include "elliptica/multigrid/plan.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "elliptica/core/error.hpp"
+
+namespace elliptica::multigrid {
+
+SolverMethod solver_method_from_string(const std::string& s) {
+  if (s == "none" || s == "stationary") return SolverMethod::Stationary;
+  if (s == "cg" || s == "pcg") return SolverMethod::Cg;
+  if (s == "gmres") return SolverMethod::Gmres;
+  if (s == "fgmres") return SolverMethod::Fgmres;
+  throw InvalidArgument("unknown multigrid solver '" + s + "' (expected none, pcg, gmres or fgmres)");
+}
+
+std::string to_string(SolverMethod m) {
+  switch (m) {
+    case SolverMethod::Stationary: return "none";
+    case SolverMethod::Cg: return "pcg";
+    case SolverMethod::Gmres: return "gmres";
+    case SolverMethod::Fgmres: return "fgmres";
+  }
+  return "?";
+}
+
+krylov::Options default_krylov_options() {
+  krylov::Options o;
+  o.rtol = 1e-6;
+  o.max_iterations = 500;
+  o.restart = 20;
+  return o;
+}
+
+MultigridPlan::MultigridPlan(CsrMatrix A, const GridShape& shape, const MultigridOptions& opt) {
+  if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
+  HierarchyOptions ho = opt.hierarchy;
+  ho.threads = opt.threads;
+  h_ = std::make_shared<const Hierarchy>(Hierarchy::geometric(std::move(A), shape, ho));
+  init(opt);
+}
+
+MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {
+  if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
+  init(opt);
+}
+
+void MultigridPlan::init(const MultigridOptions& opt) {
+  if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
+  opt_ = opt;
+  opt_.hierarchy.threads = opt.threads;
+  opt_.cycle.threads = opt.threads;
+  opt_.cycle.smoother.threads = opt.threads;
+  opt_.solver.krylov.threads = opt.threads;
+  cycle_ = std::make_unique<VCycle>(h_, opt_.cycle);
+  check_solver(opt_.solver);
+}
+
+void MultigridPlan::check_solver(const OuterSolverOptions& s) const {
+  const krylov::Options& k = s.krylov;
+  if (!(k.rtol > 0 && k.rtol < 1)) throw InvalidArgument("MultigridPlan: rtol must be in (0, 1), got " + std::to_string(k.rtol));
+  if (k.max_iterations < 0)
+    throw InvalidArgument("MultigridPlan: max_iterations must be >= 0, got " + std::to_string(k.max_iterations));
+  if (s.method != SolverMethod::Stationary && k.max_iterations < 1)
+    throw InvalidArgument("MultigridPlan: max_iterations must be >= 1 for a Krylov method, got " +
+                          std::to_string(k.max_iterations));
+  if ((s.method == SolverMethod::Gmres || s.method == SolverMethod::Fgmres) && k.restart < 1)
+    throw InvalidArgument("MultigridPlan: restart must be >= 1, got " + std::to_string(k.restart));
+  if (s.method == SolverMethod::Cg && !cycle_->is_symmetric())
+    throw InvalidArgument(
+        "MultigridPlan: pcg needs a symmetric V-cycle (pre == post order and base jacobi or asm); use gmres or fgmres");
+  if (s.method == SolverMethod::Gmres && !cycle_->is_fixed())
+    throw InvalidArgument("MultigridPlan: the cycle is not a fixed map (its coarse solver is iterative); use fgmres");
+}
+
+SolveResult MultigridPlan::solve(const double* b, double* x) const { return solve(b, x, opt_.solver); }
+
+SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOptions& solver) const {
+  if (!b || !x) throw InvalidArgument("MultigridPlan::solve: null vector");
+  check_solver(solver);
+  krylov::Options ko = solver.krylov;
+  ko.threads = opt_.threads;
+  SolveResult out;
+  out.method = solver.method;
+  if (solver.method == SolverMethod::Stationary) {
+    static_cast<krylov::Result&>(out) = cycle_->solve(b, x, ko.rtol, ko.max_iterations, ko.progress);
+    out.matvecs = out.operator_applications;
+  } else {
+    const krylov::Method m = solver.method == SolverMethod::Cg      ? krylov::Method::Cg
+                             : solver.method == SolverMethod::Gmres ? krylov::Method::Gmres
+                                                                    : krylov::Method::Fgmres;
+    const auto s = krylov::make_solver<double>(m, op(), cycle_.get(), ko);
+    static_cast<krylov::Result&>(out) = s->solve(b, x);
+    out.matvecs = out.operator_applications + out.preconditioner_applications * cycle_->matvecs_per_cycle();
+  }
+  const double f = out.final_relative_residual;
+  out.rho = out.iterations > 0 && f > 0 ? std::pow(f, 1.0 / out.iterations) : 0.0;
+  return out;
+}
+
+SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt) {
+  if (!b || !x) throw InvalidArgument("smoother_solve: null vector");
+  if (opt.order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(opt.order));
+  if (opt.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(opt.threads));
+  if (opt.solver.method == SolverMethod::Stationary)
+    throw InvalidArgument("smoother_solve: needs a Krylov method (pcg, gmres or fgmres)");
+  SmootherOptions so = opt.smoother;
+  so.threads = opt.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Smoother S(A, so);
+  const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const SmootherPreconditioner M(S, opt.order);
+  if (opt.solver.method == SolverMethod::Cg && !M.is_symmetric())
+    throw InvalidArgument("this smoother is not symmetric (base 'ras'): it cannot precondition CG; use gmres or fgmres");
+  const CsrOperator op(A, opt.threads, true);
+  krylov::Options ko = opt.solver.krylov;
+  ko.threads = opt.threads;
+  const krylov::Method m = opt.solver.method == SolverMethod::Cg      ? krylov::Method::Cg
+                           : opt.solver.method == SolverMethod::Gmres ? krylov::Method::Gmres
+                                                                      : krylov::Method::Fgmres;
+  SmootherSolveResult out;
+  static_cast<krylov::Result&>(out) = krylov::make_solver<double>(m, op, &M, ko)->solve(b, x);
+  out.method = opt.solver.method;
+  out.matvecs = out.operator_applications + out.preconditioner_applications * opt.order;
+  const double f = out.final_relative_residual;
+  out.rho = out.iterations > 0 && f > 0 ? std::pow(f, 1.0 / out.iterations) : 0.0;
+  out.lambda_max = S.lambda_max();
+  out.setup_seconds = setup;
+  return out;
+}
+
+}  // namespace elliptica::multigrid
