@@ -17,7 +17,6 @@
 ///   bistatic.png   scripts/bem_plots.py (matplotlib), unless --no-plots
 #include "bem_cmd.hpp"
 
-#include <omp.h>
 #include <sys/wait.h>
 
 #include <algorithm>
