@@ -61,8 +61,8 @@ def read_mesh(path):
     """Reads a triangulated surface: Gmsh ``.msh`` (2.2/4.1, ASCII/binary), Wavefront ``.obj``
     or ``.stl`` (ASCII/binary), dispatching on the extension.
 
-    Returns ``(vertices, triangles)``: float64 (V, 3) coordinates and int64 (T, 3) 0-based vertex
-    indices, as in the file (no validation or re-orientation; :class:`HelmholtzBEM` does that).
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)`` coordinates and
+    ``ndarray((T, 3), int64)`` 0-based vertex indices, as in the file (no validation or re-orientation; :class:`HelmholtzBEM` does that).
 
     Raises FileError (an OSError) for a missing, unreadable, truncated or malformed file, and
     InvalidArgumentError (a ValueError) for an unknown extension or a file without triangles.
@@ -74,7 +74,8 @@ def icosphere(refinements=2, radius=1.0):
     """Icosahedral sphere mesh centred at the origin: the icosahedron refined ``refinements`` times
     (``20 * 4**refinements`` triangles, ``10 * 4**refinements + 2`` vertices, outward orientation).
 
-    Returns ``(vertices (V, 3) float64, triangles (T, 3) int64)``. ``refinements`` in [0, 10],
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)``, ``ndarray((T, 3), int64)``.
+    ``refinements`` in [0, 10],
     ``radius`` finite and > 0 (InvalidArgumentError otherwise).
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
@@ -86,7 +87,8 @@ def octasphere(refinements=2, radius=1.0):
     """Octahedral sphere mesh centred at the origin: the octahedron refined ``refinements`` times
     (``8 * 4**refinements`` triangles, outward orientation), vertices projected to the sphere.
 
-    Returns ``(vertices (V, 3) float64, triangles (T, 3) int64)``; arguments as :func:`icosphere`.
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)``, ``ndarray((T, 3), int64)``;
+    arguments as :func:`icosphere`.
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
         raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
