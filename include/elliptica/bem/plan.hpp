@@ -201,15 +201,25 @@ class HelmholtzBem {
   /// The krylov::Options solve() hands to GMRES: options().gmres with threads = options().threads.
   krylov::Options gmres_options() const;
 
+  /// The Burton-Miller right-hand side (N values) of incident data with N values each
+  /// (InvalidArgument otherwise, or for non-finite data).
   std::vector<cplx> rhs(const IncidentField& inc) const;
-  /// GMRES from zero; progress(iteration, relative residual) per iteration (may be empty).
-  /// solve_seconds in the result = GMRES wall time. Not thread-safe across concurrent calls on
-  /// one plan only for the timing counters; results are independent.
+  /// GMRES (gmres_options(): rtol, restart, iteration cap, the plan's threads) from zero,
+  /// right-preconditioned by preconditioner(); progress(iteration, relative residual) per
+  /// iteration (may be empty; default options().gmres.progress). Returns the surface solution:
+  /// u (N values, total field, same unit as u_inc) for sound-hard, dudn (N values, 1/length) for
+  /// sound-soft, the other zero, in element order; solve_seconds = GMRES wall time; info (may be
+  /// nullptr) gets the matvec / preconditioner counts and times. NotConverged when GMRES misses
+  /// gmres.rtol and throw_if_not_converged is set. Results of concurrent calls are independent;
+  /// only the timing counters are shared.
   SurfaceSolution solve(const IncidentField& inc, const std::function<void(int, double)>& progress = {},
                         HelmholtzBemSolveInfo* info = nullptr) const;
   SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const;
-  /// u_inf(xhat) and u_sc(x) by the representation formula (helmholtz.hpp, far_field /
-  /// scattered_field), direct sums over the elements: O(N M).
+  /// u_inf(xhat) (M values for M directions, normalised internally; unit of u) and u_sc(x) (M
+  /// values at M exterior points) of a solution of this plan, by the representation formula
+  /// (helmholtz.hpp, far_field / scattered_field), direct sums over the elements: O(N M).
+  /// InvalidArgument for a zero direction, a point inside or on the body, or a solution of the
+  /// wrong size.
   std::vector<cplx> far_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& directions) const;
   std::vector<cplx> scattered_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& points) const;
 
