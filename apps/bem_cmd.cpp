@@ -17,7 +17,6 @@
 ///   bistatic.png   scripts/bem_plots.py (matplotlib), unless --no-plots
 #include "bem_cmd.hpp"
 
-#include <omp.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -47,6 +46,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica::cli {
 
@@ -162,14 +162,14 @@ int run_bem(const BemArgs& a) {
     }
   }
   if (a.precond != "none" && a.precond != "bd") throw InvalidArgument("--precond must be none or bd, got '" + a.precond + "'");
-  ho.precond = bem::preconditioner_kind_from_string(a.precond);
+  ho.precond.kind = bem::preconditioner_kind_from_string(a.precond);
   if (a.op != "auto" && a.op != "dense" && a.op != "fmm")
     throw InvalidArgument("--operator must be auto, dense or fmm, got '" + a.op + "'");
-  ho.op = bem::operator_kind_from_string(a.op);
+  ho.op.kind = bem::operator_kind_from_string(a.op);
   if (a.bd_level < -1) throw InvalidArgument("--bd-level must be >= 0 (or -1: leaf level), got " + std::to_string(a.bd_level));
   if (a.bd_leaf < 1) throw InvalidArgument("--leaf must be >= 1, got " + std::to_string(a.bd_leaf));
-  ho.bd_level = a.bd_level;
-  ho.max_leaf = a.bd_leaf;
+  ho.precond.bd_level = a.bd_level;
+  ho.op.fmm.tree.max_leaf = a.bd_leaf;
   auto g = [](double v) {
     std::ostringstream o;
     o << v;
@@ -181,11 +181,11 @@ int run_bem(const BemArgs& a) {
   if (a.dense_max < 0) throw InvalidArgument("--dense-max must be >= 0");
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1");
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1");
-  ho.gmres_rtol = a.tol;
-  ho.fmm_tolerance = a.fmm_tol;
-  ho.dense_max_elements = static_cast<std::size_t>(a.dense_max);
-  ho.gmres_restart = a.restart;
-  ho.gmres_max_iterations = a.max_iter;
+  ho.gmres.rtol = a.tol;
+  ho.op.fmm.tolerance = a.fmm_tol;
+  ho.op.dense_max_elements = static_cast<std::size_t>(a.dense_max);
+  ho.gmres.restart = a.restart;
+  ho.gmres.max_iterations = a.max_iter;
   if (!a.alpha.empty()) {
     const auto p = split(a.alpha, ',');
     if (p.size() < 1 || p.size() > 2) throw InvalidArgument("--alpha must be RE or RE,IM, got '" + a.alpha + "'");
@@ -202,7 +202,8 @@ int run_bem(const BemArgs& a) {
     throw InvalidArgument("--far-field-points must be in [1, 1e7], got " + std::to_string(a.far_field_points));
   if (a.threads < 0 || a.threads > 1024)
     throw InvalidArgument("--threads must be in [0,1024] (0: all available), got " + std::to_string(a.threads));
-  if (a.threads > 0) omp_set_num_threads(a.threads);
+  ho.threads = a.threads;  // the plan's local num_threads clauses; no global OpenMP state
+  const int threads = resolve_threads(a.threads);
   if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
   std::string script;
   if (!a.no_plots) script = find_plot_script(a.plot_script);
@@ -261,14 +262,14 @@ int run_bem(const BemArgs& a) {
   // ---- set-up (operator + preconditioner) + solve ------------------------------------------------
   const std::size_t n = mesh.num_elements();
   if (!a.quiet) {
-    const bool dense = ho.op == bem::OperatorKind::Dense || (ho.op == bem::OperatorKind::Auto && n <= ho.dense_max_elements);
+    const bool dense = ho.op.kind == bem::OperatorKind::Dense || (ho.op.kind == bem::OperatorKind::Auto && n <= ho.op.dense_max_elements);
     if (dense)
       std::fprintf(stderr, "bem: assembling the dense %zu x %zu Burton-Miller matrix (%s, %.1f MiB, %d threads)...\n", n, n,
                    ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet",
-                   16.0 * double(n) * double(n) / (1024.0 * 1024.0), omp_get_max_threads());
+                   16.0 * double(n) * double(n) / (1024.0 * 1024.0), threads);
     else
       std::fprintf(stderr, "bem: setting up the FMM Burton-Miller operator for %zu elements (%s, %d threads)...\n", n,
-                   ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", omp_get_max_threads());
+                   ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", threads);
     auto last = std::make_shared<std::pair<std::string, int>>("", -1);
     ho.progress = [last](const std::string& stage, double f) {
       const int pct = static_cast<int>(f * 100);
@@ -300,7 +301,7 @@ int run_bem(const BemArgs& a) {
   if (su.precond == bem::PreconditionerKind::BlockDiagonal)
     os << " (level " << su.bd_level << " of leaf level " << su.leaf_level << ", " << su.bd_blocks << " blocks, largest "
        << su.bd_largest_block << ", " << su.precond_bytes * mib << " MiB)";
-  os << "\n  alpha = " << plan.alpha() << ", GMRES(" << ho.gmres_restart << ") rtol " << ho.gmres_rtol << ": "
+  os << "\n  alpha = " << plan.alpha() << ", GMRES(" << ho.gmres.restart << ") rtol " << ho.gmres.rtol << ": "
      << sol.iterations << " iterations, final relative residual " << sol.final_relative_residual << "\n"
      << "  times: operator set-up " << su.operator_seconds << " s";
   if (su.op == bem::OperatorKind::Fmm) os << " (FMM " << su.fmm_seconds << " s)";
@@ -361,7 +362,7 @@ int run_bem(const BemArgs& a) {
     };
     js << "{\n  \"mesh\": " << json_str(a.mesh) << ",\n  \"incident\": " << json_str(a.incident)
        << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
-       << ",\n  \"tol\": " << ho.gmres_rtol << ",\n  \"restart\": " << ho.gmres_restart
+       << ",\n  \"tol\": " << ho.gmres.rtol << ",\n  \"restart\": " << ho.gmres.restart
        << ",\n  \"elements\": " << n << ",\n  \"k\": " << k << ",\n  \"bc\": \""
        << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet") << "\",\n  \"operator\": \""
        << bem::to_string(su.op) << "\",\n  \"precond\": \"" << bem::to_string(su.precond)
@@ -374,7 +375,7 @@ int run_bem(const BemArgs& a) {
        << ",\n  \"precond_seconds\": " << su.precond_seconds << ",\n  \"gmres_seconds\": " << info.gmres_seconds
        << ",\n  \"matvecs\": " << info.matvecs << ",\n  \"matvec_seconds\": " << info.matvec_seconds
        << ",\n  \"far_field_seconds\": " << ff_seconds << ",\n  \"operator_bytes\": " << su.operator_bytes
-       << ",\n  \"precond_bytes\": " << su.precond_bytes << ",\n  \"threads\": " << omp_get_max_threads() << "\n}\n";
+       << ",\n  \"precond_bytes\": " << su.precond_bytes << ",\n  \"threads\": " << threads << "\n}\n";
     f_summary.write(js.str());
   }
   outputs.commit();

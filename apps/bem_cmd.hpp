@@ -8,7 +8,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "elliptica/bem/plan.hpp"
+
 namespace elliptica::cli {
+
+/// The C++ defaults of the BEM plan, the only source of the CLI's default values.
+inline const bem::HelmholtzBemOptions& bem_defaults() {
+  static const bem::HelmholtzBemOptions d{};
+  return d;
+}
 
 /// Raw command-line values of `elliptica bem`; interpreted and validated by run_bem.
 struct BemArgs {
@@ -16,17 +24,17 @@ struct BemArgs {
   std::string k;
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
-  std::string precond = "bd";
-  std::string op = "auto";
-  int dense_max = 4000;
-  double fmm_tol = 0;
-  int bd_level = -1;
-  int bd_leaf = 64;
-  double tol = 1e-5;
-  int restart = 200;
-  int max_iter = 1000;
+  std::string precond = bem::to_string(bem_defaults().precond.kind);
+  std::string op = bem::to_string(bem_defaults().op.kind);
+  int dense_max = static_cast<int>(bem_defaults().op.dense_max_elements);
+  double fmm_tol = bem_defaults().op.fmm.tolerance;
+  int bd_level = bem_defaults().precond.bd_level;
+  int bd_leaf = bem_defaults().op.fmm.tree.max_leaf;
+  double tol = bem_defaults().gmres.rtol;
+  int restart = bem_defaults().gmres.restart;
+  int max_iter = bem_defaults().gmres.max_iterations;
   std::string alpha;
-  int threads = 0;
+  int threads = bem_defaults().threads;
   int far_field_points = 400;
   std::string out;
   bool no_plots = false;

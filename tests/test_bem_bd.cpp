@@ -10,6 +10,7 @@
 
 #include "elliptica/bem/block_diagonal.hpp"
 #include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/plan.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/fmm/octree.hpp"
@@ -42,7 +43,7 @@ double rel_diff(const std::vector<cd>& a, const std::vector<cd>& b) {
 
 TEST(BemBlockDiagonal, LevelZeroIsTheExactInverse) {
   for (auto bc : {BoundaryCondition::Neumann, BoundaryCondition::Dirichlet}) {
-    HelmholtzOptions o;
+    HelmholtzBemOptions o;
     o.bc = bc;
     HelmholtzBemDense plan(icosphere(2), 1.0, o);
     fmm::OctreeOptions to;
@@ -110,12 +111,12 @@ TEST(BemBlockDiagonal, ReducesGmresIterationsAtKa5) {
   // without, 16 with mu = 64 (level 2), 12 with mu = 256 (level 1). The sanitizer build uses
   // octasphere(3), 512 elements (1/6 of the dense work), with mu = 16 and 64 so that the blocks
   // are again those of octree levels 2 and 1; measured: 17, 15, 11 iterations.
-  HelmholtzOptions o;
-  o.gmres_rtol = 1e-6;
+  HelmholtzBemOptions o;
+  o.gmres.rtol = 1e-6;
   HelmholtzBemDense plan(kSanitized ? octasphere(3) : icosphere(3), 5.0, o);
   const auto inc = plane_wave(plan.mesh(), 5.0, {0, 0, 1});
   PreconditionedSolveOptions none;
-  none.kind = PrecondKind::None;
+  none.kind = PreconditionerKind::None;
   PreconditionedSolveInfo i0;
   const auto s0 = solve_preconditioned(plan, inc, none, &i0);
   const auto ref = plan.solve(inc);

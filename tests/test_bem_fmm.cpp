@@ -7,6 +7,7 @@
 
 #include "elliptica/bem/fmm_operator.hpp"
 #include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/plan.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/krylov/krylov.hpp"
 
@@ -38,7 +39,7 @@ std::vector<cplx> random_vec(std::size_t n, unsigned seed) {
 }
 void compare(int refinements, cplx k, BoundaryCondition bc, double tol, int max_leaf) {
   Mesh m = icosphere(refinements);
-  HelmholtzOptions ho;
+  HelmholtzBemOptions ho;
   ho.bc = bc;
   HelmholtzBemDense dense(m, k, ho);
   FmmOperatorOptions fo;
@@ -86,8 +87,8 @@ TEST(BemFmm, GmresSolveMatchesDense) {
   Mesh m = icosphere(kSmallRefinements);
   const double fmm_tol = kSanitized ? 1e-4 : 1e-5;
   const cplx k(2.0, 0.0);
-  HelmholtzOptions ho;
-  ho.gmres_rtol = 1e-8;
+  HelmholtzBemOptions ho;
+  ho.gmres.rtol = 1e-8;
   HelmholtzBemDense dense(m, k, ho);
   auto sol = dense.solve_plane_wave({0, 0, 1});
   FmmOperatorOptions fo;

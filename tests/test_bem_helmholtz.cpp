@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/plan.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "bem/quadrature.hpp"
 #include "elliptica/core/error.hpp"
@@ -180,7 +181,7 @@ struct MieErrors {
 };
 
 MieErrors run_mie(const Mesh& m, double k, BoundaryCondition bc) {
-  HelmholtzOptions opt;
+  HelmholtzBemOptions opt;
   opt.bc = bc;
   const HelmholtzBemDense plan(m, cd(k, 0), opt);
   const V3 d = {0, 0, 1};
@@ -283,7 +284,7 @@ TEST(BemHelmholtz, RobustAtInteriorEigenvalues) {
 TEST(BemHelmholtz, ScatteredFieldMatchesMie) {
   const double k = 2.0;
   for (auto bc : {BoundaryCondition::Neumann, BoundaryCondition::Dirichlet}) {
-    HelmholtzOptions opt;
+    HelmholtzBemOptions opt;
     opt.bc = bc;
     const HelmholtzBemDense plan(icosphere(kFinest), cd(k, 0), opt);
     const SurfaceSolution sol = plan.solve_plane_wave({0, 0, 1});
@@ -349,9 +350,9 @@ struct SphereErrors {
 // Plane wave along +z on a sphere mesh (unit radius), default coupling unless alpha is given.
 SphereErrors sphere_errors(const Mesh& m, double k, BoundaryCondition bc, double rtol = 1e-5,
                            std::optional<cd> alpha = std::nullopt) {
-  HelmholtzOptions opt;
+  HelmholtzBemOptions opt;
   opt.bc = bc;
-  opt.gmres_rtol = rtol;
+  opt.gmres.rtol = rtol;
   opt.alpha = alpha;
   const HelmholtzBemDense plan(m, cd(k, 0), opt);
   const V3 d = {0, 0, 1};
@@ -392,7 +393,7 @@ TEST(BemHelmholtz, DefaultCouplingAndBodySize) {
   EXPECT_THROW(default_alpha(unit, 0.0), InvalidArgument);
   // the plans report what they use (i/k = 20i before the cap)
   EXPECT_LT(std::abs(HelmholtzBemDense(icosphere(1), 0.05).alpha() - 0.5 * i), 1e-12);
-  HelmholtzOptions o;
+  HelmholtzBemOptions o;
   o.alpha = cd(0, 3);
   EXPECT_EQ(HelmholtzBemDense(icosphere(1), 0.05, o).alpha(), cd(0, 3));
 }
@@ -416,7 +417,7 @@ TEST(BemHelmholtz, SoundSoftAccurateAtLowFrequency) {
   // the discretisation error of the static values (measured on 1280 elements: |mean q - 1| =
   // 1.6e-3, |u_inf + 1| = 1.1e-2, |u_sc(2) + 1/2| = 5.7e-3)
   const HelmholtzBemDense plan(m, 1e-300, [] {
-    HelmholtzOptions o;
+    HelmholtzBemOptions o;
     o.bc = BoundaryCondition::Dirichlet;
     return o;
   }());
@@ -482,7 +483,7 @@ TEST(BemHelmholtz, SoundHardStaticCorrectionAndDeflationVector) {
     }
     EXPECT_GT(dev, 1e-3);  // the dynamic parts of K 1 and W 1
     EXPECT_LT(diff, 1e-13);
-    HelmholtzOptions soft;
+    HelmholtzBemOptions soft;
     soft.bc = BoundaryCondition::Dirichlet;
     EXPECT_TRUE(HelmholtzBemDense(m, 1e-3, soft).ones_image().empty());
   }
@@ -518,16 +519,16 @@ TEST(BemHelmholtz, RefusesSoundHardBelowTheLowFrequencyFloor) {
     }
   }
   EXPECT_NO_THROW(HelmholtzBemDense(m, 6e-11));  // k D = 1.2e-10
-  HelmholtzOptions soft;
+  HelmholtzBemOptions soft;
   soft.bc = BoundaryCondition::Dirichlet;
   EXPECT_NO_THROW(HelmholtzBemDense(m, 1e-300, soft));
 }
 
 TEST(BemHelmholtz, RefusesGmresToleranceBelowTheFloor) {
   const Mesh m = icosphere(1);
-  HelmholtzOptions o;
+  HelmholtzBemOptions o;
   for (double rtol : {1e-16, 1e-13}) {
-    o.gmres_rtol = rtol;
+    o.gmres.rtol = rtol;
     try {
       const HelmholtzBemDense plan(m, 1.0, o);
       ADD_FAILURE() << "gmres_rtol " << rtol << " accepted";
@@ -535,7 +536,7 @@ TEST(BemHelmholtz, RefusesGmresToleranceBelowTheFloor) {
       EXPECT_NE(std::string(e.what()).find("1e-12"), std::string::npos) << e.what();
     }
   }
-  o.gmres_rtol = kMinGmresRtol;
+  o.gmres.rtol = kMinGmresRtol;
   const HelmholtzBemDense plan(m, 1.0, o);
   EXPECT_TRUE(plan.solve_plane_wave({0, 0, 1}).converged);
 }
@@ -567,7 +568,7 @@ TEST(BemHelmholtz, RejectsBadInput) {
     EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
   }
   EXPECT_THROW(HelmholtzBemDense(Mesh{}, cd(1, 0)), InvalidArgument);
-  HelmholtzOptions bad;
+  HelmholtzBemOptions bad;
   bad.alpha = cd(0, 0);
   EXPECT_THROW(HelmholtzBemDense(m, cd(1, 0), bad), InvalidArgument);
   QuadratureOptions q;

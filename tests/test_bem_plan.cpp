@@ -9,10 +9,13 @@
 #include <set>
 #include <string>
 
+#include <omp.h>
+
 #include "elliptica/bem/fmm_operator.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/plan.hpp"
 #include "elliptica/core/error.hpp"
+#include "elliptica/krylov/krylov.hpp"
 #include "reference/mie.hpp"
 
 using namespace elliptica::bem;
@@ -33,11 +36,11 @@ double rel(const std::vector<cplx>& a, const std::vector<cplx>& b) {
 
 HelmholtzBemOptions options(OperatorKind op, BoundaryCondition bc, double rtol, double fmm_tol) {
   HelmholtzBemOptions o;
-  o.op = op;
+  o.op.kind = op;
   o.bc = bc;
-  o.gmres_rtol = rtol;
-  o.fmm_tolerance = fmm_tol;
-  o.max_leaf = 32;
+  o.gmres.rtol = rtol;
+  o.op.fmm.tolerance = fmm_tol;
+  o.op.fmm.tree.max_leaf = 32;
   return o;
 }
 }  // namespace
@@ -75,7 +78,7 @@ TEST(BemPlan, FmmSolutionMatchesDense) {
 TEST(BemPlan, FmmOperatorEntriesEqualDenseMatrix) {
   const Mesh m = icosphere(2);
   for (auto bc : {BoundaryCondition::Neumann, BoundaryCondition::Dirichlet}) {
-    HelmholtzOptions ho;
+    HelmholtzBemOptions ho;
     ho.bc = bc;
     HelmholtzBemDense dense(m, 3.0, ho);
     FmmOperatorOptions fo;
@@ -135,7 +138,7 @@ TEST(BemPlan, FmmWithBlockDiagonalMatchesMie) {
         m.centroid(i)[0] * m.centroid(i)[0] + m.centroid(i)[1] * m.centroid(i)[1] + m.centroid(i)[2] * m.centroid(i)[2]));
   const double e = rel(s.u, ref_u);
   auto o2 = o;
-  o2.precond = PreconditionerKind::None;
+  o2.precond.kind = PreconditionerKind::None;
   o2.progress = {};
   HelmholtzBem plain(m, k, o2);
   const auto s2 = plain.solve_plane_wave({0, 0, 1});
@@ -149,22 +152,22 @@ TEST(BemPlan, FmmWithBlockDiagonalMatchesMie) {
 TEST(BemPlan, AutoChoosesByElementCountAndRejectsBadOptions) {
   const Mesh m = icosphere(1);
   HelmholtzBemOptions o;
-  o.dense_max_elements = 80;
+  o.op.dense_max_elements = 80;
   EXPECT_EQ(HelmholtzBem(m, 1.0, o).setup().op, OperatorKind::Dense);
-  o.dense_max_elements = 79;
-  o.max_leaf = 8;
+  o.op.dense_max_elements = 79;
+  o.op.fmm.tree.max_leaf = 8;
   EXPECT_EQ(HelmholtzBem(m, 1.0, o).setup().op, OperatorKind::Fmm);
   auto bad = [&m](auto mutate) {
     HelmholtzBemOptions b;
     mutate(b);
     EXPECT_THROW(HelmholtzBem(m, 1.0, b), InvalidArgument);
   };
-  bad([](HelmholtzBemOptions& b) { b.max_leaf = 0; });
-  bad([](HelmholtzBemOptions& b) { b.bd_level = -2; });
-  bad([](HelmholtzBemOptions& b) { b.fmm_tolerance = 1.0; });
-  bad([](HelmholtzBemOptions& b) { b.fmm_tolerance = std::nan(""); });
-  bad([](HelmholtzBemOptions& b) { b.fmm_order = -1; });
-  bad([](HelmholtzBemOptions& b) { b.gmres_rtol = 0; });
+  bad([](HelmholtzBemOptions& b) { b.op.fmm.tree.max_leaf = 0; });
+  bad([](HelmholtzBemOptions& b) { b.precond.bd_level = -2; });
+  bad([](HelmholtzBemOptions& b) { b.op.fmm.tolerance = 1.0; });
+  bad([](HelmholtzBemOptions& b) { b.op.fmm.tolerance = std::nan(""); });
+  bad([](HelmholtzBemOptions& b) { b.op.fmm.order = -1; });
+  bad([](HelmholtzBemOptions& b) { b.gmres.rtol = 0; });
   bad([](HelmholtzBemOptions& b) { b.alpha = cplx(0, 0); });
   EXPECT_THROW(HelmholtzBem(m, std::nan(""), {}), InvalidArgument);
   EXPECT_THROW(HelmholtzBem(m, -1.0, {}), InvalidArgument);
@@ -278,7 +281,7 @@ TEST(BemPlan, LowFrequencyFmmMatchesDense) {
     const Mesh m = icosphere(c.ref);
     const double rtol = 1e-7, ftol = 1e-5;
     auto od = options(OperatorKind::Dense, c.bc, rtol, ftol), of = options(OperatorKind::Fmm, c.bc, rtol, ftol);
-    od.max_leaf = of.max_leaf = c.leaf;
+    od.op.fmm.tree.max_leaf = of.op.fmm.tree.max_leaf = c.leaf;
     HelmholtzBem dense(m, c.k, od);
     HelmholtzBem fast(m, c.k, of);
     EXPECT_GE(fast.setup().leaf_level, kSanitized ? 1 : 2);  // (Release) the FMM has a far field
@@ -312,7 +315,7 @@ TEST(BemPlan, TinyWavenumberSoundHardIsRefusedClearly) {
   for (auto op : {OperatorKind::Dense, OperatorKind::Fmm})
     for (auto pc : {PreconditionerKind::BlockDiagonal, PreconditionerKind::None}) {
       auto o = options(op, BoundaryCondition::Neumann, 1e-5, 0);
-      o.precond = pc;
+      o.precond.kind = pc;
       try {
         HelmholtzBem plan(m, 1e-300, o);
         ADD_FAILURE() << "k = 1e-300 accepted";
@@ -442,9 +445,9 @@ TEST(BemStudy, DISABLED_LowFrequency) {
         for (double ka : kas) {
           if (ref == 4 && ka != 1e-8 && ka != 1e-3 && ka != 0.05 && ka != 1) continue;
           HelmholtzBemOptions o;
-          o.op = OperatorKind::Dense;
-          o.gmres_rtol = 1e-8;
-          o.gmres_max_iterations = 500;
+          o.op.kind = OperatorKind::Dense;
+          o.gmres.rtol = 1e-8;
+          o.gmres.max_iterations = 500;
           const StudyErrors d = study_errors(m, ka, bc, o);
           o.alpha = cplx(0, 1) / ka;
           const StudyErrors c = study_errors(m, ka, bc, o);
@@ -466,9 +469,9 @@ TEST(BemStudy, DISABLED_ConvergenceRates) {
       StudyErrors prev;
       for (int ref = 2; ref <= 5; ++ref) {
         HelmholtzBemOptions o;
-        o.op = ref <= 4 ? OperatorKind::Dense : OperatorKind::Fmm;
-        o.gmres_rtol = 1e-8;
-        o.fmm_tolerance = 1e-6;
+        o.op.kind = ref <= 4 ? OperatorKind::Dense : OperatorKind::Fmm;
+        o.gmres.rtol = 1e-8;
+        o.op.fmm.tolerance = 1e-6;
         const Mesh m = icosphere(ref);
         const StudyErrors e = study_errors(m, ka, bc, o);
         if (ref == 2)
@@ -500,9 +503,9 @@ TEST(BemStudy, DISABLED_GmresResidualFloor) {
         for (auto bc : {BoundaryCondition::Neumann, BoundaryCondition::Dirichlet})
           for (double ka : {0.01, 2.0}) {
             HelmholtzBemOptions o;
-            o.op = op;
+            o.op.kind = op;
             o.bc = bc;
-            o.fmm_tolerance = ftol;
+            o.op.fmm.tolerance = ftol;
             HelmholtzBem plan(icosphere(ref), ka, o);
             const auto b = plan.rhs(plane_wave(plan.mesh(), ka, {0, 0, 1}));
             std::vector<cplx> x(b.size());
@@ -518,4 +521,69 @@ TEST(BemStudy, DISABLED_GmresResidualFloor) {
             std::fflush(stdout);
           }
       }
+}
+
+// The plan's threads option is used through local num_threads clauses: the global OpenMP state is
+// the same after constructing and solving with threads = 1 and 2 (dense and FMM operator, BD), and
+// the answers agree to rounding (row sums and LU solves do not depend on the threads; the FMM's
+// M2L accumulation order does, at the 1e-15 level).
+TEST(BemPlan, ThreadsOptionIsLocal) {
+  const int before = omp_get_max_threads();
+  for (auto op : {OperatorKind::Dense, OperatorKind::Fmm}) {
+    std::vector<std::vector<cplx>> u;
+    for (int t : {1, 2}) {
+      HelmholtzBemOptions o;
+      o.op.kind = op;
+      o.op.fmm.tree.max_leaf = 16;
+      o.gmres.rtol = 1e-10;
+      o.threads = t;
+      HelmholtzBem plan(icosphere(2), 1.5, o);
+      EXPECT_EQ(omp_get_max_threads(), before);
+      u.push_back(plan.solve_plane_wave({0, 0, 1}).u);
+      EXPECT_EQ(omp_get_max_threads(), before);
+      EXPECT_EQ(plan.gmres_options().threads, t);
+    }
+    EXPECT_LT(rel(u[1], u[0]), 1e-12) << to_string(op);
+  }
+  HelmholtzBemOptions bad;
+  bad.threads = -1;
+  EXPECT_THROW(HelmholtzBem(icosphere(1), 1.0, bad), InvalidArgument);
+}
+
+// The plan's operator and BD preconditioner are ordinary operators: the generic krylov::Gmres
+// object with the plan's GMRES options on them gives the plan's solution (sound-soft: the plan's
+// solve is plain right-preconditioned GMRES from zero, no deflation), dense and FMM.
+TEST(BemPlan, GenericGmresObjectEqualsPlanSolve) {
+  for (auto op : {OperatorKind::Dense, OperatorKind::Fmm}) {
+    HelmholtzBemOptions o;
+    o.bc = BoundaryCondition::Dirichlet;
+    o.op.kind = op;
+    o.op.fmm.tree.max_leaf = 16;
+    HelmholtzBem plan(icosphere(2), 2.0, o);
+    ASSERT_NE(plan.preconditioner(), nullptr);
+    const IncidentField inc = plane_wave(plan.mesh(), 2.0, {1, 0, 0});
+    const SurfaceSolution s = plan.solve(inc);
+    const std::vector<cplx> b = plan.rhs(inc);
+    std::vector<cplx> x(b.size(), cplx{});
+    const elliptica::krylov::Gmres<cplx> gmres(plan.system_operator(), plan.preconditioner(), plan.gmres_options());
+    const auto r = gmres.solve(b.data(), x.data());
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(r.iterations, s.iterations) << to_string(op);
+    EXPECT_LT(rel(x, s.dudn), 1e-12) << to_string(op);
+  }
+}
+
+// Defaults live in the C++ options (the CLI and Python read them): GMRES rtol 1e-5, restart 50,
+// 1000 iterations, automatic FMM tolerance, leaves of 64, BD at the leaf level.
+TEST(BemPlan, OptionDefaults) {
+  const HelmholtzBemOptions o;
+  EXPECT_EQ(o.gmres.rtol, 1e-5);
+  EXPECT_EQ(o.gmres.restart, 50);
+  EXPECT_EQ(o.gmres.max_iterations, 1000);
+  EXPECT_EQ(o.op.kind, OperatorKind::Auto);
+  EXPECT_EQ(o.op.fmm.tolerance, 0.0);
+  EXPECT_EQ(o.op.fmm.tree.max_leaf, 64);
+  EXPECT_EQ(o.precond.kind, PreconditionerKind::BlockDiagonal);
+  EXPECT_EQ(o.precond.bd_level, -1);
+  EXPECT_EQ(o.threads, 0);
 }

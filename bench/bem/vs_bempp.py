@@ -59,7 +59,8 @@ def run_ours(args):
         plan = elliptica.HelmholtzBEM(mesh, args.k, bc="neumann", tol=args.tol, operator=op,
                                       precond="bd", leaf=args.leaf)
         t1 = time.perf_counter()
-        u, info = plan.solve((0, 0, 1))
+        sol = plan.solve((0, 0, 1))
+        u, info = sol.surface, sol.info
         t2 = time.perf_counter()
         c = plan.centroids
         ref = mie_surface_hard(args.k, 1.0, c[:, 2] / np.linalg.norm(c, axis=1))

@@ -70,8 +70,8 @@ Boundary element method (exterior Helmholtz scattering)
 -------------------------------------------------------
 :class:`HelmholtzBEM` solves plane-wave scattering by a closed triangulated surface (sound-hard
 or sound-soft) with the dense Burton-Miller collocation BEM and GMRES, optionally preconditioned
-by the block-diagonal octree preconditioner; ``far_field`` and ``scattered_field`` evaluate the
-solution. Conventions: ``e^{-i omega t}``, ``G = e^{ikr}/(4 pi r)``, outward normals, far field
+by the block-diagonal octree preconditioner; ``solve`` returns a :class:`BemSolution` (surface
+field + solve information), from which ``far_field`` and ``scattered_field`` are evaluated. Conventions: ``e^{-i omega t}``, ``G = e^{ikr}/(4 pi r)``, outward normals, far field
 ``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl, :func:`icosphere` (and :func:`octasphere`) makes
 sphere meshes.
 """
@@ -111,9 +111,9 @@ from ._multigrid import (MultigridPlan, SolveInfo, SolveResult, chebyshev_cg, mu
 __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "multigrid_defaults",
             "SolveInfo", "SolveResult"]
 
-from ._bem import HelmholtzBEM, icosphere, octasphere, read_mesh
+from ._bem import BEM_DEFAULTS, BemSolution, HelmholtzBEM, icosphere, octasphere, read_mesh
 
-__all__ += ["HelmholtzBEM", "read_mesh", "icosphere", "octasphere"]
+__all__ += ["HelmholtzBEM", "BemSolution", "BEM_DEFAULTS", "read_mesh", "icosphere", "octasphere"]
 
 from ._fmm import HelmholtzFMM  # noqa: E402  Helmholtz FMM (_fmm.py)
 __all__ += ["HelmholtzFMM"]

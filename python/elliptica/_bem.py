@@ -32,7 +32,11 @@ from . import _core
 from ._core import InvalidArgumentError
 from ._fmm import points3
 
-__all__ = ["HelmholtzBEM", "read_mesh", "icosphere", "octasphere"]
+__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "BEM_DEFAULTS"]
+
+#: The defaults of the C++ ``HelmholtzBemOptions`` (``include/elliptica/bem/plan.hpp``), read from
+#: the extension: Python has no default values of its own. ``bd_level`` -1 means the leaf level.
+BEM_DEFAULTS = dict(_core.bem_defaults())
 
 
 def _points(a, what):
@@ -57,8 +61,8 @@ def read_mesh(path):
     """Reads a triangulated surface: Gmsh ``.msh`` (2.2/4.1, ASCII/binary), Wavefront ``.obj``
     or ``.stl`` (ASCII/binary), dispatching on the extension.
 
-    Returns ``(vertices, triangles)``: float64 (V, 3) coordinates and int64 (T, 3) 0-based vertex
-    indices, as in the file (no validation or re-orientation; :class:`HelmholtzBEM` does that).
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)`` coordinates and
+    ``ndarray((T, 3), int64)`` 0-based vertex indices, as in the file (no validation or re-orientation; :class:`HelmholtzBEM` does that).
 
     Raises FileError (an OSError) for a missing, unreadable, truncated or malformed file, and
     InvalidArgumentError (a ValueError) for an unknown extension or a file without triangles.
@@ -70,7 +74,8 @@ def icosphere(refinements=2, radius=1.0):
     """Icosahedral sphere mesh centred at the origin: the icosahedron refined ``refinements`` times
     (``20 * 4**refinements`` triangles, ``10 * 4**refinements + 2`` vertices, outward orientation).
 
-    Returns ``(vertices (V, 3) float64, triangles (T, 3) int64)``. ``refinements`` in [0, 10],
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)``, ``ndarray((T, 3), int64)``.
+    ``refinements`` in [0, 10],
     ``radius`` finite and > 0 (InvalidArgumentError otherwise).
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
@@ -82,25 +87,130 @@ def octasphere(refinements=2, radius=1.0):
     """Octahedral sphere mesh centred at the origin: the octahedron refined ``refinements`` times
     (``8 * 4**refinements`` triangles, outward orientation), vertices projected to the sphere.
 
-    Returns ``(vertices (V, 3) float64, triangles (T, 3) int64)``; arguments as :func:`icosphere`.
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)``, ``ndarray((T, 3), int64)``;
+    arguments as :func:`icosphere`.
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
         raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
     return _core.bem_octasphere(int(refinements), float(radius))
 
 
+class Record:
+    """A read-only result record (set-up report, solve information, mesh report): the values are
+    attributes (``info.iterations``); ``record["name"]``, ``keys()`` and ``as_dict()`` give the
+    same values by name."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, values):
+        object.__setattr__(self, "_d", dict(values))
+
+    def __getattr__(self, name):
+        try:
+            return self._d[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("result records are read-only")
+
+    def __getitem__(self, name):
+        return self._d[name]
+
+    def __contains__(self, name):
+        return name in self._d
+
+    def keys(self):
+        return self._d.keys()
+
+    def as_dict(self):
+        """A copy of the values as a dict."""
+        return dict(self._d)
+
+    def __dir__(self):
+        return list(self._d)
+
+    def __repr__(self):
+        return "Record(" + ", ".join(f"{k}={v!r}" for k, v in self._d.items() if not isinstance(v, np.ndarray)) + ")"
+
+
+class BemSolution:
+    """One solution of a :class:`HelmholtzBEM` plan (returned by :meth:`HelmholtzBEM.solve`).
+
+    Attributes
+    ----------
+    surface : ndarray((N,), complex128)
+        Per element (order of the plan's ``triangles``): the total field ``u`` for
+        ``bc='neumann'``, the total normal derivative ``du/dn`` (1 / length unit) for
+        ``bc='dirichlet'``.
+    info : Record
+        ``iterations``, ``converged``, ``residual_history`` (``ndarray((iterations + 1,),
+        float64)``, relative GMRES residuals, entry 0 = 1), ``final_relative_residual``,
+        ``solve_seconds`` (GMRES wall time), ``matvecs``, ``matvec_seconds``,
+        ``precond_applications``, ``precond_apply_seconds``, ``assembly_seconds`` (operator
+        set-up) and the entries of the plan's :attr:`HelmholtzBEM.setup`.
+    bc : str
+    k : complex
+    plan : HelmholtzBEM
+        The plan that computed it (far and scattered fields need its mesh and quadrature).
+
+    The far field and the scattered field are computed from this object explicitly:
+    :meth:`far_field` / :meth:`scattered_field` here, or the same methods of the plan with the
+    solution as first argument.
+    """
+
+    __slots__ = ("_sol", "plan", "info")
+
+    def __init__(self, plan, sol, info):
+        self.plan = plan
+        self._sol = sol
+        self.info = info
+
+    @property
+    def surface(self):
+        return self._sol.surface
+
+    @property
+    def bc(self):
+        return self._sol.bc
+
+    @property
+    def k(self):
+        return self._sol.k
+
+    def far_field(self, directions):
+        """``plan.far_field(self, directions)``."""
+        return self.plan.far_field(self, directions)
+
+    def scattered_field(self, points):
+        """``plan.scattered_field(self, points)``."""
+        return self.plan.scattered_field(self, points)
+
+    def __repr__(self):
+        return (f"BemSolution(N={self.surface.shape[0]}, bc={self.bc!r}, k={self.k}, "
+                f"iterations={self.info.iterations}, converged={self.info.converged})")
+
+
+_D = BEM_DEFAULTS
+
+
 class HelmholtzBEM:
-    """Plane-wave scattering by a closed surface: Burton-Miller collocation BEM (dense matrix or
-    fast multipole operator) solved with GMRES, optionally right-preconditioned by the
-    block-diagonal (BD) preconditioner over octree boxes of the element centroids.
+    """Plane-wave or point-source scattering by a closed surface: Burton-Miller collocation BEM
+    (dense matrix or fast multipole operator) solved with GMRES, optionally right-preconditioned
+    by the block-diagonal (BD) preconditioner over octree boxes of the element centroids.
+
+    ``HelmholtzBEM(mesh, k, *, bc, alpha, precond, operator, fmm_tol, dense_max, bd_level, leaf,
+    tol, restart, max_iter, threads)``: every option is keyword-only and its default is the
+    C++ default (:data:`BEM_DEFAULTS`, read from ``HelmholtzBemOptions``).
 
     Parameters
     ----------
     mesh : str / os.PathLike, or (vertices, triangles)
-        A mesh file (see :func:`read_mesh`) or arrays: vertices (V, 3) float, triangles (T, 3)
-        integer 0-based indices. The mesh is validated (closed, 2-manifold, orientable, no
-        degenerate triangles) and oriented outward; element order is kept, so the surface arrays
-        returned by :meth:`solve` follow the order of ``triangles``.
+        A mesh file (see :func:`read_mesh`) or arrays: vertices ``ndarray((V, 3), float64)``,
+        triangles ``ndarray((T, 3), int64)`` 0-based indices (other numeric dtypes converted).
+        The mesh is validated (closed, 2-manifold, orientable, no degenerate triangles) and
+        oriented outward; element order is kept, so the surface arrays of a solution follow the
+        order of ``triangles``.
     k : float or complex
         Wavenumber (1 / length unit): finite, nonzero, ``Re k >= 0``, ``Im k >= 0``.
     bc : {'neumann', 'dirichlet'}
@@ -125,9 +235,9 @@ class HelmholtzBEM:
         Chebyshev nodes, which reaches about 5e-11 at small ``k x box width``: a smaller
         (automatic or explicit) FMM tolerance raises InvalidArgumentError naming the smallest one.
     dense_max : int
-        ``operator='auto'``: the largest element count assembled densely (default 4000).
+        ``operator='auto'``: the largest element count assembled densely.
     bd_level : int, optional
-        Octree level of the BD blocks (0: one block = the whole matrix; default: the leaf level).
+        Octree level of the BD blocks (0: one block = the whole matrix; None: the leaf level).
     leaf : int
         Maximum elements per octree leaf (mu) of the FMM and BD octree (sets the leaf level; the
         FMM may use a shallower tree so that leaves stay wider than the elements).
@@ -138,21 +248,28 @@ class HelmholtzBEM:
         O(kD) part of ``u`` that carries the scattered field at low frequency).
     restart, max_iter : int
         GMRES restart length and iteration cap (NotConvergedError when the cap is reached).
+    threads : int
+        OpenMP threads of the set-up, the matvecs, BD and GMRES (0: all available). Used through
+        local clauses: the process-wide OpenMP setting is not changed.
 
     The operator is assembled (or the FMM set up) and the BD factorised in the constructor, with
-    the GIL released; ``setup`` reports what was chosen, the times and the memory.
+    the GIL released (also in :meth:`solve`, :meth:`far_field` and :meth:`scattered_field`);
+    ``setup`` reports what was chosen, the times and the memory. The plan keeps no solution:
+    each :meth:`solve` returns a :class:`BemSolution`.
 
-    Attributes: ``vertices``, ``triangles`` (after validation/orientation), ``centroids`` (N, 3),
-    ``normals`` (N, 3, outward unit), ``areas`` (N,), ``report`` (dict of the mesh validation,
-    elements per wavelength, resolution warning), ``setup`` (dict: ``operator``, ``precond``,
+    Attributes: ``vertices`` ``ndarray((V, 3), float64)``, ``triangles`` ``ndarray((N, 3),
+    int64)`` (after validation/orientation), ``centroids`` ``ndarray((N, 3), float64)``,
+    ``normals`` ``ndarray((N, 3), float64)`` (outward unit), ``areas`` ``ndarray((N,),
+    float64)``, ``report`` (:class:`Record` of the mesh validation, elements per wavelength,
+    resolution warning), ``setup`` (:class:`Record`: ``operator``, ``precond``,
     ``operator_seconds``, ``fmm_seconds``, ``precond_setup_seconds``, ``operator_bytes``,
     ``precond_bytes``, ``fmm_order``, ``fmm_tolerance``, ``near_entries``, ``leaf_level``, BD block
     counts), ``k``, ``alpha``.
     """
 
-    def __init__(self, mesh, k, bc="neumann", alpha=None, precond="bd", tol=1e-5, *, operator="auto",
-                 fmm_tol=0.0, dense_max=4000, bd_level=None, leaf=64, bd_leaf=None, restart=200,
-                 max_iter=1000):
+    def __init__(self, mesh, k, *, bc=_D["bc"], alpha=None, precond=_D["precond"], operator=_D["operator"],
+                 fmm_tol=_D["fmm_tol"], dense_max=_D["dense_max"], bd_level=None, leaf=_D["leaf"], bd_leaf=None,
+                 tol=_D["tol"], restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"]):
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
@@ -172,8 +289,7 @@ class HelmholtzBEM:
             k = complex(k)
         except (TypeError, ValueError):
             raise InvalidArgumentError(f"k must be a number, got {k!r}") from None
-        if not (np.isfinite(k.real) and np.isfinite(k.imag)) or k == 0 or k.real < 0 or k.imag < 0:
-            raise InvalidArgumentError(f"k must be finite, nonzero, with Re k >= 0 and Im k >= 0, got {k}")
+        # k itself is checked by the C++ plan (one rule for every caller)
         if bc not in ("neumann", "dirichlet"):
             raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {bc!r}")
         if precond not in ("bd", "none", None):
@@ -200,25 +316,24 @@ class HelmholtzBEM:
             raise InvalidArgumentError(f"dense_max must be >= 0, got {dense_max}")
         if bd_level is not None and int(bd_level) < 0:
             raise InvalidArgumentError(f"bd_level must be >= 0 or None, got {bd_level}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {threads!r}")
         self.bc = bc
         self.precond = precond or "none"
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
-                                         int(restart), int(max_iter), operator, fmm_tol, int(dense_max))
+                                         int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
+                                         int(threads))
 
     def solve(self, direction=None, *, point_source=None):
         """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``
-        (default ``(0, 0, 1)``), or, with ``point_source=(x, y, z)`` (then no ``direction``), for
-        the point source
+        (``direction``: 3 numbers, default ``(0, 0, 1)``), or, with ``point_source=(x, y, z)``
+        (then no ``direction``), for the point source
         ``u_inc(x) = e^{ik|x - x0|} / (4 pi |x - x0|)`` at ``x0`` (outside the body; a source inside
         or on an element centroid raises InvalidArgumentError).
 
-        Returns ``(surface, info)``: ``surface`` complex128 (N,) per element (total ``u`` for
-        Neumann, ``du/dn`` for Dirichlet); ``info`` dict with ``iterations``, ``converged``,
-        ``residual_history`` (relative GMRES residuals, entry 0 = 1), ``final_relative_residual``,
-        ``solve_seconds`` (GMRES), ``assembly_seconds`` (operator set-up), ``matvecs``,
-        ``matvec_seconds``, ``precond_applications``, ``precond_apply_seconds`` and the entries
-        of :attr:`setup`. The solution is kept for :meth:`far_field` and :meth:`scattered_field`.
+        Returns a :class:`BemSolution` (``.surface`` ``ndarray((N,), complex128)``, ``.info``).
+        The GIL is released during the solve.
 
         Raises NotConvergedError (a RuntimeError) if GMRES misses ``tol`` within ``max_iter``.
         """
@@ -230,7 +345,7 @@ class HelmholtzBEM:
             x0 = _points(point_source, "point_source")
             if x0.shape[0] != 1:
                 raise InvalidArgumentError(f"point_source must be 3 numbers, got shape {np.shape(point_source)}")
-            return self._plan.solve(tuple(float(c) for c in x0[0]), True)
+            return self._solution(self._plan.solve(tuple(float(c) for c in x0[0]), True))
         if direction is None:
             direction = (0.0, 0.0, 1.0)
         if np.size(direction) != 3:
@@ -240,18 +355,37 @@ class HelmholtzBEM:
             raise InvalidArgumentError(f"direction must be 3 numbers, got shape {np.shape(direction)}")
         if not np.any(d):
             raise InvalidArgumentError("direction must be nonzero")
-        return self._plan.solve(tuple(float(c) for c in d[0]), False)
+        return self._solution(self._plan.solve(tuple(float(c) for c in d[0]), False))
 
-    def far_field(self, directions):
-        """Far-field pattern ``u_inf`` (complex128 (M,)) of the last solution at the given
-        directions (M, 3) (normalised internally; zero rows are rejected)."""
-        return self._plan.far_field(_points(directions, "directions"))
+    def _solution(self, sol):
+        setup = self._plan.setup
+        info = dict(setup)
+        info.update(sol.info)
+        info["assembly_seconds"] = setup["operator_seconds"]
+        return BemSolution(self, sol, Record(info))
 
-    def scattered_field(self, points):
-        """Scattered field ``u_sc`` (complex128 (M,)) of the last solution at exterior points
-        (M, 3); the total field is ``u_sc + u_inc``. A point inside the body or on its surface
-        raises InvalidArgumentError."""
-        return self._plan.scattered_field(_points(points, "points"))
+    def _check(self, solution):
+        if not isinstance(solution, BemSolution):
+            raise InvalidArgumentError("far_field / scattered_field need a BemSolution returned by solve() "
+                                       f"as first argument, got {type(solution).__name__}")
+        if solution.plan is not self:
+            raise InvalidArgumentError("the solution belongs to another HelmholtzBEM plan")
+        return solution._sol
+
+    def far_field(self, solution, directions):
+        """Far-field pattern ``u_inf`` (``ndarray((M,), complex128)``, same unit as ``u``) of
+        ``solution`` (a :class:`BemSolution` of this plan) at ``directions``
+        ``ndarray((M, 3), float64)`` (normalised internally; zero rows are rejected). Direct sum
+        over the elements, O(N M), GIL released."""
+        sol = self._check(solution)
+        return self._plan.far_field(sol, _points(directions, "directions"))
+
+    def scattered_field(self, solution, points):
+        """Scattered field ``u_sc`` (``ndarray((M,), complex128)``) of ``solution`` at exterior
+        ``points`` ``ndarray((M, 3), float64)``; the total field is ``u_sc + u_inc``. A point
+        inside the body or on its surface raises InvalidArgumentError. GIL released."""
+        sol = self._check(solution)
+        return self._plan.scattered_field(sol, _points(points, "points"))
 
     @property
     def vertices(self):
@@ -275,11 +409,11 @@ class HelmholtzBEM:
 
     @property
     def report(self):
-        return self._plan.report
+        return Record(self._plan.report)
 
     @property
     def setup(self):
-        return self._plan.setup
+        return Record(self._plan.setup)
 
     @property
     def k(self):

@@ -17,6 +17,9 @@ from ._core import InvalidArgumentError
 
 __all__ = ["HelmholtzFMM"]
 
+#: The C++ defaults of ``fmm::HelmholtzFmmOptions`` (``tol``, ``max_leaf`` 0 = automatic, ``threads``).
+FMM_DEFAULTS = dict(_core.fmm_defaults())
+
 
 def points3(a, what, single_row=False, allow_empty=True):
     """Checked contiguous float64 (M, 3) array (shared with _bem.py): InvalidArgumentError naming
@@ -60,11 +63,12 @@ def _strengths(a, n, what):
 class HelmholtzFMM:
     """FMM plan for Helmholtz single- and double-layer sums on a fixed point set.
 
-    ``HelmholtzFMM(points, normals, k, tol=1e-5, max_leaf=None)``
+    ``HelmholtzFMM(points, normals, k, *, tol=1e-5, max_leaf=None, threads=0)`` (the keyword
+    defaults are those of the C++ ``HelmholtzFmmOptions``, ``FMM_DEFAULTS``)
 
-    * ``points``: float64 array (N, 3), the sources and targets;
-    * ``normals``: float64 (N, 3) unit normals, or ``None`` (then no dipoles and no normal
-      derivatives);
+    * ``points``: ``ndarray((N, 3), float64)``, the sources and targets;
+    * ``normals``: ``ndarray((N, 3), float64)`` unit normals, or ``None`` (then no dipoles and no
+      normal derivatives);
     * ``k``: wave number (real or complex with ``Im k >= 0``, nonzero). The FMM is for the
       low-frequency regime: the level-2 boxes (a quarter of the bounding cube) may be at most 2
       wavelengths wide, otherwise InvalidArgumentError -- unless the tree has fewer than 3
@@ -73,15 +77,19 @@ class HelmholtzFMM:
     * ``tol``: target relative accuracy (RMS error over the targets divided by the RMS of the
       result), in (1e-14, 0.5); it sets the Chebyshev order ``p`` (``.order``);
     * ``max_leaf``: maximum points per leaf box of the octree; ``None`` chooses the depth
-      automatically (from ``p``).
+      automatically (from ``p``);
+    * ``threads``: OpenMP threads of the set-up and of ``apply`` (0: all available); used locally,
+      the process-wide OpenMP setting is not changed.
 
     The set-up (tree, translation operators) happens here; ``.setup_seconds`` is its wall time.
     ``apply(charges=None, dipoles=None, normal_derivative=False)`` evaluates, for complex
-    ``charges`` q (N,) and/or ``dipoles`` mu (N,) (``None`` = zero)::
+    ``charges`` q ``ndarray((N,), complex128)`` and/or ``dipoles`` mu ``ndarray((N,), complex128)``
+    (``None`` = zero; other numeric dtypes are converted)::
 
         u_i = sum_{j, x_j != x_i} e^{ik r_ij}/(4 pi r_ij) q_j + n_j . grad_y(e^{ik r}/(4 pi r))(x_i, x_j) mu_j
 
-    and returns ``u`` (complex128 (N,)), or ``(u, du/dn_x)`` when ``normal_derivative``.
+    and returns ``u`` (``ndarray((N,), complex128)``), or ``(u, du/dn_x)`` when
+    ``normal_derivative``. The GIL is released during the set-up and ``apply``.
     The dipole term is ``+dG/dn_y = n_j . grad_y G``. FMM3D's ``hfmm3d`` (fmm3dpy 2.1.0, which
     includes the 1/(4 pi)) computes the same ``u`` with ``charges=q, dipvec=(normals * mu[:, None]).T``
     (checked numerically against a direct sum).
@@ -90,7 +98,8 @@ class HelmholtzFMM:
     dipoles or normal derivatives without normals, a problem outside the low-frequency regime.
     """
 
-    def __init__(self, points, normals, k, tol=1e-5, max_leaf=None):
+    def __init__(self, points, normals, k, *, tol=FMM_DEFAULTS["tol"], max_leaf=None,
+                 threads=FMM_DEFAULTS["threads"]):
         x = _points(points, "points")
         nrm = None
         if normals is not None:
@@ -118,9 +127,11 @@ class HelmholtzFMM:
             ml = int(max_leaf)
             if ml < 1:
                 raise InvalidArgumentError(f"max_leaf must be >= 1 or None, got {max_leaf}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {threads!r}")
         self._n = x.shape[0]
         self._has_normals = nrm is not None
-        self._impl = _core._HelmholtzFMM(x, nrm, kc, tol, ml)
+        self._impl = _core._HelmholtzFMM(x, nrm, kc, tol, ml, int(threads))
 
     def apply(self, charges=None, dipoles=None, normal_derivative=False):
         q = _strengths(charges, self._n, "charges")

@@ -72,17 +72,24 @@ nb::tuple mesh_to_numpy(const bem::Mesh& m) {
   return nb::make_tuple(vec_to_numpy(std::move(v), 3), vec_to_numpy(std::move(t), 3));
 }
 
-/// Plan (dense or FMM operator, optional BD preconditioner) + last solution. The mutex serialises
-/// calls from several Python threads (the GIL is released during the work).
+/// One solution of a plan: the C++ SurfaceSolution and the solve's timings; `owner` identifies
+/// the plan it belongs to (far and scattered fields are evaluated by that plan only).
+struct PySolution {
+  bem::SurfaceSolution sol;
+  bem::HelmholtzBemSolveInfo info;
+  const void* owner = nullptr;
+};
+
+/// Plan (dense or FMM operator, optional BD preconditioner); no solution state. The mutex
+/// serialises calls from several Python threads (the GIL is released during the work).
 struct PyHelmholtzBem {
   std::unique_ptr<bem::HelmholtzBem> plan;
   bem::MeshReport report;
-  std::optional<bem::SurfaceSolution> last;
   std::mutex mutex;
 
   PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
-                 const std::string& precond, int bd_level, int bd_leaf, double tol, int restart, int max_iter,
-                 const std::string& op, double fmm_tol, long dense_max) {
+                 const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
+                 const std::string& op, double fmm_tol, long dense_max, int threads) {
     bem::Mesh m = make_mesh(vertices, triangles);
     bem::HelmholtzBemOptions o;
     if (bc == "neumann")
@@ -91,19 +98,20 @@ struct PyHelmholtzBem {
       o.bc = bem::BoundaryCondition::Dirichlet;
     else
       throw InvalidArgument("bc must be 'neumann' or 'dirichlet', got '" + bc + "'");
-    o.precond = bem::preconditioner_kind_from_string(precond);
-    o.op = bem::operator_kind_from_string(op);
+    o.precond.kind = bem::preconditioner_kind_from_string(precond);
+    o.op.kind = bem::operator_kind_from_string(op);
     if (bd_level < -1) throw InvalidArgument("bd_level must be >= 0 or None");
-    if (bd_leaf < 1) throw InvalidArgument("leaf must be >= 1");
+    if (leaf < 1) throw InvalidArgument("leaf must be >= 1");
     if (dense_max < 0) throw InvalidArgument("dense_max must be >= 0");
-    o.bd_level = bd_level;
-    o.max_leaf = bd_leaf;
+    o.precond.bd_level = bd_level;
+    o.op.fmm.tree.max_leaf = leaf;
     o.alpha = alpha;
-    o.gmres_rtol = tol;
-    o.gmres_restart = restart;
-    o.gmres_max_iterations = max_iter;
-    o.fmm_tolerance = fmm_tol;
-    o.dense_max_elements = static_cast<std::size_t>(dense_max);
+    o.gmres.rtol = tol;
+    o.gmres.restart = restart;
+    o.gmres.max_iterations = max_iter;
+    o.op.fmm.tolerance = fmm_tol;
+    o.op.dense_max_elements = static_cast<std::size_t>(dense_max);
+    o.threads = threads;
     nb::gil_scoped_release release;
     report = bem::validate_and_orient(m);
     plan = std::make_unique<bem::HelmholtzBem>(std::move(m), k, o);
@@ -133,37 +141,23 @@ struct PyHelmholtzBem {
     return d;
   }
 
-  nb::tuple solve(std::array<double, 3> v, bool point) {
-    bem::SurfaceSolution s;
-    bem::HelmholtzBemSolveInfo si;
-    {
-      nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      const auto inc = point ? bem::point_source(plan->mesh(), plan->k(), v) : bem::plane_wave(plan->mesh(), plan->k(), v);
-      s = plan->solve(inc, {}, &si);
-      last = s;
-    }
-    nb::dict info = setup_dict();
-    info["iterations"] = s.iterations;
-    info["converged"] = s.converged;
-    info["residual_history"] = vec_to_numpy(std::vector<double>(s.residual_history));
-    info["final_relative_residual"] = s.final_relative_residual;
-    info["solve_seconds"] = s.solve_seconds;
-    info["assembly_seconds"] = plan->setup().operator_seconds;
-    info["matvecs"] = si.matvecs;
-    info["matvec_seconds"] = si.matvec_seconds;
-    info["precond_applications"] = si.precond_applications;
-    info["precond_apply_seconds"] = si.precond_apply_seconds;
-    std::vector<cplx> f = plan->options().bc == bem::BoundaryCondition::Neumann ? std::move(s.u) : std::move(s.dudn);
-    return nb::make_tuple(vec_to_numpy(std::move(f)), info);
+  PySolution solve(std::array<double, 3> v, bool point) {
+    PySolution r;
+    r.owner = this;
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto inc = point ? bem::point_source(plan->mesh(), plan->k(), v) : bem::plane_wave(plan->mesh(), plan->k(), v);
+    r.sol = plan->solve(inc, {}, &r.info);
+    return r;
   }
 
-  const bem::SurfaceSolution& need_solution() const {
-    if (!last) throw InvalidArgument("no solution yet: call solve(direction) first");
-    return *last;
+  const bem::SurfaceSolution& check(const PySolution& s) const {
+    if (s.owner != this) throw InvalidArgument("the solution belongs to another HelmholtzBEM plan");
+    return s.sol;
   }
 
-  nb::object far_field(const InPts& dirs) {
+  nb::object far_field(const PySolution& s, const InPts& dirs) {
+    const auto& sol = check(s);
     auto d = points3(dirs, "directions");
     for (std::size_t i = 0; i < d.size(); ++i)
       if (d[i][0] == 0 && d[i][1] == 0 && d[i][2] == 0)
@@ -171,19 +165,18 @@ struct PyHelmholtzBem {
     std::vector<cplx> r;
     {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      r = plan->far_field(need_solution(), d);
+      r = plan->far_field(sol, d);
     }
     return vec_to_numpy(std::move(r));
   }
 
-  nb::object scattered_field(const InPts& pts) {
+  nb::object scattered_field(const PySolution& s, const InPts& pts) {
+    const auto& sol = check(s);
     auto p = points3(pts, "points");
     std::vector<cplx> r;
     {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      r = plan->scattered_field(need_solution(), p);
+      r = plan->scattered_field(sol, p);
     }
     return vec_to_numpy(std::move(r));
   }
@@ -243,14 +236,56 @@ void init_bem(nb::module_& m) {
       [](int refinements, double radius) { return mesh_to_numpy(bem::octasphere(refinements, radius)); },
       "refinements"_a, "radius"_a);
 
+  // the C++ defaults of HelmholtzBemOptions (Python has no literals of its own)
+  m.def("bem_defaults", [] {
+    const bem::HelmholtzBemOptions o;
+    nb::dict d;
+    d["bc"] = std::string(o.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet");
+    d["precond"] = bem::to_string(o.precond.kind);
+    d["operator"] = bem::to_string(o.op.kind);
+    d["dense_max"] = o.op.dense_max_elements;
+    d["fmm_tol"] = o.op.fmm.tolerance;
+    d["bd_level"] = o.precond.bd_level;  // -1: the leaf level (None in Python)
+    d["leaf"] = o.op.fmm.tree.max_leaf;
+    d["tol"] = o.gmres.rtol;
+    d["restart"] = o.gmres.restart;
+    d["max_iter"] = o.gmres.max_iterations;
+    d["threads"] = o.threads;
+    d["min_tol"] = bem::kMinGmresRtol;
+    return d;
+  });
+
+  nb::class_<PySolution>(m, "_BemSolution")
+      .def_prop_ro("surface",
+                   [](const PySolution& s) {
+                     return vec_to_numpy(std::vector<cplx>(s.sol.bc == bem::BoundaryCondition::Neumann ? s.sol.u : s.sol.dudn));
+                   })
+      .def_prop_ro("bc", [](const PySolution& s) {
+        return std::string(s.sol.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet");
+      })
+      .def_prop_ro("k", [](const PySolution& s) { return s.sol.k; })
+      .def_prop_ro("info", [](const PySolution& s) {
+        nb::dict d;
+        d["iterations"] = s.sol.iterations;
+        d["converged"] = s.sol.converged;
+        d["residual_history"] = vec_to_numpy(std::vector<double>(s.sol.residual_history));
+        d["final_relative_residual"] = s.sol.final_relative_residual;
+        d["solve_seconds"] = s.sol.solve_seconds;
+        d["matvecs"] = s.info.matvecs;
+        d["matvec_seconds"] = s.info.matvec_seconds;
+        d["precond_applications"] = s.info.precond_applications;
+        d["precond_apply_seconds"] = s.info.precond_apply_seconds;
+        return d;
+      });
+
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
-                    int, double, int, int, const std::string&, double, long>(),
-           "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "bd_leaf"_a, "tol"_a,
-           "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a)
+                    int, double, int, int, const std::string&, double, long, int>(),
+           "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
+           "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a)
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
-      .def("far_field", &PyHelmholtzBem::far_field, "directions"_a)
-      .def("scattered_field", &PyHelmholtzBem::scattered_field, "points"_a)
+      .def("far_field", &PyHelmholtzBem::far_field, "solution"_a, "directions"_a)
+      .def("scattered_field", &PyHelmholtzBem::scattered_field, "solution"_a, "points"_a)
       .def_prop_ro("vertices", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[0]); })
       .def_prop_ro("triangles", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[1]); })
       .def_prop_ro("centroids", [](PyHelmholtzBem& s) { return s.element_data(0); })
@@ -259,6 +294,5 @@ void init_bem(nb::module_& m) {
       .def_prop_ro("report", &PyHelmholtzBem::report_dict)
       .def_prop_ro("setup", &PyHelmholtzBem::setup_dict)
       .def_prop_ro("k", [](PyHelmholtzBem& s) { return s.plan->k(); })
-      .def_prop_ro("alpha", [](PyHelmholtzBem& s) { return s.plan->alpha(); })
-      .def_prop_ro("has_solution", [](PyHelmholtzBem& s) { return s.last.has_value(); });
+      .def_prop_ro("alpha", [](PyHelmholtzBem& s) { return s.plan->alpha(); });
 }

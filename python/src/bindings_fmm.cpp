@@ -35,18 +35,18 @@ using InVec = nb::ndarray<const cplx, nb::ndim<1>, nb::c_contig, nb::device::cpu
 using elliptica::pybind::points3;
 using elliptica::pybind::vec_to_numpy;
 
-std::vector<cplx> cvec(const std::optional<InVec>& a, std::size_t n, const char* what) {
-  if (!a) return {};
+const cplx* cptr(const std::optional<InVec>& a, std::size_t n, const char* what) {
+  if (!a) return nullptr;
   if (a->shape(0) != n)
     throw InvalidArgument(std::string(what) + " must have length " + std::to_string(n) + ", got " +
                           std::to_string(a->shape(0)));
-  return std::vector<cplx>(a->data(), a->data() + n);
+  return a->data();
 }
 
 struct PyHelmholtzFmm {
   std::unique_ptr<fmm::HelmholtzFmm> f;
   std::size_t n = 0;
-  PyHelmholtzFmm(const InPts& points, std::optional<InPts> normals, cplx k, double tol, int max_leaf) {
+  PyHelmholtzFmm(const InPts& points, std::optional<InPts> normals, cplx k, double tol, int max_leaf, int threads) {
     auto x = points3(points, "points");
     std::vector<fmm::Point3> nr;
     if (normals) {
@@ -56,33 +56,40 @@ struct PyHelmholtzFmm {
     fmm::HelmholtzFmmOptions o;
     o.tolerance = tol;
     o.tree.max_leaf = max_leaf;  // 0: automatic
+    o.threads = threads;
     n = x.size();
     nb::gil_scoped_release release;
     f = std::make_unique<fmm::HelmholtzFmm>(x, nr, k, o);
   }
+  /// Outputs are written by the FMM straight into the arrays handed to NumPy (no copies).
   nb::object apply(std::optional<InVec> charges, std::optional<InVec> dipoles, bool normal_derivative) {
-    auto q = cvec(charges, n, "charges"), mu = cvec(dipoles, n, "dipoles");
-    fmm::FmmResult r;
+    const cplx* q = cptr(charges, n, "charges");
+    const cplx* mu = cptr(dipoles, n, "dipoles");
+    std::vector<cplx> u(n), dn(normal_derivative ? n : 0);
     {
       nb::gil_scoped_release release;
-      if (q.empty() && mu.empty()) {
-        r.potential.assign(n, 0.0);
-        if (normal_derivative) r.normal_derivative.assign(n, 0.0);
-      } else {
-        r = f->apply(q, mu, fmm::kPotential | (normal_derivative ? fmm::kNormalDerivative : 0u));
-      }
+      if (q || mu) f->apply(q, mu, u.data(), normal_derivative ? dn.data() : nullptr);
     }
-    if (!normal_derivative) return vec_to_numpy(std::move(r.potential));
-    return nb::make_tuple(vec_to_numpy(std::move(r.potential)), vec_to_numpy(std::move(r.normal_derivative)));
+    if (!normal_derivative) return vec_to_numpy(std::move(u));
+    return nb::make_tuple(vec_to_numpy(std::move(u)), vec_to_numpy(std::move(dn)));
   }
 };
 
 }  // namespace
 
 void init_fmm(nb::module_& m) {
+  // the C++ defaults (Python has no literals of its own)
+  m.def("fmm_defaults", [] {
+    const fmm::HelmholtzFmmOptions o;
+    nb::dict d;
+    d["tol"] = o.tolerance;
+    d["max_leaf"] = o.tree.max_leaf;  // 0: automatic
+    d["threads"] = o.threads;
+    return d;
+  });
   nb::class_<PyHelmholtzFmm>(m, "_HelmholtzFMM")
-      .def(nb::init<const InPts&, std::optional<InPts>, cplx, double, int>(), "points"_a, "normals"_a.none(), "k"_a,
-           "tol"_a, "max_leaf"_a)
+      .def(nb::init<const InPts&, std::optional<InPts>, cplx, double, int, int>(), "points"_a, "normals"_a.none(), "k"_a,
+           "tol"_a, "max_leaf"_a, "threads"_a)
       .def("apply", &PyHelmholtzFmm::apply, "charges"_a.none(), "dipoles"_a.none(), "normal_derivative"_a)
       .def_prop_ro("order", [](PyHelmholtzFmm& s) { return s.f->order(); })
       .def_prop_ro("setup_seconds", [](PyHelmholtzFmm& s) { return s.f->setup_seconds(); })

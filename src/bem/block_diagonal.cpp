@@ -1,7 +1,7 @@
 /// @file block_diagonal.cpp
 /// Block-diagonal preconditioner over octree boxes (see include/elliptica/bem/block_diagonal.hpp)
 /// and the preconditioned GMRES solve of the dense Burton-Miller plan (solve_preconditioned; the
-/// GMRES call itself, solve_with_preconditioner, is in solver.cpp next to HelmholtzBemDense::solve).
+/// GMRES call itself, solve_with_preconditioner, uses the plan's GMRES options and threads).
 #include "elliptica/bem/block_diagonal.hpp"
 
 #include <atomic>
@@ -14,6 +14,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
+#include "solve_common.hpp"
 
 namespace elliptica::bem {
 
@@ -40,16 +41,22 @@ struct BlockDiagonalPreconditioner::Impl {
   int level = 0;
   std::vector<Block> blocks;
   std::size_t largest = 0;
+  int threads = 1;  // resolved OpenMP thread count of the set-up and apply()
   double setup_seconds = 0;
   mutable std::atomic<long> applications{0};
   mutable std::mutex time_mutex;
   mutable double apply_seconds = 0;
 };
 
-BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree, const BlockFunction& block, int level)
+BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree, const BlockFunction& block, int level,
+                                                         int threads)
     : impl_(std::make_unique<Impl>()) {
   const auto t0 = Clock::now();
   if (!block) throw InvalidArgument("bem: block-diagonal preconditioner: empty block function");
+  if (threads < 0)
+    throw InvalidArgument("bem: block-diagonal preconditioner: threads must be >= 0 (0: all available), got " +
+                          std::to_string(threads));
+  impl_->threads = resolve_threads(threads);
   const int leaf = tree.leaf_level();
   if (level < 0) level = leaf;
   if (level > leaf)
@@ -75,7 +82,7 @@ BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree
                           " cover " + std::to_string(covered) + " of " + std::to_string(im.n) + " points");
   const auto nb = static_cast<std::ptrdiff_t>(im.blocks.size());
   ParallelErrors errors;  // the first failure of any block, rethrown after the region
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(im.threads)
   for (std::ptrdiff_t b = 0; b < nb; ++b) {
     if (errors.failed()) continue;
     auto& blk = im.blocks[static_cast<std::size_t>(b)];
@@ -124,7 +131,7 @@ void BlockDiagonalPreconditioner::apply(const cplx* r, cplx* z) const {
   const Impl& im = *impl_;
   const auto nb = static_cast<std::ptrdiff_t>(im.blocks.size());
   ParallelErrors errors;  // the block vectors allocate: nothing may escape the region
-#pragma omp parallel for schedule(dynamic, 1) if (nb > 1)
+#pragma omp parallel for schedule(dynamic, 1) if (nb > 1 && im.threads > 1) num_threads(im.threads)
   for (std::ptrdiff_t b = 0; b < nb; ++b) {
     if (errors.failed()) continue;
     try {
@@ -156,10 +163,11 @@ SurfaceSolution solve_preconditioned(const HelmholtzBemDense& plan, const Incide
   PreconditionedSolveInfo inf;
   inf.kind = opt.kind;
   std::unique_ptr<BlockDiagonalPreconditioner> bd;
-  if (opt.kind == PrecondKind::BlockDiagonal) {
+  if (opt.kind == PreconditionerKind::BlockDiagonal) {
     const auto t0 = Clock::now();
     fmm::Octree tree(centroids(plan.mesh()), opt.tree);
-    bd = std::make_unique<BlockDiagonalPreconditioner>(tree, dense_block_function(plan.matrix()), opt.bd_level);
+    bd = std::make_unique<BlockDiagonalPreconditioner>(tree, dense_block_function(plan.matrix()), opt.bd_level,
+                                                       plan.options().threads);
     inf.setup_seconds = since(t0);
     inf.bd_level = bd->level();
     inf.leaf_level = tree.leaf_level();
@@ -185,6 +193,16 @@ SurfaceSolution solve_preconditioned(const HelmholtzBemDense& plan, const Incide
   s.solve_seconds += inf.setup_seconds;
   if (info) *info = inf;
   return s;
+}
+
+SurfaceSolution solve_with_preconditioner(const HelmholtzBemDense& plan, const IncidentField& inc,
+                                          const LinearOperator<cplx>* M, const std::function<void(int, double)>& progress) {
+  const DenseMatrixOperator A(plan.matrix(), plan.options().threads);
+  krylov::Options g = plan.gmres_options();
+  if (progress) g.progress = progress;
+  return detail::gmres_surface_solve(A, plan.rhs(inc), M, plan.options().bc, plan.k(), g,
+                                     plan.options().throw_if_not_converged, M ? " (preconditioned)" : "",
+                                     plan.ones_image().empty() ? nullptr : &plan.ones_image());
 }
 
 }  // namespace elliptica::bem

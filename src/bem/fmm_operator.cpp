@@ -7,6 +7,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 #include "elliptica/core/resources.hpp"
 #include "quadrature.hpp"
 #include "solve_common.hpp"
@@ -20,6 +21,7 @@ struct HelmholtzBemFmmOperator::Impl {
   BoundaryCondition bc;
   Mesh mesh;                    // kept for entries() outside the near field
   QuadratureOptions quadrature;
+  int threads = 1;  // resolved OpenMP threads (near field, FMM, apply)
   std::unique_ptr<fmm::HelmholtzFmm> fmm;
   std::vector<std::int64_t> src_elem;   // element of each quadrature source
   std::vector<double> src_weight;       // area * w
@@ -34,10 +36,10 @@ struct HelmholtzBemFmmOperator::Impl {
     const std::size_t m = pairs.size();
     std::vector<cplx> A1(m), A2(m);
     if (bc == BoundaryCondition::Neumann) {
-      assemble_entries(mesh, k, kDoubleLayer | kHypersingular, quadrature, pairs, nullptr, A1.data(), nullptr, A2.data());
+      assemble_entries(mesh, k, kDoubleLayer | kHypersingular, quadrature, pairs, nullptr, A1.data(), nullptr, A2.data(), threads);
       for (std::size_t t = 0; t < m; ++t) out[t] = -A1[t] - alpha * A2[t];
     } else {
-      assemble_entries(mesh, k, kSingleLayer | kAdjointDoubleLayer, quadrature, pairs, A1.data(), nullptr, A2.data(), nullptr);
+      assemble_entries(mesh, k, kSingleLayer | kAdjointDoubleLayer, quadrature, pairs, A1.data(), nullptr, A2.data(), nullptr, threads);
       const cplx beta = 1.0 / alpha;
       for (std::size_t t = 0; t < m; ++t) out[t] = A2[t] + beta * A1[t];
     }
@@ -54,7 +56,10 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   I.bc = opt.bc;
   I.mesh = mesh;
   I.quadrature = opt.quadrature;
-  detail::validate_k(k);
+  if (opt.threads < 0)
+    throw InvalidArgument("bem: FMM operator: threads must be >= 0 (0: all available), got " + std::to_string(opt.threads));
+  I.threads = resolve_threads(opt.threads);
+  validate_wavenumber(k);
   detail::validate_mesh(mesh);
   const double kd = detail::validate_low_frequency(opt.bc, mesh, k);
   I.alpha = detail::coupling(opt.alpha, mesh, k);
@@ -78,6 +83,7 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   }
   auto fo = opt.fmm;
   fo.near_field = false;
+  fo.threads = I.threads;
   // The FMM needs every quadrature source within half a leaf of its owner's leaf box: cap the leaf
   // level so that leaves stay at least 4 x (largest centroid-to-source distance) wide (coarse
   // meshes then get fewer, fuller leaves instead of an error).
@@ -220,16 +226,16 @@ void HelmholtzBemFmmOperator::apply(const cplx* x, cplx* y) const {
   const std::size_t ns = I.src_elem.size();
   std::vector<cplx> dens(ns);
   for (std::size_t s = 0; s < ns; ++s) dens[s] = I.src_weight[s] * x[I.src_elem[s]];
-  fmm::FmmResult r;
-  if (I.bc == BoundaryCondition::Neumann) r = I.fmm->apply({}, dens);
-  else r = I.fmm->apply(dens, {});
+  std::vector<cplx> pot(I.n), dn(I.n);
+  if (I.bc == BoundaryCondition::Neumann) I.fmm->apply(nullptr, dens.data(), pot.data(), dn.data());
+  else I.fmm->apply(dens.data(), nullptr, pot.data(), dn.data());
   const cplx beta = 1.0 / I.alpha;
   const auto N = static_cast<std::ptrdiff_t>(I.n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(I.threads)
   for (std::ptrdiff_t i = 0; i < N; ++i) {
     cplx v = 0.5 * x[i];
-    if (I.bc == BoundaryCondition::Neumann) v += -r.potential[i] - I.alpha * r.normal_derivative[i];
-    else v += r.normal_derivative[i] + beta * r.potential[i];
+    if (I.bc == BoundaryCondition::Neumann) v += -pot[i] - I.alpha * dn[i];
+    else v += dn[i] + beta * pot[i];
     for (std::int64_t t = I.row_ptr[i]; t < I.row_ptr[i + 1]; ++t) v += I.val[t] * x[I.col[t]];
     y[i] = v;
   }

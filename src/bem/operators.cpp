@@ -171,14 +171,15 @@ cplx kernel_ik(const Mesh& m, cplx k) {
 
 }  // namespace
 
-namespace detail {
-void validate_k(cplx k) {
+void validate_wavenumber(cplx k) {
   if (!std::isfinite(k.real()) || !std::isfinite(k.imag()))
     throw InvalidArgument("bem: wavenumber k must be finite (got NaN or Inf)");
   if (k == cplx(0, 0)) throw InvalidArgument("bem: wavenumber k must be nonzero (k = 0 is the Laplace limit)");
   if (k.real() < 0) throw InvalidArgument("bem: wavenumber k must have Re k >= 0 (negative k gives incoming waves)");
   if (k.imag() < 0) throw InvalidArgument("bem: wavenumber k must have Im k >= 0");
 }
+
+namespace detail {
 
 void validate_mesh(const Mesh& mesh) {
   if (mesh.triangles.empty()) throw InvalidArgument("bem: mesh is empty (no triangles)");
@@ -208,11 +209,13 @@ void validate_quadrature(const QuadratureOptions& q) {
 }  // namespace detail
 
 namespace {
-/// y = A x, rows in parallel when parallel is set (each row summed sequentially).
-void dense_matvec(const CMatrix& A, const cplx* x, cplx* y, bool parallel) {
+/// y = A x, rows in parallel (threads: resolve_threads) above kParallelMinDenseRows rows; each row
+/// is summed sequentially, so the result does not depend on the threads.
+void dense_matvec(const CMatrix& A, const cplx* x, cplx* y, int threads) {
   const auto R = static_cast<std::ptrdiff_t>(A.rows);
   const std::size_t cols = A.cols;
-#pragma omp parallel for schedule(static) if (parallel)
+  const int nt = resolve_threads(threads);
+#pragma omp parallel for schedule(static) if (R > kParallelMinDenseRows && nt > 1) num_threads(nt)
   for (std::ptrdiff_t i = 0; i < R; ++i) {
     const cplx* a = A.data.data() + static_cast<std::size_t>(i) * cols;
     cplx s{};
@@ -222,28 +225,31 @@ void dense_matvec(const CMatrix& A, const cplx* x, cplx* y, bool parallel) {
 }
 }  // namespace
 
-std::vector<cplx> CMatrix::apply(const std::vector<cplx>& x) const {
+std::vector<cplx> CMatrix::apply(const std::vector<cplx>& x, int threads) const {
   if (x.size() != cols) throw InvalidArgument("bem: CMatrix::apply size mismatch");
+  if (threads < 0) throw InvalidArgument("bem: CMatrix::apply: threads must be >= 0");
   std::vector<cplx> y(rows);
-  dense_matvec(*this, x.data(), y.data(), rows * cols > 100000);
+  dense_matvec(*this, x.data(), y.data(), threads);
   return y;
 }
 
-DenseMatrixOperator::DenseMatrixOperator(const CMatrix& A) : A_(A) {
+DenseMatrixOperator::DenseMatrixOperator(const CMatrix& A, int threads) : A_(A), threads_(threads) {
+  if (threads < 0) throw InvalidArgument("bem: DenseMatrixOperator: threads must be >= 0 (0: all available)");
   if (A.rows != A.cols)
     throw InvalidArgument("bem: DenseMatrixOperator needs a square matrix (got " + std::to_string(A.rows) + " x " +
                           std::to_string(A.cols) + ")");
 }
 
-void DenseMatrixOperator::apply(const cplx* x, cplx* y) const { dense_matvec(A_, x, y, A_.rows > 256); }
+void DenseMatrixOperator::apply(const cplx* x, cplx* y) const { dense_matvec(A_, x, y, threads_); }
 
-DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q) {
+DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q, int threads) {
   const auto t0 = std::chrono::steady_clock::now();
-  detail::validate_k(k);
+  validate_wavenumber(k);
   detail::validate_mesh(mesh);
   detail::validate_quadrature(q);
   which &= kAllOperators;
   if (which == 0) throw InvalidArgument("bem: assemble_dense: no operator selected");
+  if (threads < 0) throw InvalidArgument("bem: assemble_dense: threads must be >= 0 (0: all available)");
   const std::size_t n = mesh.num_elements();
   DenseOperators ops;
   ops.which = which;
@@ -268,7 +274,7 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
   const cplx ik = kernel_ik(mesh, k);
   const auto N = static_cast<std::ptrdiff_t>(n);
   ParallelErrors errors;  // the singular rules allocate: nothing may escape the region
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(resolve_threads(threads))
   for (std::ptrdiff_t ii = 0; ii < N; ++ii) {
     if (errors.failed()) continue;
     try {
@@ -299,7 +305,7 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
 namespace {
 void check_solution(const Mesh& mesh, const SurfaceSolution& sol) {
   detail::validate_mesh(mesh);
-  detail::validate_k(sol.k);
+  validate_wavenumber(sol.k);
   const std::size_t n = mesh.num_elements();
   if (sol.u.size() != n || sol.dudn.size() != n)
     throw InvalidArgument("bem: surface solution size does not match the mesh (" + std::to_string(sol.u.size()) +
@@ -387,8 +393,8 @@ std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
 namespace elliptica::bem {
 void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q,
                       const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, cplx* S, cplx* K,
-                      cplx* Kp, cplx* W) {
-  detail::validate_k(k);
+                      cplx* Kp, cplx* W, int threads) {
+  validate_wavenumber(k);
   detail::validate_mesh(mesh);
   detail::validate_quadrature(q);
   which &= kAllOperators;
@@ -396,11 +402,12 @@ void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const Quadrature
   for (const auto& pr : pairs)
     if (pr.first < 0 || pr.first >= n || pr.second < 0 || pr.second >= n)
       throw InvalidArgument("bem: assemble_entries: element pair index out of range");
+  if (threads < 0) throw InvalidArgument("bem: assemble_entries: threads must be >= 0 (0: all available)");
   const auto& rule = quadrature::triangle_rule(q.far_points);
   const cplx ik = kernel_ik(mesh, k);
   const auto P = static_cast<std::ptrdiff_t>(pairs.size());
   ParallelErrors errors;  // the singular rules allocate: nothing may escape the region
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(resolve_threads(threads))
   for (std::ptrdiff_t t = 0; t < P; ++t) {
     if (errors.failed()) continue;
     try {

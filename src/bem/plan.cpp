@@ -32,6 +32,7 @@ class Timed final : public Base {
  public:
   explicit Timed(const Base& inner) : inner_(inner) {}
   std::size_t size() const override { return inner_.size(); }
+  bool is_fixed() const override { return inner_.is_fixed(); }
   void apply(const cplx* x, cplx* y) const override {
     const auto t0 = Clock::now();
     inner_.apply(x, y);
@@ -48,7 +49,7 @@ class Timed final : public Base {
 }  // namespace
 
 IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, cplx amplitude) {
-  detail::validate_k(k);
+  validate_wavenumber(k);
   detail::validate_mesh(mesh);
   for (double c : x0)
     if (!std::isfinite(c)) throw InvalidArgument("bem: point source position must be finite");
@@ -102,25 +103,29 @@ struct HelmholtzBem::Impl {
   cplx alpha;
   HelmholtzBemOptions opt;
   HelmholtzBemSetup setup;
-  std::unique_ptr<HelmholtzBemDense> dense;
+  CMatrix dense;                 ///< dense operator: the system matrix (empty with the FMM)
   std::unique_ptr<DenseMatrixOperator> dense_op;
   std::unique_ptr<HelmholtzBemFmmOperator> fmm_op;
   std::unique_ptr<BlockDiagonalPreconditioner> bd;
-  const krylov::LinearOperator<cplx>* A = nullptr;
+  const LinearOperator<cplx>* A = nullptr;
   std::vector<cplx> ones_image;  ///< sound-hard: A 1 (GMRES deflation); empty for sound-soft
 };
 
 void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions& opt) {
-  detail::validate_k(k);
+  validate_wavenumber(k);
   detail::validate_mesh(mesh);
   detail::validate_quadrature(opt.quadrature);
-  detail::validate_gmres_options(opt.gmres_rtol, opt.gmres_restart, opt.gmres_max_iterations);
+  detail::validate_gmres_options(opt.gmres);
   detail::validate_low_frequency(opt.bc, mesh, k);
-  if (opt.max_leaf < 1) throw InvalidArgument("bem: max_leaf must be >= 1, got " + std::to_string(opt.max_leaf));
-  if (opt.bd_level < -1) throw InvalidArgument("bem: bd_level must be >= 0 or -1 (leaf level)");
-  if (opt.fmm_tolerance != 0 && !(opt.fmm_tolerance > 1e-14 && opt.fmm_tolerance < 0.5))
-    throw InvalidArgument("bem: fmm_tolerance must be in (1e-14, 0.5) or 0 (automatic)");
-  if (opt.fmm_order < 0) throw InvalidArgument("bem: fmm_order must be >= 0 (0: automatic)");
+  if (opt.threads < 0)
+    throw InvalidArgument("bem: threads must be >= 0 (0: all available), got " + std::to_string(opt.threads));
+  const auto& f = opt.op.fmm;
+  if (f.tree.max_leaf < 1)
+    throw InvalidArgument("bem: max_leaf (op.fmm.tree.max_leaf) must be >= 1, got " + std::to_string(f.tree.max_leaf));
+  if (opt.precond.bd_level < -1) throw InvalidArgument("bem: bd_level must be >= 0 or -1 (leaf level)");
+  if (f.tolerance != 0 && !(f.tolerance > 1e-14 && f.tolerance < 0.5))
+    throw InvalidArgument("bem: fmm_tolerance (op.fmm.tolerance) must be in (1e-14, 0.5) or 0 (automatic)");
+  if (f.order < 0) throw InvalidArgument("bem: fmm_order (op.fmm.order) must be >= 0 (0: automatic)");
   (void)detail::coupling(opt.alpha, mesh, k);
   const double epw = elements_per_wavelength(mesh, k);
   if (epw < 0.5)
@@ -136,38 +141,37 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   I.k = k;
   I.opt = std::move(opt);
   I.alpha = detail::coupling(I.opt.alpha, I.mesh, k);
+  const int threads = I.opt.threads;
   const std::size_t n = I.mesh.num_elements();
   auto& S = I.setup;
   S.elements = n;
-  S.op = I.opt.op;
-  if (S.op == OperatorKind::Auto) S.op = n <= I.opt.dense_max_elements ? OperatorKind::Dense : OperatorKind::Fmm;
-  S.precond = I.opt.precond;
+  S.op = I.opt.op.kind;
+  if (S.op == OperatorKind::Auto) S.op = n <= I.opt.op.dense_max_elements ? OperatorKind::Dense : OperatorKind::Fmm;
+  S.precond = I.opt.precond.kind;
   const auto& progress = I.opt.progress;
 
-  fmm::OctreeOptions tree_opt;
-  tree_opt.max_leaf = I.opt.max_leaf;
+  const fmm::OctreeOptions tree_opt = I.opt.op.fmm.tree;
   const auto t0 = Clock::now();
   if (S.op == OperatorKind::Dense) {
     if (progress) progress("assembly", 0.0);
-    HelmholtzOptions ho;
-    ho.bc = I.opt.bc;
-    ho.alpha = I.alpha;
-    ho.quadrature = I.opt.quadrature;
-    I.dense = std::make_unique<HelmholtzBemDense>(I.mesh, k, ho);
-    I.dense_op = std::make_unique<DenseMatrixOperator>(I.dense->matrix());
+    const double kd = std::abs(k) * body_size(I.mesh);
+    detail::DenseSystem sys =
+        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, kd, threads);
+    I.dense = std::move(sys.A);
+    I.ones_image = std::move(sys.ones_image);
+    I.dense_op = std::make_unique<DenseMatrixOperator>(I.dense, threads);
     I.A = I.dense_op.get();
-    I.ones_image = I.dense->ones_image();
-    S.operator_bytes = I.dense->matrix().data.size() * sizeof(cplx);
+    S.operator_bytes = I.dense.data.size() * sizeof(cplx);
     if (progress) progress("assembly", 1.0);
   } else {
     FmmOperatorOptions fo;
     fo.bc = I.opt.bc;
     fo.alpha = I.alpha;
     fo.quadrature = I.opt.quadrature;
-    fo.fmm.tree = tree_opt;
-    const bool automatic_tolerance = !(I.opt.fmm_tolerance > 0);
-    fo.fmm.tolerance = automatic_tolerance ? std::min(I.opt.gmres_rtol, 1e-3) : I.opt.fmm_tolerance;
-    fo.fmm.order = I.opt.fmm_order;
+    fo.fmm = I.opt.op.fmm;
+    fo.threads = threads;
+    const bool automatic_tolerance = !(fo.fmm.tolerance > 0);
+    if (automatic_tolerance) fo.fmm.tolerance = std::min(I.opt.gmres.rtol, 1e-3);
     if (progress) {
       progress("fmm", 0.0);
       fo.progress = [&progress](double f) { progress("near field", f); };
@@ -179,7 +183,7 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
       // the FMM refuses its tolerance before the expensive set-up; name where it came from
       std::ostringstream os;
       os << "bem: the automatic FMM tolerance min(gmres_rtol, 1e-3) = " << fo.fmm.tolerance << " (gmres_rtol "
-         << I.opt.gmres_rtol << ") is not available: " << e.what()
+         << I.opt.gmres.rtol << ") is not available: " << e.what()
          << " (use a larger gmres_rtol, an explicit fmm_tolerance, or the dense operator)";
       throw InvalidArgument(os.str());
     }
@@ -210,9 +214,9 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     } else {
       own_tree = std::make_unique<fmm::Octree>(centroids(I.mesh), tree_opt);
       tree = own_tree.get();
-      block = dense_block_function(I.dense->matrix());
+      block = dense_block_function(I.dense);
     }
-    I.bd = std::make_unique<BlockDiagonalPreconditioner>(*tree, block, I.opt.bd_level);
+    I.bd = std::make_unique<BlockDiagonalPreconditioner>(*tree, block, I.opt.precond.bd_level, threads);
     S.precond_seconds = since(t1);
     S.leaf_level = tree->leaf_level();
     S.bd_level = I.bd->level();
@@ -236,8 +240,15 @@ cplx HelmholtzBem::k() const { return impl_->k; }
 cplx HelmholtzBem::alpha() const { return impl_->alpha; }
 const HelmholtzBemOptions& HelmholtzBem::options() const { return impl_->opt; }
 const HelmholtzBemSetup& HelmholtzBem::setup() const { return impl_->setup; }
-const krylov::LinearOperator<cplx>& HelmholtzBem::system_operator() const { return *impl_->A; }
-const krylov::Preconditioner<cplx>* HelmholtzBem::preconditioner() const { return impl_->bd.get(); }
+const LinearOperator<cplx>& HelmholtzBem::system_operator() const { return *impl_->A; }
+const LinearOperator<cplx>* HelmholtzBem::preconditioner() const { return impl_->bd.get(); }
+const CMatrix* HelmholtzBem::dense_matrix() const { return impl_->dense_op ? &impl_->dense : nullptr; }
+const std::vector<cplx>& HelmholtzBem::ones_image() const { return impl_->ones_image; }
+krylov::Options HelmholtzBem::gmres_options() const {
+  krylov::Options g = impl_->opt.gmres;
+  g.threads = impl_->opt.threads;
+  return g;
+}
 
 std::vector<cplx> HelmholtzBem::rhs(const IncidentField& inc) const {
   return detail::burton_miller_rhs(impl_->opt.bc, impl_->alpha, inc, impl_->mesh.num_elements());
@@ -247,15 +258,12 @@ SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::functio
                                     HelmholtzBemSolveInfo* info) const {
   const auto& I = *impl_;
   const std::vector<cplx> b = rhs(inc);
-  Timed<krylov::LinearOperator<cplx>> A(*I.A);
-  std::unique_ptr<Timed<krylov::Preconditioner<cplx>>> M;
-  if (I.bd) M = std::make_unique<Timed<krylov::Preconditioner<cplx>>>(*I.bd);
-  detail::GmresSettings g;
-  g.rtol = I.opt.gmres_rtol;
-  g.restart = I.opt.gmres_restart;
-  g.max_iterations = I.opt.gmres_max_iterations;
-  g.throw_if_not_converged = I.opt.throw_if_not_converged;
-  g.what = " (" + to_string(I.setup.op) + " operator, preconditioner " + to_string(I.setup.precond) + ")";
+  Timed<LinearOperator<cplx>> A(*I.A);
+  std::unique_ptr<Timed<LinearOperator<cplx>>> M;
+  if (I.bd) M = std::make_unique<Timed<LinearOperator<cplx>>>(*I.bd);
+  krylov::Options g = gmres_options();
+  if (progress) g.progress = progress;
+  const std::string what = " (" + to_string(I.setup.op) + " operator, preconditioner " + to_string(I.setup.precond) + ")";
   auto fill = [&](double seconds) {
     if (!info) return;
     info->gmres_seconds = seconds;
@@ -266,7 +274,7 @@ SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::functio
   };
   const auto t0 = Clock::now();
   try {
-    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), I.opt.bc, I.k, g, progress,
+    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), I.opt.bc, I.k, g, I.opt.throw_if_not_converged, what,
                                                     I.ones_image.empty() ? nullptr : &I.ones_image);
     fill(s.solve_seconds);
     return s;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/core/operator.hpp"
 #include "elliptica/krylov/krylov.hpp"
 
 namespace elliptica::bem::detail {
@@ -17,27 +18,21 @@ namespace elliptica::bem::detail {
 /// when the incident data do not have n values each or are not finite.
 std::vector<cplx> burton_miller_rhs(BoundaryCondition bc, cplx alpha, const IncidentField& inc, std::size_t n);
 
-struct GmresSettings {
-  double rtol = 1e-5;
-  int restart = 50;
-  int max_iterations = 1000;
-  bool throw_if_not_converged = true;
-  std::string what;  ///< inserted into the NotConverged message, e.g. " (preconditioned)"
-};
-
-/// GMRES on A x = b, right-preconditioned by M (may be nullptr); the solution goes to u (Neumann)
-/// or dudn (Dirichlet), the other is zero; solve_seconds = this call's wall time. With a1 = A 1
+/// GMRES on A x = b, right-preconditioned by M (may be nullptr), with the krylov options g
+/// (rtol, restart, max_iterations, threads, progress); the solution goes to u (Neumann) or dudn
+/// (Dirichlet), the other is zero; solve_seconds = this call's wall time. With a1 = A 1
 /// (non-null, sound-hard), GMRES runs from zero on A w = b - c a1, c = a1^H b / a1^H a1, and
 /// x = c + w (helmholtz.hpp, "Low frequency" (2)); otherwise from zero on A x = b. Throws
-/// NotConverged (if asked) naming rtol, iterations and the final residual.
-SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const std::vector<cplx>& b,
-                                    const krylov::Preconditioner<cplx>* M, BoundaryCondition bc, cplx k,
-                                    const GmresSettings& g, const std::function<void(int, double)>& progress,
+/// NotConverged (if throw_if_not_converged) naming `what` (e.g. " (preconditioned)"), rtol,
+/// iterations and the final residual.
+SurfaceSolution gmres_surface_solve(const LinearOperator<cplx>& A, const std::vector<cplx>& b,
+                                    const LinearOperator<cplx>* M, BoundaryCondition bc, cplx k,
+                                    const krylov::Options& g, bool throw_if_not_converged, const std::string& what,
                                     const std::vector<cplx>* a1 = nullptr);
 
-/// InvalidArgument unless gmres_rtol is in [kMinGmresRtol, 1), gmres_restart >= 1 and
-/// gmres_max_iterations >= 1 (messages name the value and, for the floor, why).
-void validate_gmres_options(double gmres_rtol, int gmres_restart, int gmres_max_iterations);
+/// InvalidArgument unless g.rtol is in [kMinGmresRtol, 1), g.restart >= 1 and
+/// g.max_iterations >= 1 (messages name the value and, for the floor, why).
+void validate_gmres_options(const krylov::Options& g);
 
 /// |k| body_size(mesh), and the InvalidArgument of the sound-hard floor kMinSoundHardKD
 /// (helmholtz.hpp, "Low frequency" (3)) when bc is Neumann. Returns |k| D.
@@ -50,6 +45,15 @@ cplx coupling(const std::optional<cplx>& alpha, const Mesh& mesh, cplx k);
 inline bool static_correction_applies(BoundaryCondition bc, double kd) {
   return bc == BoundaryCondition::Neumann && kd < kStaticCorrectionKD;
 }
+
+/// The dense Burton-Miller system matrix (file comment of helmholtz.hpp) and, sound-hard, its
+/// image of the constant (with the static correction below kStaticCorrectionKD; kd = |k| D).
+struct DenseSystem {
+  CMatrix A;
+  std::vector<cplx> ones_image;  ///< sound-hard: A 1; empty for sound-soft
+};
+DenseSystem assemble_dense_system(const Mesh& mesh, cplx k, BoundaryCondition bc, cplx alpha,
+                                  const QuadratureOptions& q, double kd, int threads);
 
 /// The static image of the constant 1 under the sound-hard system matrix, per element:
 /// 1 + (number of other connected components whose closed surface encloses the element), from

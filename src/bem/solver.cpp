@@ -3,8 +3,8 @@
 /// the derivation of the systems from the exterior traces of Green's representation formula):
 ///   Neumann:   A = 1/2 I - K - alpha W,   b = u_inc + alpha du_inc/dn,   unknown u (total)
 ///   Dirichlet: A = 1/2 I + K' + beta S,   b = du_inc/dn + beta u_inc,    unknown q = du/dn (total)
-///   with beta = 1/alpha; solved by GMRES(m) (krylov module); solve() is
-///   solve_with_preconditioner (block_diagonal.hpp) without a preconditioner. Also the
+///   with beta = 1/alpha (assemble_dense_system, the dense operator of HelmholtzBem); the GMRES
+///   solve that fills a SurfaceSolution (gmres_surface_solve). Also the
 ///   low-frequency rules shared with the FMM operator and the plan (helmholtz.hpp, "Low
 ///   frequency"): body_size, default_alpha, the sound-hard static correction and GMRES deflation.
 #include <algorithm>
@@ -26,7 +26,7 @@
 namespace elliptica::bem {
 
 IncidentField plane_wave(const Mesh& mesh, cplx k, std::array<double, 3> d) {
-  detail::validate_k(k);
+  validate_wavenumber(k);
   detail::validate_mesh(mesh);
   const double nd = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
   if (!(nd > 0) || !std::isfinite(nd)) throw InvalidArgument("bem: plane-wave direction must be finite and nonzero");
@@ -114,62 +114,58 @@ double body_size(const Mesh& mesh) {
 }
 
 cplx default_alpha(const Mesh& mesh, cplx k) {
-  detail::validate_k(k);
+  validate_wavenumber(k);
   const double D = body_size(mesh);
   if (std::abs(k) * D >= kCouplingKD) return cplx(0, 1) / k;
   return cplx(0, D / kCouplingKD);
 }
 
-HelmholtzBemDense::HelmholtzBemDense(Mesh mesh, cplx k, HelmholtzOptions opt)
-    : mesh_(std::move(mesh)), k_(k), opt_(std::move(opt)) {
-  const auto t0 = std::chrono::steady_clock::now();
-  detail::validate_k(k_);
-  detail::validate_mesh(mesh_);
-  detail::validate_quadrature(opt_.quadrature);
-  detail::validate_gmres_options(opt_.gmres_rtol, opt_.gmres_restart, opt_.gmres_max_iterations);
-  const double kd = detail::validate_low_frequency(opt_.bc, mesh_, k_);
-  alpha_ = detail::coupling(opt_.alpha, mesh_, k_);
-  const std::size_t n = mesh_.num_elements();
-  if (opt_.bc == BoundaryCondition::Neumann) {
-    DenseOperators ops = assemble_dense(mesh_, k_, kDoubleLayer | kHypersingular, opt_.quadrature);
-    A_ = std::move(ops.K);
-    for (std::size_t p = 0; p < A_.data.size(); ++p) A_.data[p] = -A_.data[p] - alpha_ * ops.W.data[p];
+namespace detail {
+
+DenseSystem assemble_dense_system(const Mesh& mesh, cplx k, BoundaryCondition bc, cplx alpha,
+                                  const QuadratureOptions& q, double kd, int threads) {
+  DenseSystem sys;
+  CMatrix& A = sys.A;
+  const std::size_t n = mesh.num_elements();
+  if (bc == BoundaryCondition::Neumann) {
+    DenseOperators ops = assemble_dense(mesh, k, kDoubleLayer | kHypersingular, q, threads);
+    A = std::move(ops.K);
+    for (std::size_t p = 0; p < A.data.size(); ++p) A.data[p] = -A.data[p] - alpha * ops.W.data[p];
   } else {
-    DenseOperators ops = assemble_dense(mesh_, k_, kSingleLayer | kAdjointDoubleLayer, opt_.quadrature);
-    const cplx beta = 1.0 / alpha_;
-    A_ = std::move(ops.Kp);
-    for (std::size_t p = 0; p < A_.data.size(); ++p) A_.data[p] += beta * ops.S.data[p];
+    DenseOperators ops = assemble_dense(mesh, k, kSingleLayer | kAdjointDoubleLayer, q, threads);
+    const cplx beta = 1.0 / alpha;
+    A = std::move(ops.Kp);
+    for (std::size_t p = 0; p < A.data.size(); ++p) A.data[p] += beta * ops.S.data[p];
   }
-  for (std::size_t i = 0; i < n; ++i) A_(i, i) += 0.5;
-  for (const cplx& v : A_.data)
+  for (std::size_t i = 0; i < n; ++i) A(i, i) += 0.5;
+  for (const cplx& v : A.data)
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
-      throw InvalidArgument("bem: the Burton-Miller matrix has non-finite entries (alpha = " + num(std::abs(alpha_)) +
-                            " in modulus, k = " + num(std::abs(k_)) +
+      throw InvalidArgument("bem: the Burton-Miller matrix has non-finite entries (alpha = " + num(std::abs(alpha)) +
+                            " in modulus, k = " + num(std::abs(k)) +
                             "): the coupling is out of the range of double precision");
-  if (opt_.bc == BoundaryCondition::Neumann) {
-    ones_image_ = A_.apply(std::vector<cplx>(n, cplx(1, 0)));
-    if (detail::static_correction_applies(opt_.bc, kd)) {
-      const std::vector<double> t = detail::static_ones_image(mesh_);
+  if (bc == BoundaryCondition::Neumann) {
+    sys.ones_image = A.apply(std::vector<cplx>(n, cplx(1, 0)), threads);
+    if (static_correction_applies(bc, kd)) {
+      const std::vector<double> t = static_ones_image(mesh);
       for (std::size_t i = 0; i < n; ++i) {
-        A_(i, i) -= ones_image_[i] - t[i];
-        ones_image_[i] = t[i];
+        A(i, i) -= sys.ones_image[i] - t[i];
+        sys.ones_image[i] = t[i];
       }
     }
   }
-  assembly_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sys;
 }
 
-namespace detail {
-
-void validate_gmres_options(double gmres_rtol, int gmres_restart, int gmres_max_iterations) {
+void validate_gmres_options(const krylov::Options& g) {
+  const double gmres_rtol = g.rtol;
   if (!(gmres_rtol > 0 && gmres_rtol < 1)) throw InvalidArgument("bem: gmres_rtol must be in (0, 1), got " + num(gmres_rtol));
   if (gmres_rtol < kMinGmresRtol)
     throw InvalidArgument("bem: the GMRES tolerance gmres_rtol = " + num(gmres_rtol) +
                           " is below the smallest supported value " + num(kMinGmresRtol) +
                           ": double-precision rounding stops GMRES at true relative residuals of about 1e-15 "
                           "on these systems (and the discretisation error is far larger)");
-  if (gmres_restart < 1) throw InvalidArgument("bem: gmres_restart must be >= 1");
-  if (gmres_max_iterations < 1) throw InvalidArgument("bem: gmres_max_iterations must be >= 1");
+  if (g.restart < 1) throw InvalidArgument("bem: gmres_restart must be >= 1");
+  if (g.max_iterations < 1) throw InvalidArgument("bem: gmres_max_iterations must be >= 1");
 }
 
 double validate_low_frequency(BoundaryCondition bc, const Mesh& mesh, cplx k) {
@@ -247,9 +243,9 @@ std::vector<cplx> burton_miller_rhs(BoundaryCondition bc, cplx alpha, const Inci
   return b;
 }
 
-SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const std::vector<cplx>& b,
-                                    const krylov::Preconditioner<cplx>* M, BoundaryCondition bc, cplx k,
-                                    const GmresSettings& g, const std::function<void(int, double)>& progress,
+SurfaceSolution gmres_surface_solve(const LinearOperator<cplx>& A, const std::vector<cplx>& b,
+                                    const LinearOperator<cplx>* M, BoundaryCondition bc, cplx k,
+                                    const krylov::Options& g, bool throw_if_not_converged, const std::string& what,
                                     const std::vector<cplx>* a1) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t n = b.size();
@@ -276,12 +272,7 @@ SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const
     for (std::size_t i = 0; i < n; ++i) rhs[i] = b[i] - c * (*a1)[i];
   }
   std::vector<cplx> x(n, cplx{});
-  krylov::Options ko;
-  ko.rtol = g.rtol;
-  ko.restart = g.restart;
-  ko.max_iterations = g.max_iterations;
-  ko.progress = progress;
-  const krylov::Result r = krylov::gmres<cplx>(A, deflate ? rhs.data() : b.data(), x.data(), M, ko);
+  const krylov::Result r = krylov::gmres<cplx>(A, deflate ? rhs.data() : b.data(), x.data(), M, g);
   if (deflate)
     for (auto& v : x) v += c;
   SurfaceSolution s;
@@ -299,9 +290,9 @@ SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const
     s.u.assign(n, cplx{});
   }
   s.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!r.converged && g.throw_if_not_converged) {
+  if (!r.converged && throw_if_not_converged) {
     std::ostringstream os;
-    os << "bem: GMRES" << g.what << " did not reach rtol " << g.rtol << " in " << r.iterations
+    os << "bem: GMRES" << what << " did not reach rtol " << g.rtol << " in " << r.iterations
        << " iterations (relative residual " << r.final_relative_residual << ")";
     throw NotConverged(os.str());
   }
@@ -309,28 +300,5 @@ SurfaceSolution gmres_surface_solve(const krylov::LinearOperator<cplx>& A, const
 }
 
 }  // namespace detail
-
-std::vector<cplx> HelmholtzBemDense::rhs(const IncidentField& inc) const {
-  return detail::burton_miller_rhs(opt_.bc, alpha_, inc, mesh_.num_elements());
-}
-
-SurfaceSolution HelmholtzBemDense::solve(const IncidentField& inc) const {
-  return solve_with_preconditioner(*this, inc, nullptr);
-}
-
-SurfaceSolution solve_with_preconditioner(const HelmholtzBemDense& plan, const IncidentField& inc,
-                                          const krylov::Preconditioner<cplx>* M,
-                                          const std::function<void(int, double)>& progress) {
-  const HelmholtzOptions& opt = plan.options();
-  const DenseMatrixOperator A(plan.matrix());
-  detail::GmresSettings g;
-  g.rtol = opt.gmres_rtol;
-  g.restart = opt.gmres_restart;
-  g.max_iterations = opt.gmres_max_iterations;
-  g.throw_if_not_converged = opt.throw_if_not_converged;
-  g.what = M ? " (preconditioned)" : "";
-  return detail::gmres_surface_solve(A, plan.rhs(inc), M, opt.bc, plan.k(), g, progress,
-                                     plan.ones_image().empty() ? nullptr : &plan.ones_image());
-}
 
 }  // namespace elliptica::bem

@@ -6,8 +6,6 @@
 
 namespace elliptica::bem::detail {
 
-/// k finite, nonzero, Re k >= 0 and Im k >= 0.
-void validate_k(cplx k);
 /// Nonempty mesh, finite vertices, valid vertex indices, no degenerate (zero-area) triangles.
 void validate_mesh(const Mesh& mesh);
 /// far_points in {1, 3, 7}, near_factor finite and > 0, max_subdivision in [0, 30],

@@ -288,7 +288,7 @@ void HelmholtzFmm::Impl::setup_m2l(int l) {
   std::vector<M2LOp> ops(canon.size());
   const double thr = 0.01 * opt.tolerance;
   ParallelErrors errors;  // the operators allocate: nothing may escape the region
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(resolve_threads(opt.threads))
   for (int c = 0; c < static_cast<int>(canon.size()); ++c) {
     if (errors.failed()) continue;
     try {
@@ -398,6 +398,7 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
   if (opt.order != 0 && (opt.order < 2 || opt.order > 24))
     throw InvalidArgument("HelmholtzFmm: order must be 0 (automatic) or in [2, 24], got " + std::to_string(opt.order));
   if (!(opt.max_box_wavelengths > 0)) throw InvalidArgument("HelmholtzFmm: max_box_wavelengths must be > 0");
+  if (opt.threads < 0) throw InvalidArgument("HelmholtzFmm: threads must be >= 0 (0: all available)");
   if (!(opt.tolerance > 1e-14 && opt.tolerance < 0.5))
     throw InvalidArgument("HelmholtzFmm: tolerance must be in (1e-14, 0.5), got " + std::to_string(opt.tolerance));
   const std::size_t nt = tpts.size(), ns = spts.size();
@@ -782,13 +783,29 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     throw InvalidArgument("HelmholtzFmm::apply: charges must have num_sources() entries or be empty");
   if (!mu.empty() && mu.size() != ns)
     throw InvalidArgument("HelmholtzFmm::apply: dipoles must have num_sources() entries or be empty");
-  if (!mu.empty() && I.snrm.empty()) throw InvalidArgument("HelmholtzFmm::apply: dipoles need source normals");
-  const bool want_u = outputs & kPotential, want_dn = outputs & kNormalDerivative;
-  if (want_dn && I.tnrm.empty()) throw InvalidArgument("HelmholtzFmm::apply: normal derivatives need target normals");
   if ((outputs & ~3u) != 0 || outputs == 0) throw InvalidArgument("HelmholtzFmm::apply: bad outputs mask");
-  for (auto& v : q) if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw InvalidArgument("HelmholtzFmm::apply: NaN/Inf charge");
-  for (auto& v : mu) if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) throw InvalidArgument("HelmholtzFmm::apply: NaN/Inf dipole");
-  const bool has_q = !q.empty(), has_mu = !mu.empty();
+  FmmResult r;
+  if (outputs & kPotential) r.potential.resize(nt);
+  if (outputs & kNormalDerivative) r.normal_derivative.resize(nt);
+  apply(q.empty() ? nullptr : q.data(), mu.empty() ? nullptr : mu.data(),
+        r.potential.empty() ? nullptr : r.potential.data(),
+        r.normal_derivative.empty() ? nullptr : r.normal_derivative.data());
+  return r;
+}
+
+void HelmholtzFmm::apply(const cplx* q, const cplx* mu, cplx* potential, cplx* normal_derivative) const {
+  const Impl& I = *impl_;
+  const std::size_t nt = I.tpts.size(), ns = I.spts.size();
+  const int nthr = resolve_threads(I.opt.threads);
+  if (!potential && !normal_derivative) throw InvalidArgument("HelmholtzFmm::apply: no output requested");
+  if (mu && I.snrm.empty()) throw InvalidArgument("HelmholtzFmm::apply: dipoles need source normals");
+  const bool want_dn = normal_derivative != nullptr;
+  if (want_dn && I.tnrm.empty()) throw InvalidArgument("HelmholtzFmm::apply: normal derivatives need target normals");
+  for (std::size_t s = 0; s < (q ? ns : 0); ++s)
+    if (!std::isfinite(q[s].real()) || !std::isfinite(q[s].imag())) throw InvalidArgument("HelmholtzFmm::apply: NaN/Inf charge");
+  for (std::size_t s = 0; s < (mu ? ns : 0); ++s)
+    if (!std::isfinite(mu[s].real()) || !std::isfinite(mu[s].imag())) throw InvalidArgument("HelmholtzFmm::apply: NaN/Inf dipole");
+  const bool has_q = q != nullptr, has_mu = mu != nullptr;
   const bool dbg = std::getenv("ELLIPTICA_FMM_PROFILE") != nullptr;
   auto tlast = std::chrono::steady_clock::now();
   auto dbg_t = [&](const char* what) {
@@ -800,7 +817,14 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
   const auto& nodes = I.tree->nodes();
   const auto& perm = I.tree->permutation();
   const int p = I.p, p3 = I.p3, L = I.L;
-  std::vector<cplx> U(nt, 0.0), DN(nt, 0.0);
+  // outputs accumulate in the caller's storage; an output not requested goes to scratch
+  std::vector<cplx> u_scratch, dn_scratch;
+  if (!potential) u_scratch.resize(nt);
+  if (!normal_derivative) dn_scratch.resize(nt);
+  cplx* U = potential ? potential : u_scratch.data();
+  cplx* DN = normal_derivative ? normal_derivative : dn_scratch.data();
+  std::fill(U, U + nt, cplx(0.0));
+  std::fill(DN, DN + nt, cplx(0.0));
   const cplx k = I.k;
 
   if (L >= 2 && (has_q || has_mu)) {
@@ -812,7 +836,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     // Every region below that allocates records a failure instead of letting it escape; the
     // remaining work of a failed region is skipped and the error rethrown after it.
     ParallelErrors errors;
-#pragma omp parallel
+#pragma omp parallel num_threads(nthr)
     {
       std::vector<double> Lx, Dx;
       errors.run([&] {
@@ -847,7 +871,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     // M2M (upward, levels L..3 into parents at L-1..2)
     for (int l = L; l >= 3; --l) {
       const auto& par = I.tree->level_nodes(l - 1);
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(nthr)
       for (int pi = 0; pi < static_cast<int>(par.size()); ++pi)
         errors.run([&] {
           const int id = par[pi];
@@ -864,11 +888,6 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     // M2L, batched per level and canonical offset c: X = [P_j W_src(j)] (p^3 x B gathered with
     // the symmetry permutations), Y = U_c (VH_c X) as two GEMMs, F_tgt(j) += P_j^T Y(:, j).
     // Threads accumulate into private copies of the level's local expansions (no write conflicts).
-#ifdef _OPENMP
-    const int nthr = omp_get_max_threads();
-#else
-    const int nthr = 1;
-#endif
     constexpr int kB = 96;
     for (int l = 2; l <= L; ++l) {
       const auto& lev = I.tree->level_nodes(l);
@@ -879,7 +898,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         for (int j0 = 0; j0 < static_cast<int>(I.batches[l][c].list.size()); j0 += kB) work.push_back({c, j0});
       const bool priv = nthr > 1 && work.size() > 1;
       std::vector<std::vector<cplx>> Fth(priv ? nthr : 0);
-#pragma omp parallel if (priv)
+#pragma omp parallel if (priv) num_threads(nthr)
       {
         int tid = 0;
 #ifdef _OPENMP
@@ -927,7 +946,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
       }
       errors.rethrow();
       if (priv) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(nthr)
         for (int bi = 0; bi < static_cast<int>(nb); ++bi) {
           cplx* f = &F[static_cast<std::size_t>(lev[bi]) * p3];
           for (int t = 0; t < nthr; ++t) {
@@ -942,7 +961,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     // L2L (downward)
     for (int l = 3; l <= L; ++l) {
       const auto& lev = I.tree->level_nodes(l);
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(nthr)
       for (int ci = 0; ci < static_cast<int>(lev.size()); ++ci)
         errors.run([&] {
           const int c = lev[ci];
@@ -955,7 +974,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     }
     dbg_t("L2L");
     // L2P
-#pragma omp parallel
+#pragma omp parallel num_threads(nthr)
     {
       std::vector<double> Lx, Dx;
       errors.run([&] {
@@ -1003,7 +1022,7 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
         if (has_mu) { mr[u] = mu[s].real(); mi[u] = mu[s].imag(); }
       }
     }
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(nthr)
     for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
       const int id = leaves[li];
       for (std::int64_t t = nodes[id].begin; t < nodes[id].end; ++t) {
@@ -1045,10 +1064,6 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
     }
   }
   dbg_t("P2P");
-  FmmResult r;
-  if (want_u) r.potential = std::move(U);
-  if (want_dn) r.normal_derivative = std::move(DN);
-  return r;
 }
 
 std::vector<double> HelmholtzFmm::m2m_matrix(int level, int octant) const {

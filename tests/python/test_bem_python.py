@@ -51,13 +51,14 @@ def test_icosphere_and_types():
 
 
 def test_sound_hard_sphere_ka1_matches_mie(hard):
-    u, info = hard.solve([0, 0, 1])
+    sol_u = hard.solve([0, 0, 1])
+    u, info = sol_u.surface, sol_u.info
     assert u.dtype == np.complex128 and u.shape == (320,)
     assert info["converged"] and info["precond"] == "bd"
     assert info["iterations"] >= 1 and info["residual_history"][0] == 1.0
     assert info["residual_history"][-1] < 1e-5
     d = fibonacci(150)
-    uinf = hard.far_field(d)
+    uinf = hard.far_field(sol_u, d)
     assert uinf.dtype == np.complex128 and uinf.shape == (150,)
     ref = mie_far_field(1.0, 1.0, d[:, 2], "neumann")
     assert np.linalg.norm(uinf - ref) / np.linalg.norm(ref) < 0.04
@@ -70,7 +71,7 @@ def test_sound_hard_sphere_ka1_matches_mie(hard):
     assert np.linalg.norm(u - usurf) / np.linalg.norm(usurf) < 0.05
     # scattered field at r = 2 and 3
     pts = 2.5 * fibonacci(40)
-    us = hard.scattered_field(pts)
+    us = hard.scattered_field(sol_u, pts)
     ref = mie_scattered(1.0, 1.0, 2.5, pts[:, 2] / 2.5, "neumann")
     assert np.linalg.norm(us - ref) / np.linalg.norm(ref) < 0.05
 
@@ -79,13 +80,15 @@ def test_preconditioners_agree_and_sound_soft():
     mesh = elliptica.icosphere(2)
     a = elliptica.HelmholtzBEM(mesh, 1.0, bc="dirichlet", precond="none", alpha=0.2j)
     b = elliptica.HelmholtzBEM(mesh, 1.0, bc="dirichlet", precond="bd", alpha=0.2j, bd_level=0)
-    qa, ia = a.solve((0, 0, 1))
-    qb, ib = b.solve((0, 0, 2))  # direction normalised
+    sol_qa = a.solve((0, 0, 1))
+    qa, ia = sol_qa.surface, sol_qa.info
+    sol_qb = b.solve((0, 0, 2))  # direction normalised
+    qb, ib = sol_qb.surface, sol_qb.info
     assert ib["bd_blocks"] == 1 and ib["iterations"] <= 1
     assert np.linalg.norm(qa - qb) < 1e-4 * np.linalg.norm(qa)
     d = fibonacci(100)
     ref = mie_far_field(1.0, 1.0, d[:, 2], "dirichlet")
-    assert np.linalg.norm(a.far_field(d) - ref) / np.linalg.norm(ref) < 0.04
+    assert np.linalg.norm(a.far_field(sol_qa, d) - ref) / np.linalg.norm(ref) < 0.04
     assert a.report["elements"] == 320 and a.report["elements_per_wavelength"] > 6
 
 
@@ -95,8 +98,10 @@ def test_fmm_operator_agrees_with_dense():
     mesh = elliptica.icosphere(3)
     d = elliptica.HelmholtzBEM(mesh, 2.0, tol=1e-7, operator="dense")
     f = elliptica.HelmholtzBEM(mesh, 2.0, tol=1e-7, operator="fmm", fmm_tol=1e-6, leaf=32)
-    ud, idn = d.solve((1, 0, 0))
-    uf, ifm = f.solve((1, 0, 0))
+    sol_ud = d.solve((1, 0, 0))
+    ud, idn = sol_ud.surface, sol_ud.info
+    sol_uf = f.solve((1, 0, 0))
+    uf, ifm = sol_uf.surface, sol_uf.info
     assert idn["operator"] == "dense" and ifm["operator"] == "fmm"
     assert f.setup["fmm_order"] > 0 and f.setup["near_entries"] > 0 and f.setup["fmm_tolerance"] == 1e-6
     assert d.setup["operator_bytes"] == 16 * 1280 ** 2 > f.setup["operator_bytes"] > 0
@@ -104,7 +109,7 @@ def test_fmm_operator_agrees_with_dense():
     assert np.linalg.norm(uf - ud) < 100 * (1e-6 + 2e-7) * np.linalg.norm(ud)
     dirs = fibonacci(50)
     ref = mie_far_field(2.0, 1.0, dirs[:, 0], "neumann")  # incident along +x
-    assert np.linalg.norm(f.far_field(dirs) - ref) / np.linalg.norm(ref) < 0.02
+    assert np.linalg.norm(f.far_field(sol_uf, dirs) - ref) / np.linalg.norm(ref) < 0.02
     auto = elliptica.HelmholtzBEM(elliptica.icosphere(1), 1.0, dense_max=10, leaf=8)
     assert auto.setup["operator"] == "fmm"
     assert elliptica.HelmholtzBEM(elliptica.icosphere(1), 1.0).setup["operator"] == "dense"
@@ -120,7 +125,8 @@ def test_read_mesh_and_path(tmp_path):
     assert bem.report["flipped_elements"] > 0
     c = bem.centroids.mean(axis=0)
     assert np.all(np.einsum("ij,ij->i", bem.normals, bem.centroids - c) > 0)
-    u, info = bem.solve([1, 0, 0])
+    sol_u = bem.solve([1, 0, 0])
+    u, info = sol_u.surface, sol_u.info
     assert u.shape == (4,)
 
 
@@ -171,18 +177,20 @@ def test_input_validation(tmp_path, hard):
         elliptica.icosphere(-1)
     fresh = elliptica.HelmholtzBEM(mesh, 1.0)
     with pytest.raises(E, match="solve"):
-        fresh.far_field([[0, 0, 1]])
+        fresh.far_field(None, [[0, 0, 1]])
     with pytest.raises(E, match="direction"):
         fresh.solve([0, 0, 0])
     with pytest.raises(E, match="direction"):
         fresh.solve([1, 2])
-    hard.solve()
+    s = hard.solve()
     with pytest.raises(E, match="directions"):
-        hard.far_field(np.zeros((2, 2)))
+        hard.far_field(s, np.zeros((2, 2)))
     with pytest.raises(E, match="zero"):
-        hard.far_field(np.zeros((1, 3)))
+        hard.far_field(s, np.zeros((1, 3)))
     with pytest.raises(E, match="NaN"):
-        hard.scattered_field([[np.nan, 0, 0]])
+        hard.scattered_field(s, [[np.nan, 0, 0]])
+    with pytest.raises(E, match="another"):
+        fresh.far_field(s, [[0, 0, 1]])  # a solution belongs to its plan
 
 
 def test_not_converged():
@@ -199,10 +207,10 @@ def test_point_source_reciprocity_and_errors():
     v = v * np.array([1.0, 0.7, 0.5])
     bem = elliptica.HelmholtzBEM((v, t), 2.0)
     xa, xb = np.array([0.3, -0.4, 1.9]), np.array([1.6, 0.7, -0.9])
-    bem.solve(point_source=xa)
-    ab = bem.scattered_field(xb)[0]
-    bem.solve(point_source=xb)
-    ba = bem.scattered_field(xa)[0]
+    sa = bem.solve(point_source=xa)
+    sb = bem.solve(point_source=xb)
+    ab = sa.scattered_field(xb)[0]
+    ba = bem.scattered_field(sb, xa)[0]
     assert abs(ab - ba) < 0.015 * abs(ab)
     with pytest.raises(elliptica.InvalidArgumentError, match="inside"):
         bem.solve(point_source=(0.1, 0.0, 0.0))
@@ -218,11 +226,11 @@ def test_incident_and_point_checks():
         bem.solve((0, 0, 1), point_source=(0, 0, 3))
     with pytest.raises(E, match="direction must be 3 numbers"):
         bem.solve((0, 1))
-    bem.solve()
+    s = bem.solve()
     with pytest.raises(E, match="inside"):
-        bem.scattered_field([[0.0, 0.1, 0.2]])
+        bem.scattered_field(s, [[0.0, 0.1, 0.2]])
     with pytest.raises(E, match="surface"):
-        bem.scattered_field(bem.centroids[:1])
+        bem.scattered_field(s, bem.centroids[:1])
     with pytest.raises(E, match="surface"):
         bem.solve(point_source=bem.vertices[bem.triangles[0, 0]])
     for k in ("1", True):
@@ -243,12 +251,13 @@ def test_low_frequency_default_coupling_and_accuracy():
     soft = elliptica.HelmholtzBEM(mesh, 0.05, bc="dirichlet")
     assert abs(soft.alpha - 0.5j) < 1e-12
     assert abs(elliptica.HelmholtzBEM(mesh, 3.0, bc="dirichlet").alpha - 1j / 3) < 1e-12
-    soft.solve((0, 0, 1))
+    s = soft.solve((0, 0, 1))
     d = fibonacci(100)
     ref = mie_far_field(0.05, 1.0, d[:, 2], "dirichlet")
-    assert np.linalg.norm(soft.far_field(d) - ref) / np.linalg.norm(ref) < 0.015
+    assert np.linalg.norm(soft.far_field(s, d) - ref) / np.linalg.norm(ref) < 0.015
     hard = elliptica.HelmholtzBEM(mesh, 1e-8)
-    u, info = hard.solve((0, 0, 1))
+    sol_u = hard.solve((0, 0, 1))
+    u, info = sol_u.surface, sol_u.info
     assert info["converged"] and np.max(np.abs(u - 1)) < 1e-6
 
 
@@ -257,9 +266,35 @@ def test_low_frequency_and_tolerance_limits():
     E = elliptica.InvalidArgumentError
     with pytest.raises(E, match=r"k D = .* below the supported k D >= 1e-10"):
         elliptica.HelmholtzBEM(mesh, 1e-300)  # sound-hard
-    q, info = elliptica.HelmholtzBEM(mesh, 1e-300, bc="dirichlet").solve((0, 0, 1))  # the static limit
+    sol_q = elliptica.HelmholtzBEM(mesh, 1e-300, bc="dirichlet").solve((0, 0, 1))  # the static limit
+    q, info = sol_q.surface, sol_q.info
     assert info["converged"] and np.all(np.isfinite(q)) and abs(np.mean(q.real) - 1) < 0.03
     with pytest.raises(E, match="1e-12"):
         elliptica.HelmholtzBEM(mesh, 1.0, tol=1e-16)
     with pytest.raises(E, match="smallest tolerance"):
         elliptica.HelmholtzBEM(elliptica.icosphere(3), 1.0, operator="fmm", leaf=32, tol=2e-11)
+
+
+def test_options_keyword_only_defaults_from_cpp_and_solution_objects():
+    """Options are keyword-only with the C++ defaults (BEM_DEFAULTS, read from HelmholtzBemOptions);
+    solve returns a BemSolution (no hidden last solution: several solutions of one plan coexist);
+    the threads option changes no global state and no answer beyond rounding."""
+    D = elliptica.BEM_DEFAULTS
+    assert D["tol"] == 1e-5 and D["restart"] == 50 and D["max_iter"] == 1000
+    assert D["precond"] == "bd" and D["operator"] == "auto" and D["leaf"] == 64 and D["threads"] == 0
+    mesh = elliptica.icosphere(1)
+    with pytest.raises(TypeError):
+        elliptica.HelmholtzBEM(mesh, 1.0, "neumann")  # options are keyword-only
+    plan = elliptica.HelmholtzBEM(mesh, 1.0, bc="dirichlet", threads=1)
+    s1 = plan.solve((0, 0, 1))
+    s2 = plan.solve((1, 0, 0))
+    assert isinstance(s1, elliptica.BemSolution) and s1.plan is plan and s1.bc == "dirichlet"
+    assert s1.surface.dtype == np.complex128 and s1.surface.shape == (80,)
+    assert s1.info.converged and s1.info["converged"] and s1.info.operator == "dense"
+    d = fibonacci(20)
+    f1, f2 = s1.far_field(d), plan.far_field(s2, d)
+    assert np.array_equal(f1, plan.far_field(s1, d)) and not np.allclose(f1, f2)
+    two = elliptica.HelmholtzBEM(mesh, 1.0, bc="dirichlet", threads=2).solve((0, 0, 1))
+    assert np.linalg.norm(two.surface - s1.surface) <= 1e-12 * np.linalg.norm(s1.surface)
+    with pytest.raises(elliptica.InvalidArgumentError, match="threads"):
+        elliptica.HelmholtzBEM(mesh, 1.0, threads=-1)

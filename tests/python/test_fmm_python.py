@@ -101,3 +101,19 @@ def test_no_normals_and_bad_inputs():
     for k in ("1", True):
         with pytest.raises(E, match="k must be a number"):
             elliptica.HelmholtzFMM(x, nrm, k)
+
+
+def test_fmm_keyword_options_and_threads():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(400, 3))
+    nrm = x / np.linalg.norm(x, axis=1)[:, None]
+    x = nrm.copy()
+    q = rng.normal(size=400) + 1j * rng.normal(size=400)
+    with pytest.raises(TypeError):
+        elliptica.HelmholtzFMM(x, nrm, 1.0, 1e-5)  # tol is keyword-only
+    a = elliptica.HelmholtzFMM(x, nrm, 1.0, tol=1e-6, max_leaf=20, threads=1).apply(q, normal_derivative=True)
+    b = elliptica.HelmholtzFMM(x, nrm, 1.0, tol=1e-6, max_leaf=20, threads=2).apply(q, normal_derivative=True)
+    for u, v in zip(a, b):
+        assert np.linalg.norm(u - v) <= 1e-13 * np.linalg.norm(u)
+    with pytest.raises(elliptica.InvalidArgumentError, match="threads"):
+        elliptica.HelmholtzFMM(x, nrm, 1.0, threads=-1)

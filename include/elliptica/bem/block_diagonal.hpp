@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/plan.hpp"
 #include "elliptica/fmm/octree.hpp"
 #include "elliptica/krylov/krylov.hpp"
 
@@ -33,14 +34,18 @@ using BlockFunction = std::function<void(const std::vector<std::int64_t>& rows,
 /// Block function reading a dense row-major matrix (kept by reference: A must outlive it).
 BlockFunction dense_block_function(const CMatrix& A);
 
-class BlockDiagonalPreconditioner final : public krylov::Preconditioner<std::complex<double>> {
+/// M^{-1} as an operator (elliptica::LinearOperator<cplx>, a fixed map): usable as the
+/// preconditioner of any krylov solver object.
+class BlockDiagonalPreconditioner final : public LinearOperator<std::complex<double>> {
  public:
   /// tree: octree over the n collocation points (element centroids) in element order;
-  /// level: l_BD in [0, tree.leaf_level()], or -1 for the leaf level. Throws InvalidArgument on a
-  /// bad level, NumericalError if a block is singular (or numerically so: reciprocal condition
+  /// level: l_BD in [0, tree.leaf_level()], or -1 for the leaf level; threads: OpenMP threads of
+  /// the set-up and of apply() (0: omp_get_max_threads()). Throws InvalidArgument on a bad level
+  /// or threads < 0, NumericalError if a block is singular (or numerically so: reciprocal condition
   /// estimate below 1e-14), its LU overflows (NaN condition estimate: a badly scaled matrix, the
   /// message says so) or the block function returns non-finite values.
-  BlockDiagonalPreconditioner(const fmm::Octree& tree, const BlockFunction& block, int level = -1);
+  BlockDiagonalPreconditioner(const fmm::Octree& tree, const BlockFunction& block, int level = -1,
+                              int threads = 0);
   ~BlockDiagonalPreconditioner() override;
 
   std::size_t size() const override;
@@ -59,10 +64,8 @@ class BlockDiagonalPreconditioner final : public krylov::Preconditioner<std::com
   std::unique_ptr<Impl> impl_;
 };
 
-enum class PrecondKind { None, BlockDiagonal };
-
 struct PreconditionedSolveOptions {
-  PrecondKind kind = PrecondKind::BlockDiagonal;
+  PreconditionerKind kind = PreconditionerKind::BlockDiagonal;
   int bd_level = -1;                  ///< l_BD; -1: the octree's leaf level
   fmm::OctreeOptions tree;            ///< octree over the centroids (max_leaf = mu, ...)
   std::function<void(int, double)> progress;  ///< GMRES (iteration, relative residual); may be empty
@@ -70,7 +73,7 @@ struct PreconditionedSolveOptions {
 
 /// What solve_preconditioned() did, besides the solution.
 struct PreconditionedSolveInfo {
-  PrecondKind kind = PrecondKind::None;
+  PreconditionerKind kind = PreconditionerKind::None;
   int bd_level = -1, leaf_level = -1;
   std::size_t blocks = 0, largest_block = 0;
   double setup_seconds = 0;  ///< octree + block extraction + LU (0 for None)
@@ -79,17 +82,17 @@ struct PreconditionedSolveInfo {
   long precond_applications = 0;
 };
 
-/// Solves the plan's Burton-Miller system with GMRES(plan.options().gmres_restart), relative
-/// tolerance plan.options().gmres_rtol, right-preconditioned by BD (or nothing), using the plan's
+/// Solves the plan's Burton-Miller system with GMRES (plan.gmres_options(): the plan's rtol,
+/// restart, iteration cap and threads), right-preconditioned by BD (or nothing), using the plan's
 /// dense matrix for products and BD entries. Same result conventions and NotConverged rule as
-/// HelmholtzBemDense::solve (solve_seconds = set-up + GMRES).
+/// HelmholtzBem::solve (solve_seconds = set-up + GMRES).
 SurfaceSolution solve_preconditioned(const HelmholtzBemDense& plan, const IncidentField& inc,
                                      const PreconditionedSolveOptions& opt = {},
                                      PreconditionedSolveInfo* info = nullptr);
 
 /// GMRES on the plan's matrix with any preconditioner (nullptr: none); as above.
 SurfaceSolution solve_with_preconditioner(const HelmholtzBemDense& plan, const IncidentField& inc,
-                                          const krylov::Preconditioner<std::complex<double>>* M,
+                                          const LinearOperator<std::complex<double>>* M,
                                           const std::function<void(int, double)>& progress = {});
 
 /// The element centroids of a mesh, in element order (the points of the BD octree).

@@ -1,7 +1,7 @@
 #pragma once
 /// @file fmm_operator.hpp
 /// FMM-accelerated Burton-Miller operator of the collocation BEM of helmholtz.hpp (same matrices,
-/// same signs as HelmholtzBemDense):
+/// same signs as the dense operator of HelmholtzBem):
 ///   sound-hard (Neumann):   A = 1/2 I - K - alpha W      (dipole sources, FMM potential + d/dn_x)
 ///   sound-soft (Dirichlet): A = 1/2 I + K' + beta S      (charge sources), beta = 1/alpha.
 /// Near field: the exact dense entries (assemble_entries below = the quadrature of
@@ -29,22 +29,32 @@ namespace elliptica::bem {
 
 /// Entries of the collocation operators for the given (row i, column j) pairs, computed exactly as
 /// assemble_dense computes S(i,j), K(i,j), K'(i,j), W(i,j). Output arrays (length pairs.size())
-/// may be nullptr for operators not in `which`. Thread-safe; parallel over the pairs.
+/// may be nullptr for operators not in `which`. Thread-safe; parallel over the pairs with
+/// `threads` OpenMP threads (0: omp_get_max_threads()).
 void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q,
                       const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, cplx* S, cplx* K,
-                      cplx* Kp, cplx* W);
+                      cplx* Kp, cplx* W, int threads = 0);
 
+/// Options of the operator alone. The plan (plan.hpp) fills them from its HelmholtzBemOptions
+/// (bc, alpha, quadrature, op.fmm, threads): the pieces are the same types, not copies of their
+/// fields, so no default is repeated here.
 struct FmmOperatorOptions {
   BoundaryCondition bc = BoundaryCondition::Neumann;
   std::optional<cplx> alpha;         ///< Burton-Miller coupling; default default_alpha(mesh, k)
   QuadratureOptions quadrature;      ///< near-field entries and far_points of the far field
-  fmm::HelmholtzFmmOptions fmm;      ///< tolerance, order, tree (over the centroids)
+  /// tolerance (> 0 here: the plan resolves its automatic 0), order, tree (over the centroids);
+  /// near_field and threads are set by the operator (false, `threads` below).
+  fmm::HelmholtzFmmOptions fmm;
+  /// OpenMP threads of the near-field assembly, the FMM and apply(); 0: omp_get_max_threads().
+  int threads = 0;
   /// Called during the near-field assembly with the fraction done (0..1], from the calling
   /// thread; may be empty.
   std::function<void(double)> progress;
 };
 
-class HelmholtzBemFmmOperator final : public krylov::LinearOperator<cplx> {
+/// y = A x (elliptica::LinearOperator<cplx>: x, y of size() values in caller storage, not
+/// overlapping); a fixed linear map (the FMM's error does not depend on x), so usable by GMRES.
+class HelmholtzBemFmmOperator final : public LinearOperator<cplx> {
  public:
   /// Sound-hard: one extra FMM application at set-up gives A 1 (ones_image(), the GMRES
   /// deflation vector); below kStaticCorrectionKD the near-field diagonal is then corrected so
@@ -55,6 +65,7 @@ class HelmholtzBemFmmOperator final : public krylov::LinearOperator<cplx> {
   HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const FmmOperatorOptions& opt = {});
   std::size_t size() const override;
   void apply(const cplx* x, cplx* y) const override;
+  /// Vector convenience (InvalidArgument when x does not have size() values).
   std::vector<cplx> apply(const std::vector<cplx>& x) const;
   const fmm::HelmholtzFmm& fmm() const;
   cplx alpha() const;

@@ -2,7 +2,10 @@
 /// @file helmholtz.hpp
 /// Dense piecewise-constant collocation BEM for 3D exterior Helmholtz scattering (seed 001, which
 /// follows Burton & Miller, Proc. R. Soc. Lond. A 323 (1971) 201, with P0 elements collocated at
-/// the centroids of flat triangles). No fast multipole method yet: O(N^2) memory and work.
+/// the centroids of flat triangles): conventions, the dense operators (O(N^2) memory and work),
+/// incident fields and the far/scattered field evaluation. The one plan that solves the systems
+/// (dense or FMM operator, BD preconditioner, GMRES) is HelmholtzBem in plan.hpp; the FMM
+/// operator is in fmm_operator.hpp.
 ///
 /// Conventions
 /// - Time dependence e^{-i omega t}; G(x,y) = e^{ikr}/(4 pi r), r = |x - y|; k complex with
@@ -45,8 +48,8 @@
 ///   default coupling caps |alpha| at D/4 (default_alpha()). Sound-hard has a second
 ///   low-frequency problem: its scattered field is O(kD) near the body and O((kD)^2) in the far
 ///   field while the total surface field is 1 + O(kD), so an error delta in the non-constant part
-///   of u costs a relative far-field error ~ delta/(kD). The plans (HelmholtzBemDense,
-///   HelmholtzBemFmmOperator, HelmholtzBem) therefore, for sound-hard only:
+///   of u costs a relative far-field error ~ delta/(kD). The plans (HelmholtzBem with the dense
+///   or the FMM operator, HelmholtzBemFmmOperator) therefore, for sound-hard only:
 ///   (1) for kD < kStaticCorrectionKD correct the diagonal of the system matrix so that it maps
 ///       the constant 1 exactly to its static image, 1 (1 + m on a surface enclosed by m other
 ///       components): the static identities K_0 1 = -1/2 and W_0 1 = 0 of a closed surface
@@ -98,7 +101,8 @@
 #include <vector>
 
 #include "elliptica/bem/mesh.hpp"
-#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/core/operator.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica::bem {
 
@@ -113,22 +117,27 @@ struct CMatrix {
   cplx& operator()(std::size_t i, std::size_t j) { return data[i * cols + j]; }
   const cplx& operator()(std::size_t i, std::size_t j) const { return data[i * cols + j]; }
   bool empty() const { return data.empty(); }
-  /// y = A x (x of length cols, y of length rows).
-  std::vector<cplx> apply(const std::vector<cplx>& x) const;
+  /// y = A x (x of length cols, y of length rows; InvalidArgument otherwise). Rows in parallel
+  /// above kParallelMinDenseRows rows with `threads` threads (0: omp_get_max_threads()).
+  std::vector<cplx> apply(const std::vector<cplx>& x, int threads = 0) const;
 };
 
-/// A square CMatrix as a Krylov operator (y = A x), for GMRES on the dense Burton-Miller matrix.
-/// Keeps a reference: the matrix must outlive the operator. apply() is row-parallel (OpenMP)
-/// for n > 256; each row is summed sequentially, so the result does not depend on the threads.
-class DenseMatrixOperator final : public krylov::LinearOperator<cplx> {
+/// A square CMatrix as an operator (elliptica::LinearOperator<cplx>: y = A x into caller
+/// storage, x and y of size() values, not overlapping), e.g. for GMRES on the dense
+/// Burton-Miller matrix. Keeps a reference: the matrix must outlive the operator. apply() is
+/// row-parallel above kParallelMinDenseRows (core/parallel.hpp) rows with `threads` threads
+/// (0: omp_get_max_threads(); a local num_threads clause, no global OpenMP state); each row is
+/// summed sequentially, so the result does not depend on the threads.
+class DenseMatrixOperator final : public LinearOperator<cplx> {
  public:
-  /// InvalidArgument if A is not square.
-  explicit DenseMatrixOperator(const CMatrix& A);
+  /// InvalidArgument if A is not square or threads < 0.
+  explicit DenseMatrixOperator(const CMatrix& A, int threads = 0);
   std::size_t size() const override { return A_.rows; }
   void apply(const cplx* x, cplx* y) const override;
 
  private:
   const CMatrix& A_;
+  int threads_ = 0;
 };
 
 /// Which operators assemble_dense builds (bit mask).
@@ -153,14 +162,21 @@ struct DenseOperators {
   double seconds = 0;  ///< wall time of the assembly
 };
 
+/// The one wavenumber check of the BEM (every plan, operator, incident field and field
+/// evaluation calls it): InvalidArgument unless k is finite, nonzero, Re k >= 0 and Im k >= 0
+/// (outgoing / decaying waves); the message names the rule broken.
+void validate_wavenumber(cplx k);
+
 /// Assemble the collocation matrices (see the file comment for definitions and conventions).
 /// For |k| x (bounding-box diagonal) < 1e-100 (fmm::kStaticKernelKappa) the kernels are evaluated
 /// at k = 0: their k-dependent parts are invisible in double precision there, and computing them
 /// would only produce subnormal numbers (several times slower).
 /// Throws InvalidArgument on an empty mesh, bad vertex indices, degenerate triangles, a k that is
-/// NaN/Inf, zero, or has Re k < 0 or Im k < 0, or bad quadrature options.
+/// NaN/Inf, zero, or has Re k < 0 or Im k < 0 (validate_wavenumber), bad quadrature options or
+/// threads < 0. Rows in parallel with `threads` OpenMP threads (0: omp_get_max_threads()).
+/// Memory: 16 N^2 bytes per operator in `which` (checked before allocating, OutOfResources).
 DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which = kAllOperators,
-                              const QuadratureOptions& q = {});
+                              const QuadratureOptions& q = {}, int threads = 0);
 
 enum class BoundaryCondition { Neumann, Dirichlet };  ///< sound-hard, sound-soft
 
@@ -211,19 +227,6 @@ double body_size(const Mesh& mesh);
 /// Throws InvalidArgument for a bad k (validate rules of assemble_dense) or mesh.
 cplx default_alpha(const Mesh& mesh, cplx k);
 
-struct HelmholtzOptions {
-  BoundaryCondition bc = BoundaryCondition::Neumann;
-  /// Burton-Miller coupling (finite, != 0); default default_alpha(mesh, k).
-  std::optional<cplx> alpha;
-  QuadratureOptions quadrature;
-  /// GMRES relative residual tolerance, in [kMinGmresRtol, 1). Sound-hard: relative to the
-  /// residual of the constant fit c 1 (file comment, "Low frequency" (2)).
-  double gmres_rtol = 1e-5;
-  int gmres_restart = 50;
-  int gmres_max_iterations = 1000;
-  bool throw_if_not_converged = true;  ///< throw NotConverged when GMRES misses gmres_rtol
-};
-
 /// Incident data at the collocation points.
 struct IncidentField {
   std::vector<cplx> u;     ///< u_inc(x_i)
@@ -261,46 +264,5 @@ std::vector<cplx> far_field(const Mesh& mesh, const SurfaceSolution& sol,
 std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
                                   const std::vector<std::array<double, 3>>& points,
                                   const QuadratureOptions& q = {});
-
-/// Plan: assembles the Burton-Miller matrix once; solve() may be called for many incident fields.
-class HelmholtzBemDense {
- public:
-  /// Throws InvalidArgument for a bad mesh, k or option (gmres_rtol outside [kMinGmresRtol, 1),
-  /// alpha zero or not finite, ...) and for sound-hard problems with |k| body_size(mesh) below
-  /// kMinSoundHardKD (file comment, "Low frequency").
-  HelmholtzBemDense(Mesh mesh, cplx k, HelmholtzOptions opt = {});
-  const Mesh& mesh() const { return mesh_; }
-  cplx k() const { return k_; }
-  /// The coupling used: options().alpha or default_alpha(mesh, k).
-  cplx alpha() const { return alpha_; }
-  const HelmholtzOptions& options() const { return opt_; }
-  /// The system matrix (sound-hard below kStaticCorrectionKD: with the corrected diagonal).
-  const CMatrix& matrix() const { return A_; }
-  /// Sound-hard: A 1, the image of the constant (the GMRES deflation vector of the file comment,
-  /// "Low frequency" (2)); empty for sound-soft.
-  const std::vector<cplx>& ones_image() const { return ones_image_; }
-  double assembly_seconds() const { return assembly_seconds_; }
-  /// Right-hand side of the system for the given incident data (see file comment).
-  std::vector<cplx> rhs(const IncidentField& inc) const;
-  SurfaceSolution solve(const IncidentField& inc) const;
-  SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const {
-    return solve(plane_wave(mesh_, k_, direction));
-  }
-  std::vector<cplx> far_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& d) const {
-    return bem::far_field(mesh_, s, d, opt_.quadrature);
-  }
-  std::vector<cplx> scattered_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& p) const {
-    return bem::scattered_field(mesh_, s, p, opt_.quadrature);
-  }
-
- private:
-  Mesh mesh_;
-  cplx k_;
-  cplx alpha_;
-  HelmholtzOptions opt_;
-  CMatrix A_;
-  std::vector<cplx> ones_image_;
-  double assembly_seconds_ = 0;
-};
 
 }  // namespace elliptica::bem

@@ -21,22 +21,24 @@
 ///            O(N) work per matvec at fixed k (low frequency);
 ///   - Auto:  Dense up to dense_max_elements elements, Fmm above.
 /// Solver: GMRES(m) of the krylov module, right-preconditioned, to the relative residual
-/// gmres_rtol; preconditioner none or block-diagonal (BD: LU of the self block of every octree box
+/// gmres.rtol; preconditioner none or block-diagonal (BD: LU of the self block of every octree box
 /// at level l_BD, the leaf level by default; with the FMM operator the blocks are read from the
 /// stored near field, with the dense operator from the matrix).
-/// Tolerances: gmres_rtol >= kMinGmresRtol = 1e-12 for both operators (GMRES reaches true
+/// Tolerances: gmres.rtol >= kMinGmresRtol = 1e-12 for both operators (GMRES reaches true
 /// relative residuals of about 1e-15 on the dense and on the FMM operator, a fixed linear map;
-/// docs/bem.md "Tolerances"). The FMM's accuracy is fmm_tolerance, by default min(gmres_rtol,
+/// docs/bem.md "Tolerances"). The FMM's accuracy is op.fmm.tolerance, by default (0) min(gmres.rtol,
 /// 1e-3); its order is capped at 16 Chebyshev nodes, which reaches about 5e-11 at small k x box
 /// width (fmm::min_tolerance): a smaller automatic or explicit FMM tolerance is refused when the
-/// FMM is set up, before its expensive part. A gmres_rtol below an explicit fmm_tolerance is
+/// FMM is set up, before its expensive part. A gmres.rtol below an explicit op.fmm.tolerance is
 /// attainable but does not make the solution more accurate than cond(A) x fmm_tolerance.
 ///
 /// Errors: InvalidArgument (bad mesh, k, options, tolerances below the floors above, sound-hard k
-/// below the low-frequency floor: see validate(), HelmholtzBemDense, HelmholtzBemFmmOperator,
+/// below the low-frequency floor: see validate(), HelmholtzBemFmmOperator,
 /// BlockDiagonalPreconditioner), NumericalError (a singular BD block, or one whose LU overflows),
-/// NotConverged (GMRES misses gmres_rtol within gmres_max_iterations and throw_if_not_converged
+/// NotConverged (GMRES misses gmres.rtol within gmres.max_iterations and throw_if_not_converged
 /// is set).
+/// Threads: options().threads for every parallel part (local num_threads clauses, no global
+/// OpenMP state); results agree to rounding for any thread count.
 #include <array>
 #include <complex>
 #include <cstddef>
@@ -44,15 +46,18 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
+#include "elliptica/fmm/helmholtz_fmm.hpp"
 #include "elliptica/krylov/krylov.hpp"
 
 namespace elliptica::bem {
 
 enum class OperatorKind { Auto, Dense, Fmm };
+/// The one preconditioner kind of the BEM (plan options, solve_preconditioned, set-up reports).
 enum class PreconditionerKind { None, BlockDiagonal };
 
 /// "auto" / "dense" / "fmm" and "none" / "bd" (InvalidArgument otherwise); and back.
@@ -61,26 +66,66 @@ PreconditionerKind preconditioner_kind_from_string(const std::string& s);
 std::string to_string(OperatorKind k);
 std::string to_string(PreconditionerKind k);
 
+/// The FMM options of a default plan: those of fmm::HelmholtzFmmOptions except
+///   tolerance = 0      automatic: min(gmres.rtol, 1e-3), so that the matvec error stays below
+///                      the GMRES tolerance (or 0.1% when that is looser); explicit values in
+///                      (1e-14, 0.5), refused below fmm::min_tolerance (about 5e-11, order cap 16);
+///   tree.max_leaf = 64 mu: max elements per octree leaf, of the FMM tree and of the BD tree of
+///                      the dense operator (the FMM may use a shallower tree so that its leaves
+///                      stay wider than the elements: fmm_operator.hpp);
+///   near_field = false the operator supplies the exact near-field entries itself.
+/// Its `threads` is ignored by the plan (HelmholtzBemOptions::threads is used).
+inline fmm::HelmholtzFmmOptions default_bem_fmm_options() {
+  fmm::HelmholtzFmmOptions o;
+  o.tolerance = 0;
+  o.tree.max_leaf = 64;
+  o.near_field = false;
+  return o;
+}
+
+/// The GMRES options of a default plan: rtol 1e-5, restart 50, max_iterations 1000 (the CLI and
+/// Python read these, they have no literals of their own). rtol in [kMinGmresRtol, 1); sound-hard:
+/// relative to the residual of the constant fit (helmholtz.hpp, "Low frequency" (2)). Its
+/// `threads` is ignored by the plan (HelmholtzBemOptions::threads is used); its `progress` is the
+/// per-iteration callback of solve() when solve() is given none.
+inline krylov::Options default_bem_gmres_options() {
+  krylov::Options o;
+  o.rtol = 1e-5;
+  o.restart = 50;
+  o.max_iterations = 1000;
+  return o;
+}
+
+/// Which system operator the plan builds.
+struct OperatorOptions {
+  OperatorKind kind = OperatorKind::Auto;  ///< Auto: Dense up to dense_max_elements elements, else Fmm
+  std::size_t dense_max_elements = 4000;
+  /// FMM (kind Fmm): tolerance (0: automatic), order (0: from tolerance and k), tree (max_leaf =
+  /// mu, also the BD tree of the dense operator), compression, box-size limit; see
+  /// default_bem_fmm_options().
+  fmm::HelmholtzFmmOptions fmm = default_bem_fmm_options();
+};
+
+/// The right preconditioner of GMRES.
+struct PreconditionerOptions {
+  PreconditionerKind kind = PreconditionerKind::BlockDiagonal;
+  int bd_level = -1;  ///< l_BD: octree level of the BD blocks (>= 0), -1: the leaf level
+};
+
+/// Options of the one BEM plan (HelmholtzBem). Every default lives here; the CLI and the Python
+/// package read a default-constructed HelmholtzBemOptions.
 struct HelmholtzBemOptions {
   BoundaryCondition bc = BoundaryCondition::Neumann;
   std::optional<cplx> alpha;             ///< Burton-Miller coupling (finite, != 0); default default_alpha(mesh, k)
   QuadratureOptions quadrature;          ///< singular/near/far quadrature of the entries
-  OperatorKind op = OperatorKind::Auto;
-  std::size_t dense_max_elements = 4000; ///< Auto: dense up to this many elements
-  /// FMM relative accuracy (sets the Chebyshev order); 0: min(gmres_rtol, 1e-3) -- the matvec
-  /// error then stays below the GMRES tolerance (or 0.1% when that is looser). Explicit values in
-  /// (1e-14, 0.5); below fmm::min_tolerance (about 5e-11, order cap 16) the FMM set-up refuses.
-  double fmm_tolerance = 0;
-  int fmm_order = 0;                     ///< Chebyshev nodes per axis, 0: from fmm_tolerance and k
-  int max_leaf = 64;                     ///< mu: max elements per octree leaf (FMM and BD tree)
-  PreconditionerKind precond = PreconditionerKind::BlockDiagonal;
-  int bd_level = -1;                     ///< l_BD: octree level of the BD blocks, -1: the leaf level
-  /// GMRES relative tolerance in [kMinGmresRtol, 1); sound-hard: relative to the residual of the
-  /// constant fit (helmholtz.hpp, "Low frequency" (2)).
-  double gmres_rtol = 1e-5;
-  int gmres_restart = 50;
-  int gmres_max_iterations = 1000;
-  bool throw_if_not_converged = true;
+  OperatorOptions op;                    ///< dense or FMM operator
+  PreconditionerOptions precond;         ///< none or BD
+  krylov::Options gmres = default_bem_gmres_options();  ///< rtol, restart, max_iterations (progress: see there)
+  bool throw_if_not_converged = true;    ///< NotConverged when GMRES misses gmres.rtol
+  /// OpenMP threads of everything the plan runs: the assembly, the FMM set-up and matvec, the BD
+  /// set-up and applications, the dense matvec and GMRES's vector kernels; 0: omp_get_max_threads().
+  /// Used through local num_threads clauses: the global OpenMP state is never changed. >= 0.
+  int threads = 0;
   /// Set-up progress: (stage, fraction of the stage done in [0,1]); stages "assembly" (dense),
   /// "fmm", "near field", "bd". Called from the constructing thread; may be empty.
   std::function<void(const std::string&, double)> progress;
@@ -142,25 +187,63 @@ class HelmholtzBem {
   cplx alpha() const;  ///< the coupling used: options().alpha or default_alpha(mesh, k)
   const HelmholtzBemOptions& options() const;
   const HelmholtzBemSetup& setup() const;
-  /// The system operator A (size N) and the preconditioner (nullptr for none).
-  const krylov::LinearOperator<cplx>& system_operator() const;
-  const krylov::Preconditioner<cplx>* preconditioner() const;
+  /// The system operator A (size N: DenseMatrixOperator or HelmholtzBemFmmOperator, with the
+  /// plan's threads) and the preconditioner (the BlockDiagonalPreconditioner, nullptr for none).
+  /// Both are elliptica::LinearOperator<cplx>, usable with any krylov solver object.
+  const LinearOperator<cplx>& system_operator() const;
+  const LinearOperator<cplx>* preconditioner() const;
+  /// The dense system matrix (sound-hard below kStaticCorrectionKD: with the corrected diagonal);
+  /// nullptr with the FMM operator.
+  const CMatrix* dense_matrix() const;
+  /// Sound-hard: A 1, the image of the constant (the GMRES deflation vector of helmholtz.hpp,
+  /// "Low frequency" (2)); empty for sound-soft.
+  const std::vector<cplx>& ones_image() const;
+  /// The krylov::Options solve() hands to GMRES: options().gmres with threads = options().threads.
+  krylov::Options gmres_options() const;
 
+  /// The Burton-Miller right-hand side (N values) of incident data with N values each
+  /// (InvalidArgument otherwise, or for non-finite data).
   std::vector<cplx> rhs(const IncidentField& inc) const;
-  /// GMRES from zero; progress(iteration, relative residual) per iteration (may be empty).
-  /// solve_seconds in the result = GMRES wall time. Not thread-safe across concurrent calls on
-  /// one plan only for the timing counters; results are independent.
+  /// GMRES (gmres_options(): rtol, restart, iteration cap, the plan's threads) from zero,
+  /// right-preconditioned by preconditioner(); progress(iteration, relative residual) per
+  /// iteration (may be empty; default options().gmres.progress). Returns the surface solution:
+  /// u (N values, total field, same unit as u_inc) for sound-hard, dudn (N values, 1/length) for
+  /// sound-soft, the other zero, in element order; solve_seconds = GMRES wall time; info (may be
+  /// nullptr) gets the matvec / preconditioner counts and times. NotConverged when GMRES misses
+  /// gmres.rtol and throw_if_not_converged is set. Results of concurrent calls are independent;
+  /// only the timing counters are shared.
   SurfaceSolution solve(const IncidentField& inc, const std::function<void(int, double)>& progress = {},
                         HelmholtzBemSolveInfo* info = nullptr) const;
   SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const;
-  /// u_inf(xhat) and u_sc(x) by the representation formula (helmholtz.hpp, far_field /
-  /// scattered_field), direct sums over the elements: O(N M).
+  /// u_inf(xhat) (M values for M directions, normalised internally; unit of u) and u_sc(x) (M
+  /// values at M exterior points) of a solution of this plan, by the representation formula
+  /// (helmholtz.hpp, far_field / scattered_field), direct sums over the elements: O(N M).
+  /// InvalidArgument for a zero direction, a point inside or on the body, or a solution of the
+  /// wrong size.
   std::vector<cplx> far_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& directions) const;
   std::vector<cplx> scattered_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& points) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// Deprecated thin alias of the plan kept for existing callers: HelmholtzBem with the dense
+/// operator and no preconditioner (op.kind and precond.kind of the options are overridden).
+/// Use HelmholtzBem with op.kind = OperatorKind::Dense instead.
+class HelmholtzBemDense : public HelmholtzBem {
+ public:
+  HelmholtzBemDense(Mesh mesh, cplx k, HelmholtzBemOptions opt = {})
+      : HelmholtzBem(std::move(mesh), k, dense_only(std::move(opt))) {}
+  const CMatrix& matrix() const { return *dense_matrix(); }
+  double assembly_seconds() const { return setup().operator_seconds; }
+
+ private:
+  static HelmholtzBemOptions dense_only(HelmholtzBemOptions o) {
+    o.op.kind = OperatorKind::Dense;
+    o.precond.kind = PreconditionerKind::None;
+    return o;
+  }
 };
 
 }  // namespace elliptica::bem

@@ -92,6 +92,9 @@ struct HelmholtzFmmOptions {
   bool compress_m2l = true;        ///< low-rank (ACA + SVD) compression of the M2L matrices
   bool near_field = true;          ///< false: P2P is skipped, apply() returns the far field only
   double max_box_wavelengths = 2;  ///< low-frequency limit on the level-2 box width
+  /// OpenMP threads of the set-up and of apply() (local num_threads clauses; the global OpenMP
+  /// state is not touched); 0: omp_get_max_threads(). >= 0.
+  int threads = 0;
 };
 
 enum FmmOutput : unsigned { kPotential = 1u, kNormalDerivative = 2u };
@@ -133,8 +136,17 @@ class HelmholtzFmm {
                const std::vector<Point3>& sources, const std::vector<Point3>& source_normals,
                const std::vector<std::int64_t>& owner, cplx k, const HelmholtzFmmOptions& opt = {});
 
-  /// charges q (single layer) and/or dipoles mu (double layer): each of length num_sources() or
-  /// empty (= zero). Returns the requested outputs at the target points (original order).
+  /// The sums of the file comment into caller-owned storage.
+  /// charges q (single layer) and dipoles mu (double layer): arrays of num_sources() complex
+  /// values, or nullptr (= zero). potential u and normal_derivative du/dn_x: arrays of
+  /// num_targets() complex values at the target points (original order), overwritten, or nullptr
+  /// when that output is not wanted (at least one must be given). Inputs and outputs may not
+  /// overlap. Throws InvalidArgument for no output, dipoles without source normals, normal
+  /// derivatives without target normals, or a non-finite charge/dipole.
+  void apply(const cplx* charges, const cplx* dipoles, cplx* potential, cplx* normal_derivative) const;
+  /// Vector convenience of apply() above: charges/dipoles of length num_sources() or empty
+  /// (= zero); returns the outputs requested by the mask (InvalidArgument for a bad mask or
+  /// lengths). Same numbers as the pointer version.
   FmmResult apply(const std::vector<cplx>& charges, const std::vector<cplx>& dipoles,
                   unsigned outputs = kPotential | kNormalDerivative) const;
 
