@@ -20,6 +20,7 @@
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
 #include "elliptica/ewald/ewald.hpp"
+#include "elliptica/ewald/gro.hpp"
 
 namespace elliptica::cli {
 namespace {
@@ -266,7 +267,7 @@ int run_ewald(const EwaldArgs& a) {
   Array2D src, str, tgt;
   std::string src_name = a.sources, str_name = a.strengths;
   if (use_gro) {
-    io::GroFile g = io::read_gro(a.gro);
+    ewald::GroFile g = ewald::read_gro(a.gro);
     src = std::move(g.positions);
     src_name = str_name = a.gro;
     if (src.rows == 0) throw InvalidArgument(a.gro + ": contains no atoms");

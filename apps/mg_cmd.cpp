@@ -27,6 +27,7 @@
 
 #include "cli_util.hpp"
 #include "elliptica/core/array.hpp"
+#include "elliptica/core/constants.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
@@ -95,7 +96,7 @@ mg::TestProblem problem_3d(int n, double Lx, double Ly, double Lz, std::uint64_t
   tp.lengths = {Lx, Ly, Lz};
   tp.A = mg::poisson_fd(tp.shape, tp.lengths);
   const int m = n - 1;
-  const double pi = 3.14159265358979323846;
+  const double pi = kPi;
   const double hx = Lx / n, hy = Ly / n, hz = Lz / n;
   tp.u.resize(static_cast<std::size_t>(m) * m * m);
   std::uint64_t s = seed;

@@ -1,4 +1,4 @@
-// Tests of elliptica::io (array files, .gro) and elliptica::require_finite.
+// Tests of elliptica::io (array files), elliptica::ewald::read_gro (.gro) and elliptica::require_finite.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -26,6 +26,7 @@
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
 #include "elliptica/core/resources.hpp"
+#include "elliptica/ewald/gro.hpp"
 
 namespace fs = std::filesystem;
 using elliptica::Array2D;
@@ -463,7 +464,7 @@ TEST_F(IoTest, MissingFile) {
   EXPECT_NE(m.find("nope.npy"), std::string::npos) << m;
   m = error_of([&] { elliptica::io::read_array(dir.string()); });
   EXPECT_NE(m.find("directory"), std::string::npos) << m;
-  m = error_of([&] { elliptica::io::read_gro(p("nope.gro")); });
+  m = error_of([&] { elliptica::ewald::read_gro(p("nope.gro")); });
   EXPECT_NE(m.find("no such file"), std::string::npos) << m;
 }
 
@@ -514,7 +515,7 @@ TEST_F(IoTest, FailedWriteLeavesNothingAndKeepsExistingFile) {
 TEST_F(IoTest, GroSpc216) {
   const std::string path = std::string(ELLIPTICA_EXAMPLES_DIR) + "/water/spc216.gro";
   ASSERT_TRUE(fs::exists(path)) << path << " is missing from the repository";
-  const auto g = elliptica::io::read_gro(path);
+  const auto g = elliptica::ewald::read_gro(path);
   ASSERT_EQ(g.positions.rows, 648u);
   ASSERT_EQ(g.positions.cols, 3u);
   ASSERT_EQ(g.atom_names.size(), 648u);
@@ -540,7 +541,7 @@ TEST_F(IoTest, GroHandWritten) {
               "    1SOL     OW    1   0.126   1.624   1.679  0.1227 -0.0580  0.0434\n"
               "    1SOL    HW1    2   0.190   1.661   1.747  0.8085  0.3191 -0.7791\n"
               "   3.00000   4.00000   5.00000   0.00000   0.00000   0.00000   0.00000   0.00000   0.00000\n");
-  auto g = elliptica::io::read_gro(p("v.gro"));
+  auto g = elliptica::ewald::read_gro(p("v.gro"));
   ASSERT_EQ(g.positions.rows, 2u);
   EXPECT_DOUBLE_EQ(g.positions.view()(1, 2), 1.747);
   EXPECT_DOUBLE_EQ(g.box[0], 3.0);
@@ -551,7 +552,7 @@ TEST_F(IoTest, GroHandWritten) {
               "1\n"
               "    1NA      NA    1   1.12345  -0.50000  10.25000\n"
               "   2.0 2.0 2.0\n");
-  g = elliptica::io::read_gro(p("hp.gro"));
+  g = elliptica::ewald::read_gro(p("hp.gro"));
   EXPECT_DOUBLE_EQ(g.positions.view()(0, 0), 1.12345);
   EXPECT_DOUBLE_EQ(g.positions.view()(0, 1), -0.5);
   EXPECT_DOUBLE_EQ(g.positions.view()(0, 2), 10.25);
@@ -560,16 +561,16 @@ TEST_F(IoTest, GroHandWritten) {
   write_bytes(p("tri.gro"),
               "tri\n    1\n    1SOL     OW    1   0.126   1.624   1.679\n"
               "   3.0 3.0 3.0 0.0 0.0 1.5 0.0 1.5 1.5\n");
-  std::string m = error_of([&] { elliptica::io::read_gro(p("tri.gro")); });
+  std::string m = error_of([&] { elliptica::ewald::read_gro(p("tri.gro")); });
   EXPECT_NE(m.find("triclinic"), std::string::npos) << m;
   write_bytes(p("short.gro"), "short\n    3\n    1SOL     OW    1   0.126   1.624   1.679\n");
-  m = error_of([&] { elliptica::io::read_gro(p("short.gro")); });
+  m = error_of([&] { elliptica::ewald::read_gro(p("short.gro")); });
   EXPECT_NE(m.find("truncated"), std::string::npos) << m;
   write_bytes(p("cnt.gro"), "bad count\n  abc\n");
-  m = error_of([&] { elliptica::io::read_gro(p("cnt.gro")); });
+  m = error_of([&] { elliptica::ewald::read_gro(p("cnt.gro")); });
   EXPECT_NE(m.find("number of atoms"), std::string::npos) << m;
   write_bytes(p("coord.gro"), "bad coord\n    1\n    1SOL     OW    1   0.126   x.624   1.679\n 1 1 1\n");
-  m = error_of([&] { elliptica::io::read_gro(p("coord.gro")); });
+  m = error_of([&] { elliptica::ewald::read_gro(p("coord.gro")); });
   EXPECT_NE(m.find(":3:"), std::string::npos) << m;
 }
 
@@ -752,18 +753,18 @@ TEST_F(IoTest, GroMisalignedFieldIsAnError) {
   // read by fixed columns as another number.
   const std::string head = "t\n    2\n    1SOL     OW    1   0.126   1.624   1.679\n";
   write_bytes(p("a.gro"), head + "    1SOL    HW1    2   0.190  -1e308   1.747\n   3.0 3.0 3.0\n");
-  std::string m = error_of([&] { elliptica::io::read_gro(p("a.gro")); });
+  std::string m = error_of([&] { elliptica::ewald::read_gro(p("a.gro")); });
   EXPECT_NE(m.find(p("a.gro") + ":4:"), std::string::npos) << m;
   write_bytes(p("b.gro"), head + "    1SOL    HW1    2   0.190  -1.6241   1.747\n   3.0 3.0 3.0\n");
-  m = error_of([&] { elliptica::io::read_gro(p("b.gro")); });
+  m = error_of([&] { elliptica::ewald::read_gro(p("b.gro")); });
   EXPECT_NE(m.find(":4:"), std::string::npos) << m;
   EXPECT_NE(m.find("misaligned"), std::string::npos) << m;
   write_bytes(p("c.gro"), head + "    1SOL    HW1    2   0.190 -11.6241.747\n   3.0 3.0 3.0\n");
-  m = error_of([&] { elliptica::io::read_gro(p("c.gro")); });
+  m = error_of([&] { elliptica::ewald::read_gro(p("c.gro")); });
   EXPECT_NE(m.find(":4:"), std::string::npos) << m;
   // Aligned fields of any sign and width still read.
   write_bytes(p("d.gro"), head + "    1SOL    HW1    2  -0.190-100.624    .747\n   3.0 3.0 3.0\n");
-  const auto g = elliptica::io::read_gro(p("d.gro"));
+  const auto g = elliptica::ewald::read_gro(p("d.gro"));
   EXPECT_DOUBLE_EQ(g.positions.view()(1, 1), -100.624);
   EXPECT_DOUBLE_EQ(g.positions.view()(1, 2), 0.747);
 }

@@ -85,14 +85,17 @@ from ._core import (
     ResourceError,
     ToleranceKind,
 )
-from ._ewald import EwaldPlan, ewald
+from ._ewald import EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_defaults
 from ._io import read_array, write_array
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EwaldPlan",
+    "EwaldResult",
+    "EwaldInfo",
     "ewald",
+    "ewald_defaults",
     "Kernel",
     "ToleranceKind",
     "read_array",

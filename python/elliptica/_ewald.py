@@ -1,18 +1,31 @@
-"""Spectral Ewald summation: :class:`EwaldPlan` and :func:`ewald` (see the package docstring
-for the conventions)."""
+"""Spectral Ewald summation: :class:`EwaldPlan`, :func:`ewald` and their :class:`EwaldResult`
+(see the package docstring for the conventions)."""
 
+import dataclasses
 import numbers
 import operator
+from typing import Optional
 
 import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError, Kernel, ToleranceKind
 
-__all__ = ["EwaldPlan", "ewald"]
+__all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults"]
 
 _KERNELS = {"laplace": Kernel.laplace, "stokeslet": Kernel.stokeslet}
 _TOL_KINDS = {"relative": ToleranceKind.relative, "absolute": ToleranceKind.absolute}
+
+# The defaults of every option come from the C++ library (elliptica::ewald::Options).
+_DEFAULTS = _core.EwaldOptions()
+
+
+def ewald_defaults():
+    """The library's default options (a fresh ``elliptica._core.EwaldOptions``): ``kernel``,
+    ``box``, ``tolerance``, ``tolerance_kind``, ``viscosity``, ``compute_field``, ``threads``
+    and the overrides ``xi``, ``rc``, ``grid``, ``window_support``, ``window_shape``,
+    ``poly_degree`` (None: chosen from the tolerance)."""
+    return _core.EwaldOptions()
 
 
 def _parse_enum(value, table, enum_type, what):
@@ -96,6 +109,73 @@ def _num(v, name):
         raise InvalidArgumentError(f"{name} must be a number, got {v!r}") from None
 
 
+@dataclasses.dataclass(frozen=True)
+class EwaldInfo:
+    """What an evaluation used besides its values.
+
+    Attributes
+    ----------
+    kernel : Kernel
+        The kernel of the plan.
+    params : dict
+        The parameters used and their error estimates, as :attr:`EwaldPlan.params`.
+    times : dict
+        Wall-clock seconds per stage (P2P, P2G, FFT, CNV, IFFT, G2P, self, setup).
+    """
+
+    kernel: Kernel
+    params: dict
+    times: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class EwaldResult:
+    """Result of :meth:`EwaldPlan.evaluate` / :func:`ewald`: the same attributes whatever the
+    kernel and options; those the plan does not compute are None. M is the number of targets
+    (the number of sources without targets).
+
+    Attributes
+    ----------
+    potential : ndarray((M,), float64) or None
+        Laplace: the potential phi at the targets. None for the stokeslet.
+    field : ndarray((M, 3), float64) or None
+        Laplace with ``field=True``: the field E = -grad phi. None otherwise.
+    velocity : ndarray((M, 3), float64) or None
+        Stokeslet: the velocity u. None for Laplace.
+    info : EwaldInfo
+        Kernel, parameters and stage times of this evaluation.
+    """
+
+    potential: Optional[np.ndarray]
+    field: Optional[np.ndarray]
+    velocity: Optional[np.ndarray]
+    info: EwaldInfo
+
+    @property
+    def values(self):
+        """The kernel's primary result: :attr:`potential` (Laplace) or :attr:`velocity`
+        (stokeslet)."""
+        return self.potential if self.info.kernel == Kernel.laplace else self.velocity
+
+
+def _options(kernel, box, tol, tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree):
+    o = _core.EwaldOptions()
+    o.kernel = kernel
+    o.box = _as_box(box)
+    o.tolerance = _num(tol, "tol")
+    o.tolerance_kind = _parse_enum(tol_kind, _TOL_KINDS, ToleranceKind, "tol_kind")
+    o.viscosity = _num(viscosity, "viscosity")
+    o.compute_field = bool(field)
+    o.threads = _as_int(threads, "threads")
+    o.xi = _opt_float(xi, "xi")
+    o.rc = _opt_float(rc, "rc")
+    o.grid = _as_grid(grid)
+    o.window_support = None if P is None else _as_int(P, "P")
+    o.window_shape = _opt_float(beta, "beta")
+    o.poly_degree = None if degree is None else _as_int(degree, "degree")
+    return o
+
+
 class EwaldPlan:
     """A spectral Ewald plan: configured once, evaluated many times.
 
@@ -104,8 +184,12 @@ class EwaldPlan:
     kernel : {"laplace", "stokeslet"} or Kernel
         ``laplace``: periodic 1/r potential (Gaussian units, tin-foil, neutralising background).
         ``stokeslet``: periodic Stokes velocity ``1/(8 pi mu) sum S(r) f`` (k = 0 excluded).
-    box : float or (3,) sequence of float
-        Box lengths (L1, L2, L3) > 0; a single number gives a cube.
+
+    All further parameters are keyword-only; their defaults are the C++ library's
+    (:func:`ewald_defaults`).
+
+    box : float or sequence of 3 float
+        Box lengths (L1, L2, L3) > 0; a single number gives a cube. Default (1, 1, 1).
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind
@@ -114,7 +198,7 @@ class EwaldPlan:
     viscosity : float
         mu > 0 (stokeslet only; default 1).
     field : bool
-        Laplace only: also compute ``E = -grad phi``.
+        Laplace only: also compute ``E = -grad phi`` (:attr:`EwaldResult.field`).
     threads : int
         OpenMP threads; 0 (default) uses all available.
     xi, rc, grid, P, beta, degree : optional overrides
@@ -139,36 +223,25 @@ class EwaldPlan:
 
     def __init__(
         self,
-        kernel="laplace",
-        box=(1.0, 1.0, 1.0),
-        tol=1e-6,
-        tol_kind="relative",
-        viscosity=1.0,
-        field=False,
-        threads=0,
-        xi=None,
-        rc=None,
-        grid=None,
-        P=None,
-        beta=None,
-        degree=None,
+        kernel=_DEFAULTS.kernel,
+        *,
+        box=tuple(_DEFAULTS.box),
+        tol=_DEFAULTS.tolerance,
+        tol_kind=_DEFAULTS.tolerance_kind,
+        viscosity=_DEFAULTS.viscosity,
+        field=_DEFAULTS.compute_field,
+        threads=_DEFAULTS.threads,
+        xi=_DEFAULTS.xi,
+        rc=_DEFAULTS.rc,
+        grid=_DEFAULTS.grid,
+        P=_DEFAULTS.window_support,
+        beta=_DEFAULTS.window_shape,
+        degree=_DEFAULTS.poly_degree,
     ):
         self._kernel = _parse_enum(kernel, _KERNELS, Kernel, "kernel")
         self._field = bool(field)
         self._plan = _core._EwaldPlan(
-            self._kernel,
-            _as_box(box),
-            _num(tol, "tol"),
-            _parse_enum(tol_kind, _TOL_KINDS, ToleranceKind, "tol_kind"),
-            _num(viscosity, "viscosity"),
-            self._field,
-            _as_int(threads, "threads"),
-            _opt_float(xi, "xi"),
-            _opt_float(rc, "rc"),
-            _as_grid(grid),
-            None if P is None else _as_int(P, "P"),
-            _opt_float(beta, "beta"),
-            None if degree is None else _as_int(degree, "degree"),
+            _options(self._kernel, box, tol, tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree)
         )
 
     @property
@@ -178,7 +251,7 @@ class EwaldPlan:
 
     @property
     def field(self):
-        """True when evaluate also returns the Laplace field E = -grad phi."""
+        """True when evaluate also computes the Laplace field E = -grad phi."""
         return self._field
 
     def _check(self, sources, strengths, targets):
@@ -199,18 +272,24 @@ class EwaldPlan:
 
         Parameters
         ----------
-        sources : array_like, shape (N, 3)
+        sources : array_like, ndarray((N, 3), float64)
             Source positions (any real values; wrapped into the box).
         strengths : array_like
-            Laplace: charges, shape (N,) or (N, 1). Stokeslet: forces, shape (N, 3).
-        targets : array_like, shape (M, 3), optional
-            Evaluation points. Default: the sources themselves, self-interaction excluded.
+            Laplace: charges, ndarray((N,), float64) or ((N, 1), float64). Stokeslet: forces,
+            ndarray((N, 3), float64).
+        targets : array_like, ndarray((M, 3), float64), optional
+            Evaluation points. Default: the sources themselves (M = N), self-interaction
+            excluded.
+
+        Inputs of another real dtype or layout are converted (copied) to C-contiguous float64.
 
         Returns
         -------
-        Laplace: ``phi`` of shape (M,), or ``(phi, E)`` with ``E`` of shape (M, 3) when the plan
-        was made with ``field=True``. Stokeslet: velocity ``u`` of shape (M, 3). float64 arrays.
-        M = N without targets.
+        EwaldResult
+            ``potential`` ndarray((M,), float64) and, with ``field=True``, ``field``
+            ndarray((M, 3), float64) for Laplace; ``velocity`` ndarray((M, 3), float64) for the
+            stokeslet; ``info`` (parameters and stage times). The attributes do not depend on
+            the options: what is not computed is None.
 
         Raises
         ------
@@ -225,10 +304,11 @@ class EwaldPlan:
             anything is allocated.
         """
         src, q, tgt = self._check(sources, strengths, targets)
-        values, field = self._plan.evaluate(src, q, tgt)
-        if self._field:
-            return values, field
-        return values
+        values, field, params, times = self._plan.evaluate(src, q, tgt)
+        info = EwaldInfo(kernel=self._kernel, params=params, times=times)
+        if self._kernel == Kernel.laplace:
+            return EwaldResult(potential=values, field=field, velocity=None, info=info)
+        return EwaldResult(potential=None, field=None, velocity=values, info=info)
 
     __call__ = evaluate
 
@@ -263,27 +343,30 @@ class EwaldPlan:
         return f"EwaldPlan(kernel={self._kernel.name!r}, field={self._field})"
 
 
-def ewald(kernel, sources, strengths, box, tol=1e-6, targets=None, **options):
-    """One-shot spectral Ewald sum: ``EwaldPlan(kernel, box, tol, **options).evaluate(...)``.
+def ewald(kernel, sources, strengths, box, *, targets=None, **options):
+    """One-shot spectral Ewald sum: ``EwaldPlan(kernel, box=box, **options).evaluate(sources,
+    strengths, targets)``.
 
     Parameters
     ----------
     kernel : {"laplace", "stokeslet"} or Kernel
-    sources : array_like, shape (N, 3)
-    strengths : array_like, shape (N,) / (N, 1) (laplace) or (N, 3) (stokeslet)
-    box : float or (3,) sequence, box lengths > 0
-    tol : float, requested RMS error (relative by default), 0 < tol < 1
-    targets : array_like, shape (M, 3), optional (default: the sources, self excluded)
-    **options : tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree
-        (see :class:`EwaldPlan`).
+    sources : array_like, ndarray((N, 3), float64)
+    strengths : array_like, ndarray((N,), float64) / ((N, 1), float64) (laplace) or
+        ndarray((N, 3), float64) (stokeslet)
+    box : float or sequence of 3 float, box lengths > 0
+    targets : array_like, ndarray((M, 3), float64), optional, keyword-only
+        Default: the sources, self-interaction excluded.
+    **options : keyword-only tol, tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree
+        As :class:`EwaldPlan` (defaults from the C++ library, :func:`ewald_defaults`); an
+        unknown name is a TypeError.
 
     Returns
     -------
-    As :meth:`EwaldPlan.evaluate`: phi (M,), or (phi, E (M, 3)) with ``field=True``; u (M, 3)
-    for the stokeslet.
+    EwaldResult
+        As :meth:`EwaldPlan.evaluate`.
 
     Raises
     ------
     InvalidArgumentError, NumericalError, ResourceError (see :class:`EwaldPlan`).
     """
-    return EwaldPlan(kernel, box, tol, **options).evaluate(sources, strengths, targets)
+    return EwaldPlan(kernel, box=box, **options).evaluate(sources, strengths, targets)

@@ -92,6 +92,16 @@ nb::dict times_to_dict(const elliptica::StageTimes& t) {
   return d;
 }
 
+/// The views of the arrays of one evaluate/tune call (taken while the GIL is held).
+struct Inputs {
+  ConstMatrixView<double> src, str;
+  std::optional<ConstMatrixView<double>> tgt;
+  Inputs(const InArray& sources, const InArray& strengths, const std::optional<InArray>& targets)
+      : src(as_view(sources, "sources")), str(as_view(strengths, "strengths")) {
+    if (targets) tgt = as_view(*targets, "targets");
+  }
+};
+
 /// A plan plus the stage times of its last evaluation. The mutex serialises calls from several
 /// Python threads on one plan (the C++ plan is not thread-safe and the GIL is released).
 struct PyEwaldPlan {
@@ -101,36 +111,32 @@ struct PyEwaldPlan {
 
   explicit PyEwaldPlan(const elliptica::ewald::Options& o) : plan(o) {}
 
+  /// (values, field or None, params dict, stage-times dict); the arrays are float64 and own the
+  /// C++ buffers. values: (M,) potential (Laplace) or (M, 3) velocity (stokeslet).
   nb::tuple evaluate(const InArray& sources, const InArray& strengths,
                      const std::optional<InArray>& targets) {
-    const auto src = as_view(sources, "sources");
-    const auto str = as_view(strengths, "strengths");
-    std::optional<ConstMatrixView<double>> tgt;
-    if (targets) tgt = as_view(*targets, "targets");
+    const Inputs in(sources, strengths, targets);
     elliptica::ewald::Result r;
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      r = tgt ? plan.evaluate(src, str, *tgt) : plan.evaluate(src, str);
+      r = in.tgt ? plan.evaluate(in.src, in.str, *in.tgt) : plan.evaluate(in.src, in.str);
       last_times = r.times;
     }
     const bool laplace = plan.options().kernel == Kernel::Laplace;
     nb::object values = to_numpy(std::move(r.values), laplace);
     nb::object field = nb::none();
     if (plan.options().compute_field) field = to_numpy(std::move(r.field), false);
-    return nb::make_tuple(values, field);
+    return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times));
   }
 
   nb::dict tune(const InArray& sources, const InArray& strengths, const std::optional<InArray>& targets) {
-    const auto src = as_view(sources, "sources");
-    const auto str = as_view(strengths, "strengths");
-    std::optional<ConstMatrixView<double>> tgt;
-    if (targets) tgt = as_view(*targets, "targets");
+    const Inputs in(sources, strengths, targets);
     elliptica::ewald::Params p;
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      p = plan.tune(src, str, tgt);
+      p = plan.tune(in.src, in.str, in.tgt);
     }
     return params_to_dict(p);
   }
@@ -218,33 +224,32 @@ NB_MODULE(_core, m) {
   m.def("strength_components", &elliptica::ewald::strength_components, "kernel"_a,
         "Number of strength components per source: 1 (laplace) or 3 (stokeslet).");
 
+  // The C++ options struct, defaults included: the Python front end (_ewald.py) reads its
+  // defaults from a default-constructed EwaldOptions and fills one per plan.
+  using elliptica::ewald::Options;
+  nb::class_<Options>(m, "EwaldOptions",
+                      "Options of an Ewald plan (C++ elliptica::ewald::Options); a default-constructed one "
+                      "holds the library's defaults. None: chosen from the tolerance.")
+      .def(nb::init<>())
+      .def_rw("kernel", &Options::kernel)
+      .def_rw("box", &Options::box, "(L1, L2, L3) > 0")
+      .def_rw("tolerance", &Options::tolerance, "requested RMS error, 0 < tol < 1")
+      .def_rw("tolerance_kind", &Options::tolerance_kind)
+      .def_rw("viscosity", &Options::viscosity, "mu > 0 (stokeslet only)")
+      .def_rw("compute_field", &Options::compute_field, "Laplace only: also E = -grad phi")
+      .def_rw("threads", &Options::threads, "OpenMP threads, 0: all available")
+      .def_rw("xi", &Options::xi, nb::for_setter(nb::arg("value").none()))
+      .def_rw("rc", &Options::rc, nb::for_setter(nb::arg("value").none()))
+      .def_rw("grid", &Options::grid, nb::for_setter(nb::arg("value").none()))
+      .def_rw("window_support", &Options::window_support, nb::for_setter(nb::arg("value").none()))
+      .def_rw("window_shape", &Options::window_shape, nb::for_setter(nb::arg("value").none()))
+      .def_rw("poly_degree", &Options::poly_degree, nb::for_setter(nb::arg("value").none()));
+
   nb::class_<PyEwaldPlan>(m, "_EwaldPlan")
-      .def(
-          "__init__",
-          [](PyEwaldPlan* self, Kernel kernel, std::array<double, 3> box, double tol, ToleranceKind tol_kind,
-             double viscosity, bool field, int threads, std::optional<double> xi, std::optional<double> rc,
-             std::optional<std::array<int, 3>> grid, std::optional<int> P, std::optional<double> beta,
-             std::optional<int> degree) {
-            elliptica::ewald::Options o;
-            o.kernel = kernel;
-            o.box = box;
-            o.tolerance = tol;
-            o.tolerance_kind = tol_kind;
-            o.viscosity = viscosity;
-            o.compute_field = field;
-            o.threads = threads;
-            o.xi = xi;
-            o.rc = rc;
-            o.grid = grid;
-            o.window_support = P;
-            o.window_shape = beta;
-            o.poly_degree = degree;
-            new (self) PyEwaldPlan(o);
-          },
-          "kernel"_a, "box"_a, "tol"_a, "tol_kind"_a, "viscosity"_a, "field"_a, "threads"_a, "xi"_a.none(),
-          "rc"_a.none(), "grid"_a.none(), "P"_a.none(), "beta"_a.none(), "degree"_a.none())
+      .def(nb::init<const Options&>(), "options"_a,
+           "Validates the options (InvalidArgumentError); parameters are chosen at the first evaluate.")
       .def("evaluate", &PyEwaldPlan::evaluate, "sources"_a, "strengths"_a, "targets"_a.none(),
-           "Returns (values, field or None); arrays float64.")
+           "Returns (values, field or None, params, times); arrays float64. The GIL is released.")
       .def("tune", &PyEwaldPlan::tune, "sources"_a, "strengths"_a, "targets"_a.none())
       .def("retune", &PyEwaldPlan::retune)
       .def_prop_ro("params", &PyEwaldPlan::params)

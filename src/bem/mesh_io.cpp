@@ -25,6 +25,7 @@
 #include "bem/mesh_io_detail.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
+#include "elliptica/core/text.hpp"
 
 namespace elliptica::bem {
 
@@ -39,51 +40,11 @@ using Vec3 = std::array<double, 3>;
   throw IOError(path + ": byte " + std::to_string(offset) + ": " + what);
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError("cannot open mesh file '" + path + "' for reading");
-  std::string buf;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw IOError("cannot determine the size of mesh file '" + path + "'");
-  buf.resize(static_cast<std::size_t>(size));
-  in.seekg(0, std::ios::beg);
-  if (size > 0 && !in.read(buf.data(), size)) throw IOError("error reading mesh file '" + path + "'");
-  return buf;
-}
-
-std::string_view trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-std::vector<std::string_view> split(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    const std::size_t b = i;
-    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    if (i > b) out.push_back(s.substr(b, i - b));
-  }
-  return out;
-}
-
-bool parse_double(std::string_view s, double& out) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool parse_int(std::string_view s, std::int64_t& out) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
+// Tokens and numbers: the shared helpers of core/text.hpp.
+using text::parse_double;
+using text::parse_int;
+using text::trim;
+std::vector<std::string_view> split(std::string_view s) { return text::split_ws(s); }
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
@@ -790,7 +751,7 @@ Mesh read_mesh(const std::string& path) {
   if (ext != ".msh" && ext != ".obj" && ext != ".stl")
     throw InvalidArgument("read_mesh: unknown mesh file extension '" + ext + "' of '" + path +
                           "' (supported: .msh, .obj, .stl)");
-  return detail::parse_mesh(path, ext, read_whole_file(path));
+  return detail::parse_mesh(path, ext, io::read_file(path));  // core/io.hpp: IOError naming the file
 }
 
 Mesh detail::parse_mesh(const std::string& path, const std::string& ext, const std::string& buf) {

@@ -1,5 +1,5 @@
 /// @file io.cpp
-/// Array files (.npy and text tables), GROMACS .gro configurations, and atomic writes.
+/// Array files (.npy and text tables), whole-file reads, and atomic writes.
 ///
 /// .npy format (NumPy "NEP 1"): magic "\x93NUMPY", major/minor version bytes, a little-endian
 /// header length (uint16 for 1.0, uint32 for 2.0/3.0), an ASCII (UTF-8 for 3.0) Python dict
@@ -9,6 +9,7 @@
 
 #include "core/io_detail.hpp"
 #include "elliptica/core/output.hpp"
+#include "elliptica/core/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -35,52 +36,16 @@
 namespace elliptica::io {
 namespace {
 
+using text::NumberStatus;
+using text::parse_number;
+using text::printable;
+
 namespace fs = std::filesystem;
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr std::size_t kNpyMagicLen = 6;
 
 std::string errno_text(int e) { return std::system_category().message(e); }
-
-/// Makes a token printable for an error message: control/non-ASCII bytes as \xNN, long tokens cut.
-std::string printable(std::string_view s, std::size_t max_len = 40) {
-  std::string out;
-  const bool cut = s.size() > max_len;
-  if (cut) s = s.substr(0, max_len);
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  if (cut) out += "...";
-  return out;
-}
-
-/// Reads a whole file; throws IOError naming the file if it is missing, a folder or unreadable.
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) {
-    if (ec && ec != std::errc::no_such_file_or_directory)
-      throw IOError(path + ": cannot access file: " + ec.message());
-    throw IOError(path + ": no such file");
-  }
-  if (fs::is_directory(st)) throw IOError(path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError(path + ": cannot open file for reading: " + errno_text(errno));
-  std::string data;
-  char buf[1 << 16];
-  while (in) {
-    in.read(buf, sizeof buf);
-    data.append(buf, static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) throw IOError(path + ": read error: " + errno_text(errno));
-  return data;
-}
 
 bool ends_with_npy(const std::string& path) {
   if (path.size() < 4) return false;
@@ -313,33 +278,6 @@ Array2D parse_npy(const std::string& path, const std::string& bytes) {
 // Text tables
 // ------------------------------------------------------------------------------------------
 
-enum class NumStatus { Ok, NotANumber, Overflow };
-
-/// Parses one decimal number (from_chars syntax plus an optional leading '+'). A value whose
-/// magnitude exceeds the double range gives Overflow; one below the smallest subnormal rounds
-/// to a signed zero, as strtod and NumPy do.
-NumStatus parse_number(std::string_view tok, double& v) {
-  // from_chars takes no leading '+'; accept one (but not "+-1").
-  if (tok.size() > 1 && tok.front() == '+' && tok[1] != '-' && tok[1] != '+') tok.remove_prefix(1);
-  if (tok.empty()) return NumStatus::NotANumber;
-  const char* b = tok.data();
-  const char* e = b + tok.size();
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (p != e) return NumStatus::NotANumber;
-  if (ec == std::errc()) return NumStatus::Ok;
-  if (ec != std::errc::result_out_of_range) return NumStatus::NotANumber;
-  // Syntactically a number, but out of range: overflow or underflow? strtod tells (it sees
-  // the same decimal syntax here, as from_chars accepted all of it).
-  const std::string z(tok);
-  errno = 0;
-  const double r = std::strtod(z.c_str(), nullptr);
-  if (std::isinf(r)) return NumStatus::Overflow;
-  v = r;  // underflow: 0 or a subnormal, with the sign of the input
-  return NumStatus::Ok;
-}
-
-bool parse_double(std::string_view tok, double& v) { return parse_number(tok, v) == NumStatus::Ok; }
-
 /// True if `tok` can be a column name of a header line, i.e. it cannot be a number in any
 /// common notation: it does not parse as one, it starts with an ASCII letter, '_' or a quote, or
 /// with a non-ASCII UTF-8 character that is not a minus sign, dash or full-width digit (so
@@ -347,7 +285,7 @@ bool parse_double(std::string_view tok, double& v) { return parse_number(tok, v)
 /// control characters (binary junk is not a header either).
 bool is_name_token(std::string_view tok) {
   double v;
-  if (tok.empty() || parse_number(tok, v) != NumStatus::NotANumber) return false;
+  if (tok.empty() || parse_number(tok, v) != NumberStatus::NotANumber) return false;
   for (unsigned char c : tok)
     if (c < 0x20 || c == 0x7f) return false;
   const unsigned char c0 = static_cast<unsigned char>(tok[0]);
@@ -380,44 +318,24 @@ std::string number_hint(std::string_view tok) {
     std::string t(tok);
     t[d] = 'e';
     double v;
-    if (parse_number(t, v) == NumStatus::Ok) return " (Fortran 'D' exponents are not read: write 'E')";
+    if (parse_number(t, v) == NumberStatus::Ok) return " (Fortran 'D' exponents are not read: write 'E')";
   }
   return {};
 }
 
-bool is_sep_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-/// Splits one data line (comment already removed) into fields separated by whitespace and/or
-/// commas. Returns false (and sets `empty_field`) if a comma-separated field is empty.
+/// Splits one data line (comment and '\n' already removed) into fields separated by whitespace
+/// and/or commas. Returns false if a comma-separated field is empty.
 bool split_fields(std::string_view line, std::vector<std::string_view>& out) {
   out.clear();
-  const bool has_comma = line.find(',') != std::string_view::npos;
-  std::size_t i = 0;
-  const std::size_t n = line.size();
-  if (!has_comma) {
-    while (i < n) {
-      while (i < n && is_sep_space(line[i])) ++i;
-      const std::size_t s = i;
-      while (i < n && !is_sep_space(line[i])) ++i;
-      if (i > s) out.push_back(line.substr(s, i - s));
-    }
-    return true;
-  }
-  // Comma separated: each comma-delimited piece holds one or more whitespace-separated tokens.
+  // Each comma-delimited piece (the whole line when it has no comma) holds one or more
+  // whitespace-separated tokens.
   std::size_t start = 0;
+  const bool has_comma = line.find(',') != std::string_view::npos;
   for (;;) {
     const std::size_t comma = line.find(',', start);
-    const std::string_view piece = line.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                                       : comma - start);
     const std::size_t before = out.size();
-    std::size_t j = 0;
-    while (j < piece.size()) {
-      while (j < piece.size() && is_sep_space(piece[j])) ++j;
-      const std::size_t s = j;
-      while (j < piece.size() && !is_sep_space(piece[j])) ++j;
-      if (j > s) out.push_back(piece.substr(s, j - s));
-    }
-    if (out.size() == before) return false;
+    text::split_ws(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start), out);
+    if (has_comma && out.size() == before) return false;
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -470,11 +388,11 @@ Array2D parse_text(const std::string& path, std::string_view text, ReadInfo* inf
     for (std::size_t j = 0; j < fields.size(); ++j) {
       double v;
       switch (parse_number(fields[j], v)) {
-        case NumStatus::Ok: break;
-        case NumStatus::Overflow:
+        case NumberStatus::Ok: break;
+        case NumberStatus::Overflow:
           throw IOError(here() + "value '" + printable(fields[j]) + "' (column " + std::to_string(j + 1) +
                         ") is out of the double range (magnitude above 1.8e308)");
-        case NumStatus::NotANumber:
+        case NumberStatus::NotANumber:
           throw IOError(here() + "non-numeric token '" + printable(fields[j]) + "' (column " +
                         std::to_string(j + 1) + ")" + number_hint(fields[j]) +
                         (have_header || line_no != first_line
@@ -509,37 +427,33 @@ std::string format_double(double v) {
   return std::string(buf, p);
 }
 
-// ------------------------------------------------------------------------------------------
-// .gro
-// ------------------------------------------------------------------------------------------
-
-std::string trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-std::vector<std::string_view> split_lines(const std::string& text) {
-  std::vector<std::string_view> lines;
-  std::size_t pos = 0;
-  const std::string_view all(text);
-  while (pos < all.size()) {
-    std::size_t nl = all.find('\n', pos);
-    if (nl == std::string_view::npos) nl = all.size();
-    std::string_view l = all.substr(pos, nl - pos);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    lines.push_back(l);
-    pos = nl + 1;
-  }
-  return lines;
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------------------------------
 // Public API
 // ------------------------------------------------------------------------------------------
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) {
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw IOError(path + ": cannot access file: " + ec.message());
+    throw IOError(path + ": no such file");
+  }
+  if (fs::is_directory(st)) throw IOError(path + ": is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError(path + ": cannot open file for reading: " + errno_text(errno));
+  std::string data;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    data.append(buf, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw IOError(path + ": read error: " + errno_text(errno));
+  return data;
+}
+
 
 Array2D read_array(const std::string& path, ReadInfo* info) { return detail::parse_array(path, read_file(path), info); }
 
@@ -660,96 +574,6 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   OutputFile f(path);
   f.write(text);
   f.commit();
-}
-
-GroFile read_gro(const std::string& path) { return detail::parse_gro(path, read_file(path)); }
-
-GroFile detail::parse_gro(const std::string& path, const std::string& text) {
-  const std::vector<std::string_view> lines = split_lines(text);
-  if (lines.size() < 2) throw IOError(path + ": not a .gro file: missing title or atom-count line");
-  const std::string count_s = trim(lines[1]);
-  long long natoms = -1;
-  {
-    auto [p, ec] = std::from_chars(count_s.data(), count_s.data() + count_s.size(), natoms);
-    if (ec != std::errc() || p != count_s.data() + count_s.size() || natoms < 0)
-      throw IOError(path + ":2: not a .gro file: expected the number of atoms, found '" + printable(count_s) + "'");
-  }
-  const std::size_t n = static_cast<std::size_t>(natoms);
-  if (lines.size() < n + 3)
-    throw IOError(path + ": truncated .gro file: expected " + std::to_string(n) + " atom lines and a box line, found " +
-                  std::to_string(lines.size() >= 2 ? lines.size() - 2 : 0) + " lines after the atom count");
-
-  GroFile g;
-  g.positions = Array2D(n, 3, 2);
-  g.atom_names.reserve(n);
-  g.residue_names.reserve(n);
-  // Coordinate field width: GROMACS writes %8.3f by default but allows other precisions; the
-  // width is the distance between the first two decimal points of the first atom line.
-  // Every coordinate field is then checked to be a fixed-point number with its decimal point in
-  // the same place as on that line (GROMACS writes %{p+5}.{p}f), so a misaligned or damaged field
-  // (e.g. "-1e308" shifting the columns) is an error instead of a silently different number.
-  std::size_t width = 8, dot = 4;
-  if (n > 0) {
-    const std::string_view l = lines[2];
-    const std::size_t d1 = l.size() > 20 ? l.find('.', 20) : std::string_view::npos;
-    const std::size_t d2 = d1 == std::string_view::npos ? d1 : l.find('.', d1 + 1);
-    if (d1 == std::string_view::npos || d2 == std::string_view::npos)
-      throw IOError(path + ":3: malformed atom line: no coordinates with decimal points after column 20");
-    width = d2 - d1;
-    dot = d1 - 20;
-    if (width < 4) throw IOError(path + ":3: malformed atom line: coordinate fields too narrow");
-    if (dot + 1 >= width)
-      throw IOError(path + ":3: malformed atom line: the first coordinate has no digits after its decimal point");
-  }
-  // "   -1.234": spaces, an optional sign, digits, '.' at offset `dot`, digits to the end.
-  auto fixed_point = [&](std::string_view f) {
-    if (f.size() != width || f[dot] != '.') return false;
-    for (std::size_t k = dot + 1; k < width; ++k)
-      if (!std::isdigit(static_cast<unsigned char>(f[k]))) return false;
-    std::size_t k = 0;
-    while (k < dot && f[k] == ' ') ++k;
-    if (k < dot && (f[k] == '-' || f[k] == '+')) ++k;
-    for (; k < dot; ++k)
-      if (!std::isdigit(static_cast<unsigned char>(f[k]))) return false;
-    return true;
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string_view l = lines[2 + i];
-    const std::string where = path + ":" + std::to_string(i + 3) + ": ";
-    if (l.size() < 20 + 3 * width)
-      throw IOError(where + "malformed atom line: expected at least " + std::to_string(20 + 3 * width) +
-                    " characters (fixed columns), found " + std::to_string(l.size()));
-    g.residue_names.push_back(trim(l.substr(5, 5)));
-    g.atom_names.push_back(trim(l.substr(10, 5)));
-    for (int c = 0; c < 3; ++c) {
-      const std::string_view field = l.substr(20 + c * width, width);
-      const std::string tok = trim(field);
-      double v;
-      if (!fixed_point(field) || !parse_double(tok, v) || !std::isfinite(v))
-        throw IOError(where + "malformed coordinate " + "xyz"[c] + ": field '" + printable(field) + "' (columns " +
-                      std::to_string(21 + c * width) + "-" + std::to_string(20 + (c + 1) * width) +
-                      ") is not a fixed-point number with its decimal point in column " +
-                      std::to_string(21 + c * width + dot) + " as on line 3: misaligned or damaged line");
-      g.positions.values[3 * i + c] = v;
-    }
-  }
-  const std::string_view boxl = lines[2 + n];
-  std::vector<std::string_view> toks;
-  split_fields(boxl, toks);
-  const std::string where = path + ":" + std::to_string(n + 3) + ": ";
-  if (toks.size() != 3 && toks.size() != 9)
-    throw IOError(where + "malformed box line: expected 3 (or 9) numbers, found " + std::to_string(toks.size()));
-  double b[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (std::size_t k = 0; k < toks.size(); ++k) {
-    if (!parse_double(toks[k], b[k]) || !std::isfinite(b[k]))
-      throw IOError(where + "malformed box line: non-numeric value '" + printable(toks[k]) + "'");
-  }
-  for (int k = 3; k < 9; ++k)
-    if (b[k] != 0.0)
-      throw IOError(where + "triclinic box (nonzero off-diagonal box vector components) is not supported; "
-                            "only rectangular boxes");
-  for (int k = 0; k < 3; ++k) g.box[k] = b[k];
-  return g;
 }
 
 }  // namespace elliptica::io

@@ -13,7 +13,6 @@
 namespace elliptica::io::detail {
 
 Array2D parse_array(const std::string& name, const std::string& bytes, ReadInfo* info = nullptr);
-GroFile parse_gro(const std::string& name, const std::string& text);
 CsrMatrix parse_matrix_market(const std::string& name, const std::string& text);
 
 }  // namespace elliptica::io::detail

@@ -23,6 +23,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/resources.hpp"
 #include "elliptica/core/sparse.hpp"
+#include "elliptica/core/text.hpp"
 
 namespace elliptica::io {
 namespace {
@@ -33,15 +34,8 @@ std::string lower(std::string s) {
 }
 
 std::vector<std::string> tokens(std::string_view line) {
-  std::vector<std::string> t;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    const std::size_t s = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i > s) t.emplace_back(line.substr(s, i - s));
-  }
-  return t;
+  const std::vector<std::string_view> t = text::split_ws(line);  // core/text.hpp
+  return {t.begin(), t.end()};
 }
 
 bool blank_or_comment(std::string_view line) {

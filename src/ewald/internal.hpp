@@ -7,12 +7,10 @@
 #include <functional>
 #include <vector>
 
+#include "elliptica/core/constants.hpp"
 #include "elliptica/ewald/ewald.hpp"
 
 namespace elliptica::ewald::detail {
-
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kSqrtPi = 1.77245385090551602730;
 
 // ---------------------------------------------------------------------------------------------
 // Kaiser-Bessel window (window.cpp)

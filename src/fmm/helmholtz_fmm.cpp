@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "elliptica/core/constants.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 
@@ -27,7 +28,6 @@
 namespace elliptica::fmm {
 
 namespace {
-constexpr double kPi = std::numbers::pi;
 using CMat = Eigen::Matrix<cplx, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 using CVec = Eigen::Matrix<cplx, Eigen::Dynamic, 1>;
 

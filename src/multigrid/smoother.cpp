@@ -18,6 +18,7 @@
 #include <random>
 #include <string>
 
+#include "elliptica/core/constants.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "core/csr_kernels.hpp"
@@ -27,8 +28,6 @@
 namespace elliptica::multigrid {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // Lottes' optimal 4th-kind weights beta_1..beta_k for k = 1..16 (published table).
 const std::vector<std::vector<double>>& betas_table() {

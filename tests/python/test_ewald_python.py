@@ -95,7 +95,9 @@ def nacl_cell():
 def test_laplace_potential_and_field(system, refs, tol):
     x, q, f, t = system
     plan = elliptica.EwaldPlan("laplace", box=L, tol=tol, field=True)
-    phi, E = plan.evaluate(x, q)
+    r = plan.evaluate(x, q)
+    assert isinstance(r, elliptica.EwaldResult) and r.velocity is None
+    phi, E = r.potential, r.field
     assert phi.shape == (N,) and E.shape == (N, 3)
     assert phi.dtype == np.float64 and E.dtype == np.float64
     assert rel_rms(phi - refs["phi"], refs["phi"]) < tol
@@ -105,13 +107,16 @@ def test_laplace_potential_and_field(system, refs, tol):
     assert "xi" in p["describe"]
     times = plan.last_times
     assert times and all(v >= 0 for v in times.values())
+    assert r.info.kernel == elliptica.Kernel.laplace and r.info.params == p and r.info.times == times
 
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-8])
 def test_laplace_potential_only(system, refs, tol):
     x, q, f, t = system
-    phi = elliptica.ewald("laplace", x, q.reshape(-1, 1), L, tol=tol)
-    assert phi.shape == (N,)
+    r = elliptica.ewald("laplace", x, q.reshape(-1, 1), L, tol=tol)
+    assert r.field is None and r.velocity is None  # no field asked for: the attribute is None
+    phi = r.potential
+    assert phi.shape == (N,) and r.values is phi
     assert rel_rms(phi - refs["phi"], refs["phi"]) < tol
 
 
@@ -119,19 +124,22 @@ def test_laplace_potential_only(system, refs, tol):
 def test_stokeslet(system, refs, tol):
     x, q, f, t = system
     plan = elliptica.EwaldPlan(elliptica.Kernel.stokeslet, box=tuple(L), tol=tol, viscosity=MU)
-    u = plan.evaluate(x, f)
-    assert u.shape == (N, 3)
+    r = plan.evaluate(x, f)
+    assert r.potential is None and r.field is None
+    u = r.velocity
+    assert u.shape == (N, 3) and u.dtype == np.float64 and r.values is u
     assert rel_rms(u - refs["u"], refs["u"]) < tol
 
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-8])
 def test_separate_targets(system, refs, tol):
     x, q, f, t = system
-    phi, E = elliptica.ewald("laplace", x, q, L, tol=tol, targets=t, field=True)
+    r = elliptica.ewald("laplace", x, q, L, tol=tol, targets=t, field=True)
+    phi, E = r.potential, r.field
     assert phi.shape == (len(t),) and E.shape == (len(t), 3)
     assert rel_rms(phi - refs["phi_t"], refs["phi_t"]) < tol
     assert rel_rms(E - refs["E_t"], refs["E_t"]) < tol
-    u = elliptica.ewald("stokeslet", x, f, L, tol=tol, targets=t, viscosity=MU)
+    u = elliptica.ewald("stokeslet", x, f, L, tol=tol, targets=t, viscosity=MU).velocity
     assert u.shape == (len(t), 3)
     assert rel_rms(u - refs["u_t"], refs["u_t"]) < tol
 
@@ -139,13 +147,13 @@ def test_separate_targets(system, refs, tol):
 def test_absolute_tolerance(system, refs):
     x, q, f, t = system
     tol = 1e-7
-    u = elliptica.ewald("stokeslet", x, f, L, tol=tol, tol_kind="absolute", viscosity=MU)
+    u = elliptica.ewald("stokeslet", x, f, L, tol=tol, tol_kind="absolute", viscosity=MU).velocity
     assert float(np.sqrt(np.mean(np.square(u - refs["u"])))) < tol
 
 
 def test_madelung_constant():
     pos, qs = nacl_cell()
-    phi = elliptica.ewald("laplace", pos, qs, 1.0, tol=1e-8)
+    phi = elliptica.ewald("laplace", pos, qs, 1.0, tol=1e-8).potential
     np.testing.assert_allclose(phi * 0.5 * qs, -MADELUNG_NACL, rtol=1e-8)
 
 
@@ -153,8 +161,8 @@ def test_points_outside_box_are_wrapped(system, refs):
     x, q, f, t = system
     shift = np.array([2, -1, 3]) * L
     opts = dict(tol=1e-8, viscosity=MU)
-    u0 = elliptica.ewald("stokeslet", x, f, L, **opts)
-    u = elliptica.ewald("stokeslet", x + shift, f, L, **opts)
+    u0 = elliptica.ewald("stokeslet", x, f, L, **opts).velocity
+    u = elliptica.ewald("stokeslet", x + shift, f, L, **opts).velocity
     # same parameters, positions equal up to rounding: far below the tolerance
     assert rel_rms(u - u0, u0) < 1e-10
 
@@ -162,12 +170,12 @@ def test_points_outside_box_are_wrapped(system, refs):
 def test_array_likes_are_accepted(system, refs):
     x, q, f, t = system
     # lists, float32 and non-contiguous views all go through ascontiguousarray(float64)
-    phi = elliptica.ewald("laplace", x.tolist(), list(q), list(L), tol=1e-4)
+    phi = elliptica.ewald("laplace", x.tolist(), list(q), list(L), tol=1e-4).potential
     assert rel_rms(phi - refs["phi"], refs["phi"]) < 1e-4
     xt = np.asfortranarray(x)
-    phi = elliptica.ewald("laplace", xt, np.stack([q, q], axis=1)[:, 0], L, tol=1e-4)
+    phi = elliptica.ewald("laplace", xt, np.stack([q, q], axis=1)[:, 0], L, tol=1e-4).potential
     assert rel_rms(phi - refs["phi"], refs["phi"]) < 1e-4
-    phi32 = elliptica.ewald("laplace", x.astype(np.float32), q, L, tol=1e-4)
+    phi32 = elliptica.ewald("laplace", x.astype(np.float32), q, L, tol=1e-4).potential
     assert phi32.dtype == np.float64
 
 
@@ -177,14 +185,14 @@ def test_array_likes_are_accepted(system, refs):
 def test_plan_evaluated_twice_is_identical(system):
     x, q, f, t = system
     plan = elliptica.EwaldPlan("stokeslet", box=L, tol=1e-6)
-    u1 = plan.evaluate(x, f)
+    u1 = plan.evaluate(x, f).velocity
     p1 = plan.params
-    u2 = plan.evaluate(x, f)
+    u2 = plan.evaluate(x, f).velocity
     assert np.array_equal(u1, u2)
     assert plan.params == p1
     lap = elliptica.EwaldPlan("laplace", box=L, tol=1e-6, field=True)
-    a1, e1 = lap.evaluate(x, q)
-    a2, e2 = lap.evaluate(x, q)
+    r1, r2 = lap.evaluate(x, q), lap.evaluate(x, q)
+    a1, e1, a2, e2 = r1.potential, r1.field, r2.potential, r2.field
     assert np.array_equal(a1, a2) and np.array_equal(e1, e2)
 
 
@@ -199,11 +207,11 @@ def test_tune_and_overrides(system, refs):
         "laplace", box=L, tol=1e-6, xi=p["xi"], rc=p["rc"], grid=p["grid"], P=p["P"], beta=p["beta"],
         degree=p["poly_degree"],
     )
-    phi_fixed = fixed.evaluate(x, q)
+    phi_fixed = fixed.evaluate(x, q).potential
     assert fixed.params["grid"] == p["grid"] and fixed.params["xi"] == p["xi"]
     assert rel_rms(phi_fixed - refs["phi"], refs["phi"]) < 1e-6
     plan.retune()
-    phi = plan.evaluate(x, q)
+    phi = plan.evaluate(x, q).potential
     assert rel_rms(phi - refs["phi"], refs["phi"]) < 1e-6
 
 
@@ -215,7 +223,7 @@ def test_overrides_without_degree(system, refs):
     p.tune(x, q)
     p = p.params
     fixed = elliptica.EwaldPlan("laplace", box=L, tol=tol, xi=p["xi"], rc=p["rc"], grid=p["grid"], P=p["P"])
-    phi = fixed.evaluate(x, q)
+    phi = fixed.evaluate(x, q).potential
     assert fixed.params["eps_abs"] == pytest.approx(p["eps_abs"], rel=0.01)
     assert fixed.params["poly_degree"] >= p["poly_degree"]
     assert rel_rms(phi - refs["phi"], refs["phi"]) < tol
@@ -225,11 +233,11 @@ def test_threads_share_a_plan(system):
     """The GIL is released during evaluate; concurrent calls on one plan are serialised."""
     x, q, f, t = system
     plan = elliptica.EwaldPlan("stokeslet", box=L, tol=1e-6)
-    expected = plan.evaluate(x, f)
+    expected = plan.evaluate(x, f).velocity
     out = [None] * 4
 
     def work(i):
-        out[i] = plan.evaluate(x, f)
+        out[i] = plan.evaluate(x, f).velocity
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     for th in threads:
@@ -374,3 +382,41 @@ def test_write_bad_array(tmp_path):
     with raises_invalid(r"1-D or 2-D"):
         elliptica.write_array(tmp_path / "x.npy", np.zeros((2, 2, 2)))
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- call shape
+
+
+def test_options_are_keyword_only(system):
+    x, q, f, t = system
+    with pytest.raises(TypeError):
+        elliptica.EwaldPlan("laplace", L)
+    with pytest.raises(TypeError):
+        elliptica.ewald("laplace", x, q, L, 1e-4)
+    with pytest.raises(TypeError):
+        elliptica.ewald("laplace", x, q, L, tolerance=1e-4)
+
+
+def test_defaults_come_from_the_library():
+    import inspect
+
+    d = elliptica.ewald_defaults()
+    assert d.tolerance == 1e-6 and d.viscosity == 1.0 and d.threads == 0 and not d.compute_field
+    assert tuple(d.box) == (1.0, 1.0, 1.0) and d.kernel == elliptica.Kernel.laplace
+    assert d.xi is None and d.grid is None and d.poly_degree is None
+    for fn in (elliptica.EwaldPlan.__init__,):
+        sig = inspect.signature(fn)
+        assert sig.parameters["tol"].default == d.tolerance
+        assert sig.parameters["viscosity"].default == d.viscosity
+        assert sig.parameters["threads"].default == d.threads
+
+
+def test_result_attributes_do_not_depend_on_flags(system):
+    x, q, f, t = system
+    names = {fld.name for fld in __import__("dataclasses").fields(elliptica.EwaldResult)}
+    assert names == {"potential", "field", "velocity", "info"}
+    plain = elliptica.ewald("laplace", x, q, L, tol=1e-4)
+    with_field = elliptica.ewald("laplace", x, q, L, tol=1e-4, field=True)
+    assert plain.field is None and with_field.field.shape == (N, 3)
+    np.testing.assert_allclose(plain.potential, with_field.potential, rtol=0, atol=1e-3 * np.abs(plain.potential).max())
+    assert plain.info.params["xi"] > 0 and plain.info.times

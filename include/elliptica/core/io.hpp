@@ -47,14 +47,8 @@ void write_csv(OutputFile& out, const Array2D& a, const std::string& header = ""
 /// Writes `text` to `path` atomically (OutputFile: temporary file in the same folder, then rename).
 void write_text_atomic(const std::string& path, const std::string& text);
 
-/// A molecular configuration from a GROMACS .gro file: positions in nm (N,3), atom names,
-/// and the rectangular box (nm). Throws IOError on malformed files or triclinic boxes.
-struct GroFile {
-  Array2D positions;
-  std::vector<std::string> atom_names;
-  std::vector<std::string> residue_names;
-  double box[3] = {0, 0, 0};
-};
-GroFile read_gro(const std::string& path);
+/// The bytes of the file at `path`. Throws IOError naming the file when it is missing ("no such
+/// file"), a folder, unreadable or fails mid-read.
+std::string read_file(const std::string& path);
 
 }  // namespace elliptica::io

@@ -1,0 +1,73 @@
+# Include-layering check (cmake -P): fails when a header or source of module M includes
+# "elliptica/X/..." or "X/..." (either quote style) of a module X that M may not use by the
+# table of cmake/layering.cmake, or when a folder include/elliptica/<m>/ or src/<m>/ is not a
+# module of that table. Run at build time by the target elliptica_layering (before every module
+# target is compiled) and by the ctest `layering`.
+#   cmake -DSOURCE_DIR=<repository root> [-DSTAMP=<file touched on success>] -P check_layering.cmake
+cmake_minimum_required(VERSION 3.25)
+if(NOT SOURCE_DIR)
+  get_filename_component(SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+endif()
+include("${CMAKE_CURRENT_LIST_DIR}/layering.cmake")
+
+set(_errors "")
+set(_nfiles 0)
+
+# Every module folder must be in the table.
+foreach(_root "${SOURCE_DIR}/include/elliptica" "${SOURCE_DIR}/src")
+  file(GLOB _dirs LIST_DIRECTORIES true "${_root}/*")
+  foreach(_d IN LISTS _dirs)
+    if(IS_DIRECTORY "${_d}")
+      get_filename_component(_name "${_d}" NAME)
+      if(NOT _name IN_LIST ELLIPTICA_MODULES)
+        string(APPEND _errors "  ${_d}: folder of a module '${_name}' that cmake/layering.cmake does not list\n")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+
+foreach(_m IN LISTS ELLIPTICA_MODULES)
+  set(_allowed ${_m} ${ELLIPTICA_LAYER_${_m}})
+  file(GLOB_RECURSE _files "${SOURCE_DIR}/include/elliptica/${_m}/*" "${SOURCE_DIR}/src/${_m}/*")
+  foreach(_f IN LISTS _files)
+    if(NOT _f MATCHES "\\.(h|hh|hpp|hxx|inl|ipp|c|cc|cpp|cxx|cu|cuh)$")
+      continue()
+    endif()
+    math(EXPR _nfiles "${_nfiles} + 1")
+    file(STRINGS "${_f}" _lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+    foreach(_line IN LISTS _lines)
+      if(NOT _line MATCHES "#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]")
+        continue()
+      endif()
+      set(_inc "${CMAKE_MATCH_1}")
+      string(REGEX REPLACE "^(\\./|\\.\\./)+" "" _path "${_inc}")
+      set(_prefixed FALSE)
+      if(_path MATCHES "^elliptica/")
+        set(_prefixed TRUE)
+        string(REGEX REPLACE "^elliptica/" "" _path "${_path}")
+      endif()
+      if(NOT _path MATCHES "^([A-Za-z0-9_]+)/")
+        continue()  # "quadrature.hpp", <vector>, "elliptica/x.hpp": no module named
+      endif()
+      set(_x "${CMAKE_MATCH_1}")
+      if(NOT _x IN_LIST ELLIPTICA_MODULES)
+        if(_prefixed)
+          string(APPEND _errors "  ${_f}: #include \"${_inc}\": '${_x}' is not a module of cmake/layering.cmake\n")
+        endif()
+        continue()  # <Eigen/Dense>, <CLI/CLI.hpp>, ...
+      endif()
+      if(NOT _x IN_LIST _allowed)
+        string(REPLACE ";" ", " _may "${_allowed}")
+        string(APPEND _errors "  ${_f}: #include \"${_inc}\": module '${_m}' may not use '${_x}' (it may use: ${_may})\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(_errors)
+  message(FATAL_ERROR "elliptica layering check failed (table and rules: cmake/layering.cmake):\n${_errors}")
+endif()
+if(STAMP)
+  file(TOUCH "${STAMP}")
+endif()
+message(STATUS "elliptica layering check: ${_nfiles} files of ${ELLIPTICA_MODULES} follow cmake/layering.cmake")
