@@ -17,7 +17,8 @@
 ///   bistatic.png   scripts/bem_plots.py (matplotlib), unless --no-plots
 #include "bem_cmd.hpp"
 
-#include <sys/wait.h>
+#include "plot_script.hpp"
+
 
 #include <algorithm>
 #include <array>
@@ -54,12 +55,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using cplx = std::complex<double>;
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
 
 /// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file (.msh/.obj/.stl).
 bem::Mesh load_mesh(const std::string& spec, std::string& description) {
@@ -109,22 +104,6 @@ std::vector<std::array<double, 3>> fibonacci_directions(int n) {
     d[static_cast<std::size_t>(i)] = {r * std::cos(ph), r * std::sin(ph), z};
   }
   return d;
-}
-
-std::string find_plot_script(const std::string& given) {
-  if (!given.empty()) {
-    std::error_code ec;
-    if (!fs::is_regular_file(given, ec)) throw InvalidArgument("--plot-script: " + given + " is not a file");
-    return given;
-  }
-  std::vector<fs::path> cands;
-  if (std::string(ELLIPTICA_SCRIPTS_DIR).size()) cands.push_back(fs::path(ELLIPTICA_SCRIPTS_DIR) / "bem_plots.py");
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) cands.push_back(self.parent_path().parent_path().parent_path() / "scripts" / "bem_plots.py");
-  for (const auto& p : cands)
-    if (fs::is_regular_file(p, ec)) return p.string();
-  throw InvalidArgument("cannot find scripts/bem_plots.py; give --plot-script PATH or --no-plots");
 }
 
 }  // namespace
@@ -206,7 +185,7 @@ int run_bem(const BemArgs& a) {
   const int threads = resolve_threads(a.threads);
   if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
   std::string script;
-  if (!a.no_plots) script = find_plot_script(a.plot_script);
+  if (!a.no_plots) script = find_plot_script("bem_plots.py", a.plot_script);
 
   // ---- mesh ---------------------------------------------------------------------------------
   std::string desc;
@@ -398,18 +377,10 @@ int run_bem(const BemArgs& a) {
       pd = nn > 0 ? std::array<double, 3>{-dir[0] / nn, -dir[1] / nn, -dir[2] / nn} : std::array<double, 3>{0, 0, 1};
     }
     std::snprintf(d, sizeof d, "%.17g,%.17g,%.17g", pd[0], pd[1], pd[2]);
-    const std::string cmd = "python3 " + shell_quote(script) + " " + shell_quote((out / "far_field.csv").string()) + " " +
-                            shell_quote(a.out) + " --incident=" + d;  // "=": values may start with "-"
-    if (!a.quiet) std::fprintf(stderr, "plotting: %s\n", cmd.c_str());
-    const int rc = std::system(cmd.c_str());
-    if (rc != 0) {
-      const std::string why = rc == -1              ? "could not be started"
-                              : WIFEXITED(rc)       ? "exited with code " + std::to_string(WEXITSTATUS(rc))
-                              : WIFSIGNALED(rc)     ? "was killed by signal " + std::to_string(WTERMSIG(rc))
-                                                    : "failed with status " + std::to_string(rc);
-      throw IOError("plotting failed (" + cmd + " " + why +
-                    "); the data files were written; rerun the script or use --no-plots");
-    }
+    const std::vector<std::string> args{(out / "far_field.csv").string(), a.out,
+                                        std::string("--incident=") + d};  // "=": values may start with "-"
+    if (!a.quiet) std::fprintf(stderr, "plotting: %s\n", plot_command_line(script, args).c_str());
+    run_plot_script(script, args, "the data files were written; rerun the script or use --no-plots");
     os << "plot written to " << (out / "bistatic.png").string() << "\n";
   }
   return 0;

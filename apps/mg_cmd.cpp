@@ -8,6 +8,8 @@
 /// Average rate rho = (||r_N|| / ||r_0||)^(1/N), N the number of iterations (cycles or Krylov steps).
 #include "mg_cmd.hpp"
 
+#include "plot_script.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -421,7 +423,7 @@ int run_study(const MgStudyArgs& a) {
   const std::string csv_path = (fs::path(a.out) / "study.csv").string();
   // study.csv's temporary is created now: an unwritable folder fails before the runs.
   io::OutputFile csv_file(csv_path);
-  const std::string script = a.no_plots ? std::string() : mg::find_study_plot_script(a.plot_script, ELLIPTICA_SCRIPTS_DIR);
+  const std::string script = a.no_plots ? std::string() : find_plot_script("mg_study_plots.py", a.plot_script);
 
   const int per_case = static_cast<int>(so.smoothers.size()) * so.kmax * (so.kmax + 2);  // sum_k (2k+1) splits
   std::fprintf(stderr, "mg study: n = %d, Lx = %s, coarsening = %s, k = 1..%d, %zu smoothers: %d runs x 2 modes per case\n",
@@ -431,7 +433,9 @@ int run_study(const MgStudyArgs& a) {
   csv_file.commit();
   mg::write_study_report(std::cout, R, csv_path);
   if (!a.no_plots) {
-    mg::run_study_plots(script, csv_path, a.out, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+    const std::vector<std::string> args{csv_path, a.out};
+    std::fprintf(stderr, "plotting: %s\n", plot_command_line(script, args).c_str());
+    run_plot_script(script, args, "study.csv was written; rerun the script or use --no-plots");
     std::cout << "plots written to " << a.out << "\n";
   }
   return 0;

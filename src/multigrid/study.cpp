@@ -27,12 +27,6 @@ namespace fs = std::filesystem;
 using Run = StudyRun;
 using CaseInfo = StudyCase;
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 }  // namespace
 
 void validate_study_options(const StudyOptions& o) {
@@ -327,28 +321,6 @@ void write_study_report(std::ostream& os, const StudyResult& r_, const std::stri
   os << "  (PASS/DIFFERS per finding; thresholds as stated; every run is in " << csv_path
      << ")\n";
   os.flush();
-}
-
-std::string find_study_plot_script(const std::string& explicit_path, const std::string& scripts_dir) {
-  if (!explicit_path.empty()) return explicit_path;
-  std::vector<fs::path> cands;
-  if (!scripts_dir.empty()) cands.push_back(fs::path(scripts_dir) / "mg_study_plots.py");
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) cands.push_back(self.parent_path().parent_path().parent_path() / "scripts" / "mg_study_plots.py");
-  for (const auto& p : cands)
-    if (fs::is_regular_file(p, ec)) return p.string();
-  throw InvalidArgument("cannot find scripts/mg_study_plots.py; give --plot-script PATH or --no-plots");
-}
-
-void run_study_plots(const std::string& script, const std::string& csv, const std::string& out_dir,
-                     const std::function<void(const std::string&)>& log) {
-  const std::string cmd = "python3 " + shell_quote(script) + " " + shell_quote(csv) + " " + shell_quote(out_dir);
-  if (log) log("plotting: " + cmd);
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    throw IOError("plotting failed (" + cmd + " exited with status " + std::to_string(rc) +
-                  "); study.csv was written; rerun the script or use --no-plots");
 }
 
 }  // namespace elliptica::multigrid

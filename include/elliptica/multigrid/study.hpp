@@ -5,7 +5,7 @@
 /// (m, n) with m + n = 2k, k = 1..kmax, one stationary solve and one GMRES(restart) solve to
 /// rtol from x0 = 0, both through MultigridPlan (base Jacobi). run_study returns the rows;
 /// study_csv / write_study_report format them (the CLI's `elliptica mg study` writes and prints
-/// them); run_study_plots invokes scripts/mg_study_plots.py (matplotlib) on the CSV.
+/// them); the CLI (apps/plot_script.hpp) draws the PNG plots from the CSV with scripts/mg_study_plots.py.
 #include <functional>
 #include <cstddef>
 #include <iosfwd>
@@ -72,15 +72,5 @@ std::string study_csv(const StudyResult& r);
 /// The text report: configuration, hierarchies, best configuration per case (the seed's Table 1)
 /// and PASS/DIFFERS for the seed's three findings; csv_path is named as where every run is.
 void write_study_report(std::ostream& os, const StudyResult& r, const std::string& csv_path);
-
-/// scripts/mg_study_plots.py: `explicit_path` if given, else the first existing of
-/// `scripts_dir`/mg_study_plots.py and <exe>/../../../scripts/mg_study_plots.py; InvalidArgument
-/// when none exists.
-std::string find_study_plot_script(const std::string& explicit_path, const std::string& scripts_dir);
-
-/// Runs `python3 SCRIPT CSV OUT_DIR` (the PNG plots); throws IOError when it fails. `log` gets the
-/// command line.
-void run_study_plots(const std::string& script, const std::string& csv, const std::string& out_dir,
-                     const std::function<void(const std::string&)>& log = {});
 
 }  // namespace elliptica::multigrid
