@@ -9,7 +9,8 @@ shared, noisy machine. Cases (issue 10's list):
   mg    : FD multigrid, 2D Poisson, 1024 intervals per axis (1023^2 unknowns), V-cycle (2,2) with
           the optimised 4th-kind Chebyshev-Jacobi smoother, PCG to 1e-6, 2 threads; figure: the
           solve time the CLI reports (set-up excluded) and the whole-process wall time;
-  bem   : Burton-Miller BEM with the FMM operator on the unit icosphere of 20480 elements
+  bem   : Burton-Miller BEM with the FMM operator on the unit icosphere of 20480 elements (or
+          20 4^R with --bem-refinement R)
           (sound-hard, ka = 5, BD preconditioner, GMRES to 1e-5); figure: seconds per FMM matvec
           from summary.json (matvec_seconds / matvecs), plus set-up seconds.
 
@@ -84,9 +85,12 @@ def case_mg(exe, work):
     return row
 
 
+BEM_REFINEMENT = 5
+
+
 def case_bem(exe, work):
     out = os.path.join(work, "bem_" + str(abs(hash(exe)) % 10**6))
-    wall, _ = run([exe, "bem", "--mesh", "sphere:1,5", "--k", "5", "--operator", "fmm", "--threads", "2",
+    wall, _ = run([exe, "bem", "--mesh", f"sphere:1,{BEM_REFINEMENT}", "--k", "5", "--operator", "fmm", "--threads", "2",
                    "--far-field-points", "20", "--no-plots", "--out", out, "-q"])
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
@@ -122,12 +126,17 @@ def main():
     ap.add_argument("--cases", default="ewald,mg,bem")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--out", default="bench/results/before_after")
+    ap.add_argument("--bem-refinement", type=int, default=5,
+                    help="icosphere refinement of the bem case (5: 20480 elements)")
+    ap.add_argument("--bem-pairs", type=int, default=2, help="pairs of the bem case (it is the slow one)")
     a = ap.parse_args()
+    global BEM_REFINEMENT
+    BEM_REFINEMENT = a.bem_refinement
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name in a.cases.split(","):
             fn = CASES[name]
-            pairs = a.pairs if name != "bem" else max(1, min(a.pairs, 2))
+            pairs = a.pairs if name != "bem" else a.bem_pairs
             fn(a.after, work)  # warm-up (page cache, first-touch)
             for i in range(pairs):
                 for label, exe in (("before", a.before), ("after", a.after)):
@@ -143,7 +152,8 @@ def main():
         for r in rows:
             f.write(f"{r['case']},{r['build']},{r['pair']}," + ",".join(str(r.get(k, "")) for k in keys) + "\n")
     lines = [f"# Before/after ({cpu_model()})", "",
-             f"`python3 bench/before_after.py --before {a.before} --after {a.after} --cases {a.cases} --pairs {a.pairs}`",
+             f"`python3 bench/before_after.py --before {a.before} --after {a.after} --cases {a.cases} --pairs {a.pairs} "
+             f"--bem-refinement {a.bem_refinement} --bem-pairs {a.bem_pairs}`",
              "", "| case | figure | before median | after median | after/before per pair: median (min-max) |",
              "|---|---|---|---|---|"]
     for name in a.cases.split(","):

@@ -31,6 +31,7 @@ import numpy as np
 from . import _core
 from ._core import InvalidArgumentError
 from ._fmm import points3
+from ._record import Record
 
 __all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "BEM_DEFAULTS"]
 
@@ -93,45 +94,6 @@ def octasphere(refinements=2, radius=1.0):
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
         raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
     return _core.bem_octasphere(int(refinements), float(radius))
-
-
-class Record:
-    """A read-only result record (set-up report, solve information, mesh report): the values are
-    attributes (``info.iterations``); ``record["name"]``, ``keys()`` and ``as_dict()`` give the
-    same values by name."""
-
-    __slots__ = ("_d",)
-
-    def __init__(self, values):
-        object.__setattr__(self, "_d", dict(values))
-
-    def __getattr__(self, name):
-        try:
-            return self._d[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name, value):
-        raise AttributeError("result records are read-only")
-
-    def __getitem__(self, name):
-        return self._d[name]
-
-    def __contains__(self, name):
-        return name in self._d
-
-    def keys(self):
-        return self._d.keys()
-
-    def as_dict(self):
-        """A copy of the values as a dict."""
-        return dict(self._d)
-
-    def __dir__(self):
-        return list(self._d)
-
-    def __repr__(self):
-        return "Record(" + ", ".join(f"{k}={v!r}" for k, v in self._d.items() if not isinstance(v, np.ndarray)) + ")"
 
 
 class BemSolution:

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError
+from ._record import Record
 
 __all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "SolveResult", "SolveInfo",
            "multigrid_defaults"]
@@ -184,7 +185,7 @@ def opt4_betas(k):
     return _core._opt4_betas(_int(k, "k", 1))
 
 
-class SolveInfo:
+class SolveInfo(Record):
     """Statistics of a solve: ``converged``, ``iterations``, ``residual_history`` (numpy, relative,
     entry 0 is 1), ``matvecs`` (fine-grid matrix-vector products by the cost convention),
     ``operator_applications``, ``preconditioner_applications``, ``final_relative_residual``, ``rho``
@@ -193,30 +194,11 @@ class SolveInfo:
     Attributes, also readable as ``info["converged"]``; :meth:`to_dict` gives a plain dict.
     """
 
-    __slots__ = ("_d",)
-
-    def __init__(self, d):
-        self._d = dict(d)
-
-    def __getattr__(self, name):
-        if name.startswith("__") or name == "_d":
-            raise AttributeError(name)
-        try:
-            return self._d[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __getitem__(self, key):
-        return self._d[key]
-
-    def __contains__(self, key):
-        return key in self._d
-
-    def keys(self):
-        return self._d.keys()
+    __slots__ = ()
 
     def to_dict(self):
-        return dict(self._d)
+        """A copy of the values as a dict (as_dict())."""
+        return self.as_dict()
 
     def __repr__(self):
         return (f"SolveInfo(converged={self._d['converged']}, iterations={self._d['iterations']}, "
