@@ -388,10 +388,10 @@ int run_bem(const BemArgs& a) {
 
 CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   CLI::App* c = app.add_subcommand(
-      "bem", "Exterior Helmholtz scattering of a plane wave by a closed surface: Burton-Miller collocation BEM "
+      "bem", "Exterior Helmholtz scattering of a plane wave or a point source by a closed surface: Burton-Miller collocation BEM "
              "(P0 elements), dense or FMM-accelerated, GMRES with a block-diagonal octree preconditioner; seed 001.");
   c->footer(
-      "Conventions: e^{-i omega t}, G = e^{ikr}/(4 pi r), outward normals, incident u = e^{ik d.x}; far field "
+      "Conventions: e^{-i omega t}, G = e^{ikr}/(4 pi r), outward normals, incident u = e^{ik d.x} (plane) or G(x, x0) (point); far field "
       "u_sc ~ e^{ik|x|}/|x| u_inf(xhat), sigma = 4 pi |u_inf|^2.\n"
       "Outputs in --out: surface.npy (complex128: total u for neumann, du/dn for dirichlet), surface.vtu, "
       "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, summary.json, "

@@ -237,6 +237,11 @@ int run_solve_problem(const MgSolveArgs& a) {
   std::snprintf(buf, sizeof buf, "levels: %zu, operator complexity: %.4f, grid complexity: %.4f\n", h->num_levels(),
                 h->operator_complexity(), h->grid_complexity());
   os << buf;
+  if (h->num_levels() == 1)
+    std::fprintf(stderr,
+                 "elliptica: warning: the hierarchy has one level (n = %d is not a multiple of the coarsening factor %d "
+                 "with n/c >= 2): the solve is the coarse direct solve, not multigrid\n",
+                 a.n, a.coarsening);
   os << "  level   unknowns        nnz   lambda_max(SA)\n";
   for (std::size_t j = 0; j < h->num_levels(); ++j) {
     const auto& L = h->level(j);
@@ -296,7 +301,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (kry != "gmres20" && kry != "fgmres20" && kry != "pcg" && kry != "gmres" && kry != "fgmres")
     throw InvalidArgument("--krylov with --matrix: expected pcg, gmres or fgmres (gmres20/fgmres20: restart 20), got '" + kry + "'");
   if (kry == "pcg" && so.base == mg::BaseSmoother::RAS)
-    throw InvalidArgument("--krylov pcg needs a symmetric preconditioner; RAS is not (use --base jacobi|asm or gmres20)");
+    throw InvalidArgument("--krylov pcg needs a symmetric preconditioner; RAS is not (use --base jacobi|asm, or --krylov gmres)");
   if (a.out.empty()) throw InvalidArgument("--out: empty file name");
   for (const std::string* in : {&a.matrix, &a.rhs}) {
     std::error_code ec;

@@ -68,9 +68,10 @@ defaults (:func:`multigrid_defaults`); ``MultigridPlan.solve`` calls the C++
 
 Boundary element method (exterior Helmholtz scattering)
 -------------------------------------------------------
-:class:`HelmholtzBEM` solves plane-wave scattering by a closed triangulated surface (sound-hard
-or sound-soft) with the dense Burton-Miller collocation BEM and GMRES, optionally preconditioned
-by the block-diagonal octree preconditioner; ``solve`` returns a :class:`BemSolution` (surface
+:class:`HelmholtzBEM` solves the scattering of a plane wave or a point source by a closed
+triangulated surface (sound-hard or sound-soft) with the Burton-Miller collocation BEM (dense
+matrix or FMM-accelerated operator) and GMRES, optionally preconditioned by the block-diagonal
+octree preconditioner; ``solve`` returns a :class:`BemSolution` (surface
 field + solve information), from which ``far_field`` and ``scattered_field`` are evaluated. Conventions: ``e^{-i omega t}``, ``G = e^{ikr}/(4 pi r)``, outward normals, far field
 ``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl, :func:`icosphere` (and :func:`octasphere`) makes
 sphere meshes.

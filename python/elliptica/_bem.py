@@ -190,8 +190,9 @@ class HelmholtzBEM:
     operator : {'auto', 'dense', 'fmm'}
         ``'dense'``: the N x N matrix (16 N^2 bytes, O(N^2) set-up and matvec); ``'fmm'``: exact
         near-field entries of adjacent octree leaves + the Chebyshev black-box FMM for the rest
-        (O(N) memory and matvec at fixed k, low frequency: the sphere up to a few tens of
-        wavelengths); ``'auto'``: dense up to ``dense_max`` elements.
+        (O(N) memory and matvec at fixed k; a low-frequency method: the level-2 octree boxes may be
+        at most 2 wavelengths wide, about a body of 8 wavelengths across, and the Chebyshev order
+        cap of 16 lowers that further at tight tolerances; beyond, the set-up refuses); ``'auto'``: dense up to ``dense_max`` elements.
     fmm_tol : float
         FMM relative accuracy; 0 (default): ``min(tol, 1e-3)``. The FMM's order is capped at 16
         Chebyshev nodes, which reaches about 5e-11 at small ``k x box width``: a smaller

@@ -6,6 +6,7 @@ package docstring, section "Multigrid", for the conventions). Thin layer over th
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -23,7 +24,7 @@ DEFAULTS = dict(_core._multigrid_defaults())
 
 
 def multigrid_defaults():
-    """The library's multigrid defaults (a copy of :data:`DEFAULTS`, from the C++ ``MultigridOptions{}``)."""
+    """The library's multigrid defaults (a copy of :func:`elliptica.multigrid_defaults`, from the C++ ``MultigridOptions{}``)."""
     return dict(DEFAULTS)
 
 _SMOOTHERS = ("simple", "cheb1", "cheb1opt", "cheb4", "opt4")
@@ -249,7 +250,7 @@ class MultigridPlan:
     ``"poisson3d"``: :func:`poisson_fd` with ``n`` intervals per axis on ``[0,lx] x [0,ly] x [0,lz]``),
     whose matrix is then :attr:`A`.
 
-    Every keyword defaults to the library's value (:data:`DEFAULTS`, the C++ ``MultigridOptions{}``).
+    Every keyword defaults to the library's value (:func:`elliptica.multigrid_defaults`, the C++ ``MultigridOptions{}``).
     Parameters: ``coarsening`` 2 (n_c = n/2) or 8 (n_c = n/8), coarsening while every axis's
     interval count (unknowns + 1) is divisible by it, down to one unknown per axis when possible;
     ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}; ``base`` in {jacobi, asm, ras};
@@ -340,6 +341,11 @@ class MultigridPlan:
         )
         if self._A is None:
             self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
+        if self._plan.levels == 1 and _int(max_levels, "max_levels", 0) != 1:
+            warnings.warn(
+                f"the hierarchy has one level (intervals per axis {tuple(n + 1 for n in shape)} not divisible by "
+                f"the coarsening factor {coarsening} with at least 2 left): every solve is the coarse direct "
+                "solve, not multigrid", RuntimeWarning, stacklevel=2)
 
     @property
     def A(self):
@@ -386,7 +392,7 @@ class MultigridPlan:
 
         ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles), ``"gmres"``
         (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"`` (only for a
-        symmetric cycle: pre == post and base jacobi/asm). Defaults (:data:`DEFAULTS`): krylov, tol,
+        symmetric cycle: pre == post and base jacobi/asm). Defaults (:func:`elliptica.multigrid_defaults`): krylov, tol,
         maxiter, restart of the C++ plan. ``info``: a :class:`SolveInfo` (``converged``,
         ``iterations``, ``residual_history``, ``matvecs`` (a cycle costing pre + post + 1),
         ``rho``, ``final_relative_residual``). Does not raise when not converged: check

@@ -300,3 +300,18 @@ def test_study_bad_options(cli, tmp_path):
     f.write_text("x")
     r = run(cli, "mg", "study", "--quick", "--out", f)
     assert r.returncode == IOERR and "not a folder" in r.stderr
+
+
+def test_one_level_hierarchy_warned_and_study_refused(cli, tmp_path):
+    # n = 63 intervals cannot be halved: the "hierarchy" is the coarse direct solve alone.
+    r = run(cli, "mg", "solve", "--n", "63", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "levels: 1" in r.stdout
+    assert "warning: the hierarchy has one level" in r.stderr
+    r = run(cli, "mg", "solve", "--n", "64", "-q")
+    assert r.returncode == 0 and "one level" not in r.stderr
+    # the study would measure direct solves: refused before any run, nothing written
+    out = tmp_path / "s"
+    r = run(cli, "mg", "study", "--n", "15", "--no-plots", "--out", out)
+    assert r.returncode == INVALID and "one-level hierarchy" in r.stderr, r.stderr
+    assert not out.exists()

@@ -270,3 +270,15 @@ def test_results_are_objects_and_defaults_come_from_cpp():
         el.MultigridPlan(A, shape=(n - 1, n - 1), threads=-1)
     xc, ic = el.chebyshev_cg(A, b)
     assert isinstance(ic, el.SolveInfo) and ic.converged and ic.lambda_max > 0
+
+
+def test_one_level_hierarchy_warns():
+    import warnings
+
+    with pytest.warns(RuntimeWarning, match="one level"):
+        p = el.MultigridPlan(problem="poisson2d", n=63)
+    assert p.levels == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert el.MultigridPlan(problem="poisson2d", n=64).levels > 1
+        assert el.MultigridPlan(problem="poisson2d", n=64, max_levels=1).levels == 1  # asked for
