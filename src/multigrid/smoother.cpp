@@ -741,88 +741,59 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
   double* d2 = I.z.data();
   const bool par = n > kParallelMinRows;
   const int nt = I.nt;
-  if (I.opt.base == BaseSmoother::Jacobi && I.A == nullptr) {
-    // Matrix-free level: one operator application per step, then one vector sweep.
-    const double* dinv = I.invdiag.data();
-    double* t = I.t.data();
-    if (x_is_zero) {
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) {
-        res[i] = b[i];
-        d[i] = c0 * dinv[i] * b[i];
-      }
-    } else {
-      I.op->apply(x, t);
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) {
-        const double r = b[i] - t[i];
-        res[i] = r;
-        d[i] = c0 * dinv[i] * r;
-      }
-    }
-    for (int it = 1; it < k; ++it) {
-      const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
-                   cc = c[static_cast<std::size_t>(it)];
-      const bool first_write = x_is_zero && it == 1;
-      I.op->apply(d, t);
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) {
-        const double r = res[i] - t[i];
-        res[i] = r;
-        const double di = d[i];
-        x[i] = (first_write ? 0.0 : x[i]) + bi * di;
-        d2[i] = ai * di + cc * dinv[i] * r;
-      }
-      std::swap(d, d2);
-    }
-    const double bk = beta[static_cast<std::size_t>(k)];
-    if (x_is_zero && k == 1) {
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
-    } else {
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
-    }
-    return;
-  }
   if (I.opt.base == BaseSmoother::Jacobi) {
-    // Fused kernels: one sweep over the matrix and the vectors per step (the matvec, the residual
-    // update, the Jacobi scaling, the direction update and the x update), so a step moves
-    // 12 nnz + 8 (row pointer) + 7 x 8 (x r/w, r r/w, d, d', D^-1) bytes per row.
+    // The Jacobi recurrence over a row sweep: sweep(v, store) calls store(i, (A v)_i) for every
+    // row i, and each step's vector updates live in its store, so with a CSR level a step is one
+    // fused pass over the matrix and the vectors (the matvec, the residual update, the Jacobi
+    // scaling, the direction update and the x update: 12 nnz + 8 (row pointer) + 7 x 8 (x r/w,
+    // r r/w, d, d', D^-1) bytes per row); a matrix-free level applies its operator first and
+    // then makes one vector pass.
     const double* dinv = I.invdiag.data();
-    if (x_is_zero) {
+    auto jacobi_recurrence = [&](auto&& sweep) {
+      if (x_is_zero) {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) {
-        res[i] = b[i];
-        d[i] = c0 * dinv[i] * b[i];
+        for (std::int64_t i = 0; i < n; ++i) {
+          res[i] = b[i];
+          d[i] = c0 * dinv[i] * b[i];
+        }
+      } else {
+        sweep(x, [&](std::int64_t i, double s) {
+          const double r = b[i] - s;
+          res[i] = r;
+          d[i] = c0 * dinv[i] * r;
+        });
       }
-    } else {
-      elliptica::detail::csr_row_sweep(*I.A, x, [&](std::int64_t i, double s) {
-        const double r = b[i] - s;
-        res[i] = r;
-        d[i] = c0 * dinv[i] * r;
-      }, nt);
-    }
-    for (int it = 1; it < k; ++it) {
-      const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
-                   cc = c[static_cast<std::size_t>(it)];
-      const bool first_write = x_is_zero && it == 1;
-      elliptica::detail::csr_row_sweep(*I.A, d, [&](std::int64_t i, double s) {
-        const double r = res[i] - s;
-        res[i] = r;
-        const double di = d[i];
-        x[i] = (first_write ? 0.0 : x[i]) + bi * di;
-        d2[i] = ai * di + cc * dinv[i] * r;
-      }, nt);
-      std::swap(d, d2);
-    }
-    const double bk = beta[static_cast<std::size_t>(k)];
-    if (x_is_zero && k == 1) {
+      for (int it = 1; it < k; ++it) {
+        const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
+                     cc = c[static_cast<std::size_t>(it)];
+        const bool first_write = x_is_zero && it == 1;
+        sweep(d, [&](std::int64_t i, double s) {
+          const double r = res[i] - s;
+          res[i] = r;
+          const double di = d[i];
+          x[i] = (first_write ? 0.0 : x[i]) + bi * di;
+          d2[i] = ai * di + cc * dinv[i] * r;
+        });
+        std::swap(d, d2);
+      }
+      const double bk = beta[static_cast<std::size_t>(k)];
+      if (x_is_zero && k == 1) {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
-    } else {
+        for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
+      } else {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
-      for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
+        for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
+      }
+    };
+    if (I.A != nullptr) {
+      jacobi_recurrence([&](const double* v, auto&& store) { elliptica::detail::csr_row_sweep(*I.A, v, store, nt); });
+    } else {
+      double* t = I.t.data();
+      jacobi_recurrence([&](const double* v, auto&& store) {
+        I.op->apply(v, t);
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < n; ++i) store(i, t[i]);
+      });
     }
     return;
   }
