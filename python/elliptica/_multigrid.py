@@ -24,8 +24,10 @@ DEFAULTS = dict(_core._multigrid_defaults())
 
 
 def multigrid_defaults():
-    """The library's multigrid defaults (a copy of :func:`elliptica.multigrid_defaults`, from the C++ ``MultigridOptions{}``)."""
+    """The library's multigrid defaults (a copy of the module's ``DEFAULTS``, from the C++ ``MultigridOptions{}``)."""
     return dict(DEFAULTS)
+
+_D = DEFAULTS
 
 _SMOOTHERS = ("simple", "cheb1", "cheb1opt", "cheb4", "opt4")
 _BASES = ("jacobi", "asm", "ras")
@@ -270,23 +272,11 @@ class MultigridPlan:
     matching ``shape``; NumericalError (RuntimeError) for an indefinite operator.
     """
 
-    def __init__(self, A=None, *, shape=None, problem=None, n=None, lx=1.0, ly=1.0, lz=1.0, coarsening=None,
-                 smoother=None, base=None, order=None, lambda_max=None, lambda_safety=None,
-                 lambda_iterations=None, lmin_ratio=None, omega=None, subdomain=None, overlap=None, max_levels=None,
-                 threads=None):
-        D = DEFAULTS
-        coarsening = D["coarsening"] if coarsening is None else coarsening
-        smoother = D["smoother"] if smoother is None else smoother
-        base = D["base"] if base is None else base
-        order = tuple(D["order"]) if order is None else order
-        lambda_safety = D["lambda_safety"] if lambda_safety is None else lambda_safety
-        lambda_iterations = D["lambda_iterations"] if lambda_iterations is None else lambda_iterations
-        lmin_ratio = D["lmin_ratio"] if lmin_ratio is None else lmin_ratio
-        omega = D["omega"] if omega is None else omega
-        subdomain = D["subdomain"] if subdomain is None else subdomain
-        overlap = D["overlap"] if overlap is None else overlap
-        max_levels = D["max_levels"] if max_levels is None else max_levels
-        threads = D["threads"] if threads is None else threads
+    def __init__(self, A=None, *, shape=None, problem=None, n=None, lx=1.0, ly=1.0, lz=1.0,
+                 coarsening=_D["coarsening"], smoother=_D["smoother"], base=_D["base"], order=tuple(_D["order"]),
+                 lambda_max=None, lambda_safety=_D["lambda_safety"], lambda_iterations=_D["lambda_iterations"],
+                 lmin_ratio=_D["lmin_ratio"], omega=_D["omega"], subdomain=_D["subdomain"], overlap=_D["overlap"],
+                 max_levels=_D["max_levels"], threads=_D["threads"]):
         if (A is None) == (problem is None):
             raise InvalidArgumentError("give exactly one of A (a sparse matrix, with shape=) or problem= (e.g. 'poisson2d')")
         if problem is not None:
@@ -386,7 +376,7 @@ class MultigridPlan:
         n = self.size
         return self._plan.cycle(_vector(b, n, "b"), _vector(x, n, "x"))
 
-    def solve(self, b, x0=None, *, tol=None, maxiter=None, krylov=None, restart=None):
+    def solve(self, b, x0=None, *, tol=_D["tol"], maxiter=_D["maxiter"], krylov=_D["krylov"], restart=_D["restart"]):
         """Solves ``A x = b`` to ``||b - A x|| <= tol ||b - A x0||``; returns a :class:`SolveResult`
         (unpacks as ``x, info``).
 
@@ -398,14 +388,11 @@ class MultigridPlan:
         ``rho``, ``final_relative_residual``). Does not raise when not converged: check
         ``info.converged``. Calls the C++ ``MultigridPlan::solve``, as ``elliptica mg solve`` does.
         """
-        D = DEFAULTS
         n = self.size
         b = _vector(b, n, "b")
         x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
-        tol = D["tol"] if tol is None else tol
-        maxiter = D["maxiter"] if maxiter is None else _int(maxiter, "maxiter", 0)
-        krylov = _choice(D["krylov"] if krylov is None else krylov, _KRYLOV, "krylov")
-        restart = D["restart"] if restart is None else restart
+        maxiter = _int(maxiter, "maxiter", 0)
+        krylov = _choice(krylov, _KRYLOV, "krylov")
         x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1))
         return SolveResult(x, SolveInfo(info))
 
@@ -427,9 +414,11 @@ class MultigridPlan:
                 f"operator_complexity={self.operator_complexity:.3f})")
 
 
-def chebyshev_cg(A, b, *, smoother=None, order=None, tol=None, maxiter=None, x0=None, base=None,
-                 lambda_max=None, lambda_safety=None, lambda_iterations=None, lmin_ratio=None, omega=None,
-                 subdomain=None, overlap=None, threads=None):
+def chebyshev_cg(A, b, *, smoother=_D["cg_smoother"], order=_D["cg_order"], tol=_D["cg_tol"],
+                 maxiter=_D["cg_maxiter"], x0=None, base=_D["cg_base"], lambda_max=None,
+                 lambda_safety=_D["lambda_safety"], lambda_iterations=_D["lambda_iterations"],
+                 lmin_ratio=_D["lmin_ratio"], omega=_D["omega"], subdomain=_D["subdomain"], overlap=_D["overlap"],
+                 threads=_D["threads"]):
     """Preconditioned CG on an SPD matrix with a polynomial smoother of order ``order`` as the
     preconditioner (no hierarchy): ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}, base
     jacobi (or asm with index blocks of ``subdomain``); ras is rejected (not symmetric).
@@ -444,22 +433,10 @@ def chebyshev_cg(A, b, *, smoother=None, order=None, tol=None, maxiter=None, x0=
     ``elliptica mg solve --matrix`` does. Raises InvalidArgumentError on bad input, NumericalError
     when A is found indefinite.
     """
-    D = DEFAULTS
-    smoother = D["cg_smoother"] if smoother is None else smoother
-    base = D["cg_base"] if base is None else base
-    order = D["cg_order"] if order is None else order
-    tol = D["cg_tol"] if tol is None else tol
-    lambda_safety = D["lambda_safety"] if lambda_safety is None else lambda_safety
-    lambda_iterations = D["lambda_iterations"] if lambda_iterations is None else lambda_iterations
-    lmin_ratio = D["lmin_ratio"] if lmin_ratio is None else lmin_ratio
-    omega = D["omega"] if omega is None else omega
-    subdomain = D["subdomain"] if subdomain is None else subdomain
-    overlap = D["overlap"] if overlap is None else overlap
-    threads = D["threads"] if threads is None else threads
     indptr, indices, data, n = _csr_arrays(A)
     b = _vector(b, n, "b")
     x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
-    maxiter = D["cg_maxiter"] if maxiter is None else _int(maxiter, "maxiter", 0)
+    maxiter = _int(maxiter, "maxiter", 0)
     x, info = _core._chebyshev_cg(
         indptr, indices, data, n, b, x0, _int(order, "order", 1), _real(tol, "tol"), maxiter,
         **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
