@@ -10,18 +10,20 @@
 #   krylov     -> core
 #   multigrid  -> krylov, core
 #   fmm        -> krylov, core
-#   bem        -> fmm, krylov, core
+#   ifmm       -> fmm, krylov, core
+#   bem        -> ifmm, fmm, krylov, core
 #   ewald      -> core
 #
 # A new module: a line here, a folder src/<m>/ with a CMakeLists.txt calling
 # elliptica_add_module(<m> SOURCES ...), headers in include/elliptica/<m>/, and its name in
 # ELLIPTICA_MODULES (in an order where each module comes after everything it uses).
 # apps/, python/, tests/, bench/ and fuzz/ are not modules: they may include anything.
-set(ELLIPTICA_MODULES core krylov multigrid fmm bem ewald)
+set(ELLIPTICA_MODULES core krylov multigrid fmm ifmm bem ewald)
 
 set(ELLIPTICA_LAYER_core "")
 set(ELLIPTICA_LAYER_krylov core)
 set(ELLIPTICA_LAYER_multigrid krylov core)
 set(ELLIPTICA_LAYER_fmm krylov core)
-set(ELLIPTICA_LAYER_bem fmm krylov core)
+set(ELLIPTICA_LAYER_ifmm fmm krylov core)
+set(ELLIPTICA_LAYER_bem ifmm fmm krylov core)
 set(ELLIPTICA_LAYER_ewald core)

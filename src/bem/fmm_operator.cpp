@@ -25,6 +25,11 @@ struct HelmholtzBemFmmOperator::Impl {
   std::unique_ptr<fmm::HelmholtzFmm> fmm;
   std::vector<std::int64_t> src_elem;   // element of each quadrature source
   std::vector<double> src_weight;       // area * w
+  // the FMM's points and sources, kept for companion FMMs (make_fmm)
+  std::vector<fmm::Point3> cent, nrm, ys, nys;
+  std::vector<std::int64_t> owner;
+  fmm::HelmholtzFmmOptions fmm_options;
+  int depth_cap = 12;  // deepest leaf level of a companion FMM
   // near field, CSR by row (element), columns ascending within a row
   std::vector<std::int64_t> row_ptr, col;
   std::vector<cplx> val;
@@ -101,9 +106,13 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
     if (e > 0 && hw > 0) {
       const int cap = static_cast<int>(std::floor(std::log2(0.5 * hw / (e * (1 + 1e-6)))));
       fo.tree.max_depth = std::max(0, std::min(fo.tree.max_depth, cap));
+      // companion FMMs (make_fmm) may go one level deeper: leaves 2 e wide, the FMM's own limit
+      I.depth_cap = std::max(0, std::min(opt.fmm.tree.max_depth, cap + 1));
     }
   }
   I.fmm = std::make_unique<fmm::HelmholtzFmm>(cent, nrm, ys, nys, owner, k, fo);
+  if (fo.tree.depth >= 0) I.depth_cap = std::max(I.depth_cap, fo.tree.depth);
+  I.fmm_options = fo;
   I.fmm_setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // near-field pairs: elements in adjacent leaves
   const auto& tree = I.fmm->tree();
@@ -172,8 +181,29 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
       }
     }
   }
+  I.cent = std::move(cent);
+  I.nrm = std::move(nrm);
+  I.ys = std::move(ys);
+  I.nys = std::move(nys);
+  I.owner = std::move(owner);
   I.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+std::unique_ptr<fmm::HelmholtzFmm> HelmholtzBemFmmOperator::make_fmm(int order, int depth) const {
+  const auto& I = *impl_;
+  if (depth < 0 || depth > I.depth_cap)
+    throw InvalidArgument("bem: FMM operator: tree depth " + std::to_string(depth) + " outside [0, " + std::to_string(I.depth_cap) +
+                          "] (leaves must stay wider than 4 x the elements' extent)");
+  auto fo = I.fmm_options;
+  fo.order = order;
+  fo.tree.depth = depth;
+  fo.compress_m2l = false;
+  return std::make_unique<fmm::HelmholtzFmm>(I.cent, I.nrm, I.ys, I.nys, I.owner, I.k, fo);
+}
+int HelmholtzBemFmmOperator::max_tree_depth() const { return impl_->depth_cap; }
+BoundaryCondition HelmholtzBemFmmOperator::boundary_condition() const { return impl_->bc; }
+const std::vector<std::int64_t>& HelmholtzBemFmmOperator::source_elements() const { return impl_->src_elem; }
+const std::vector<double>& HelmholtzBemFmmOperator::source_weights() const { return impl_->src_weight; }
 
 const std::vector<cplx>& HelmholtzBemFmmOperator::ones_image() const { return impl_->ones_image; }
 

@@ -83,6 +83,19 @@ class HelmholtzBemFmmOperator final : public LinearOperator<cplx> {
   /// block-diagonal preconditioner: at the leaf level of this operator's octree every self block
   /// lies in the near field, so the BD set-up costs only its LU factorisations.
   void entries(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols, cplx* out) const;
+  /// A second Chebyshev FMM over the same centroids and quadrature sources (so the same root box),
+  /// with its own order p (>= 1; 0: from the operator's tolerance) and exact tree depth (leaf
+  /// level, in [0, max_tree_depth()]), M2L uncompressed: the operators of the IFMM
+  /// (bem/ifmm_preconditioner.hpp). InvalidArgument for a depth outside that range.
+  std::unique_ptr<fmm::HelmholtzFmm> make_fmm(int order, int depth) const;
+  /// Deepest leaf level of make_fmm (leaves at least 2 x the largest centroid-to-quadrature-point
+  /// distance wide, the FMM's own limit; the matvec tree keeps 4 x), or the explicit tree depth.
+  int max_tree_depth() const;
+  BoundaryCondition boundary_condition() const;
+  /// Quadrature sources of the far field: element of each source and its weight (area x rule
+  /// weight); source s of the FMM carries weight[s] x (density of element[s]).
+  const std::vector<std::int64_t>& source_elements() const;
+  const std::vector<double>& source_weights() const;
 
  private:
   struct Impl;
