@@ -306,7 +306,7 @@ def test_monostatic_sweep_equals_separate_solves_and_mie(hard):
     backscatter for every direction (to the discretisation error of 320 elements)."""
     d = np.array([[0, 0, 1.0], [2, 0, 0], [0.3, -0.4, 0.5], [0, -1, -1]])
     r = hard.monostatic(d, keep_surface=True)
-    assert isinstance(r, elliptica.Record)
+    assert isinstance(r, elliptica._record.Record) and "u_inf" in r.keys()
     assert r.u_inf.shape == (4,) and r.u_inf.dtype == np.complex128
     assert r.sigma.shape == r.ts_db.shape == r.solve_seconds.shape == (4,) and r.sigma.dtype == np.float64
     assert r.iterations.shape == (4,) and r.iterations.dtype == np.int64
