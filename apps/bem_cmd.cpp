@@ -15,6 +15,16 @@
 ///   residuals.csv  iteration, GMRES relative residual
 ///   summary.json   operator, preconditioner, sizes, iterations, set-up/solve times, memory
 ///   bistatic.png   scripts/bem_plots.py (matplotlib), unless --no-plots
+/// A monostatic sweep (--incident sweep:ANGLE,FROM,TO,N or --incident-file FILE: many plane-wave
+/// directions d, one plan set-up, HelmholtzBem::solve_monostatic) writes instead, as one set:
+///   monostatic.csv index, [angle_deg,] dx, dy, dz, re, im (u_inf(-d)), sigma (4 pi |u_inf(-d)|^2),
+///                  ts_db (20 log10 |u_inf(-d)|, dB re 1 length unit^2), gmres_iterations,
+///                  solve_seconds; one row a direction
+///   summary.json   as above, with a "sweep" object (count, total solve time, mean/max iterations)
+///   monostatic.png scripts/bem_plots.py: polar plot of TS against the sweep angle (TS against
+///                  the row for a file), unless --no-plots
+/// and removes the single-incident files of an earlier run in --out (and vice versa), so that the
+/// folder holds the files of one run.
 #include "bem_cmd.hpp"
 
 #include "plot_script.hpp"
@@ -106,6 +116,213 @@ std::vector<std::array<double, 3>> fibonacci_directions(int n) {
   return d;
 }
 
+/// The incident directions of a monostatic sweep (--incident sweep:... or --incident-file).
+struct IncidentSweep {
+  bool active = false;
+  std::vector<std::array<double, 3>> directions;  ///< as given (normalised by the plan)
+  std::vector<double> angles_deg;                 ///< sweep: the angle of each direction; file: empty
+  std::string angle;                              ///< "theta" / "phi"; empty for a file
+  std::string description;                        ///< for summary.json and the messages
+};
+
+/// --incident sweep:ANGLE,FROM,TO,N (bem::sweep_directions: ANGLE theta = polar angle of d from +z
+/// in the x-z plane, phi = azimuth of d from +x in the x-y plane; degrees, both ends included) or
+/// --incident-file FILE ((M,3) .npy or text, io::read_array). Everything checked here, before the
+/// set-up: InvalidArgument for a bad spec, a wrong shape, a zero or non-finite row; IOError for an
+/// unreadable file.
+IncidentSweep parse_incident_sweep(const BemArgs& a) {
+  IncidentSweep sw;
+  if (!a.incident_file.empty()) {
+    sw.active = true;
+    io::ReadInfo info;
+    const Array2D d = io::read_array(a.incident_file, &info);
+    if (info.header_line > 0 && !a.quiet) {
+      std::string names;
+      for (const auto& n : info.column_names) names += (names.empty() ? "" : ", ") + n;
+      std::cerr << "elliptica: note: --incident-file " << a.incident_file << ": line " << info.header_line
+                << " taken as a header of column names (" << names << ") and skipped\n";
+    }
+    if (d.ndim != 2 || d.cols != 3)
+      throw InvalidArgument("--incident-file " + a.incident_file + ": expected an (M,3) array of directions, got shape (" +
+                            std::to_string(d.rows) + (d.ndim == 1 ? ",)" : "," + std::to_string(d.cols) + ")"));
+    if (d.rows == 0) throw InvalidArgument("--incident-file " + a.incident_file + ": no directions");
+    if (d.rows > bem::kMaxSweepDirections)
+      throw InvalidArgument("--incident-file " + a.incident_file + ": at most " + std::to_string(bem::kMaxSweepDirections) +
+                            " directions, got " + std::to_string(d.rows));
+    sw.directions.resize(d.rows);
+    for (std::size_t i = 0; i < d.rows; ++i) {
+      const double* r = &d.values[3 * i];
+      if (!std::isfinite(r[0]) || !std::isfinite(r[1]) || !std::isfinite(r[2]))
+        throw InvalidArgument("--incident-file " + a.incident_file + ": direction " + std::to_string(i) + " is not finite");
+      if (!(std::hypot(r[0], r[1], r[2]) > 0))
+        throw InvalidArgument("--incident-file " + a.incident_file + ": direction " + std::to_string(i) +
+                              " is the zero vector");
+      sw.directions[i] = {r[0], r[1], r[2]};
+    }
+    sw.description = "file:" + a.incident_file;
+    return sw;
+  }
+  if (a.incident.rfind("sweep:", 0) != 0) return sw;
+  sw.active = true;
+  const auto p = split(a.incident.substr(6), ',');
+  if (p.size() != 4)
+    throw InvalidArgument("--incident sweep:ANGLE,FROM,TO,N: expected 4 values, got '" + a.incident + "'");
+  if (p[0] != "theta" && p[0] != "phi")
+    throw InvalidArgument("--incident sweep: ANGLE must be theta (x-z plane, from +z) or phi (x-y plane, from +x), got '" +
+                          p[0] + "'");
+  const double from = to_double(p[1], "--incident sweep FROM");
+  const double to = to_double(p[2], "--incident sweep TO");
+  if (!std::isfinite(from) || !std::isfinite(to))
+    throw InvalidArgument("--incident sweep: FROM and TO must be finite angles in degrees, got '" + a.incident + "'");
+  const int n = to_int(p[3], "--incident sweep N");
+  if (n < 1 || static_cast<std::size_t>(n) > bem::kMaxSweepDirections)
+    throw InvalidArgument("--incident sweep: N must be in [1, " + std::to_string(bem::kMaxSweepDirections) + "], got " + p[3]);
+  sw.angle = p[0];
+  sw.directions = bem::sweep_directions(bem::sweep_angle_from_string(p[0]), from, to, n, &sw.angles_deg);
+  sw.description = a.incident;
+  return sw;
+}
+
+std::string json_string(const std::string& v) {
+  std::string o = "\"";
+  for (char ch : v) {
+    if (ch == '"' || ch == '\\') o += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) continue;
+    o += ch;
+  }
+  return o + "\"";
+}
+
+/// The monostatic sweep of run_bem: one plan set-up, solve_monostatic over the directions, then
+/// monostatic.csv + summary.json as one set (file comment) and monostatic.png. Called with the
+/// validated mesh, options and sweep, after the output folder exists.
+int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemOptions ho, const IncidentSweep& sw,
+                  int threads, const std::string& script) {
+  const fs::path out(a.out);
+  io::OutputSet outputs;  // temporaries now: an unwritable folder fails before the set-up
+  io::OutputFile& f_mono = outputs.add((out / "monostatic.csv").string());
+  io::OutputFile& f_summary = outputs.add((out / "summary.json").string());
+  const std::size_t n = mesh.num_elements(), m = sw.directions.size();
+  // set-up messages as for a single incident field (run_bem)
+  if (!a.quiet) {
+    const bool dense = ho.op.kind == bem::OperatorKind::Dense || (ho.op.kind == bem::OperatorKind::Auto && n <= ho.op.dense_max_elements);
+    std::fprintf(stderr, "bem: monostatic sweep of %zu directions, one set-up: %s for %zu elements (%s, %d threads)...\n", m,
+                 dense ? "assembling the dense Burton-Miller matrix" : "setting up the FMM Burton-Miller operator", n,
+                 ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", threads);
+    auto last = std::make_shared<std::pair<std::string, int>>("", -1);
+    ho.progress = [last](const std::string& stage, double f) {
+      const int pct = static_cast<int>(f * 100);
+      if (stage != last->first || pct / 10 != last->second / 10) {
+        std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
+        *last = {stage, pct};
+      }
+    };
+  }
+  const auto t_setup = Clock::now();
+  const bem::HelmholtzBem plan(std::move(mesh), k, ho);
+  const double setup_seconds = seconds_since(t_setup);
+  const bem::HelmholtzBemSetup& su = plan.setup();
+  if (!a.quiet) std::fprintf(stderr, "bem: set-up done in %.2f s\n", setup_seconds);
+
+  bem::MonostaticOptions mo;
+  if (!a.quiet)
+    mo.progress = [&sw](std::size_t j, std::size_t count, const bem::MonostaticResult& r) {
+      std::string where;
+      if (!sw.angles_deg.empty()) {
+        char b[64];
+        std::snprintf(b, sizeof b, " (%s %.6g deg)", sw.angle.c_str(), sw.angles_deg[j]);
+        where = b;
+      }
+      std::fprintf(stderr, "bem: direction %zu/%zu%s: %d GMRES iterations, %.3f s, TS %.3f dB\n", j + 1, count,
+                   where.c_str(), r.iterations, r.solve_seconds, r.ts_db);
+    };
+  const auto t_solve = Clock::now();
+  const std::vector<bem::MonostaticResult> res = plan.solve_monostatic(sw.directions, mo);
+  const double sweep_seconds = seconds_since(t_solve);
+  double total_solve = 0, mean_it = 0, gmres_s = 0, matvec_s = 0, precond_s = 0;
+  long matvecs = 0, precond_apps = 0;
+  int max_it = 0;
+  for (const auto& r : res) {
+    total_solve += r.solve_seconds;
+    mean_it += r.iterations;
+    max_it = std::max(max_it, r.iterations);
+    gmres_s += r.info.gmres_seconds;
+    matvecs += r.info.matvecs;
+    matvec_s += r.info.matvec_seconds;
+    precond_apps += r.info.precond_applications;
+    precond_s += r.info.precond_apply_seconds;
+  }
+  mean_it /= double(m);
+
+  std::ostream& os = std::cout;
+  const double mib = 1.0 / (1024.0 * 1024.0);
+  os << "operator: " << bem::to_string(su.op) << ", " << su.operator_bytes * mib << " MiB; precond "
+     << bem::to_string(su.precond) << ", " << su.precond_bytes * mib << " MiB; alpha = " << plan.alpha() << "\n"
+     << "sweep: " << m << " directions (" << sw.description << "), GMRES(" << ho.gmres.restart << ") rtol "
+     << ho.gmres.rtol << ": iterations mean " << mean_it << ", max " << max_it << "\n"
+     << "  times: set-up " << setup_seconds << " s (operator " << su.operator_seconds << " s, preconditioner "
+     << su.precond_seconds << " s), solves " << total_solve << " s in all (" << total_solve / double(m)
+     << " s per direction), sweep " << sweep_seconds << " s\n";
+
+  // ---- outputs ---------------------------------------------------------------------------------
+  const bool angles = !sw.angles_deg.empty();
+  const std::size_t cols = angles ? 11 : 10;
+  Array2D t(m, cols);
+  for (std::size_t j = 0; j < m; ++j) {
+    const auto& r = res[j];
+    std::vector<double> row{double(j)};
+    if (angles) row.push_back(sw.angles_deg[j]);
+    row.insert(row.end(), {r.direction[0], r.direction[1], r.direction[2], r.u_inf.real(), r.u_inf.imag(), r.sigma,
+                           r.ts_db, double(r.iterations), r.solve_seconds});
+    std::copy(row.begin(), row.end(), t.values.begin() + static_cast<std::ptrdiff_t>(j * cols));
+  }
+  io::write_csv(f_mono, t,
+                std::string("index,") + (angles ? "angle_deg," : "") +
+                    "dx,dy,dz,re,im,sigma,ts_db,gmres_iterations,solve_seconds");
+  {
+    std::ostringstream js;
+    js.precision(10);
+    js << "{\n  \"mesh\": " << json_string(a.mesh) << ",\n  \"incident\": " << json_string(sw.description)
+       << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
+       << ",\n  \"tol\": " << ho.gmres.rtol << ",\n  \"restart\": " << ho.gmres.restart << ",\n  \"elements\": " << n
+       << ",\n  \"k\": " << k << ",\n  \"bc\": \"" << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet")
+       << "\",\n  \"operator\": \"" << bem::to_string(su.op) << "\",\n  \"precond\": \"" << bem::to_string(su.precond)
+       << "\",\n  \"fmm_tolerance\": " << su.fmm_tolerance << ",\n  \"fmm_order\": " << su.fmm_order
+       << ",\n  \"near_entries\": " << su.near_entries << ",\n  \"leaf_level\": " << su.leaf_level
+       << ",\n  \"bd_level\": " << su.bd_level << ",\n  \"bd_blocks\": " << su.bd_blocks
+       << ",\n  \"setup_seconds\": " << setup_seconds << ",\n  \"operator_seconds\": " << su.operator_seconds
+       << ",\n  \"fmm_seconds\": " << su.fmm_seconds << ",\n  \"precond_seconds\": " << su.precond_seconds
+       << ",\n  \"operator_bytes\": " << su.operator_bytes << ",\n  \"precond_bytes\": " << su.precond_bytes
+       << ",\n  \"threads\": " << threads << ",\n  \"sweep\": {\n    \"count\": " << m
+       << ",\n    \"source\": \"" << (angles ? "sweep" : "file") << "\"";
+    if (angles)
+      js << ",\n    \"angle\": \"" << sw.angle << "\",\n    \"from_deg\": " << sw.angles_deg.front()
+         << ",\n    \"to_deg\": " << sw.angles_deg.back();
+    js << ",\n    \"total_solve_seconds\": " << total_solve << ",\n    \"sweep_seconds\": " << sweep_seconds
+       << ",\n    \"mean_iterations\": " << mean_it << ",\n    \"max_iterations\": " << max_it
+       << ",\n    \"gmres_seconds\": " << gmres_s << ",\n    \"matvecs\": " << matvecs
+       << ",\n    \"matvec_seconds\": " << matvec_s << ",\n    \"precond_applications\": " << precond_apps
+       << ",\n    \"precond_apply_seconds\": " << precond_s << "\n  }\n}\n";
+    f_summary.write(js.str());
+  }
+  outputs.commit();
+  {
+    // the files of an earlier single-incident run, and a plot that would no longer match the data
+    std::error_code ec;
+    for (const char* f : {"surface.npy", "surface.vtu", "far_field.csv", "residuals.csv", "bistatic.png", "monostatic.png"})
+      fs::remove(out / f, ec);
+  }
+  os << "written: " << (out / "monostatic.csv").string() << " (" << m << " directions), summary.json\n";
+  os.flush();
+  if (!a.no_plots) {
+    const std::vector<std::string> args{(out / "monostatic.csv").string(), a.out};
+    if (!a.quiet) std::fprintf(stderr, "plotting: %s\n", plot_command_line(script, args).c_str());
+    run_plot_script(script, args, "the data files were written; rerun the script or use --no-plots");
+    os << "plot written to " << (out / "monostatic.png").string() << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_bem(const BemArgs& a) {
@@ -121,10 +338,11 @@ int run_bem(const BemArgs& a) {
     throw InvalidArgument("--bc must be neumann or dirichlet, got '" + a.bc + "'");
   std::array<double, 3> dir{0, 0, 1};  // plane wave direction, or the point-source position
   bool point = false;
-  {
+  const IncidentSweep sweep = parse_incident_sweep(a);  // --incident sweep:... / --incident-file
+  if (!sweep.active) {
     point = a.incident.rfind("point:", 0) == 0;
     if (a.incident.rfind("plane:", 0) != 0 && !point)
-      throw InvalidArgument("--incident must be plane:dx,dy,dz or point:x,y,z, got '" + a.incident + "'");
+      throw InvalidArgument("--incident must be plane:dx,dy,dz, point:x,y,z or sweep:ANGLE,FROM,TO,N, got '" + a.incident + "'");
     const auto p = split(a.incident.substr(6), ',');
     if (p.size() != 3)
       throw InvalidArgument("--incident " + a.incident.substr(0, 6) + "x,y,z: expected 3 values, got '" + a.incident + "'");
@@ -205,7 +423,8 @@ int run_bem(const BemArgs& a) {
   // every argument check of the plan now, before the output folder and the set-up
   bem::HelmholtzBem::validate(mesh, k, ho);
   // incident data now: a point source inside the body is refused before the expensive part
-  const bem::IncidentField inc = point ? bem::point_source(mesh, k, dir) : bem::plane_wave(mesh, k, dir);
+  const bem::IncidentField inc =
+      sweep.active ? bem::IncidentField{} : point ? bem::point_source(mesh, k, dir) : bem::plane_wave(mesh, k, dir);
 
   // ---- output folder (before the expensive part; removed again if this run fails and leaves it
   // empty) ---------------------------------------------------------------------------------------
@@ -225,6 +444,11 @@ int run_bem(const BemArgs& a) {
     fs::create_directories(a.out, ec);
     if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
     if (out_guard.created) io::remove_folder_on_signal(a.out);
+  }
+  if (sweep.active) {  // many plane waves, one set-up: monostatic.csv instead of the single-incident files
+    const int rc = run_bem_sweep(a, std::move(mesh), k, ho, sweep, threads, script);
+    out_guard.done = true;
+    return rc;
   }
   // The output files are one set: their temporaries are created now (an unwritable folder fails
   // before the set-up and solve), written after the solve, and renamed into place together only
@@ -362,6 +586,8 @@ int run_bem(const BemArgs& a) {
     // A plot of a previous run would no longer match the data: remove it (it is drawn anew below).
     std::error_code ec;
     fs::remove(out / "bistatic.png", ec);
+    fs::remove(out / "monostatic.csv", ec);  // of an earlier sweep (--incident sweep:/--incident-file)
+    fs::remove(out / "monostatic.png", ec);
   }
   os << "far field: " << dirs.size() << " directions in " << ff_seconds << " s\n"
      << "written: " << (out / "surface.npy").string() << " (complex128, "
@@ -396,16 +622,27 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
       "Outputs in --out: surface.npy (complex128: total u for neumann, du/dn for dirichlet), surface.vtu, "
       "far_field.csv (theta,phi,x,y,z,re,im,abs,sigma; Fibonacci directions), residuals.csv, summary.json, "
       "bistatic.png; the data files are written as one set (all or none replaced).\n"
+      "Sweeps (--incident sweep:..., --incident-file): monostatic.csv (index,[angle_deg,]dx,dy,dz,re,im,sigma,ts_db,"
+      "gmres_iterations,solve_seconds; re/im of the backscatter u_inf(-d), sigma = 4 pi |u_inf(-d)|^2, target "
+      "strength ts_db = 10 log10(sigma/(4 pi)) = 20 log10 |u_inf(-d)| dB re 1 length unit^2), summary.json "
+      "(with \"sweep\"), monostatic.png (polar TS plot) instead of the single-incident files.\n"
       "Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical failure, 5 GMRES not converged, "
       "6 out of resources.");
   c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF (icosphere, 20*4^REF elements) | octasphere:R,REF (8*4^REF) | "
                 "ellipsoid:A,B,C,REF")->required();
   c->add_option("--k", g.k, "wavenumber (> 0, 1/length unit)")->required();
   c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
-  c->add_option("--incident", g.incident,
+  CLI::Option* incident = c->add_option("--incident", g.incident,
                 "plane:dx,dy,dz (plane wave e^{ik d.x}, propagation direction) | point:x,y,z (point source "
-                "e^{ik|x-x0|}/(4 pi |x-x0|) at x0, outside the body)")
+                "e^{ik|x-x0|}/(4 pi |x-x0|) at x0, outside the body) | sweep:ANGLE,FROM,TO,N (monostatic sweep: N "
+                "plane waves, one set-up; ANGLE theta: d = (sin t, 0, cos t), polar angle t of the propagation "
+                "direction from +z in the x-z plane; phi: d = (cos t, sin t, 0), azimuth from +x in the x-y plane; "
+                "t from FROM to TO degrees, both included; writes monostatic.csv/png)")
       ->capture_default_str();
+  c->add_option("--incident-file", g.incident_file,
+                "monostatic sweep over the propagation directions of FILE: (M,3) array, .npy or text (one direction "
+                "a row, any length); excludes --incident")
+      ->excludes(incident);
   c->add_option("--operator", g.op, "auto (dense up to --dense-max elements, else FMM) | dense | fmm")->capture_default_str();
   c->add_option("--dense-max", g.dense_max, "--operator auto: largest element count assembled densely")->capture_default_str();
   c->add_option("--fmm-tol", g.fmm_tol, "FMM relative accuracy (0: min(--tol, 1e-3))")->capture_default_str();
@@ -425,7 +662,7 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   c->add_option("--threads", g.threads, "OpenMP threads (0: all available)")->capture_default_str();
   c->add_option("--far-field-points", g.far_field_points, "number of far-field directions")->capture_default_str();
   c->add_option("--out", g.out, "output folder (created)")->required();
-  c->add_flag("--no-plots", g.no_plots, "skip bistatic.png");
+  c->add_flag("--no-plots", g.no_plots, "skip bistatic.png (monostatic.png for a sweep)");
   c->add_option("--plot-script", g.plot_script, "path of bem_plots.py (default: found next to the sources)");
   c->add_flag("--quiet,-q", g.quiet, "no progress on stderr");
   return c;

@@ -24,6 +24,7 @@ struct BemArgs {
   std::string k;
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
+  std::string incident_file;  ///< --incident-file: (M,3) directions of a monostatic sweep
   std::string precond = bem::to_string(bem_defaults().precond.kind);
   std::string op = bem::to_string(bem_defaults().op.kind);
   int dense_max = static_cast<int>(bem_defaults().op.dense_max_elements);

@@ -216,7 +216,8 @@ class HelmholtzBEM:
         local clauses: the process-wide OpenMP setting is not changed.
 
     The operator is assembled (or the FMM set up) and the BD factorised in the constructor, with
-    the GIL released (also in :meth:`solve`, :meth:`far_field` and :meth:`scattered_field`);
+    the GIL released (also in :meth:`solve`, :meth:`monostatic`, :meth:`far_field` and
+    :meth:`scattered_field`); :meth:`monostatic` solves many incident directions with this one set-up;
     ``setup`` reports what was chosen, the times and the memory. The plan keeps no solution:
     each :meth:`solve` returns a :class:`BemSolution`.
 
@@ -319,6 +320,67 @@ class HelmholtzBEM:
         if not np.any(d):
             raise InvalidArgumentError("direction must be nonzero")
         return self._solution(self._plan.solve(tuple(float(c) for c in d[0]), False))
+
+    def monostatic(self, directions, *, keep_surface=False):
+        """Monostatic (backscatter) sweep: solves the plane waves ``e^{ik d_j.x}`` for every row
+        ``d_j`` of ``directions`` with this plan's one set-up (operator and preconditioner reused,
+        nothing re-assembled or re-factorised; C++ ``HelmholtzBem::solve_monostatic``) and
+        evaluates the backscattered far field ``u_inf(-d_j)``.
+
+        Parameters
+        ----------
+        directions : ndarray((M, 3), float64)
+            Propagation directions (any length, normalised internally; a single 3-vector is one
+            row). A zero or non-finite row raises InvalidArgumentError naming the row, before any
+            solve.
+        keep_surface : bool, keyword-only
+            Also return every surface solution (``surface``, ``M x N`` complex values).
+
+        Returns
+        -------
+        Record
+            ``directions`` ``ndarray((M, 3), float64)`` (unit rows), ``u_inf``
+            ``ndarray((M,), complex128)`` = ``u_inf(-d_j)`` (length unit, far-field convention of
+            the module docstring), ``sigma`` ``ndarray((M,), float64)`` = ``4 pi |u_inf(-d)|^2``
+            (backscattering cross-section, length unit^2), ``ts_db`` ``ndarray((M,), float64)`` =
+            ``10 log10(sigma / (4 pi)) = 20 log10 |u_inf(-d)|`` (target strength, dB re 1 length
+            unit^2, as in underwater acoustics: MacLennan, Fernandes & Dalen, ICES J. Mar. Sci. 59
+            (2002) 365; ``-inf`` for ``u_inf = 0``), ``iterations`` ``ndarray((M,), int64)``
+            (GMRES), ``converged`` ``ndarray((M,), bool)``, ``final_relative_residual``,
+            ``solve_seconds`` ``ndarray((M,), float64)`` (GMRES wall time of each direction),
+            ``total_solve_seconds``, ``setup`` (the plan's :attr:`setup`), and with
+            ``keep_surface`` ``surface`` ``ndarray((M, N), complex128)`` (row j as
+            :attr:`BemSolution.surface` of direction j).
+
+        The results equal separate ``solve(d_j)`` + ``far_field(sol, -d_j)`` calls. The GIL is
+        released during the sweep. Raises NotConvergedError naming the direction when GMRES misses
+        ``tol`` within ``max_iter``.
+        """
+        if not isinstance(keep_surface, (bool, np.bool_)):
+            raise InvalidArgumentError(f"keep_surface must be True or False, got {keep_surface!r}")
+        if np.iscomplexobj(directions):
+            raise InvalidArgumentError("directions must be real, got a complex array")
+        try:
+            d = np.ascontiguousarray(directions, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"directions: not a numeric array: {e}") from None
+        if d.ndim == 1 and d.shape[0] == 3:
+            d = d.reshape(1, 3)
+        if d.ndim != 2 or d.shape[1] != 3:
+            raise InvalidArgumentError(f"directions must have shape (M, 3), got {d.shape}")
+        if d.shape[0] == 0:
+            raise InvalidArgumentError("directions is empty: give at least one direction")
+        bad = ~np.all(np.isfinite(d), axis=1)
+        if bad.any():
+            raise InvalidArgumentError(f"directions: row {int(np.argmax(bad))} is not finite")
+        zero = ~np.any(d != 0, axis=1)
+        if zero.any():
+            raise InvalidArgumentError(f"directions: row {int(np.argmax(zero))} is the zero vector")
+        r = dict(self._plan.monostatic(d, bool(keep_surface)))
+        r["converged"] = r["converged"].astype(bool)
+        r["total_solve_seconds"] = float(np.sum(r["solve_seconds"]))
+        r["setup"] = self.setup
+        return Record(r)
 
     def _solution(self, sol):
         setup = self._plan.setup

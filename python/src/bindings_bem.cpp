@@ -170,6 +170,52 @@ struct PyHelmholtzBem {
     return vec_to_numpy(std::move(r));
   }
 
+  /// HelmholtzBem::solve_monostatic over (M,3) directions: a dict of arrays (GIL released, the
+  /// plan's mutex held for the whole sweep); "surface" (M, N) complex128 when keep_surface.
+  nb::dict monostatic(const InPts& dirs, bool keep_surface) {
+    auto d = points3(dirs, "directions");
+    std::vector<bem::MonostaticResult> res;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      bem::MonostaticOptions mo;
+      mo.keep_solutions = keep_surface;
+      res = plan->solve_monostatic(d, mo);
+    }
+    const std::size_t m = res.size();
+    std::vector<double> unit, sigma(m), ts(m), resid(m), secs(m);
+    std::vector<cplx> u(m), surface;
+    std::vector<std::int64_t> its(m);
+    std::vector<std::uint8_t> conv(m);  // bool in _bem.py
+    unit.reserve(3 * m);
+    for (std::size_t j = 0; j < m; ++j) {
+      const auto& r = res[j];
+      unit.insert(unit.end(), r.direction.begin(), r.direction.end());
+      u[j] = r.u_inf;
+      sigma[j] = r.sigma;
+      ts[j] = r.ts_db;
+      its[j] = r.iterations;
+      resid[j] = r.final_relative_residual;
+      secs[j] = r.solve_seconds;
+      conv[j] = r.converged ? 1 : 0;
+      if (keep_surface) {
+        const auto& f = r.solution.bc == bem::BoundaryCondition::Neumann ? r.solution.u : r.solution.dudn;
+        surface.insert(surface.end(), f.begin(), f.end());
+      }
+    }
+    nb::dict out;
+    out["directions"] = vec_to_numpy(std::move(unit), 3);
+    out["u_inf"] = vec_to_numpy(std::move(u));
+    out["sigma"] = vec_to_numpy(std::move(sigma));
+    out["ts_db"] = vec_to_numpy(std::move(ts));
+    out["iterations"] = vec_to_numpy(std::move(its));
+    out["final_relative_residual"] = vec_to_numpy(std::move(resid));
+    out["solve_seconds"] = vec_to_numpy(std::move(secs));
+    out["converged"] = vec_to_numpy(std::move(conv));
+    if (keep_surface) out["surface"] = vec_to_numpy(std::move(surface), plan->mesh().num_elements());
+    return out;
+  }
+
   nb::object scattered_field(const PySolution& s, const InPts& pts) {
     const auto& sol = check(s);
     auto p = points3(pts, "points");
@@ -286,6 +332,7 @@ void init_bem(nb::module_& m) {
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
       .def("far_field", &PyHelmholtzBem::far_field, "solution"_a, "directions"_a)
       .def("scattered_field", &PyHelmholtzBem::scattered_field, "solution"_a, "points"_a)
+      .def("monostatic", &PyHelmholtzBem::monostatic, "directions"_a, "keep_surface"_a)
       .def_prop_ro("vertices", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[0]); })
       .def_prop_ro("triangles", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[1]); })
       .def_prop_ro("centroids", [](PyHelmholtzBem& s) { return s.element_data(0); })

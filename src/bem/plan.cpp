@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <sstream>
 #include <string>
@@ -296,6 +297,82 @@ std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,
 std::vector<cplx> HelmholtzBem::scattered_field(const SurfaceSolution& s,
                                                 const std::vector<std::array<double, 3>>& points) const {
   return bem::scattered_field(impl_->mesh, s, points, impl_->opt.quadrature);
+}
+
+double monostatic_cross_section(cplx u_inf_back) { return 4 * std::numbers::pi * std::norm(u_inf_back); }
+
+double target_strength_db(cplx u_inf_back) {
+  // 10 log10(sigma / (4 pi)) = 20 log10 |a|; |a| by std::abs (hypot: no underflow of |a|^2 for a
+  // tiny a), -inf for a = 0
+  const double a = std::abs(u_inf_back);
+  return a > 0 ? 20 * std::log10(a) : -std::numeric_limits<double>::infinity();
+}
+
+SweepAngle sweep_angle_from_string(const std::string& s) {
+  if (s == "theta") return SweepAngle::Theta;
+  if (s == "phi") return SweepAngle::Phi;
+  throw InvalidArgument("bem: sweep angle must be theta or phi, got '" + s + "'");
+}
+std::string to_string(SweepAngle a) { return a == SweepAngle::Theta ? "theta" : "phi"; }
+
+std::vector<std::array<double, 3>> sweep_directions(SweepAngle angle, double from_deg, double to_deg, long n,
+                                                    std::vector<double>* angles_deg) {
+  if (n < 1 || static_cast<unsigned long>(n) > kMaxSweepDirections)
+    throw InvalidArgument("bem: a sweep needs between 1 and " + std::to_string(kMaxSweepDirections) +
+                          " directions, got " + std::to_string(n));
+  if (!std::isfinite(from_deg) || !std::isfinite(to_deg))
+    throw InvalidArgument("bem: the sweep angles must be finite");
+  std::vector<std::array<double, 3>> d(static_cast<std::size_t>(n));
+  if (angles_deg) angles_deg->resize(d.size());
+  for (long j = 0; j < n; ++j) {
+    const double deg = n == 1 ? from_deg : from_deg + (to_deg - from_deg) * double(j) / double(n - 1);
+    const double t = deg * std::numbers::pi / 180;
+    const double c = std::cos(t), s = std::sin(t);
+    d[static_cast<std::size_t>(j)] = angle == SweepAngle::Theta ? std::array<double, 3>{s, 0, c} : std::array<double, 3>{c, s, 0};
+    if (angles_deg) (*angles_deg)[static_cast<std::size_t>(j)] = deg;
+  }
+  return d;
+}
+
+std::vector<MonostaticResult> HelmholtzBem::solve_monostatic(const std::vector<std::array<double, 3>>& directions,
+                                                             const MonostaticOptions& opt) const {
+  if (directions.empty()) throw InvalidArgument("bem: monostatic sweep: no directions given");
+  // every direction checked before the first solve
+  std::vector<std::array<double, 3>> unit(directions.size());
+  for (std::size_t j = 0; j < directions.size(); ++j) {
+    const auto& d = directions[j];
+    if (!std::isfinite(d[0]) || !std::isfinite(d[1]) || !std::isfinite(d[2]))
+      throw InvalidArgument("bem: monostatic sweep: direction " + std::to_string(j) + " is not finite");
+    const double nn = std::hypot(d[0], d[1], d[2]);
+    if (!(nn > 0) || !std::isfinite(nn))
+      throw InvalidArgument("bem: monostatic sweep: direction " + std::to_string(j) + " is the zero vector");
+    unit[j] = {d[0] / nn, d[1] / nn, d[2] / nn};
+  }
+  std::vector<MonostaticResult> out(unit.size());
+  for (std::size_t j = 0; j < unit.size(); ++j) {
+    MonostaticResult& r = out[j];
+    r.direction = unit[j];
+    try {
+      r.solution = solve(plane_wave(impl_->mesh, impl_->k, unit[j]), opt.gmres_progress, &r.info);
+    } catch (const NotConverged& e) {
+      throw NotConverged("bem: monostatic sweep, direction " + std::to_string(j) + " of " +
+                         std::to_string(unit.size()) + ": " + e.what());
+    }
+    const std::array<double, 3> back{-unit[j][0], -unit[j][1], -unit[j][2]};
+    r.u_inf = far_field(r.solution, {back})[0];
+    r.sigma = monostatic_cross_section(r.u_inf);
+    r.ts_db = target_strength_db(r.u_inf);
+    r.iterations = r.solution.iterations;
+    r.converged = r.solution.converged;
+    r.final_relative_residual = r.solution.final_relative_residual;
+    r.solve_seconds = r.solution.solve_seconds;
+    if (!opt.keep_solutions) {
+      std::vector<cplx>().swap(r.solution.u);
+      std::vector<cplx>().swap(r.solution.dudn);
+    }
+    if (opt.progress) opt.progress(j, unit.size(), r);
+  }
+  return out;
 }
 
 }  // namespace elliptica::bem

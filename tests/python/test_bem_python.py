@@ -298,3 +298,60 @@ def test_options_keyword_only_defaults_from_cpp_and_solution_objects():
     assert np.linalg.norm(two.surface - s1.surface) <= 1e-12 * np.linalg.norm(s1.surface)
     with pytest.raises(elliptica.InvalidArgumentError, match="threads"):
         elliptica.HelmholtzBEM(mesh, 1.0, threads=-1)
+
+
+def test_monostatic_sweep_equals_separate_solves_and_mie(hard):
+    """HelmholtzBEM.monostatic: one set-up, many directions; the same numbers as solve + far_field
+    at -d, sigma = 4 pi |u_inf(-d)|^2, ts_db = 20 log10 |u_inf(-d)|; a sphere gives the Mie
+    backscatter for every direction (to the discretisation error of 320 elements)."""
+    d = np.array([[0, 0, 1.0], [2, 0, 0], [0.3, -0.4, 0.5], [0, -1, -1]])
+    r = hard.monostatic(d, keep_surface=True)
+    assert isinstance(r, elliptica._record.Record) and "u_inf" in r.keys()
+    assert r.u_inf.shape == (4,) and r.u_inf.dtype == np.complex128
+    assert r.sigma.shape == r.ts_db.shape == r.solve_seconds.shape == (4,) and r.sigma.dtype == np.float64
+    assert r.iterations.shape == (4,) and r.iterations.dtype == np.int64
+    assert r.converged.dtype == bool and r.converged.all()
+    assert r.directions.shape == (4, 3)
+    np.testing.assert_allclose(r.directions, d / np.linalg.norm(d, axis=1)[:, None], atol=1e-15)
+    assert r.surface.shape == (4, 320) and r.surface.dtype == np.complex128
+    for j in range(4):
+        sol = hard.solve(d[j])
+        ref = hard.far_field(sol, -d[j])[0]
+        assert abs(r.u_inf[j] - ref) <= 1e-10 * abs(ref)
+        assert r.iterations[j] == sol.info.iterations
+        np.testing.assert_allclose(r.surface[j], sol.surface, rtol=0, atol=1e-10 * np.abs(sol.surface).max())
+    np.testing.assert_allclose(r.sigma, 4 * np.pi * np.abs(r.u_inf) ** 2, rtol=1e-13)
+    np.testing.assert_allclose(r.ts_db, 20 * np.log10(np.abs(r.u_inf)), rtol=1e-12)
+    np.testing.assert_allclose(r.ts_db, 10 * np.log10(r.sigma / (4 * np.pi)), rtol=1e-12)
+    mie = mie_far_field(1.0, 1.0, -1.0, "neumann")
+    assert np.max(np.abs(r.u_inf - mie)) < 0.04 * abs(mie)
+    assert abs(r.total_solve_seconds - r.solve_seconds.sum()) < 1e-12
+    assert r.setup.operator == "dense"
+    # without keep_surface: no surface array; a single 3-vector is one row
+    one = hard.monostatic([0, 0, 5])
+    assert "surface" not in one and one.u_inf.shape == (1,)
+    assert abs(one.u_inf[0] - r.u_inf[0]) <= 1e-12 * abs(r.u_inf[0])
+
+
+def test_monostatic_input_errors(hard):
+    E = elliptica.InvalidArgumentError
+    with pytest.raises(E, match="row 1 is the zero vector"):
+        hard.monostatic([[0, 0, 1], [0, 0, 0]])
+    with pytest.raises(E, match="row 2 is not finite"):
+        hard.monostatic([[0, 0, 1], [1, 0, 0], [np.inf, 0, 0]])
+    with pytest.raises(E, match="empty"):
+        hard.monostatic(np.zeros((0, 3)))
+    with pytest.raises(E, match=r"\(M, 3\)"):
+        hard.monostatic(np.ones((2, 2)))
+    with pytest.raises(E, match="real"):
+        hard.monostatic(np.ones((2, 3), dtype=complex))
+    with pytest.raises(E, match="keep_surface"):
+        hard.monostatic([0, 0, 1], keep_surface="yes")
+    with pytest.raises(TypeError):
+        hard.monostatic([0, 0, 1], True)  # keyword-only
+
+
+def test_monostatic_not_converged_names_the_direction():
+    plan = elliptica.HelmholtzBEM(elliptica.icosphere(2), 5.0, max_iter=2, tol=1e-12, precond="none")
+    with pytest.raises(elliptica.NotConvergedError, match="direction 0 of 2"):
+        plan.monostatic([[0, 0, 1], [1, 0, 0]])

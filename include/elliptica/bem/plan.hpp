@@ -165,6 +165,63 @@ struct HelmholtzBemSolveInfo {
   double precond_apply_seconds = 0;
 };
 
+/// Monostatic (backscatter) quantities of a far-field amplitude a = u_inf(-d) of a unit-amplitude
+/// plane wave e^{ik d.x} (u_inf in the length unit, see helmholtz.hpp "Far field"):
+///   backscattering cross-section  sigma = 4 pi |a|^2                 (length unit^2),
+///   target strength               TS    = 10 log10(sigma / (4 pi)) = 20 log10 |a|
+///                                          (dB re 1 length unit^2; -inf for a = 0).
+/// The target strength is that of underwater acoustics, TS = 10 log10(sigma_bs / r0^2) with the
+/// differential backscattering cross-section sigma_bs = |a|^2 = sigma / (4 pi) and r0 = 1 length
+/// unit (MacLennan, Fernandes & Dalen, "A consistent approach to definitions and symbols in
+/// fisheries acoustics", ICES J. Mar. Sci. 59 (2002) 365; Medwin & Clay, "Fundamentals of
+/// Acoustical Oceanography", 1998, ch. 7). Check: a rigid sphere of radius R at ka >> 1 has
+/// |a| -> R/2, TS -> 20 log10(R/2) (-6.02 dB for R = 1).
+double monostatic_cross_section(cplx u_inf_back);
+double target_strength_db(cplx u_inf_back);
+
+/// The angle of a sweep of incident directions over a great circle (sweep_directions):
+///   Theta: d = (sin t, 0, cos t), the x-z plane, t the polar angle of d from +z towards +x;
+///   Phi:   d = (cos t, sin t, 0), the x-y plane, t the azimuth of d from +x towards +y
+/// (the theta / phi of the far-field tables: theta from +z, phi from +x). d is the propagation
+/// direction of the plane wave e^{ik d.x}; its backscatter direction is -d (towards the source).
+enum class SweepAngle { Theta, Phi };
+/// "theta" / "phi" (InvalidArgument otherwise); and back.
+SweepAngle sweep_angle_from_string(const std::string& s);
+std::string to_string(SweepAngle a);
+/// n unit directions at the angles from_deg + j (to_deg - from_deg) / (n - 1), j = 0..n-1, in
+/// degrees (both ends included; n = 1: from_deg alone), on the great circle of `angle`; the
+/// angles come back through `angles_deg` when it is not nullptr. InvalidArgument for n < 1 or
+/// n > kMaxSweepDirections, or a non-finite angle.
+inline constexpr std::size_t kMaxSweepDirections = 1000000;
+std::vector<std::array<double, 3>> sweep_directions(SweepAngle angle, double from_deg, double to_deg, long n,
+                                                    std::vector<double>* angles_deg = nullptr);
+
+/// One incident direction of HelmholtzBem::solve_monostatic.
+struct MonostaticResult {
+  std::array<double, 3> direction{};  ///< d: the unit propagation direction of e^{ik d.x} (normalised input)
+  cplx u_inf{};                       ///< u_inf(-d), the backscattered far-field amplitude (length unit)
+  double sigma = 0;                   ///< 4 pi |u_inf(-d)|^2 (length unit^2)
+  double ts_db = 0;                   ///< 20 log10 |u_inf(-d)| (dB re 1 length unit^2)
+  int iterations = 0;                 ///< GMRES iterations of this direction
+  bool converged = false;
+  double final_relative_residual = 0;
+  double solve_seconds = 0;           ///< GMRES wall time of this direction
+  HelmholtzBemSolveInfo info;         ///< matvec / preconditioner counts and times
+  /// The surface solution (solve()'s result) when MonostaticOptions::keep_solutions, else empty
+  /// u / dudn (bc, k, iterations and the residual history are kept either way).
+  SurfaceSolution solution;
+};
+
+/// Options of HelmholtzBem::solve_monostatic.
+struct MonostaticOptions {
+  bool keep_solutions = false;  ///< keep each direction's surface field (N complex values each)
+  /// Called after each direction (index in [0, M), M, its result), from the calling thread; may
+  /// be empty.
+  std::function<void(std::size_t, std::size_t, const MonostaticResult&)> progress;
+  /// Per-iteration GMRES callback of every solve (iteration, relative residual); empty: none.
+  std::function<void(int, double)> gmres_progress;
+};
+
 class HelmholtzBem {
  public:
   /// Validates the mesh (use validate_and_orient first for files: this constructor only checks
@@ -222,6 +279,21 @@ class HelmholtzBem {
   /// wrong size.
   std::vector<cplx> far_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& directions) const;
   std::vector<cplx> scattered_field(const SurfaceSolution& s, const std::vector<std::array<double, 3>>& points) const;
+
+  /// Many right-hand sides with one set-up: for each incident direction d_j (M of them, any
+  /// length, normalised here) solves the plane wave e^{ik d_j.x} (solve(), the operator and the
+  /// preconditioner of this plan reused as they are: nothing is assembled or factorised again) and
+  /// evaluates the monostatic far field u_inf(-d_j) (far_field()), the backscattering
+  /// cross-section and the target strength (monostatic_cross_section, target_strength_db). Returns
+  /// M results in input order; the results are those of separate solve_plane_wave(d_j) +
+  /// far_field(s, {-d_j}) calls (the same computation). Cost: M GMRES solves + O(N M).
+  /// Errors: InvalidArgument "direction J ..." for an empty list or a zero / non-finite direction J
+  /// (all checked before the first solve); NotConverged (when throw_if_not_converged) naming
+  /// the direction whose GMRES missed gmres.rtol (the earlier directions' results have been
+  /// handed to opt.progress; with throw_if_not_converged = false every direction is solved and
+  /// reports `converged`).
+  std::vector<MonostaticResult> solve_monostatic(const std::vector<std::array<double, 3>>& directions,
+                                                 const MonostaticOptions& opt = {}) const;
 
  private:
   struct Impl;
