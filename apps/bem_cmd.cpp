@@ -196,6 +196,44 @@ std::string json_string(const std::string& v) {
 /// The monostatic sweep of run_bem: one plan set-up, solve_monostatic over the directions, then
 /// monostatic.csv + summary.json as one set (file comment) and monostatic.png. Called with the
 /// validated mesh, options and sweep, after the output folder exists.
+// The "ifmm" object of summary.json (empty unless the IFMM preconditioner was used).
+std::string ifmm_json(const bem::HelmholtzBemSetup& su) {
+  if (su.precond != bem::PreconditionerKind::Ifmm) return "";
+  const auto& r = su.ifmm;
+  std::ostringstream js;
+  js.precision(10);
+  js << ",\n  \"ifmm\": {\n    \"name\": " << json_string(r.name) << ",\n    \"epsilon\": " << r.epsilon
+     << ",\n    \"sigma\": " << r.sigma << ",\n    \"top\": " << r.top << ",\n    \"bottom\": " << r.bottom
+     << ",\n    \"order\": " << su.ifmm_order << ",\n    \"depth\": " << su.ifmm_depth
+     << ",\n    \"reuses_matvec_fmm\": " << (su.ifmm_reuses_matvec_fmm ? "true" : "false")
+     << ",\n    \"seconds\": " << r.seconds << ",\n    \"bytes\": " << r.bytes << ",\n    \"peak_bytes\": " << r.peak_bytes
+     << ",\n    \"top_size\": " << r.top_size << ",\n    \"top_seconds\": " << r.top_seconds << ",\n    \"levels\": [";
+  for (std::size_t i = 0; i < r.levels.size(); ++i) {
+    const auto& l = r.levels[i];
+    js << (i ? "," : "") << "\n      {\"level\": " << l.level << ", \"boxes\": " << l.boxes << ", \"colours\": " << l.colours
+       << ", \"node_parallel\": " << (l.node_parallel ? "true" : "false") << ", \"unknowns\": " << l.unknowns
+       << ", \"initial_max_rank\": " << l.initial_max_rank << ", \"max_rank\": " << l.max_rank
+       << ", \"mean_rank\": " << l.mean_rank << ", \"seconds\": " << l.seconds << ", \"bytes\": " << l.bytes << "}";
+  }
+  js << "\n    ]\n  }";
+  return js.str();
+}
+
+// One line per IFMM level for the console.
+void print_ifmm(std::ostream& os, const bem::HelmholtzBemSetup& su) {
+  if (su.precond != bem::PreconditionerKind::Ifmm) return;
+  const auto& r = su.ifmm;
+  const double mib = 1.0 / (1024.0 * 1024.0);
+  os << "ifmm: " << r.name << ", epsilon " << r.epsilon << ", Chebyshev order " << su.ifmm_order << ", tree depth " << su.ifmm_depth
+     << (su.ifmm_reuses_matvec_fmm ? " (the matvec FMM's operators)" : "") << ": " << r.seconds << " s, factors "
+     << double(r.bytes) * mib << " MiB, peak " << double(r.peak_bytes) * mib << " MiB, dense level 2: " << r.top_size
+     << " unknowns (" << r.top_seconds << " s)\n";
+  for (const auto& l : r.levels)
+    os << "  level " << l.level << ": " << l.boxes << " boxes, " << l.colours << " colours"
+       << (l.node_parallel ? " (node-parallel)" : "") << ", " << l.unknowns << " unknowns, rank max " << l.max_rank
+       << " mean " << l.mean_rank << ", " << l.seconds << " s, " << double(l.bytes) * mib << " MiB\n";
+}
+
 int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemOptions ho, const IncidentSweep& sw,
                   int threads, const std::string& script) {
   const fs::path out(a.out);
@@ -256,6 +294,7 @@ int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemO
 
   std::ostream& os = std::cout;
   const double mib = 1.0 / (1024.0 * 1024.0);
+  print_ifmm(os, su);
   os << "operator: " << bem::to_string(su.op) << ", " << su.operator_bytes * mib << " MiB; precond "
      << bem::to_string(su.precond) << ", " << su.precond_bytes * mib << " MiB; alpha = " << plan.alpha() << "\n"
      << "sweep: " << m << " directions (" << sw.description << "), GMRES(" << ho.gmres.restart << ") rtol "
@@ -293,7 +332,7 @@ int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemO
        << ",\n  \"setup_seconds\": " << setup_seconds << ",\n  \"operator_seconds\": " << su.operator_seconds
        << ",\n  \"fmm_seconds\": " << su.fmm_seconds << ",\n  \"precond_seconds\": " << su.precond_seconds
        << ",\n  \"operator_bytes\": " << su.operator_bytes << ",\n  \"precond_bytes\": " << su.precond_bytes
-       << ",\n  \"threads\": " << threads << ",\n  \"sweep\": {\n    \"count\": " << m
+       << ifmm_json(su) << ",\n  \"threads\": " << threads << ",\n  \"sweep\": {\n    \"count\": " << m
        << ",\n    \"source\": \"" << (angles ? "sweep" : "file") << "\"";
     if (angles)
       js << ",\n    \"angle\": \"" << sw.angle << "\",\n    \"from_deg\": " << sw.angles_deg.front()
@@ -358,8 +397,29 @@ int run_bem(const BemArgs& a) {
       for (double& c : dir) c /= nn;
     }
   }
-  if (a.precond != "none" && a.precond != "bd") throw InvalidArgument("--precond must be none or bd, got '" + a.precond + "'");
+  if (a.precond != "none" && a.precond != "bd" && a.precond != "ifmm")
+    throw InvalidArgument("--precond must be none, bd or ifmm, got '" + a.precond + "'");
   ho.precond.kind = bem::preconditioner_kind_from_string(a.precond);
+  {
+    std::ostringstream e;
+    if (!(a.ifmm_eps > 0 && a.ifmm_eps < 1)) e << "--ifmm-eps must be in (0, 1), got " << a.ifmm_eps;
+    else if (a.ifmm_sigma != 0 && a.ifmm_sigma != 3 && a.ifmm_sigma != 6)
+      e << "--ifmm-sigma must be 3 or 6 (node-parallel nIFMM) or 0 (sequential, mIFMM), got " << a.ifmm_sigma;
+    else if (a.ifmm_top != 0 && a.ifmm_top < 2) e << "--ifmm-top must be >= 2 (or 0: 3), got " << a.ifmm_top;
+    else if (a.ifmm_bottom != -1 && a.ifmm_bottom < 3) e << "--ifmm-bottom must be >= 3 (or -1: the tree's leaf level), got " << a.ifmm_bottom;
+    else if (a.ifmm_order != 0 && (a.ifmm_order < 2 || a.ifmm_order > 16)) e << "--ifmm-order must be in [2, 16] or 0 (automatic), got " << a.ifmm_order;
+    else if (a.ifmm_depth != -1 && a.ifmm_depth < 3) e << "--ifmm-depth must be >= 3 (or -1: automatic), got " << a.ifmm_depth;
+    else if (a.ifmm_bottom != -1 && a.ifmm_top > a.ifmm_bottom) e << "--ifmm-top " << a.ifmm_top << " is below --ifmm-bottom " << a.ifmm_bottom << " (tau <= l)";
+    if (!e.str().empty()) throw InvalidArgument(e.str());
+    if (ho.precond.kind == bem::PreconditionerKind::Ifmm && a.op == "dense")
+      throw InvalidArgument("--precond ifmm is built on the FMM operator: use --operator fmm or auto");
+  }
+  ho.precond.ifmm.ifmm.epsilon = a.ifmm_eps;
+  ho.precond.ifmm.ifmm.sigma = a.ifmm_sigma;
+  ho.precond.ifmm.ifmm.top = a.ifmm_top;
+  ho.precond.ifmm.ifmm.bottom = a.ifmm_bottom;
+  ho.precond.ifmm.order = a.ifmm_order;
+  ho.precond.ifmm.depth = a.ifmm_depth;
   if (a.op != "auto" && a.op != "dense" && a.op != "fmm")
     throw InvalidArgument("--operator must be auto, dense or fmm, got '" + a.op + "'");
   ho.op.kind = bem::operator_kind_from_string(a.op);
@@ -500,6 +560,7 @@ int run_bem(const BemArgs& a) {
     os << " (tolerance " << su.fmm_tolerance << ", Chebyshev order p = " << su.fmm_order << ", max M2L rank "
        << su.fmm_max_rank << ", leaf level " << su.leaf_level << ", near-field entries " << su.near_entries << ")";
   os << ", " << su.operator_bytes * mib << " MiB\n";
+  print_ifmm(os, su);
   os << "solve: precond " << bem::to_string(su.precond);
   if (su.precond == bem::PreconditionerKind::BlockDiagonal)
     os << " (level " << su.bd_level << " of leaf level " << su.leaf_level << ", " << su.bd_blocks << " blocks, largest "
@@ -578,7 +639,7 @@ int run_bem(const BemArgs& a) {
        << ",\n  \"precond_seconds\": " << su.precond_seconds << ",\n  \"gmres_seconds\": " << info.gmres_seconds
        << ",\n  \"matvecs\": " << info.matvecs << ",\n  \"matvec_seconds\": " << info.matvec_seconds
        << ",\n  \"far_field_seconds\": " << ff_seconds << ",\n  \"operator_bytes\": " << su.operator_bytes
-       << ",\n  \"precond_bytes\": " << su.precond_bytes << ",\n  \"threads\": " << threads << "\n}\n";
+       << ",\n  \"precond_bytes\": " << su.precond_bytes << ifmm_json(su) << ",\n  \"threads\": " << threads << "\n}\n";
     f_summary.write(js.str());
   }
   outputs.commit();
@@ -646,7 +707,17 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   c->add_option("--operator", g.op, "auto (dense up to --dense-max elements, else FMM) | dense | fmm")->capture_default_str();
   c->add_option("--dense-max", g.dense_max, "--operator auto: largest element count assembled densely")->capture_default_str();
   c->add_option("--fmm-tol", g.fmm_tol, "FMM relative accuracy (0: min(--tol, 1e-3))")->capture_default_str();
-  c->add_option("--precond", g.precond, "none | bd (block-diagonal over octree boxes)")->capture_default_str();
+  c->add_option("--precond", g.precond,
+                "none | bd (block-diagonal over octree boxes) | ifmm (inverse FMM, an approximate direct solver; FMM operator)")
+      ->capture_default_str();
+  c->add_option("--ifmm-eps", g.ifmm_eps, "IFMM relative compression tolerance epsilon, in (0, 1)")->capture_default_str();
+  c->add_option("--ifmm-sigma", g.ifmm_sigma, "IFMM colouring separation: 3 or 6 (nIFMM, node-parallel), 0 (sequential, mIFMM)")
+      ->capture_default_str();
+  c->add_option("--ifmm-top", g.ifmm_top, "IFMM top level tau of the node-parallel levels (>= 2; 0: 3)")->capture_default_str();
+  c->add_option("--ifmm-bottom", g.ifmm_bottom, "IFMM bottom level l (>= 3; -1: the leaf level of its tree)")->capture_default_str();
+  c->add_option("--ifmm-order", g.ifmm_order, "Chebyshev order of the IFMM's operators (0: from epsilon, at most 7)")
+      ->capture_default_str();
+  c->add_option("--ifmm-depth", g.ifmm_depth, "leaf level of the IFMM's octree (-1: the FMM's, at least 3)")->capture_default_str();
   c->add_option("--bd-level", g.bd_level, "octree level l_BD of the BD blocks (-1: leaf level)")->capture_default_str();
   c->add_option("--leaf,--bd-leaf", g.bd_leaf, "max elements per octree leaf (mu) of the FMM and BD tree")->capture_default_str();
   c->add_option("--tol", g.tol,

@@ -31,6 +31,12 @@ struct BemArgs {
   double fmm_tol = bem_defaults().op.fmm.tolerance;
   int bd_level = bem_defaults().precond.bd_level;
   int bd_leaf = bem_defaults().op.fmm.tree.max_leaf;
+  double ifmm_eps = bem_defaults().precond.ifmm.ifmm.epsilon;
+  int ifmm_sigma = bem_defaults().precond.ifmm.ifmm.sigma;
+  int ifmm_top = bem_defaults().precond.ifmm.ifmm.top;
+  int ifmm_bottom = bem_defaults().precond.ifmm.ifmm.bottom;
+  int ifmm_order = bem_defaults().precond.ifmm.order;
+  int ifmm_depth = bem_defaults().precond.ifmm.depth;
   double tol = bem_defaults().gmres.rtol;
   int restart = bem_defaults().gmres.restart;
   int max_iter = bem_defaults().gmres.max_iterations;

@@ -185,8 +185,22 @@ class HelmholtzBEM:
         cap keeps the formulation accurate as ``k -> 0`` (with ``i / k`` the sound-soft far field
         of 1280 elements was 39% off at ka = 0.05); sources: Burton & Miller 1971, Kress 1985,
         Kreuzer 2024 (arXiv:2405.10722). The value used is :attr:`alpha`.
-    precond : {'bd', 'none'}
-        Block-diagonal preconditioner (LU of the self blocks of the octree boxes) or none.
+    precond : {'bd', 'ifmm', 'none'}
+        Block-diagonal preconditioner (LU of the self blocks of the octree boxes), the inverse fast
+        multipole method (``'ifmm'``: an approximate direct solver built on the FMM operator, which
+        ``operator='auto'`` then selects; seed 001, ``include/elliptica/ifmm/ifmm.hpp``), or none.
+    ifmm_eps : float
+        IFMM relative compression tolerance in (0, 1) (seed: 1e-3; 1e-1 and 1e-2 are cheaper and
+        weaker).
+    ifmm_sigma : {3, 6, 0}
+        IFMM colouring separation: 3 or 6 (nIFMM, boxes of one colour in parallel), 0 (sequential
+        box order, mIFMM).
+    ifmm_top, ifmm_bottom : int
+        IFMM top level tau of the node-parallel levels (>= 2; 0: 3) and bottom level l (>= 3; -1:
+        the leaf level of its tree).
+    ifmm_order, ifmm_depth : int
+        Chebyshev order of the IFMM's operators (0: from ``ifmm_eps``, at most 7) and leaf level of
+        its octree (-1: the FMM's, at least 3; the mesh must be fine enough for 3 levels).
     operator : {'auto', 'dense', 'fmm'}
         ``'dense'``: the N x N matrix (16 N^2 bytes, O(N^2) set-up and matvec); ``'fmm'``: exact
         near-field entries of adjacent octree leaves + the Chebyshev black-box FMM for the rest
@@ -228,12 +242,16 @@ class HelmholtzBEM:
     resolution warning), ``setup`` (:class:`Record`: ``operator``, ``precond``,
     ``operator_seconds``, ``fmm_seconds``, ``precond_setup_seconds``, ``operator_bytes``,
     ``precond_bytes``, ``fmm_order``, ``fmm_tolerance``, ``near_entries``, ``leaf_level``, BD block
-    counts), ``k``, ``alpha``.
+    counts, and with ``precond='ifmm'`` an ``ifmm`` dict: ``name`` (nIFMMs{sigma}t{tau}b{l} or
+    mIFMMb{l}), ``epsilon``, ``order``, ``depth``, ``seconds``, ``bytes``, ``peak_bytes``,
+    ``top_size``, per-level ``levels`` with boxes, colours, ranks, seconds, bytes), ``k``, ``alpha``.
     """
 
     def __init__(self, mesh, k, *, bc=_D["bc"], alpha=None, precond=_D["precond"], operator=_D["operator"],
                  fmm_tol=_D["fmm_tol"], dense_max=_D["dense_max"], bd_level=None, leaf=_D["leaf"], bd_leaf=None,
-                 tol=_D["tol"], restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"]):
+                 tol=_D["tol"], restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"],
+                 ifmm_eps=_D["ifmm_eps"], ifmm_sigma=_D["ifmm_sigma"], ifmm_top=_D["ifmm_top"],
+                 ifmm_bottom=_D["ifmm_bottom"], ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"]):
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
@@ -256,8 +274,13 @@ class HelmholtzBEM:
         # k itself is checked by the C++ plan (one rule for every caller)
         if bc not in ("neumann", "dirichlet"):
             raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {bc!r}")
-        if precond not in ("bd", "none", None):
-            raise InvalidArgumentError(f"precond must be 'bd' or 'none', got {precond!r}")
+        if precond not in ("bd", "ifmm", "none", None):
+            raise InvalidArgumentError(f"precond must be 'bd', 'ifmm' or 'none', got {precond!r}")
+        ifmm_eps = float(ifmm_eps)
+        if not (0 < ifmm_eps < 1):
+            raise InvalidArgumentError(f"ifmm_eps must be in (0, 1), got {ifmm_eps}")
+        if ifmm_sigma not in (0, 3, 6):
+            raise InvalidArgumentError(f"ifmm_sigma must be 3, 6 (nIFMM) or 0 (sequential, mIFMM), got {ifmm_sigma!r}")
         if alpha is not None:
             alpha = complex(alpha)
             if not (np.isfinite(alpha.real) and np.isfinite(alpha.imag)) or alpha == 0:
@@ -287,7 +310,8 @@ class HelmholtzBEM:
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
                                          int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
-                                         int(threads))
+                                         int(threads), ifmm_eps, int(ifmm_sigma), int(ifmm_top),
+                                         int(ifmm_bottom), int(ifmm_order), int(ifmm_depth))
 
     def solve(self, direction=None, *, point_source=None):
         """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``

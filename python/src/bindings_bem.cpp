@@ -89,7 +89,8 @@ struct PyHelmholtzBem {
 
   PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
                  const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
-                 const std::string& op, double fmm_tol, long dense_max, int threads) {
+                 const std::string& op, double fmm_tol, long dense_max, int threads, double ifmm_eps, int ifmm_sigma,
+                 int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth) {
     bem::Mesh m = make_mesh(vertices, triangles);
     bem::HelmholtzBemOptions o;
     if (bc == "neumann")
@@ -112,6 +113,12 @@ struct PyHelmholtzBem {
     o.op.fmm.tolerance = fmm_tol;
     o.op.dense_max_elements = static_cast<std::size_t>(dense_max);
     o.threads = threads;
+    o.precond.ifmm.ifmm.epsilon = ifmm_eps;
+    o.precond.ifmm.ifmm.sigma = ifmm_sigma;
+    o.precond.ifmm.ifmm.top = ifmm_top;
+    o.precond.ifmm.ifmm.bottom = ifmm_bottom;
+    o.precond.ifmm.order = ifmm_order;
+    o.precond.ifmm.depth = ifmm_depth;
     nb::gil_scoped_release release;
     report = bem::validate_and_orient(m);
     plan = std::make_unique<bem::HelmholtzBem>(std::move(m), k, o);
@@ -137,6 +144,40 @@ struct PyHelmholtzBem {
       d["bd_level"] = su.bd_level;
       d["bd_blocks"] = su.bd_blocks;
       d["bd_largest_block"] = su.bd_largest_block;
+    }
+    if (su.precond == bem::PreconditionerKind::Ifmm) {
+      const auto& r = su.ifmm;
+      nb::dict f;
+      f["name"] = r.name;
+      f["epsilon"] = r.epsilon;
+      f["sigma"] = r.sigma;
+      f["top"] = r.top;
+      f["bottom"] = r.bottom;
+      f["order"] = su.ifmm_order;
+      f["depth"] = su.ifmm_depth;
+      f["reuses_matvec_fmm"] = su.ifmm_reuses_matvec_fmm;
+      f["seconds"] = r.seconds;
+      f["bytes"] = r.bytes;
+      f["peak_bytes"] = r.peak_bytes;
+      f["top_size"] = r.top_size;
+      f["top_seconds"] = r.top_seconds;
+      nb::list levels;
+      for (const auto& l : r.levels) {
+        nb::dict e;
+        e["level"] = l.level;
+        e["boxes"] = l.boxes;
+        e["colours"] = l.colours;
+        e["node_parallel"] = l.node_parallel;
+        e["unknowns"] = l.unknowns;
+        e["initial_max_rank"] = l.initial_max_rank;
+        e["max_rank"] = l.max_rank;
+        e["mean_rank"] = l.mean_rank;
+        e["seconds"] = l.seconds;
+        e["bytes"] = l.bytes;
+        levels.append(e);
+      }
+      f["levels"] = levels;
+      d["ifmm"] = f;
     }
     return d;
   }
@@ -298,6 +339,12 @@ void init_bem(nb::module_& m) {
     d["max_iter"] = o.gmres.max_iterations;
     d["threads"] = o.threads;
     d["min_tol"] = bem::kMinGmresRtol;
+    d["ifmm_eps"] = o.precond.ifmm.ifmm.epsilon;
+    d["ifmm_sigma"] = o.precond.ifmm.ifmm.sigma;
+    d["ifmm_top"] = o.precond.ifmm.ifmm.top;
+    d["ifmm_bottom"] = o.precond.ifmm.ifmm.bottom;
+    d["ifmm_order"] = o.precond.ifmm.order;
+    d["ifmm_depth"] = o.precond.ifmm.depth;
     return d;
   });
 
@@ -326,9 +373,10 @@ void init_bem(nb::module_& m) {
 
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
-                    int, double, int, int, const std::string&, double, long, int>(),
+                    int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int>(),
            "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
-           "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a)
+           "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a,
+           "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a)
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
       .def("far_field", &PyHelmholtzBem::far_field, "solution"_a, "directions"_a)
       .def("scattered_field", &PyHelmholtzBem::scattered_field, "solution"_a, "points"_a)

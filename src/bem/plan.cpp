@@ -86,7 +86,8 @@ OperatorKind operator_kind_from_string(const std::string& s) {
 PreconditionerKind preconditioner_kind_from_string(const std::string& s) {
   if (s == "none") return PreconditionerKind::None;
   if (s == "bd") return PreconditionerKind::BlockDiagonal;
-  throw InvalidArgument("bem: preconditioner must be none or bd, got '" + s + "'");
+  if (s == "ifmm") return PreconditionerKind::Ifmm;
+  throw InvalidArgument("bem: preconditioner must be none, bd or ifmm, got '" + s + "'");
 }
 std::string to_string(OperatorKind k) {
   switch (k) {
@@ -96,7 +97,14 @@ std::string to_string(OperatorKind k) {
   }
   return "?";
 }
-std::string to_string(PreconditionerKind k) { return k == PreconditionerKind::None ? "none" : "bd"; }
+std::string to_string(PreconditionerKind k) {
+  switch (k) {
+    case PreconditionerKind::None: return "none";
+    case PreconditionerKind::BlockDiagonal: return "bd";
+    case PreconditionerKind::Ifmm: return "ifmm";
+  }
+  return "?";
+}
 
 struct HelmholtzBem::Impl {
   Mesh mesh;
@@ -108,6 +116,7 @@ struct HelmholtzBem::Impl {
   std::unique_ptr<DenseMatrixOperator> dense_op;
   std::unique_ptr<HelmholtzBemFmmOperator> fmm_op;
   std::unique_ptr<BlockDiagonalPreconditioner> bd;
+  std::unique_ptr<IfmmPreconditioner> ifmm;
   const LinearOperator<cplx>* A = nullptr;
   std::vector<cplx> ones_image;  ///< sound-hard: A 1 (GMRES deflation); empty for sound-soft
 };
@@ -124,6 +133,20 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
   if (f.tree.max_leaf < 1)
     throw InvalidArgument("bem: max_leaf (op.fmm.tree.max_leaf) must be >= 1, got " + std::to_string(f.tree.max_leaf));
   if (opt.precond.bd_level < -1) throw InvalidArgument("bem: bd_level must be >= 0 or -1 (leaf level)");
+  if (opt.precond.kind == PreconditionerKind::Ifmm) {
+    if (opt.op.kind == OperatorKind::Dense)
+      throw InvalidArgument("bem: the IFMM preconditioner is built on the FMM operator: use op.kind fmm or auto (--operator fmm)");
+    const auto& io = opt.precond.ifmm;
+    if (!(io.ifmm.epsilon > 0 && io.ifmm.epsilon < 1))
+      throw InvalidArgument("bem: ifmm epsilon must be in (0, 1), got " + std::to_string(io.ifmm.epsilon));
+    if (io.ifmm.sigma != 0 && io.ifmm.sigma != 3 && io.ifmm.sigma != 6)
+      throw InvalidArgument("bem: ifmm sigma must be 3, 6 or 0 (sequential), got " + std::to_string(io.ifmm.sigma));
+    if (io.ifmm.top != 0 && io.ifmm.top < 2) throw InvalidArgument("bem: ifmm top level must be >= 2 (or 0: 3), got " + std::to_string(io.ifmm.top));
+    if (io.ifmm.bottom != -1 && io.ifmm.bottom < 3)
+      throw InvalidArgument("bem: ifmm bottom level must be >= 3 (or -1: the tree's leaf level), got " + std::to_string(io.ifmm.bottom));
+    if (io.order != 0 && (io.order < 2 || io.order > 16))
+      throw InvalidArgument("bem: ifmm order must be in [2, 16] or 0 (automatic), got " + std::to_string(io.order));
+  }
   if (f.tolerance != 0 && !(f.tolerance > 1e-14 && f.tolerance < 0.5))
     throw InvalidArgument("bem: fmm_tolerance (op.fmm.tolerance) must be in (1e-14, 0.5) or 0 (automatic)");
   if (f.order < 0) throw InvalidArgument("bem: fmm_order (op.fmm.order) must be >= 0 (0: automatic)");
@@ -147,7 +170,9 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   auto& S = I.setup;
   S.elements = n;
   S.op = I.opt.op.kind;
-  if (S.op == OperatorKind::Auto) S.op = n <= I.opt.op.dense_max_elements ? OperatorKind::Dense : OperatorKind::Fmm;
+  if (S.op == OperatorKind::Auto)
+    S.op = n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm ? OperatorKind::Dense
+                                                                                              : OperatorKind::Fmm;
   S.precond = I.opt.precond.kind;
   const auto& progress = I.opt.progress;
 
@@ -230,6 +255,22 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     }
     if (progress) progress("bd", 1.0);
   }
+  if (S.precond == PreconditionerKind::Ifmm) {
+    const auto t1 = Clock::now();
+    IfmmPreconditionerOptions io = I.opt.precond.ifmm;
+    io.ifmm.threads = threads;
+    if (progress)
+      io.ifmm.progress = [&progress](const std::string& stage, int level, double f) {
+        progress("ifmm " + stage + " level " + std::to_string(level), f);
+      };
+    I.ifmm = std::make_unique<IfmmPreconditioner>(*I.fmm_op, io);
+    S.precond_seconds = since(t1);
+    S.ifmm = I.ifmm->report();
+    S.ifmm_order = I.ifmm->order();
+    S.ifmm_depth = I.ifmm->depth();
+    S.ifmm_reuses_matvec_fmm = I.ifmm->reuses_matvec_fmm();
+    S.precond_bytes = S.ifmm.bytes;
+  }
 }
 
 HelmholtzBem::~HelmholtzBem() = default;
@@ -242,7 +283,10 @@ cplx HelmholtzBem::alpha() const { return impl_->alpha; }
 const HelmholtzBemOptions& HelmholtzBem::options() const { return impl_->opt; }
 const HelmholtzBemSetup& HelmholtzBem::setup() const { return impl_->setup; }
 const LinearOperator<cplx>& HelmholtzBem::system_operator() const { return *impl_->A; }
-const LinearOperator<cplx>* HelmholtzBem::preconditioner() const { return impl_->bd.get(); }
+const LinearOperator<cplx>* HelmholtzBem::preconditioner() const {
+  if (impl_->ifmm) return impl_->ifmm.get();
+  return impl_->bd.get();
+}
 const CMatrix* HelmholtzBem::dense_matrix() const { return impl_->dense_op ? &impl_->dense : nullptr; }
 const std::vector<cplx>& HelmholtzBem::ones_image() const { return impl_->ones_image; }
 krylov::Options HelmholtzBem::gmres_options() const {
@@ -262,6 +306,7 @@ SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::functio
   Timed<LinearOperator<cplx>> A(*I.A);
   std::unique_ptr<Timed<LinearOperator<cplx>>> M;
   if (I.bd) M = std::make_unique<Timed<LinearOperator<cplx>>>(*I.bd);
+  if (I.ifmm) M = std::make_unique<Timed<LinearOperator<cplx>>>(*I.ifmm);
   krylov::Options g = gmres_options();
   if (progress) g.progress = progress;
   const std::string what = " (" + to_string(I.setup.op) + " operator, preconditioner " + to_string(I.setup.precond) + ")";

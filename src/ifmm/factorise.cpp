@@ -123,17 +123,26 @@ void dense_top(const FmmSystem& sys, Level& top, TopLevel& T, const Settings& s,
   const int ng = static_cast<int>(groups.size());
   ParallelErrors errors;
   const int p3 = s.p3;
+  // through the level's shared far-field bases (M2L_t ~ QU QU^* M2L_t QV QV^*)
+  Mat QU, WU, QV, WV;
+  far_field_weights(sys, 2, p3, s.eps, QU, WU, QV, WV, threads);
+  std::vector<Mat> UQ(static_cast<std::size_t>(nb)), VQ(static_cast<std::size_t>(nb));
+  for (int i = 0; i < nb; ++i) {
+    UQ[static_cast<std::size_t>(i)] = top.boxes[static_cast<std::size_t>(i)].U * QU;
+    VQ[static_cast<std::size_t>(i)] = top.boxes[static_cast<std::size_t>(i)].V * QV;
+  }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int g = 0; g < ng; ++g)
     errors.run([&] {
       const auto v = sys.m2l(2, groups[static_cast<std::size_t>(g)]->first);
       if (static_cast<int>(v.size()) != p3 * p3) throw InvalidArgument("ifmm: M2L matrix of level 2 has the wrong size");
       const Mat Kt = Eigen::Map<const Eigen::Matrix<cplx, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(v.data(), p3, p3);
+      const Mat Kc = QU.adjoint() * Kt * QV;
       for (const auto& [i, j] : groups[static_cast<std::size_t>(g)]->second) {
         const auto& bi = top.boxes[static_cast<std::size_t>(i)];
         const auto& bj = top.boxes[static_cast<std::size_t>(j)];
         A.block(T.offset[static_cast<std::size_t>(i)], T.offset[static_cast<std::size_t>(j)], bi.n, bj.n).noalias() =
-            bi.U * (Kt * bj.V.adjoint());
+            UQ[static_cast<std::size_t>(i)] * (Kc * VQ[static_cast<std::size_t>(j)].adjoint());
       }
     });
   errors.rethrow();

@@ -10,6 +10,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
+#include <omp.h>
 #include "internal.hpp"
 
 namespace elliptica::ifmm::detail {
@@ -108,24 +109,82 @@ void link_level(const fmm::Octree& tree, Level& lev) {
   }
 }
 
+// Far-field weights of a level (p^3 x k): W_U W_U^* ~ sum_t K_t K_t^* and W_V W_V^* ~ sum_t
+// K_t^* K_t over the 26 nearest well-separated offsets t in {-2, 0, 2}^3 \ {0}, which dominate the
+// far field. The bases of a box are then the dominant singular vectors of L2P W_U and P2M^* W_V,
+// i.e. of what the box's far field actually needs (the Chebyshev operators alone have no decay in
+// their singular values).
+
+void far_field_weights(const FmmSystem& sys, int level, int p3, double eps, Mat& QU, Mat& WU, Mat& QV, Mat& WV, int threads) {
+  std::vector<std::array<int, 3>> offs;
+  for (int a = -2; a <= 2; a += 2)
+    for (int b = -2; b <= 2; b += 2)
+      for (int c = -2; c <= 2; c += 2)
+        if (a || b || c) offs.push_back({a, b, c});
+  const int no = static_cast<int>(offs.size());
+  std::vector<Mat> GU(static_cast<std::size_t>(threads), Mat::Zero(p3, p3)), GV(static_cast<std::size_t>(threads), Mat::Zero(p3, p3));
+  ParallelErrors errors;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int o = 0; o < no; ++o)
+    errors.run([&] {
+      const Mat Kt = from_row_major(sys.m2l(level, offs[static_cast<std::size_t>(o)]), p3, p3, "M2L");
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      GU[t].noalias() += Kt * Kt.adjoint();
+      GV[t].noalias() += Kt.adjoint() * Kt;
+    });
+  errors.rethrow();
+  for (int t = 1; t < threads; ++t) {
+    GU[0] += GU[static_cast<std::size_t>(t)];
+    GV[0] += GV[static_cast<std::size_t>(t)];
+  }
+  auto weights = [&](const Mat& G, Mat& Q, Mat& W) {
+    Eigen::SelfAdjointEigenSolver<Mat> es(G);
+    const auto& lam = es.eigenvalues();  // ascending
+    const double lmax = lam.size() ? std::max(lam(lam.size() - 1), 0.0) : 0.0;
+    const double cut = 1e-4 * eps * eps * lmax;  // singular values 1e-2 eps below the largest
+    int k = 0;
+    while (k < lam.size() && lam(lam.size() - 1 - k) > cut) ++k;
+    Q.resize(p3, k);
+    W.resize(p3, k);
+    for (int j = 0; j < k; ++j) {
+      Q.col(j) = es.eigenvectors().col(lam.size() - 1 - j);
+      W.col(j) = Q.col(j) * std::sqrt(lam(lam.size() - 1 - j));
+    }
+  };
+  weights(GU[0], QU, WU);
+  weights(GV[0], QV, WV);
+}
+
+
 void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full, std::vector<Mat>& p2m_full,
                     const Settings& s, int threads) {
   const int nb = static_cast<int>(lev.boxes.size());
   const int p3 = s.p3;
   std::vector<Mat> RU(static_cast<std::size_t>(nb)), RV(static_cast<std::size_t>(nb));
+  Mat QU, WU, QV, WV;
+  far_field_weights(sys, lev.level, p3, s.eps, QU, WU, QV, WV, threads);
   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int i = 0; i < nb; ++i)
     errors.run([&] {
       auto& b = lev.boxes[static_cast<std::size_t>(i)];
-      truncated_svd(l2p_full[static_cast<std::size_t>(i)], s.eps, b.n, b.U, RU[static_cast<std::size_t>(i)]);
-      truncated_svd(p2m_full[static_cast<std::size_t>(i)], s.eps, b.n, b.V, RV[static_cast<std::size_t>(i)]);
-      Mat().swap(l2p_full[static_cast<std::size_t>(i)]);
-      Mat().swap(p2m_full[static_cast<std::size_t>(i)]);
+      Mat& L = l2p_full[static_cast<std::size_t>(i)];
+      Mat& P = p2m_full[static_cast<std::size_t>(i)];
+      Mat dummy;
+      truncated_svd(L * WU, s.eps, b.n, b.U, dummy);
+      truncated_svd(P * WV, s.eps, b.n, b.V, dummy);
+      const Mat ru = b.U.adjoint() * L;  // L2P ~ U U^* L2P
+      const Mat rv = b.V.adjoint() * P;  // P2M^* ~ V V^* P2M^*
+      // the M2L blocks below see the coefficients through the level's shared far-field bases
+      // QU, QV (M2L_t ~ QU QU^* M2L_t QV QV^*)
+      RU[static_cast<std::size_t>(i)] = ru * QU;
+      RV[static_cast<std::size_t>(i)] = rv * QV;
+      Mat().swap(L);
+      Mat().swap(P);
       if (lev.level >= 3) {
         const Mat S = m2m_of(sys, lev.level, b.octant, p3).cast<cplx>();
-        b.L2L = RU[static_cast<std::size_t>(i)] * S.transpose();
-        b.M2M = S * RV[static_cast<std::size_t>(i)].adjoint();
+        b.L2L = ru * S.transpose();
+        b.M2M = S * rv.adjoint();
       }
     });
   errors.rethrow();
@@ -146,10 +205,11 @@ void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full
   for (int g = 0; g < ng; ++g)
     errors.run([&] {
       const Mat Kt = from_row_major(sys.m2l(lev.level, groups[static_cast<std::size_t>(g)]->first), p3, p3, "M2L");
+      const Mat Kc = QU.adjoint() * Kt * QV;
       for (const auto& [i, a] : groups[static_cast<std::size_t>(g)]->second) {
         auto& b = lev.boxes[static_cast<std::size_t>(i)];
         const int j = b.il[static_cast<std::size_t>(a)];
-        b.K[static_cast<std::size_t>(a)] = RU[static_cast<std::size_t>(i)] * (Kt * RV[static_cast<std::size_t>(j)].adjoint());
+        b.K[static_cast<std::size_t>(a)] = RU[static_cast<std::size_t>(i)] * (Kc * RV[static_cast<std::size_t>(j)].adjoint());
       }
     });
   errors.rethrow();

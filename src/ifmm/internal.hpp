@@ -121,6 +121,10 @@ void initialise_parent(const FmmSystem& sys, Level& child, const Settings& s, in
 /// toward their parents (in the parent's p^3 basis).
 void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full, std::vector<Mat>& p2m_full,
                     const Settings& s, int threads);
+/// Shared far-field bases of a level (orthonormal QU, QV: p^3 x k) and weights W = Q diag(s), from
+/// the M2L matrices of the 26 nearest well-separated offsets: sum_t K_t K_t^* ~ WU WU^*,
+/// sum_t K_t^* K_t ~ WV WV^* (singular values below 1e-2 eps x the largest dropped).
+void far_field_weights(const FmmSystem& sys, int level, int p3, double eps, Mat& QU, Mat& WU, Mat& QV, Mat& WV, int threads);
 /// Neighbour / interaction lists of the boxes of a level (positions), from the octree.
 void link_level(const fmm::Octree& tree, Level& lev);
 

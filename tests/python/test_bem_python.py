@@ -355,3 +355,23 @@ def test_monostatic_not_converged_names_the_direction():
     plan = elliptica.HelmholtzBEM(elliptica.icosphere(2), 5.0, max_iter=2, tol=1e-12, precond="none")
     with pytest.raises(elliptica.NotConvergedError, match="direction 0 of 2"):
         plan.monostatic([[0, 0, 1], [1, 0, 0]])
+
+
+def test_ifmm_preconditioner_python():
+    mesh = elliptica.icosphere(3)
+    kw = dict(operator="fmm", fmm_tol=1e-6, tol=1e-7, threads=2)
+    bd = elliptica.HelmholtzBEM(mesh, 2.0, precond="bd", **kw)
+    im = elliptica.HelmholtzBEM(mesh, 2.0, precond="ifmm", ifmm_eps=1e-3, ifmm_order=4, ifmm_depth=3, **kw)
+    f = im.setup["ifmm"]
+    assert f["name"] == "nIFMMs3t3b3" and f["epsilon"] == 1e-3 and f["order"] == 4 and f["levels"]
+    s1, s2 = bd.solve(), im.solve()
+    assert s2.info.iterations < s1.info.iterations
+    assert np.linalg.norm(s1.surface - s2.surface) / np.linalg.norm(s1.surface) < 1e-5
+    # many right-hand sides with the one factorisation
+    m = im.monostatic(np.array([[0, 0, 1.0], [1.0, 0, 0]]))
+    assert m.iterations.shape == (2,) and np.all(m.iterations <= s2.info.iterations + 1)
+    with pytest.raises(elliptica.InvalidArgumentError, match="ifmm_eps"):
+        elliptica.HelmholtzBEM(mesh, 2.0, precond="ifmm", ifmm_eps=0, **kw)
+    with pytest.raises(elliptica.InvalidArgumentError, match="ifmm_sigma"):
+        elliptica.HelmholtzBEM(mesh, 2.0, precond="ifmm", ifmm_sigma=2, **kw)
+    assert elliptica.BEM_DEFAULTS["ifmm_eps"] == 1e-3 and elliptica.BEM_DEFAULTS["ifmm_sigma"] == 3

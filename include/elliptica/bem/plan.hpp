@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "elliptica/bem/helmholtz.hpp"
+#include "elliptica/bem/ifmm_preconditioner.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "elliptica/fmm/helmholtz_fmm.hpp"
 #include "elliptica/krylov/krylov.hpp"
@@ -58,9 +59,9 @@ namespace elliptica::bem {
 
 enum class OperatorKind { Auto, Dense, Fmm };
 /// The one preconditioner kind of the BEM (plan options, solve_preconditioned, set-up reports).
-enum class PreconditionerKind { None, BlockDiagonal };
+enum class PreconditionerKind { None, BlockDiagonal, Ifmm };
 
-/// "auto" / "dense" / "fmm" and "none" / "bd" (InvalidArgument otherwise); and back.
+/// "auto" / "dense" / "fmm" and "none" / "bd" / "ifmm" (InvalidArgument otherwise); and back.
 OperatorKind operator_kind_from_string(const std::string& s);
 PreconditionerKind preconditioner_kind_from_string(const std::string& s);
 std::string to_string(OperatorKind k);
@@ -110,6 +111,10 @@ struct OperatorOptions {
 struct PreconditionerOptions {
   PreconditionerKind kind = PreconditionerKind::BlockDiagonal;
   int bd_level = -1;  ///< l_BD: octree level of the BD blocks (>= 0), -1: the leaf level
+  /// kind Ifmm (seed 001's IFMM preconditioner; needs the FMM operator, which op.kind Auto then
+  /// chooses): epsilon, sigma, top (tau), bottom (l), order and depth of its tree
+  /// (ifmm_preconditioner.hpp); its threads and progress are set by the plan.
+  IfmmPreconditionerOptions ifmm;
 };
 
 /// Options of the one BEM plan (HelmholtzBem). Every default lives here; the CLI and the Python
@@ -154,6 +159,11 @@ struct HelmholtzBemSetup {
   std::size_t near_entries = 0;
   int leaf_level = -1, bd_level = -1;
   std::size_t bd_blocks = 0, bd_largest_block = 0;
+  /// kind Ifmm: the factorisation's report (name nIFMMs{sigma}t{tau}b{l} / mIFMMb{l}, per-level
+  /// times, ranks, memory), the Chebyshev order and tree depth of its operators.
+  ifmm::IfmmReport ifmm;
+  int ifmm_order = 0, ifmm_depth = -1;
+  bool ifmm_reuses_matvec_fmm = false;
 };
 
 /// Timings of one solve (besides what SurfaceSolution reports).
