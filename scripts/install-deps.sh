@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything elliptica needs to build, test and run its examples on a fresh Debian 12
 # (bookworm) machine: the Debian packages (compiler, CMake, FFTW, CLI11, Eigen, GoogleTest,
-# Google Benchmark, GROMACS data files, clang with libFuzzer) and the Python packages (into the
-# default python3, which on the project machines is pyenv's 3.11). Idempotent: running it again
-# changes nothing.
+# Google Benchmark, GROMACS data files, clang with libFuzzer, LLVM's OpenMP runtime with its
+# ThreadSanitizer tool Archer) and the Python packages (into the default python3, which on the
+# project machines is pyenv's 3.11). Idempotent: running it again changes nothing.
 #
 # Runs as root (as CI does) or, if not root, through sudo when sudo is available.
 # Benchmark-only dependencies (FINUFFT) are in scripts/install-bench-deps.sh.
@@ -23,6 +23,7 @@ DEBIAN_PACKAGES=(
   clang             # clang++ for the libFuzzer targets (scripts/fuzz.sh)
   libclang-rt-14-dev # clang's libFuzzer and sanitizer runtimes
   libomp-dev        # OpenMP runtime for clang (libomp)
+  libomp-14-dev     # libomp's Archer tool /usr/lib/llvm-14/lib/libarcher.so (ThreadSanitizer step of test.sh)
   llvm              # llvm-symbolizer: symbolised sanitizer stack traces
 )
 

@@ -381,7 +381,7 @@ TEST(BemPlan, RefusesUnattainableTolerancesUpFront) {
 // ---------------------------------------------------------------------------------------------
 // Studies behind docs/bem.md ("Accuracy", "Low frequency", "Tolerances"). Not part of the suite
 // (minutes of run time); run with
-//   build/tests/elliptica_tests --gtest_also_run_disabled_tests --gtest_filter='BemStudy.*'
+//   build/tests/test_bem_plan --gtest_also_run_disabled_tests --gtest_filter='BemStudy.*'
 // (each prints a table; OMP_NUM_THREADS sets the threads). Errors: relative L2 over the element
 // centroids (surface) and over 37 directions in a half plane (far field), against the Mie series.
 
