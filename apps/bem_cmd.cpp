@@ -196,6 +196,26 @@ std::string json_string(const std::string& v) {
 /// The monostatic sweep of run_bem: one plan set-up, solve_monostatic over the directions, then
 /// monostatic.csv + summary.json as one set (file comment) and monostatic.png. Called with the
 /// validated mesh, options and sweep, after the output folder exists.
+// Set-up progress on stderr: one line per stage and per 10%.
+std::function<void(const std::string&, double)> setup_progress() {
+  auto last = std::make_shared<std::pair<std::string, int>>("", -1);
+  return [last](const std::string& stage, double f) {
+    const int pct = static_cast<int>(f * 100);
+    if (stage != last->first || pct / 10 != last->second / 10) {
+      std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
+      *last = {stage, pct};
+    }
+  };
+}
+
+// The operator the plan will choose (HelmholtzBem: Auto is dense up to dense_max_elements unless
+// the IFMM, which needs the FMM operator, is asked for).
+bool uses_dense_operator(const bem::HelmholtzBemOptions& ho, std::size_t n) {
+  return ho.op.kind == bem::OperatorKind::Dense ||
+         (ho.op.kind == bem::OperatorKind::Auto && n <= ho.op.dense_max_elements &&
+          ho.precond.kind != bem::PreconditionerKind::Ifmm);
+}
+
 // The "ifmm" object of summary.json (empty unless the IFMM preconditioner was used).
 std::string ifmm_json(const bem::HelmholtzBemSetup& su) {
   if (su.precond != bem::PreconditionerKind::Ifmm) return "";
@@ -243,18 +263,11 @@ int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemO
   const std::size_t n = mesh.num_elements(), m = sw.directions.size();
   // set-up messages as for a single incident field (run_bem)
   if (!a.quiet) {
-    const bool dense = ho.op.kind == bem::OperatorKind::Dense || (ho.op.kind == bem::OperatorKind::Auto && n <= ho.op.dense_max_elements);
+    const bool dense = uses_dense_operator(ho, n);
     std::fprintf(stderr, "bem: monostatic sweep of %zu directions, one set-up: %s for %zu elements (%s, %d threads)...\n", m,
                  dense ? "assembling the dense Burton-Miller matrix" : "setting up the FMM Burton-Miller operator", n,
                  ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", threads);
-    auto last = std::make_shared<std::pair<std::string, int>>("", -1);
-    ho.progress = [last](const std::string& stage, double f) {
-      const int pct = static_cast<int>(f * 100);
-      if (stage != last->first || pct / 10 != last->second / 10) {
-        std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
-        *last = {stage, pct};
-      }
-    };
+    ho.progress = setup_progress();
   }
   const auto t_setup = Clock::now();
   const bem::HelmholtzBem plan(std::move(mesh), k, ho);
@@ -525,7 +538,7 @@ int run_bem(const BemArgs& a) {
   // ---- set-up (operator + preconditioner) + solve ------------------------------------------------
   const std::size_t n = mesh.num_elements();
   if (!a.quiet) {
-    const bool dense = ho.op.kind == bem::OperatorKind::Dense || (ho.op.kind == bem::OperatorKind::Auto && n <= ho.op.dense_max_elements);
+    const bool dense = uses_dense_operator(ho, n);
     if (dense)
       std::fprintf(stderr, "bem: assembling the dense %zu x %zu Burton-Miller matrix (%s, %.1f MiB, %d threads)...\n", n, n,
                    ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet",
@@ -533,14 +546,7 @@ int run_bem(const BemArgs& a) {
     else
       std::fprintf(stderr, "bem: setting up the FMM Burton-Miller operator for %zu elements (%s, %d threads)...\n", n,
                    ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet", threads);
-    auto last = std::make_shared<std::pair<std::string, int>>("", -1);
-    ho.progress = [last](const std::string& stage, double f) {
-      const int pct = static_cast<int>(f * 100);
-      if (stage != last->first || pct / 10 != last->second / 10) {
-        std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
-        *last = {stage, pct};
-      }
-    };
+    ho.progress = setup_progress();
   }
   const auto t_setup = Clock::now();
   bem::HelmholtzBem plan(std::move(mesh), k, ho);

@@ -1,22 +1,12 @@
 """`elliptica bem --precond ifmm` (the inverse FMM preconditioner, seed 001): runs, records the
 factorisation in summary.json, agrees with the BD-preconditioned solution, refuses bad options."""
 import json
-import os
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 INVALID = 2
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica or put it on PATH")
-    return exe
 
 
 def run(cli, *args, timeout=600):

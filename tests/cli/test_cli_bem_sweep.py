@@ -7,8 +7,6 @@ Backscatter reference: the Mie series of the unit sphere (scipy.special, as in t
 u_inf at the backscatter direction (cos theta = -1 between the incident direction and xhat).
 """
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,14 +17,6 @@ USAGE, INVALID, IOERR = 1, 2, 3
 COLUMNS = "index,angle_deg,dx,dy,dz,re,im,sigma,ts_db,gmres_iterations,solve_seconds"
 FILE_COLUMNS = "index,dx,dy,dz,re,im,sigma,ts_db,gmres_iterations,solve_seconds"
 BASE = ["bem", "--mesh", "sphere:1,2", "--k", "1"]
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica or put it on PATH")
-    return exe
 
 
 def run(cli, *args, timeout=600):
