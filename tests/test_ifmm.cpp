@@ -261,6 +261,34 @@ TEST(Ifmm, PlanSolutionIsUnchangedByThePreconditioner) {
   EXPECT_LT(std::sqrt(d / nn), 1e-5);
 }
 
+TEST(Ifmm, BottomLevelAboveTheLeavesAggregatesTheirOperators) {
+  if (ELLIPTICA_SANITIZED_BUILD) GTEST_SKIP() << "5120 elements: Release build only";
+  // seed section 4: l = 3 on a 4-level tree: the level-3 boxes' P2P blocks are the exact entries,
+  // their P2M / L2P the leaves' aggregated by M2M / L2L (exact for the Chebyshev polynomials)
+  const auto mesh = bem::icosphere(4);
+  bem::HelmholtzBemFmmOperator op(mesh, cplx(3.0, 0), fmm_options(bem::BoundaryCondition::Neumann, kOrder, 4));
+  auto o = ifmm_options(1e-3, kOrder);
+  o.depth = 4;
+  bem::IfmmPreconditioner M4(op, o);
+  o.ifmm.bottom = 3;
+  bem::IfmmPreconditioner M3(op, o);
+  EXPECT_EQ(M4.report().name, "nIFMMs3t3b4");
+  EXPECT_EQ(M3.report().name, "nIFMMs3t3b3");
+  EXPECT_EQ(M3.report().levels.size(), 1u);
+  EXPECT_EQ(M4.report().levels.size(), 2u);
+  const CVec b = random_vector(op.size(), 9);
+  krylov::Options go;
+  go.rtol = 1e-6;
+  go.threads = 2;
+  for (const auto* M : {&M3, &M4}) {
+    std::vector<cplx> x(op.size(), 0.0);
+    const auto r = krylov::gmres<cplx>(op, b.data(), x.data(), M, go);
+    EXPECT_TRUE(r.converged);
+    EXPECT_LE(r.iterations, 6) << M->report().name;
+    EXPECT_LT(residual(op, *M, b), 5e-3) << M->report().name;
+  }
+}
+
 TEST(Ifmm, BadInput) {
   auto P = make_problem(bem::BoundaryCondition::Neumann, 2.0, kOrder);
   auto bad = [&](auto edit) {

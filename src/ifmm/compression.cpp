@@ -4,6 +4,9 @@
 #include <Eigen/SVD>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <random>
 
@@ -19,6 +22,15 @@ std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
     h ^= h >> 31;
   }
   return h;
+}
+
+void profile(const char* step, int level, double seconds) {
+  static const bool on = std::getenv("ELLIPTICA_IFMM_PROFILE") != nullptr;
+  if (on) std::fprintf(stderr, "ifmm profile: level %d %-28s %9.3f s\n", level, step, seconds);
+}
+
+double profile_clock() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::size_t matrix_bytes(const Mat& m) { return static_cast<std::size_t>(m.size()) * sizeof(cplx); }

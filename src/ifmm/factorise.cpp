@@ -148,7 +148,9 @@ void dense_top(const FmmSystem& sys, Level& top, TopLevel& T, const Settings& s,
   errors.rethrow();
   if (!A.allFinite()) throw NumericalError("ifmm: the level-2 system has non-finite entries");
   if (o.progress) o.progress("top", 2, 0.0);
+  const double tl = profile_clock();
   T.lu.compute(A);
+  profile("dense LU", 2, profile_clock() - tl);
   const double rc = n > 0 ? T.lu.rcond() : 1.0;
   if (!(rc >= s.pivot_rcond)) {
     std::ostringstream m;
@@ -222,6 +224,7 @@ Ifmm::Ifmm(const FmmSystem& sys, const IfmmOptions& opt) : impl_(std::make_uniqu
     sl.inner_threads = node_parallel ? 1 : threads;
     std::size_t done = 0;
     const std::size_t total = cur.boxes.size();
+    const double te = profile_clock();
     for (const auto& colour : cur.colours) {
       const int m = static_cast<int>(colour.size());
       if (node_parallel && m > 1) {
@@ -235,6 +238,7 @@ Ifmm::Ifmm(const FmmSystem& sys, const IfmmOptions& opt) : impl_(std::make_uniqu
       done += colour.size();
       if (opt.progress) opt.progress("factorise", kappa, double(done) / double(std::max<std::size_t>(total, 1)));
     }
+    profile("elimination", kappa, profile_clock() - te);
     peak = std::max(peak, level_operator_bytes(cur));
     double rs = 0;
     for (const auto& b : cur.boxes) {

@@ -162,7 +162,10 @@ void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full
   const int p3 = s.p3;
   std::vector<Mat> RU(static_cast<std::size_t>(nb)), RV(static_cast<std::size_t>(nb));
   Mat QU, WU, QV, WV;
+  double t0 = profile_clock();
   far_field_weights(sys, lev.level, p3, s.eps, QU, WU, QV, WV, threads);
+  profile("far-field weights", lev.level, profile_clock() - t0);
+  t0 = profile_clock();
   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int i = 0; i < nb; ++i)
@@ -188,6 +191,8 @@ void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full
       }
     });
   errors.rethrow();
+  profile("bases (SVD)", lev.level, profile_clock() - t0);
+  t0 = profile_clock();
   // M2L blocks in the new bases, grouped by offset: K_ij = RU_i M2L_t RV_j^*
   std::map<std::array<int, 3>, std::vector<std::pair<int, int>>> by_offset;  // t -> (i, a)
   for (int i = 0; i < nb; ++i) {
@@ -213,6 +218,7 @@ void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full
       }
     });
   errors.rethrow();
+  profile("M2L blocks", lev.level, profile_clock() - t0);
 }
 
 void initialise_bottom(const FmmSystem& sys, int l, const Settings& s, int threads, Level& out) {
@@ -238,6 +244,7 @@ void initialise_bottom(const FmmSystem& sys, int l, const Settings& s, int threa
     return std::vector<std::int64_t>(perm.begin() + nd.begin, perm.begin() + nd.end);
   };
   ParallelErrors errors;
+  const double t0 = profile_clock();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int i = 0; i < nbx; ++i)
     errors.run([&] {
@@ -254,6 +261,7 @@ void initialise_bottom(const FmmSystem& sys, int l, const Settings& s, int threa
       }
     });
   errors.rethrow();
+  profile("P2P, P2M, L2P", l, profile_clock() - t0);
   compress_level(sys, out, l2p, p2m, s, threads);
 }
 

@@ -147,4 +147,9 @@ struct Factorisation {
 
 std::size_t matrix_bytes(const Mat& m);
 
+/// With the environment variable ELLIPTICA_IFMM_PROFILE set, the factorisation prints the wall
+/// time of each step to stderr (as ELLIPTICA_FMM_PROFILE does for the FMM).
+void profile(const char* step, int level, double seconds);
+double profile_clock();
+
 }  // namespace elliptica::ifmm::detail
