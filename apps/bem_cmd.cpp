@@ -58,6 +58,7 @@
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
 #include "elliptica/core/parallel.hpp"
+#include "elliptica/core/record.hpp"
 
 namespace elliptica::cli {
 
@@ -183,16 +184,6 @@ IncidentSweep parse_incident_sweep(const BemArgs& a) {
   return sw;
 }
 
-std::string json_string(const std::string& v) {
-  std::string o = "\"";
-  for (char ch : v) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) continue;
-    o += ch;
-  }
-  return o + "\"";
-}
-
 /// The monostatic sweep of run_bem: one plan set-up, solve_monostatic over the directions, then
 /// monostatic.csv + summary.json as one set (file comment) and monostatic.png. Called with the
 /// validated mesh, options and sweep, after the output folder exists.
@@ -219,24 +210,7 @@ bool uses_dense_operator(const bem::HelmholtzBemOptions& ho, std::size_t n) {
 // The "ifmm" object of summary.json (empty unless the IFMM preconditioner was used).
 std::string ifmm_json(const bem::HelmholtzBemSetup& su) {
   if (su.precond != bem::PreconditionerKind::Ifmm) return "";
-  const auto& r = su.ifmm;
-  std::ostringstream js;
-  js.precision(10);
-  js << ",\n  \"ifmm\": {\n    \"name\": " << json_string(r.name) << ",\n    \"epsilon\": " << r.epsilon
-     << ",\n    \"sigma\": " << r.sigma << ",\n    \"top\": " << r.top << ",\n    \"bottom\": " << r.bottom
-     << ",\n    \"order\": " << su.ifmm_order << ",\n    \"depth\": " << su.ifmm_depth
-     << ",\n    \"reuses_matvec_fmm\": " << (su.ifmm_reuses_matvec_fmm ? "true" : "false")
-     << ",\n    \"seconds\": " << r.seconds << ",\n    \"bytes\": " << r.bytes << ",\n    \"peak_bytes\": " << r.peak_bytes
-     << ",\n    \"top_size\": " << r.top_size << ",\n    \"top_seconds\": " << r.top_seconds << ",\n    \"levels\": [";
-  for (std::size_t i = 0; i < r.levels.size(); ++i) {
-    const auto& l = r.levels[i];
-    js << (i ? "," : "") << "\n      {\"level\": " << l.level << ", \"boxes\": " << l.boxes << ", \"colours\": " << l.colours
-       << ", \"node_parallel\": " << (l.node_parallel ? "true" : "false") << ", \"unknowns\": " << l.unknowns
-       << ", \"initial_max_rank\": " << l.initial_max_rank << ", \"max_rank\": " << l.max_rank
-       << ", \"mean_rank\": " << l.mean_rank << ", \"seconds\": " << l.seconds << ", \"bytes\": " << l.bytes << "}";
-  }
-  js << "\n    ]\n  }";
-  return js.str();
+  return ",\n  \"ifmm\": " + to_json(bem::ifmm_record(su), 2);
 }
 
 // One line per IFMM level for the console.
@@ -334,7 +308,7 @@ int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemO
   {
     std::ostringstream js;
     js.precision(10);
-    js << "{\n  \"mesh\": " << json_string(a.mesh) << ",\n  \"incident\": " << json_string(sw.description)
+    js << "{\n  \"mesh\": " << json_quote(a.mesh) << ",\n  \"incident\": " << json_quote(sw.description)
        << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
        << ",\n  \"tol\": " << ho.gmres.rtol << ",\n  \"restart\": " << ho.gmres.restart << ",\n  \"elements\": " << n
        << ",\n  \"k\": " << k << ",\n  \"bc\": \"" << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet")
@@ -413,26 +387,16 @@ int run_bem(const BemArgs& a) {
   if (a.precond != "none" && a.precond != "bd" && a.precond != "ifmm")
     throw InvalidArgument("--precond must be none, bd or ifmm, got '" + a.precond + "'");
   ho.precond.kind = bem::preconditioner_kind_from_string(a.precond);
-  {
-    std::ostringstream e;
-    if (!(a.ifmm_eps > 0 && a.ifmm_eps < 1)) e << "--ifmm-eps must be in (0, 1), got " << a.ifmm_eps;
-    else if (a.ifmm_sigma != 0 && a.ifmm_sigma != 3 && a.ifmm_sigma != 6)
-      e << "--ifmm-sigma must be 3 or 6 (node-parallel nIFMM) or 0 (sequential, mIFMM), got " << a.ifmm_sigma;
-    else if (a.ifmm_top != 0 && a.ifmm_top < 2) e << "--ifmm-top must be >= 2 (or 0: 3), got " << a.ifmm_top;
-    else if (a.ifmm_bottom != -1 && a.ifmm_bottom < 3) e << "--ifmm-bottom must be >= 3 (or -1: the tree's leaf level), got " << a.ifmm_bottom;
-    else if (a.ifmm_order != 0 && (a.ifmm_order < 2 || a.ifmm_order > 16)) e << "--ifmm-order must be in [2, 16] or 0 (automatic), got " << a.ifmm_order;
-    else if (a.ifmm_depth != -1 && a.ifmm_depth < 3) e << "--ifmm-depth must be >= 3 (or -1: automatic), got " << a.ifmm_depth;
-    else if (a.ifmm_bottom != -1 && a.ifmm_top > a.ifmm_bottom) e << "--ifmm-top " << a.ifmm_top << " is below --ifmm-bottom " << a.ifmm_bottom << " (tau <= l)";
-    if (!e.str().empty()) throw InvalidArgument(e.str());
-    if (ho.precond.kind == bem::PreconditionerKind::Ifmm && a.op == "dense")
-      throw InvalidArgument("--precond ifmm is built on the FMM operator: use --operator fmm or auto");
-  }
   ho.precond.ifmm.ifmm.epsilon = a.ifmm_eps;
   ho.precond.ifmm.ifmm.sigma = a.ifmm_sigma;
   ho.precond.ifmm.ifmm.top = a.ifmm_top;
   ho.precond.ifmm.ifmm.bottom = a.ifmm_bottom;
   ho.precond.ifmm.order = a.ifmm_order;
   ho.precond.ifmm.depth = a.ifmm_depth;
+  if (ho.precond.kind == bem::PreconditionerKind::Ifmm) {
+    if (a.op == "dense") throw InvalidArgument("--precond ifmm is built on the FMM operator: use --operator fmm or auto");
+    bem::validate(ho.precond.ifmm);  // the ranges of the --ifmm-* options, before any set-up
+  }
   if (a.op != "auto" && a.op != "dense" && a.op != "fmm")
     throw InvalidArgument("--operator must be auto, dense or fmm, got '" + a.op + "'");
   ho.op.kind = bem::operator_kind_from_string(a.op);
@@ -621,16 +585,7 @@ int run_bem(const BemArgs& a) {
   {
     std::ostringstream js;
     js.precision(10);
-    auto json_str = [](const std::string& v) {
-      std::string o = "\"";
-      for (char ch : v) {
-        if (ch == '"' || ch == '\\') o += '\\';
-        if (static_cast<unsigned char>(ch) < 0x20) continue;
-        o += ch;
-      }
-      return o + "\"";
-    };
-    js << "{\n  \"mesh\": " << json_str(a.mesh) << ",\n  \"incident\": " << json_str(a.incident)
+    js << "{\n  \"mesh\": " << json_quote(a.mesh) << ",\n  \"incident\": " << json_quote(a.incident)
        << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
        << ",\n  \"tol\": " << ho.gmres.rtol << ",\n  \"restart\": " << ho.gmres.restart
        << ",\n  \"elements\": " << n << ",\n  \"k\": " << k << ",\n  \"bc\": \""

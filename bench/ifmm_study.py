@@ -16,7 +16,11 @@ Configurations (--configs, comma-separated):
               each runs for every --eps unless it carries its own: s3@1e-1. Modifiers :tT :bB :oP :dD
               set --ifmm-top/-bottom/-order/-depth, e.g. s3@1e-3:t4.
 Sizes are element counts of the body's icosphere-type refinement, 20*4^REF (1280, 5120, 20480, 81920).
---body sphere (radius 1) or ellipsoid:A,B,C (ka uses a = 1 as the length: k = ka).
+--body sphere (radius 1), ellipsoid:A,B,C or file:PATH (a mesh file read by `elliptica bem --mesh`, e.g.
+the gmsh submarine of bench/bodies/submarine.py; --sizes is then ignored); ka uses a = 1 as the
+length: k = ka. For the sphere the column mie_err is the relative far-field error against the Mie
+series (tests/reference/mie.py): max |u_inf - u_mie| / max |u_mie| over the 400 far-field
+directions, or over the sweep's backscatter values.
 A run that fails (refused input, not converged, killed for memory/time) becomes a row with its
 rc and the message in 'note'. --append adds rows to an existing <tag>.csv (a study built in steps);
 the md lists every invocation of the script that contributed.
@@ -40,7 +44,7 @@ import benchlib as B
 OUT_DIR = B.RESULTS / "ifmm_study"
 FIELDS = ["body", "mesh", "N", "ka", "k", "config", "family", "precond", "eps", "sigma", "top", "bottom",
           "bd_level", "leaf_level", "threads", "incident", "sweep_n", "iterations", "max_iterations",
-          "setup_s", "operator_s", "precond_s", "solve_s", "total_s", "wall_s", "matvecs",
+          "setup_s", "operator_s", "precond_s", "solve_s", "total_s", "wall_s", "matvecs", "mie_err",
           "peak_rss_mib", "precond_bytes", "precond_mib", "ifmm_peak_mib", "operator_mib", "ifmm_ranks",
           "loadavg", "rc", "note", "cmd"]
 
@@ -73,6 +77,8 @@ def parse_config(tok: str, eps_list: list[float]) -> list[dict]:
 
 
 def mesh_spec(body: str, n: int) -> str:
+    if body.startswith("file:"):
+        return body[len("file:"):]
     ref = round(math.log(n / 20.0, 4))
     if 20 * 4 ** ref != n:
         sys.exit(f"error: size {n} is not 20*4^REF")
@@ -153,6 +159,28 @@ def run_one(exe: Path, args: list[str], out: Path, max_rss_gib: float, timeout: 
         msgs = [l.strip() for l in tool_lines if "error" in l.lower() or "refus" in l.lower()]
         note = (msgs[-1] if msgs else (tool_lines[-1].strip() if tool_lines else f"exit {p.returncode}"))
     return {"rc": p.returncode, "wall": wall, "peak_mib": peak, "note": note, "cmd": cmd}
+
+
+def mie_error(body: str, rdir: Path, ka: float, incident: str) -> str:
+    """Relative far-field error against the Mie series (sphere of radius 1, sound-hard)."""
+    if body != "sphere":
+        return ""
+    try:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reference"))
+        from mie import mie_far_field
+        import numpy as np
+        if incident.startswith("sweep:"):
+            m = np.loadtxt(rdir / "monostatic.csv", delimiter=",", skiprows=1, ndmin=2)
+            u = m[:, 5] + 1j * m[:, 6]
+            ref = mie_far_field(ka, 1.0, -1.0, "neumann") * np.ones(len(u))
+        else:  # plane:0,0,1: the angle from the incident direction has cosine z
+            f = np.loadtxt(rdir / "far_field.csv", delimiter=",", skiprows=1, ndmin=2)
+            u = f[:, 5] + 1j * f[:, 6]
+            ref = mie_far_field(ka, 1.0, f[:, 4], "neumann")
+        return f"{np.max(np.abs(u - ref)) / np.max(np.abs(ref)):.3e}"
+    except (OSError, ValueError, ImportError) as e:
+        log(f"mie error not computed: {e}")
+        return ""
 
 
 def row_from(summary: dict | None, base: dict) -> dict:
@@ -270,7 +298,7 @@ def plot_all(rows: list[dict], out: Path, tag: str) -> list[str]:
 
 def md_report(rows: list[dict], meta: dict, pngs: list[str], tag: str) -> str:
     hdr = ["body", "N", "ka", "config", "eps", "thr", "incident", "its (max)", "set-up s", "precond s",
-           "solve s", "total s", "wall s", "peak RSS MiB", "precond MiB", "load", "rc / note"]
+           "solve s", "total s", "wall s", "Mie err", "peak RSS MiB", "precond MiB", "load", "rc / note"]
     body = []
     for r in rows:
         its = "" if r["iterations"] == "" else (f"{num(r['iterations']):.3g}" +
@@ -279,6 +307,7 @@ def md_report(rows: list[dict], meta: dict, pngs: list[str], tag: str) -> str:
                      "" if r["eps"] == "" else f"{num(r['eps']):.0e}", r["threads"],
                      r["incident"], its] +
                     [("" if r[c] == "" else B.fmt(r[c])) for c in ("setup_s", "precond_s", "solve_s", "total_s", "wall_s")] +
+                    [r.get("mie_err", "")] +
                     [("" if r["peak_rss_mib"] == "" else f"{num(r['peak_rss_mib']):.0f}"), r["precond_mib"],
                      r["loadavg"].split(" ")[0],
                      ("ok" if str(r["rc"]) == "0" else f"rc {r['rc']}: {r['note']}")])
@@ -387,7 +416,7 @@ def main() -> None:
     ap.add_argument("--exe", default=os.environ.get("ELLIPTICA_EXE", str(B.REPO / "build" / "apps" / "elliptica")))
     ap.add_argument("--tag", default="study")
     ap.add_argument("--out-dir", default=str(OUT_DIR))
-    ap.add_argument("--body", default="sphere", help="sphere | ellipsoid:A,B,C")
+    ap.add_argument("--body", default="sphere", help="sphere | ellipsoid:A,B,C | file:PATH")
     ap.add_argument("--sizes", default="5120,20480")
     ap.add_argument("--ka", default="5")
     ap.add_argument("--eps", default="1e-3")
@@ -468,10 +497,12 @@ def main() -> None:
                     "loadavg": la, "rc": res["rc"], "note": res["note"],
                     "cmd": " ".join(shlex.quote(x) for x in [str(exe), "bem"] + args)}
             r = row_from(summ, base)
+            if summ:
+                r["mie_err"] = mie_error(a.body, rdir, ka, incident)
             if r["leaf_level"] != "":
                 leaf[mesh] = int(r["leaf_level"])
             rows.append(r)
-            B.write_csv(csv_path, rows)  # partial results survive a crash
+            B.write_csv(csv_path, [{f: x.get(f, "") for f in FIELDS} for x in rows])  # partial results survive a crash
             meta["machine"]["loadavg_end"] = B.loadavg()
             B.write_atomic(meta_path, json.dumps(meta, indent=1))
             if ok(r):

@@ -276,11 +276,7 @@ class HelmholtzBEM:
             raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {bc!r}")
         if precond not in ("bd", "ifmm", "none", None):
             raise InvalidArgumentError(f"precond must be 'bd', 'ifmm' or 'none', got {precond!r}")
-        ifmm_eps = float(ifmm_eps)
-        if not (0 < ifmm_eps < 1):
-            raise InvalidArgumentError(f"ifmm_eps must be in (0, 1), got {ifmm_eps}")
-        if ifmm_sigma not in (0, 3, 6):
-            raise InvalidArgumentError(f"ifmm_sigma must be 3, 6 (nIFMM) or 0 (sequential, mIFMM), got {ifmm_sigma!r}")
+        ifmm_eps = float(ifmm_eps)  # its range, and those of the other ifmm_* options: the C++ plan
         if alpha is not None:
             alpha = complex(alpha)
             if not (np.isfinite(alpha.real) and np.isfinite(alpha.imag)) or alpha == 0:

@@ -41,6 +41,7 @@ using elliptica::pybind::InPts;
 using InTri = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
 using elliptica::pybind::points3;
+using elliptica::pybind::record_dict;
 using elliptica::pybind::vec_to_numpy;
 
 bem::Mesh make_mesh(const InPts& v, const InTri& t) {
@@ -145,40 +146,7 @@ struct PyHelmholtzBem {
       d["bd_blocks"] = su.bd_blocks;
       d["bd_largest_block"] = su.bd_largest_block;
     }
-    if (su.precond == bem::PreconditionerKind::Ifmm) {
-      const auto& r = su.ifmm;
-      nb::dict f;
-      f["name"] = r.name;
-      f["epsilon"] = r.epsilon;
-      f["sigma"] = r.sigma;
-      f["top"] = r.top;
-      f["bottom"] = r.bottom;
-      f["order"] = su.ifmm_order;
-      f["depth"] = su.ifmm_depth;
-      f["reuses_matvec_fmm"] = su.ifmm_reuses_matvec_fmm;
-      f["seconds"] = r.seconds;
-      f["bytes"] = r.bytes;
-      f["peak_bytes"] = r.peak_bytes;
-      f["top_size"] = r.top_size;
-      f["top_seconds"] = r.top_seconds;
-      nb::list levels;
-      for (const auto& l : r.levels) {
-        nb::dict e;
-        e["level"] = l.level;
-        e["boxes"] = l.boxes;
-        e["colours"] = l.colours;
-        e["node_parallel"] = l.node_parallel;
-        e["unknowns"] = l.unknowns;
-        e["initial_max_rank"] = l.initial_max_rank;
-        e["max_rank"] = l.max_rank;
-        e["mean_rank"] = l.mean_rank;
-        e["seconds"] = l.seconds;
-        e["bytes"] = l.bytes;
-        levels.append(e);
-      }
-      f["levels"] = levels;
-      d["ifmm"] = f;
-    }
+    if (su.precond == bem::PreconditionerKind::Ifmm) d["ifmm"] = record_dict(bem::ifmm_record(su));
     return d;
   }
 

@@ -2,6 +2,7 @@
 // Array conversions shared by the nanobind binding files (bindings_bem.cpp, bindings_fmm.cpp).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
 
 #include <array>
 #include <cmath>
@@ -11,8 +12,31 @@
 #include <vector>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/record.hpp"
 
 namespace elliptica::pybind {
+
+/// A result record (core/record.hpp) as a Python dict: the same field names as its JSON text.
+inline nanobind::dict record_dict(const Record& r) {
+  nanobind::dict d;
+  for (const auto& f : r.fields()) {
+    const char* k = f.key.c_str();
+    switch (f.kind) {
+      case Record::Kind::Bool: d[k] = f.b; break;
+      case Record::Kind::Int: d[k] = f.i; break;
+      case Record::Kind::Real: d[k] = f.d; break;
+      case Record::Kind::String: d[k] = f.s; break;
+      case Record::Kind::Object: d[k] = record_dict(f.records.front()); break;
+      case Record::Kind::List: {
+        nanobind::list l;
+        for (const auto& e : f.records) l.append(record_dict(e));
+        d[k] = l;
+        break;
+      }
+    }
+  }
+  return d;
+}
 
 namespace nb = nanobind;
 using InPts = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;

@@ -81,35 +81,38 @@ BlockDiagonalPreconditioner::BlockDiagonalPreconditioner(const fmm::Octree& tree
     throw InvalidArgument("bem: block-diagonal preconditioner: the octree boxes at level " + std::to_string(level) +
                           " cover " + std::to_string(covered) + " of " + std::to_string(im.n) + " points");
   const auto nb = static_cast<std::ptrdiff_t>(im.blocks.size());
-  ParallelErrors errors;  // the first failure of any block, rethrown after the region
+  // Eigen's LU below must not fork a team of its own when im.threads is 1 (parallel.hpp)
+  with_threads(im.threads, [&] {
+    ParallelErrors errors;  // the first failure of any block, rethrown after the region
 #pragma omp parallel for schedule(dynamic, 1) num_threads(im.threads)
-  for (std::ptrdiff_t b = 0; b < nb; ++b) {
-    if (errors.failed()) continue;
-    auto& blk = im.blocks[static_cast<std::size_t>(b)];
-    const auto m = static_cast<Eigen::Index>(blk.idx.size());
-    try {
-      // Block function fills row-major; Eigen's default is column-major.
-      Eigen::Matrix<cplx, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> a(m, m);
-      block(blk.idx, blk.idx, a.data());
-      if (!a.allFinite()) throw NumericalError("non-finite matrix entries in the block of box " + std::to_string(b));
-      Eigen::MatrixXcd ac = a;
-      blk.lu.compute(ac);
-      const double rc = blk.lu.rcond();
-      if (std::isnan(rc))
-        throw NumericalError("the LU factorisation of the diagonal block of box " + std::to_string(b) + " (" +
-                             std::to_string(m) + " elements, largest entry " + std::to_string(a.cwiseAbs().maxCoeff()) +
-                             ") overflowed: the system matrix is too badly scaled for double precision (e.g. a "
-                             "Burton-Miller alpha far too large or small)");
-      if (!(rc > 1e-14))
-        throw NumericalError("the diagonal block of box " + std::to_string(b) + " (" + std::to_string(m) +
-                             " elements) is singular (reciprocal condition estimate " + std::to_string(rc) + ")");
-    } catch (const NumericalError& e) {
-      errors.record(std::make_exception_ptr(NumericalError(std::string("bem: block-diagonal preconditioner: ") + e.what())));
-    } catch (...) {  // out of memory, or an error of the block function: as it is
-      errors.record(std::current_exception());
+    for (std::ptrdiff_t b = 0; b < nb; ++b) {
+      if (errors.failed()) continue;
+      auto& blk = im.blocks[static_cast<std::size_t>(b)];
+      const auto m = static_cast<Eigen::Index>(blk.idx.size());
+      try {
+        // Block function fills row-major; Eigen's default is column-major.
+        Eigen::Matrix<cplx, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> a(m, m);
+        block(blk.idx, blk.idx, a.data());
+        if (!a.allFinite()) throw NumericalError("non-finite matrix entries in the block of box " + std::to_string(b));
+        Eigen::MatrixXcd ac = a;
+        blk.lu.compute(ac);
+        const double rc = blk.lu.rcond();
+        if (std::isnan(rc))
+          throw NumericalError("the LU factorisation of the diagonal block of box " + std::to_string(b) + " (" +
+                               std::to_string(m) + " elements, largest entry " + std::to_string(a.cwiseAbs().maxCoeff()) +
+                               ") overflowed: the system matrix is too badly scaled for double precision (e.g. a "
+                               "Burton-Miller alpha far too large or small)");
+        if (!(rc > 1e-14))
+          throw NumericalError("the diagonal block of box " + std::to_string(b) + " (" + std::to_string(m) +
+                               " elements) is singular (reciprocal condition estimate " + std::to_string(rc) + ")");
+      } catch (const NumericalError& e) {
+        errors.record(std::make_exception_ptr(NumericalError(std::string("bem: block-diagonal preconditioner: ") + e.what())));
+      } catch (...) {  // out of memory, or an error of the block function: as it is
+        errors.record(std::current_exception());
+      }
     }
-  }
-  errors.rethrow();
+    errors.rethrow();
+  });
   im.setup_seconds = since(t0);
 }
 

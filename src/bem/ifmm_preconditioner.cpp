@@ -18,15 +18,22 @@ struct IfmmPreconditioner::Impl {
   double seconds = 0;
 };
 
+void validate(const IfmmPreconditionerOptions& opt) {
+  ifmm::validate_options(opt.ifmm);
+  if (opt.order != 0 && (opt.order < 2 || opt.order > 16))
+    throw InvalidArgument("bem: IFMM Chebyshev order (--ifmm-order, ifmm_order) must be in [2, 16] or 0 (automatic), got " +
+                          std::to_string(opt.order));
+  if (opt.depth != -1 && opt.depth < 3)
+    throw InvalidArgument("bem: IFMM tree depth (--ifmm-depth, ifmm_depth) must be >= 3 (or -1: automatic), got " +
+                          std::to_string(opt.depth));
+}
+
 IfmmPreconditioner::IfmmPreconditioner(const HelmholtzBemFmmOperator& op, const IfmmPreconditionerOptions& opt)
     : impl_(std::make_unique<Impl>()) {
   const auto t0 = std::chrono::steady_clock::now();
   auto& I = *impl_;
   const auto& mv = op.fmm();
-  if (opt.order != 0 && (opt.order < 2 || opt.order > 16))
-    throw InvalidArgument("bem: IFMM order must be in [2, 16] or 0 (automatic), got " + std::to_string(opt.order));
-  if (!(opt.ifmm.epsilon > 0 && opt.ifmm.epsilon < 1))
-    throw InvalidArgument("ifmm: epsilon must be in (0, 1), got " + std::to_string(opt.ifmm.epsilon));
+  validate(opt);
   const int cap = op.max_tree_depth();
   int depth = opt.depth;
   if (depth < 0) {
@@ -35,7 +42,7 @@ IfmmPreconditioner::IfmmPreconditioner(const HelmholtzBemFmmOperator& op, const 
       throw InvalidArgument("bem: IFMM: the mesh is too coarse for a 4-level octree (deepest allowed leaf level " +
                             std::to_string(cap) + ", the IFMM needs >= 3): refine the mesh, or use --precond bd");
   } else if (depth < 3 || depth > cap) {
-    throw InvalidArgument("bem: IFMM tree depth must be in [3, " + std::to_string(cap) + "], got " + std::to_string(depth));
+    throw InvalidArgument("bem: IFMM tree depth (--ifmm-depth, ifmm_depth) must be in [3, " + std::to_string(cap) + "], got " + std::to_string(depth));
   }
   const auto& root = mv.tree().nodes()[mv.tree().level_nodes(0)[0]];
   const double w2 = 2 * root.half_width / 4 + 2 * mv.box_margin();

@@ -136,16 +136,7 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
   if (opt.precond.kind == PreconditionerKind::Ifmm) {
     if (opt.op.kind == OperatorKind::Dense)
       throw InvalidArgument("bem: the IFMM preconditioner is built on the FMM operator: use op.kind fmm or auto (--operator fmm)");
-    const auto& io = opt.precond.ifmm;
-    if (!(io.ifmm.epsilon > 0 && io.ifmm.epsilon < 1))
-      throw InvalidArgument("bem: ifmm epsilon must be in (0, 1), got " + std::to_string(io.ifmm.epsilon));
-    if (io.ifmm.sigma != 0 && io.ifmm.sigma != 3 && io.ifmm.sigma != 6)
-      throw InvalidArgument("bem: ifmm sigma must be 3, 6 or 0 (sequential), got " + std::to_string(io.ifmm.sigma));
-    if (io.ifmm.top != 0 && io.ifmm.top < 2) throw InvalidArgument("bem: ifmm top level must be >= 2 (or 0: 3), got " + std::to_string(io.ifmm.top));
-    if (io.ifmm.bottom != -1 && io.ifmm.bottom < 3)
-      throw InvalidArgument("bem: ifmm bottom level must be >= 3 (or -1: the tree's leaf level), got " + std::to_string(io.ifmm.bottom));
-    if (io.order != 0 && (io.order < 2 || io.order > 16))
-      throw InvalidArgument("bem: ifmm order must be in [2, 16] or 0 (automatic), got " + std::to_string(io.order));
+    bem::validate(opt.precond.ifmm);
   }
   if (f.tolerance != 0 && !(f.tolerance > 1e-14 && f.tolerance < 0.5))
     throw InvalidArgument("bem: fmm_tolerance (op.fmm.tolerance) must be in (1e-14, 0.5) or 0 (automatic)");
@@ -342,6 +333,11 @@ std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,
 std::vector<cplx> HelmholtzBem::scattered_field(const SurfaceSolution& s,
                                                 const std::vector<std::array<double, 3>>& points) const {
   return bem::scattered_field(impl_->mesh, s, points, impl_->opt.quadrature);
+}
+
+Record ifmm_record(const HelmholtzBemSetup& su) {
+  if (su.precond != PreconditionerKind::Ifmm) return {};
+  return ifmm::to_record(su.ifmm).set("depth", su.ifmm_depth).set("reuses_matvec_fmm", su.ifmm_reuses_matvec_fmm);
 }
 
 double monostatic_cross_section(cplx u_inf_back) { return 4 * std::numbers::pi * std::norm(u_inf_back); }

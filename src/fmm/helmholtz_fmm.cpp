@@ -136,6 +136,7 @@ struct HelmholtzFmm::Impl {
   double a(int l) const { return tree->nodes()[tree->level_nodes(0)[0]].half_width / std::pow(2.0, l) + e; }
 
   void build(const std::vector<std::int64_t>& owner);
+  void apply(const cplx* q, const cplx* mu, cplx* potential, cplx* normal_derivative) const;
   void setup_batches();
   void setup_m2l(int l);
 };
@@ -541,7 +542,7 @@ HelmholtzFmm::HelmholtzFmm(const std::vector<Point3>& points, const std::vector<
   impl_->same_set = true;
   std::vector<std::int64_t> owner(points.size());
   for (std::size_t i = 0; i < owner.size(); ++i) owner[i] = static_cast<std::int64_t>(i);
-  impl_->build(owner);
+  with_threads(opt.threads, [&] { impl_->build(owner); });
 }
 
 HelmholtzFmm::HelmholtzFmm(const std::vector<Point3>& points, const std::vector<Point3>& normals,
@@ -554,7 +555,7 @@ HelmholtzFmm::HelmholtzFmm(const std::vector<Point3>& points, const std::vector<
   impl_->tnrm = normals;
   impl_->spts = sources;
   impl_->snrm = source_normals;
-  impl_->build(owner);
+  with_threads(opt.threads, [&] { impl_->build(owner); });
 }
 
 const Octree& HelmholtzFmm::tree() const { return *impl_->tree; }
@@ -794,7 +795,12 @@ FmmResult HelmholtzFmm::apply(const std::vector<cplx>& q, const std::vector<cplx
 }
 
 void HelmholtzFmm::apply(const cplx* q, const cplx* mu, cplx* potential, cplx* normal_derivative) const {
-  const Impl& I = *impl_;
+  // the team size of Eigen's products inside = opt.threads (core/parallel.hpp with_threads)
+  with_threads(impl_->opt.threads, [&] { impl_->apply(q, mu, potential, normal_derivative); });
+}
+
+void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, cplx* normal_derivative) const {
+  const Impl& I = *this;
   const std::size_t nt = I.tpts.size(), ns = I.spts.size();
   const int nthr = resolve_threads(I.opt.threads);
   if (!potential && !normal_derivative) throw InvalidArgument("HelmholtzFmm::apply: no output requested");

@@ -40,16 +40,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 void validate(const FmmSystem& sys, const IfmmOptions& o) {
-  if (!(o.epsilon > 0 && o.epsilon < 1)) {
-    std::ostringstream m;
-    m << "ifmm: epsilon must be in (0, 1), got " << o.epsilon;
-    throw InvalidArgument(m.str());
-  }
-  if (o.sigma != 0 && o.sigma != 3 && o.sigma != 6)
-    throw InvalidArgument("ifmm: sigma must be 3 or 6 (node-parallel nIFMM) or 0 (sequential, mIFMM), got " +
-                          std::to_string(o.sigma));
-  if (o.threads < 0) throw InvalidArgument("ifmm: threads must be >= 0 (0: all available), got " + std::to_string(o.threads));
-  if (!(o.pivot_rcond > 0 && o.pivot_rcond < 1)) throw InvalidArgument("ifmm: pivot_rcond must be in (0, 1)");
+  validate_options(o);
   if (!sys.tree) throw InvalidArgument("ifmm: the FMM system has no octree");
   if (!sys.entries || !sys.p2m || !sys.l2p || !sys.m2m || !sys.m2l)
     throw InvalidArgument("ifmm: the FMM system lacks one of its operators (entries, p2m, l2p, m2m, m2l)");
@@ -62,11 +53,11 @@ void validate(const FmmSystem& sys, const IfmmOptions& o) {
                           "use a deeper tree (smaller leaves)");
   const int l = o.bottom < 0 ? L : o.bottom;
   if (o.bottom < -1 || l < 3 || l > L)
-    throw InvalidArgument("ifmm: bottom level l must be in [3, " + std::to_string(L) + "] (the tree's leaf level) or -1 (leaf level), got " +
+    throw InvalidArgument("ifmm: bottom level l (--ifmm-bottom, ifmm_bottom) must be in [3, " + std::to_string(L) + "] (the tree's leaf level) or -1 (leaf level), got " +
                           std::to_string(o.bottom));
   const int tau = o.top == 0 ? 3 : o.top;
   if (tau < 2 || tau > l)
-    throw InvalidArgument("ifmm: top level tau must be in [2, " + std::to_string(l) + "] (the bottom level) or 0 (3), got " +
+    throw InvalidArgument("ifmm: top level tau (--ifmm-top, ifmm_top) must be in [2, " + std::to_string(l) + "] (the bottom level) or 0 (3), got " +
                           std::to_string(o.top));
 }
 
@@ -163,118 +154,141 @@ void dense_top(const FmmSystem& sys, Level& top, TopLevel& T, const Settings& s,
 
 }  // namespace
 
+void validate_options(const IfmmOptions& o) {
+  std::ostringstream m;
+  if (!(o.epsilon > 0 && o.epsilon < 1))
+    m << "ifmm: epsilon (--ifmm-eps, ifmm_eps) must be in (0, 1), got " << o.epsilon;
+  else if (o.sigma != 0 && o.sigma != 3 && o.sigma != 6)
+    m << "ifmm: sigma (--ifmm-sigma, ifmm_sigma) must be 3 or 6 (node-parallel nIFMM) or 0 (sequential, mIFMM), got "
+      << o.sigma;
+  else if (o.top != 0 && o.top < 2)
+    m << "ifmm: top level tau (--ifmm-top, ifmm_top) must be >= 2 (or 0: 3), got " << o.top;
+  else if (o.bottom != -1 && o.bottom < 3)
+    m << "ifmm: bottom level l (--ifmm-bottom, ifmm_bottom) must be >= 3 (or -1: the tree's leaf level), got " << o.bottom;
+  else if (o.bottom != -1 && o.top > o.bottom)
+    m << "ifmm: top level tau " << o.top << " (--ifmm-top) is below the bottom level l " << o.bottom
+      << " (--ifmm-bottom): tau <= l";
+  else if (o.threads < 0)
+    m << "ifmm: threads must be >= 0 (0: all available), got " << o.threads;
+  else if (!(o.pivot_rcond > 0 && o.pivot_rcond < 1))
+    m << "ifmm: pivot_rcond must be in (0, 1), got " << o.pivot_rcond;
+  if (!m.str().empty()) throw InvalidArgument(m.str());
+}
+
 Ifmm::Ifmm(const FmmSystem& sys, const IfmmOptions& opt) : impl_(std::make_unique<Impl>()) {
   const auto t0 = std::chrono::steady_clock::now();
   validate(sys, opt);
-  auto& I = *impl_;
-  auto& f = I.f;
-  auto& rep = I.report;
-  const auto& tree = *sys.tree;
-  const int L = tree.leaf_level();
-  const int l = opt.bottom < 0 ? L : opt.bottom;
-  const int tau = opt.top == 0 ? 3 : opt.top;
-  const int threads = resolve_threads(opt.threads);
-  f.threads = threads;
-  f.n = tree.permutation().size();
-  f.perm = tree.permutation();
-  Settings s;
-  s.eps = opt.epsilon;
-  s.pivot_rcond = opt.pivot_rcond;
-  s.p3 = sys.order * sys.order * sys.order;
-  rep.epsilon = opt.epsilon;
-  rep.sigma = opt.sigma;
-  rep.top = tau;
-  rep.bottom = l;
-  rep.leaf_level = L;
-  rep.order = sys.order;
-  rep.name = configuration_name(opt.sigma, tau, l);
-  require_memory(estimate_bottom_bytes(tree, l, s.p3), "ifmm: the operators of the bottom level " + std::to_string(l));
+  with_threads(opt.threads, [&] {
+    auto& I = *impl_;
+    auto& f = I.f;
+    auto& rep = I.report;
+    const auto& tree = *sys.tree;
+    const int L = tree.leaf_level();
+    const int l = opt.bottom < 0 ? L : opt.bottom;
+    const int tau = opt.top == 0 ? 3 : opt.top;
+    const int threads = resolve_threads(opt.threads);
+    f.threads = threads;
+    f.n = tree.permutation().size();
+    f.perm = tree.permutation();
+    Settings s;
+    s.eps = opt.epsilon;
+    s.pivot_rcond = opt.pivot_rcond;
+    s.p3 = sys.order * sys.order * sys.order;
+    rep.epsilon = opt.epsilon;
+    rep.sigma = opt.sigma;
+    rep.top = tau;
+    rep.bottom = l;
+    rep.leaf_level = L;
+    rep.order = sys.order;
+    rep.name = configuration_name(opt.sigma, tau, l);
+    require_memory(estimate_bottom_bytes(tree, l, s.p3), "ifmm: the operators of the bottom level " + std::to_string(l));
 
-  std::size_t kept = 0;
-  Level cur;
-  {
-    const auto tl = std::chrono::steady_clock::now();
-    if (opt.progress) opt.progress("initialise", l, 0.0);
-    initialise_bottom(sys, l, s, threads, cur);
-    if (opt.progress) opt.progress("initialise", l, 1.0);
-    IfmmLevelReport lr;
-    lr.seconds = seconds_since(tl);
-    rep.levels.push_back(lr);
-  }
-  for (int kappa = l; kappa >= 3; --kappa) {
-    const auto tl = std::chrono::steady_clock::now();
-    auto& lr = rep.levels.back();
-    lr.level = kappa;
-    lr.boxes = static_cast<int>(cur.boxes.size());
-    for (const auto& b : cur.boxes) {
-      lr.unknowns += static_cast<std::size_t>(b.n);
-      lr.initial_max_rank = std::max(lr.initial_max_rank, static_cast<int>(std::max(b.U.cols(), b.V.cols())));
+    std::size_t kept = 0;
+    Level cur;
+    {
+      const auto tl = std::chrono::steady_clock::now();
+      if (opt.progress) opt.progress("initialise", l, 0.0);
+      initialise_bottom(sys, l, s, threads, cur);
+      if (opt.progress) opt.progress("initialise", l, 1.0);
+      IfmmLevelReport lr;
+      lr.seconds = seconds_since(tl);
+      rep.levels.push_back(lr);
     }
-    std::vector<std::array<int, 3>> coords;
-    for (const auto& b : cur.boxes) coords.push_back(b.coord);
-    cur.colours = colour_boxes(coords, opt.sigma);
-    cur.order.clear();
-    for (const auto& c : cur.colours) cur.order.insert(cur.order.end(), c.begin(), c.end());
-    const bool node_parallel = opt.sigma != 0 && kappa >= tau && threads > 1;
-    lr.colours = static_cast<int>(cur.colours.size());
-    lr.node_parallel = opt.sigma != 0 && kappa >= tau;
-    std::size_t peak = level_operator_bytes(cur);
-    Settings sl = s;
-    sl.critical = node_parallel && opt.sigma == 3;
-    sl.inner_threads = node_parallel ? 1 : threads;
-    std::size_t done = 0;
-    const std::size_t total = cur.boxes.size();
-    const double te = profile_clock();
-    for (const auto& colour : cur.colours) {
-      const int m = static_cast<int>(colour.size());
-      if (node_parallel && m > 1) {
-        ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (int t = 0; t < m; ++t) errors.run([&] { eliminate(cur, colour[static_cast<std::size_t>(t)], sl); });
-        errors.rethrow();
-      } else {
-        for (int t = 0; t < m; ++t) eliminate(cur, colour[static_cast<std::size_t>(t)], sl);
+    for (int kappa = l; kappa >= 3; --kappa) {
+      const auto tl = std::chrono::steady_clock::now();
+      auto& lr = rep.levels.back();
+      lr.level = kappa;
+      lr.boxes = static_cast<int>(cur.boxes.size());
+      for (const auto& b : cur.boxes) {
+        lr.unknowns += static_cast<std::size_t>(b.n);
+        lr.initial_max_rank = std::max(lr.initial_max_rank, static_cast<int>(std::max(b.U.cols(), b.V.cols())));
       }
-      done += colour.size();
-      if (opt.progress) opt.progress("factorise", kappa, double(done) / double(std::max<std::size_t>(total, 1)));
+      std::vector<std::array<int, 3>> coords;
+      for (const auto& b : cur.boxes) coords.push_back(b.coord);
+      cur.colours = colour_boxes(coords, opt.sigma);
+      cur.order.clear();
+      for (const auto& c : cur.colours) cur.order.insert(cur.order.end(), c.begin(), c.end());
+      const bool node_parallel = opt.sigma != 0 && kappa >= tau && threads > 1;
+      lr.colours = static_cast<int>(cur.colours.size());
+      lr.node_parallel = opt.sigma != 0 && kappa >= tau;
+      std::size_t peak = level_operator_bytes(cur);
+      Settings sl = s;
+      sl.critical = node_parallel && opt.sigma == 3;
+      sl.inner_threads = node_parallel ? 1 : threads;
+      std::size_t done = 0;
+      const std::size_t total = cur.boxes.size();
+      const double te = profile_clock();
+      for (const auto& colour : cur.colours) {
+        const int m = static_cast<int>(colour.size());
+        if (node_parallel && m > 1) {
+          ParallelErrors errors;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+          for (int t = 0; t < m; ++t) errors.run([&] { eliminate(cur, colour[static_cast<std::size_t>(t)], sl); });
+          errors.rethrow();
+        } else {
+          for (int t = 0; t < m; ++t) eliminate(cur, colour[static_cast<std::size_t>(t)], sl);
+        }
+        done += colour.size();
+        if (opt.progress) opt.progress("factorise", kappa, double(done) / double(std::max<std::size_t>(total, 1)));
+      }
+      profile("elimination", kappa, profile_clock() - te);
+      peak = std::max(peak, level_operator_bytes(cur));
+      double rs = 0;
+      for (const auto& b : cur.boxes) {
+        lr.max_rank = std::max(lr.max_rank, b.r);
+        rs += b.r;
+        lr.bytes += b.el.bytes();
+      }
+      lr.mean_rank = cur.boxes.empty() ? 0 : rs / double(cur.boxes.size());
+      kept += lr.bytes;
+      rep.peak_bytes = std::max(rep.peak_bytes, kept + peak);
+      f.node_parallel.push_back(lr.node_parallel ? 1 : 0);
+      // the parent level (its operators from this level's), then this level is kept for the solve
+      Level parent;
+      const auto tp = std::chrono::steady_clock::now();
+      if (opt.progress) opt.progress("initialise", kappa - 1, 0.0);
+      initialise_parent(sys, cur, s, threads, parent);
+      if (opt.progress) opt.progress("initialise", kappa - 1, 1.0);
+      lr.seconds += seconds_since(tl) - seconds_since(tp);
+      f.levels.push_back(std::move(cur));
+      cur = std::move(parent);
+      IfmmLevelReport next;
+      next.seconds = seconds_since(tp);
+      rep.levels.push_back(next);
     }
-    profile("elimination", kappa, profile_clock() - te);
-    peak = std::max(peak, level_operator_bytes(cur));
-    double rs = 0;
-    for (const auto& b : cur.boxes) {
-      lr.max_rank = std::max(lr.max_rank, b.r);
-      rs += b.r;
-      lr.bytes += b.el.bytes();
+    // level 2: dense
+    {
+      const auto tt = std::chrono::steady_clock::now();
+      dense_top(sys, cur, f.top, s, threads, opt);
+      rep.top_size = static_cast<std::size_t>(f.top.n);
+      rep.top_seconds = seconds_since(tt) + rep.levels.back().seconds;
+      rep.levels.pop_back();  // the level-2 entry only timed its initialisation
+      kept += static_cast<std::size_t>(f.top.lu.matrixLU().size()) * sizeof(cplx);
+      rep.peak_bytes = std::max(rep.peak_bytes, kept + static_cast<std::size_t>(f.top.n * f.top.n) * sizeof(cplx));
     }
-    lr.mean_rank = cur.boxes.empty() ? 0 : rs / double(cur.boxes.size());
-    kept += lr.bytes;
-    rep.peak_bytes = std::max(rep.peak_bytes, kept + peak);
-    f.node_parallel.push_back(lr.node_parallel ? 1 : 0);
-    // the parent level (its operators from this level's), then this level is kept for the solve
-    Level parent;
-    const auto tp = std::chrono::steady_clock::now();
-    if (opt.progress) opt.progress("initialise", kappa - 1, 0.0);
-    initialise_parent(sys, cur, s, threads, parent);
-    if (opt.progress) opt.progress("initialise", kappa - 1, 1.0);
-    lr.seconds += seconds_since(tl) - seconds_since(tp);
-    f.levels.push_back(std::move(cur));
-    cur = std::move(parent);
-    IfmmLevelReport next;
-    next.seconds = seconds_since(tp);
-    rep.levels.push_back(next);
-  }
-  // level 2: dense
-  {
-    const auto tt = std::chrono::steady_clock::now();
-    dense_top(sys, cur, f.top, s, threads, opt);
-    rep.top_size = static_cast<std::size_t>(f.top.n);
-    rep.top_seconds = seconds_since(tt) + rep.levels.back().seconds;
-    rep.levels.pop_back();  // the level-2 entry only timed its initialisation
-    kept += static_cast<std::size_t>(f.top.lu.matrixLU().size()) * sizeof(cplx);
-    rep.peak_bytes = std::max(rep.peak_bytes, kept + static_cast<std::size_t>(f.top.n * f.top.n) * sizeof(cplx));
-  }
-  rep.bytes = kept;
-  rep.seconds = seconds_since(t0);
+    rep.bytes = kept;
+    rep.seconds = seconds_since(t0);
+  });
 }
 
 Ifmm::~Ifmm() = default;
@@ -284,12 +298,14 @@ std::size_t Ifmm::size() const { return impl_->f.n; }
 void Ifmm::apply(const cplx* r, cplx* z) const { solve_many(r, z, 1); }
 
 void Ifmm::solve_many(const cplx* B, cplx* X, std::size_t m) const {
-  const auto t0 = std::chrono::steady_clock::now();
-  detail::solve(impl_->f, B, X, m);
-  const double dt = seconds_since(t0);
-  std::lock_guard<std::mutex> lk(impl_->stats_mutex);
-  impl_->apply_seconds += dt;
-  impl_->applications += static_cast<long>(m);
+  with_threads(impl_->f.threads, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    detail::solve(impl_->f, B, X, m);
+    const double dt = seconds_since(t0);
+    std::lock_guard<std::mutex> lk(impl_->stats_mutex);
+    impl_->apply_seconds += dt;
+    impl_->applications += static_cast<long>(m);
+  });
 }
 
 std::vector<cplx> Ifmm::solve(const std::vector<cplx>& b) const {

@@ -1,7 +1,7 @@
 """Tests of `elliptica bem` (dense Burton-Miller BEM, block-diagonal preconditioner).
 
 The binary is taken from ELLIPTICA_CLI, else from PATH. The far field of a sphere is checked
-against the Mie series computed here with scipy.special (independent of the C++ reference):
+against the Mie series of tests/reference/mie.py (scipy.special, independent of the C++ reference):
 e^{-i omega t}, incident e^{ikz}, u_sc = sum i^n (2n+1) a_n h_n(kr) P_n(cos theta) with
 a_n = -j_n(ka)/h_n(ka) (sound-soft) or -j_n'(ka)/h_n'(ka) (sound-hard), h_n = j_n + i y_n, so
 u_inf(theta) = (-i/k) sum (2n+1) a_n P_n(cos theta) (normalisation u_sc ~ e^{ikr}/r u_inf).
@@ -9,12 +9,15 @@ u_inf(theta) = (-i/k) sum (2n+1) a_n P_n(cos theta) (normalisation u_sc ~ e^{ikr
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 scipy_special = pytest.importorskip("scipy.special")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
+from mie import mie_far_field  # noqa: E402
 
 USAGE, INVALID, IOERR, NUMERICAL, NOTCONV = 1, 2, 3, 4, 5
 OUTPUTS = ["surface.npy", "surface.vtu", "far_field.csv", "residuals.csv", "summary.json"]
@@ -30,17 +33,6 @@ def cli():
 
 def run(cli, *args, timeout=600):
     return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
-
-
-def mie_far_field(k, a, cos_theta, bc):
-    sp = scipy_special
-    n = np.arange(0, 30)
-    ka = k * a
-    if bc == "dirichlet":
-        an = -sp.spherical_jn(n, ka) / (sp.spherical_jn(n, ka) + 1j * sp.spherical_yn(n, ka))
-    else:
-        an = -sp.spherical_jn(n, ka, True) / (sp.spherical_jn(n, ka, True) + 1j * sp.spherical_yn(n, ka, True))
-    return (-1j / k) * sum((2 * m + 1) * an[m] * sp.eval_legendre(m, cos_theta) for m in n)
 
 
 def read_far_field(path):

@@ -1,33 +1,20 @@
 """Python API of the Helmholtz BEM (elliptica.HelmholtzBEM, read_mesh, icosphere).
 
-The far field of the unit sphere is checked against the Mie series computed here with
-scipy.special: e^{-i omega t}, incident e^{ikz}, u_inf(theta) = (-i/k) sum (2n+1) a_n P_n(cos theta),
+The far field of the unit sphere is checked against the Mie series of tests/reference/mie.py
+(scipy.special): e^{-i omega t}, incident e^{ikz}, u_inf(theta) = (-i/k) sum (2n+1) a_n P_n(cos theta),
 a_n = -j_n'(ka)/h_n'(ka) (sound-hard) or -j_n(ka)/h_n(ka) (sound-soft), h_n = j_n + i y_n.
 """
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import elliptica
 
 sp = pytest.importorskip("scipy.special")
-
-
-def mie_coefficients(k, a, bc, nmax=30):
-    n = np.arange(nmax)
-    if bc == "dirichlet":
-        return n, -sp.spherical_jn(n, k * a) / (sp.spherical_jn(n, k * a) + 1j * sp.spherical_yn(n, k * a))
-    return n, -sp.spherical_jn(n, k * a, True) / (sp.spherical_jn(n, k * a, True) + 1j * sp.spherical_yn(n, k * a, True))
-
-
-def mie_far_field(k, a, cos_theta, bc):
-    n, an = mie_coefficients(k, a, bc)
-    return (-1j / k) * sum((2 * m + 1) * an[m] * sp.eval_legendre(m, cos_theta) for m in n)
-
-
-def mie_scattered(k, a, r, cos_theta, bc):
-    n, an = mie_coefficients(k, a, bc)
-    h = lambda m: sp.spherical_jn(m, k * r) + 1j * sp.spherical_yn(m, k * r)  # noqa: E731
-    return sum(1j ** m * (2 * m + 1) * an[m] * h(m) * sp.eval_legendre(m, cos_theta) for m in n)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
+from mie import mie_coefficients, mie_far_field, mie_scattered  # noqa: E402
 
 
 def fibonacci(n):

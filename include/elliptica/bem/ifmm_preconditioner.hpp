@@ -32,6 +32,11 @@ struct IfmmPreconditionerOptions {
   int depth = -1;          ///< leaf level of the IFMM's tree, in [3, max_tree_depth()]; -1: automatic
 };
 
+/// The option checks that need no operator: ifmm::validate_options, order 0 or in [2, 16],
+/// depth -1 or >= 3 (the upper bound of depth needs the operator). Throws InvalidArgument naming
+/// the field with its CLI / Python spellings. Called by the plan before any set-up work.
+void validate(const IfmmPreconditionerOptions& opt);
+
 /// M ~ A^{-1} of the operator (a fixed elliptica::LinearOperator<cplx>).
 class IfmmPreconditioner final : public LinearOperator<cplx> {
  public:

@@ -166,6 +166,11 @@ struct HelmholtzBemSetup {
   bool ifmm_reuses_matvec_fmm = false;
 };
 
+/// The IFMM part of a set-up report as a result record (summary.json "ifmm", Python
+/// setup["ifmm"]): ifmm::to_record(su.ifmm) followed by depth (ifmm_depth) and
+/// reuses_matvec_fmm; an empty record unless su.precond is Ifmm.
+Record ifmm_record(const HelmholtzBemSetup& su);
+
 /// Timings of one solve (besides what SurfaceSolution reports).
 struct HelmholtzBemSolveInfo {
   double gmres_seconds = 0;

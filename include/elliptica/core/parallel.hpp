@@ -21,7 +21,7 @@
 /// Threads: every plan and operator takes a `threads` option (0 = omp_get_max_threads() at the
 /// call, n > 0 exactly n) and passes resolve_threads(threads) to the num_threads clause of each of
 /// its parallel regions; nothing in the library calls omp_set_num_threads or changes any other
-/// process-wide state. Below the size thresholds of this file a region runs on one thread
+/// process-wide state (with_threads below sets the team size of one nested scope only). Below the size thresholds of this file a region runs on one thread
 /// (if clause): the fork/join costs more than the work there (measured on 2-core AVX-512 and
 /// AVX2 machines with the loops they guard).
 #include <atomic>
@@ -45,6 +45,21 @@ inline constexpr std::ptrdiff_t kParallelMinVector = 32768;
 inline constexpr std::ptrdiff_t kParallelMinRows = 20000;
 /// Dense row kernels (dense BEM matvec): parallel above this many rows.
 inline constexpr std::ptrdiff_t kParallelMinDenseRows = 256;
+
+class ParallelErrors;
+
+/// Runs f() on the calling thread so that the OpenMP regions opened inside it *without* a
+/// num_threads clause get resolve_threads(threads) threads. Eigen's own parallel kernels (the
+/// GEMM under its LU factorisations, large products) size their teams by omp_get_max_threads();
+/// without this scope they use OMP_NUM_THREADS / all cores whatever a plan's `threads` says.
+/// How: f runs inside a one-thread parallel region (inactive, so regions nested in it may still
+/// fork) whose implicit task gets nthreads-var = threads through omp_set_num_threads; that ICV
+/// belongs to the region's implicit task only (OpenMP 5.2 sections 2.4.1 and 18.2.1) and is gone
+/// when the region ends: nothing outside f changes. Inside a region of the library's own with
+/// more than one thread Eigen stays sequential (it checks omp_get_num_threads() > 1).
+/// Exceptions thrown by f are rethrown on the calling thread after the region.
+template <class F>
+void with_threads(int threads, F&& f);
 
 class ParallelErrors {
  public:
@@ -76,5 +91,21 @@ class ParallelErrors {
   std::mutex mutex_;
   std::exception_ptr first_;
 };
+
+template <class F>
+void with_threads(int threads, F&& f) {
+  const int t = resolve_threads(threads);
+  std::exception_ptr error;
+#pragma omp parallel num_threads(1)
+  {
+    omp_set_num_threads(t);
+    try {
+      f();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
 
 }  // namespace elliptica

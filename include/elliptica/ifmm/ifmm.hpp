@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "elliptica/core/operator.hpp"
+#include "elliptica/core/record.hpp"
 #include "elliptica/fmm/octree.hpp"
 
 namespace elliptica::ifmm {
@@ -105,6 +106,13 @@ struct IfmmOptions {
   std::function<void(const std::string& stage, int level, double fraction)> progress;
 };
 
+/// The checks of the options that need no tree (the one definition of their ranges: the IFMM,
+/// the BEM plan, the CLI and Python all reach this): epsilon in (0, 1), sigma in {0, 3, 6},
+/// top 0 or >= 2, bottom -1 or >= 3, top <= bottom when both are given, threads >= 0,
+/// pivot_rcond in (0, 1). Each message names the field and its CLI / Python spellings
+/// (e.g. "ifmm: epsilon (--ifmm-eps, ifmm_eps) must be in (0, 1), got 0"). Throws InvalidArgument.
+void validate_options(const IfmmOptions& o);
+
 /// Per level of the factorisation.
 struct IfmmLevelReport {
   int level = 0;
@@ -131,6 +139,12 @@ struct IfmmReport {
   std::size_t bytes = 0;       ///< all factors kept for the solve
   std::size_t peak_bytes = 0;  ///< largest working set of the factorisation (factors + operators)
 };
+
+/// The report as a result record (summary.json's "ifmm" object, Python's setup["ifmm"]): name,
+/// epsilon, sigma, top, bottom, leaf_level, order, seconds, bytes, peak_bytes, top_size,
+/// top_seconds and levels (a list: level, boxes, colours, node_parallel, unknowns,
+/// initial_max_rank, max_rank, mean_rank, seconds, bytes), with the meanings of the fields above.
+Record to_record(const IfmmReport& r);
 
 /// The seed's name of a configuration (sigma 0: "mIFMMb{l}"; else "nIFMMs{sigma}t{tau}b{l}").
 std::string configuration_name(int sigma, int top, int bottom);
