@@ -33,6 +33,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -461,7 +462,7 @@ def main() -> None:
         for i, (n, ka, cfg, thr) in enumerate(cases):
             mesh = mesh_spec(a.body, n)
             args = ["--mesh", mesh, "--k", f"{ka:g}", "--operator", "fmm", "--incident", incident, "--threads", str(thr),
-                    "--no-plots", "-q"]
+                    "-q"] + ([] if a.sweep > 0 else ["--no-plots"])  # a sweep's plot: its target-strength curve
             if cfg["kind"] == "none":
                 args += ["--precond", "none"]
             elif cfg["kind"] == "bd":
@@ -512,6 +513,13 @@ def main() -> None:
                     f"RSS {num(r['peak_rss_mib']):.0f} MiB")
             else:
                 log(f"[{i + 1}/{len(cases)}] {mesh} ka={ka:g} {fam} thr={thr}: FAILED rc {res['rc']}: {res['note']}")
+            if ok(r) and incident.startswith("sweep:"):  # the target-strength curve itself is a result
+                stem = f"{a.tag}_sweep_{Path(mesh).stem if a.body.startswith('file:') else a.body}_N{r['N']}_ka{ka:g}_{r['config']}"
+                if cfg.get("eps"):
+                    stem += f"_eps{cfg['eps']:.0e}"
+                for ext in ("csv", "png"):
+                    if (rdir / f"monostatic.{ext}").exists():
+                        shutil.copyfile(rdir / f"monostatic.{ext}", out / f"{stem}_monostatic.{ext}")
             if not a.keep:
                 B.rmtree(rdir)
     finally:

@@ -166,8 +166,8 @@ void validate_options(const IfmmOptions& o) {
   else if (o.bottom != -1 && o.bottom < 3)
     m << "ifmm: bottom level l (--ifmm-bottom, ifmm_bottom) must be >= 3 (or -1: the tree's leaf level), got " << o.bottom;
   else if (o.bottom != -1 && o.top > o.bottom)
-    m << "ifmm: top level tau " << o.top << " (--ifmm-top) is below the bottom level l " << o.bottom
-      << " (--ifmm-bottom): tau <= l";
+    m << "ifmm: top level tau " << o.top << " (--ifmm-top, ifmm_top) is below the bottom level l " << o.bottom
+      << " (--ifmm-bottom, ifmm_bottom): tau <= l";
   else if (o.threads < 0)
     m << "ifmm: threads must be >= 0 (0: all available), got " << o.threads;
   else if (!(o.pivot_rcond > 0 && o.pivot_rcond < 1))

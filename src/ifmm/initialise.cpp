@@ -221,19 +221,32 @@ void compress_level(const FmmSystem& sys, Level& lev, std::vector<Mat>& l2p_full
   profile("M2L blocks", lev.level, profile_clock() - t0);
 }
 
-void initialise_bottom(const FmmSystem& sys, int l, const Settings& s, int threads, Level& out) {
-  const auto& tree = *sys.tree;
-  const auto& ids = tree.level_nodes(l);
-  out.level = l;
+namespace {
+
+// The boxes of an octree level, one per non-empty node, in the tree's order: node, coordinates,
+// octant (their sizes and operators are the caller's).
+void start_level(const fmm::Octree& tree, int level, Level& out) {
+  const auto& ids = tree.level_nodes(level);
+  out.level = level;
   out.boxes.assign(ids.size(), Box());
   for (std::size_t i = 0; i < ids.size(); ++i) {
     auto& b = out.boxes[i];
-    const auto& nd = tree.nodes()[ids[i]];
     b.tree_node = ids[i];
-    b.coord = nd.coord;
-    b.octant = octant_of(nd.coord);
-    b.n = static_cast<int>(nd.end - nd.begin);
-    b.begin = nd.begin;
+    b.coord = tree.nodes()[ids[i]].coord;
+    b.octant = octant_of(b.coord);
+  }
+}
+
+}  // namespace
+
+void initialise_bottom(const FmmSystem& sys, int l, const Settings& s, int threads, Level& out) {
+  const auto& tree = *sys.tree;
+  const auto& ids = tree.level_nodes(l);
+  start_level(tree, l, out);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto& nd = tree.nodes()[ids[i]];
+    out.boxes[i].n = static_cast<int>(nd.end - nd.begin);
+    out.boxes[i].begin = nd.begin;
   }
   link_level(tree, out);
   const int nbx = static_cast<int>(ids.size());
@@ -269,17 +282,9 @@ void initialise_parent(const FmmSystem& sys, Level& child, const Settings& s, in
   const auto& tree = *sys.tree;
   const int kappa = child.level - 1;
   const auto& ids = tree.level_nodes(kappa);
-  out.level = kappa;
-  out.boxes.assign(ids.size(), Box());
+  start_level(tree, kappa, out);
   std::unordered_map<int, int> pos;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    auto& b = out.boxes[i];
-    const auto& nd = tree.nodes()[ids[i]];
-    b.tree_node = ids[i];
-    b.coord = nd.coord;
-    b.octant = octant_of(nd.coord);
-    pos[ids[i]] = static_cast<int>(i);
-  }
+  for (std::size_t i = 0; i < ids.size(); ++i) pos[ids[i]] = static_cast<int>(i);
   std::vector<std::vector<int>> children(ids.size());
   for (std::size_t c = 0; c < child.boxes.size(); ++c) {
     auto& cb = child.boxes[c];

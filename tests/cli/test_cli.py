@@ -8,7 +8,6 @@ Values are checked by the library's own tests; here we check the plumbing: shape
 headers, consistency between .npy and .csv, symmetry, and that bad input gives a non-zero exit
 code, a message naming the problem, and no output file (an existing one stays unchanged).
 """
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,17 +20,6 @@ SPC216 = Path(__file__).resolve().parents[2] / "examples" / "water" / "spc216.gr
 # Exit codes (include/elliptica/core/error.hpp): 1 usage (CLI11), 2 invalid input, 3 file error,
 # 4 numerical failure.
 USAGE, INVALID, IOERR, NUMERICAL = 1, 2, 3, 4
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica "
-                    "(e.g. <build>/apps/elliptica) or put it on PATH")
-    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-        pytest.fail(f"ELLIPTICA_CLI={exe!r} is not an executable file")
-    return exe
 
 
 def run(cli, *args, timeout=300):

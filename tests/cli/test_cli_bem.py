@@ -6,8 +6,6 @@ e^{-i omega t}, incident e^{ikz}, u_sc = sum i^n (2n+1) a_n h_n(kr) P_n(cos thet
 a_n = -j_n(ka)/h_n(ka) (sound-soft) or -j_n'(ka)/h_n'(ka) (sound-hard), h_n = j_n + i y_n, so
 u_inf(theta) = (-i/k) sum (2n+1) a_n P_n(cos theta) (normalisation u_sc ~ e^{ikr}/r u_inf).
 """
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,14 +19,6 @@ from mie import mie_far_field  # noqa: E402
 
 USAGE, INVALID, IOERR, NUMERICAL, NOTCONV = 1, 2, 3, 4, 5
 OUTPUTS = ["surface.npy", "surface.vtu", "far_field.csv", "residuals.csv", "summary.json"]
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica or put it on PATH")
-    return exe
 
 
 def run(cli, *args, timeout=600):

@@ -5,23 +5,13 @@ the sphere, so these tests depend on the command-line tool only.
 
 The binary is taken from ELLIPTICA_CLI, else from PATH.
 """
-import os
 import re
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 INVALID = 2
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica or put it on PATH")
-    return exe
 
 
 def run(cli, *args, timeout=300):

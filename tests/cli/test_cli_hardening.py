@@ -8,7 +8,6 @@ Exit codes (include/elliptica/core/error.hpp): 2 invalid input, 3 file error, 4 
 """
 import os
 import resource
-import shutil
 import signal
 import stat
 import subprocess
@@ -24,14 +23,6 @@ SPC216 = ROOT / "examples" / "water" / "spc216.gro"
 WATER_X = ROOT / "examples" / "water" / "positions.npy"
 WATER_Q = ROOT / "examples" / "water" / "charges.npy"
 INVALID, IOERR, NUMERICAL, RESOURCE = 2, 3, 4, 6
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica")
-    return exe
 
 
 def run(cli, *args, timeout=300, env=None, preexec_fn=None):

@@ -7,9 +7,7 @@ a non-symmetric cycle, the Matrix Market path (solution checked against a dense 
 and no output on bad input, and the study's CSV, PNGs and findings lines.
 """
 import csv
-import os
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -17,16 +15,6 @@ import pytest
 
 USAGE, INVALID, IOERR, NUMERICAL, NOTCONV = 1, 2, 3, 4, 5
 KINDS = ["simple", "cheb1", "cheb1opt", "cheb4", "opt4"]
-
-
-@pytest.fixture(scope="session")
-def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica or put it on PATH")
-    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-        pytest.fail(f"ELLIPTICA_CLI={exe!r} is not an executable file")
-    return exe
 
 
 def run(cli, *args, timeout=300):
