@@ -218,7 +218,7 @@ void print_ifmm(std::ostream& os, const bem::HelmholtzBemSetup& su) {
   if (su.precond != bem::PreconditionerKind::Ifmm) return;
   const auto& r = su.ifmm;
   const double mib = 1.0 / (1024.0 * 1024.0);
-  os << "ifmm: " << r.name << ", epsilon " << r.epsilon << ", Chebyshev order " << su.ifmm_order << ", tree depth " << su.ifmm_depth
+  os << "ifmm: " << r.name << ", epsilon " << r.epsilon << ", Chebyshev order " << r.order << ", tree depth " << su.ifmm_depth
      << (su.ifmm_reuses_matvec_fmm ? " (the matvec FMM's operators)" : "") << ": " << r.seconds << " s, factors "
      << double(r.bytes) * mib << " MiB, peak " << double(r.peak_bytes) * mib << " MiB, dense level 2: " << r.top_size
      << " unknowns (" << r.top_seconds << " s)\n";

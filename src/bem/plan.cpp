@@ -257,7 +257,6 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     I.ifmm = std::make_unique<IfmmPreconditioner>(*I.fmm_op, io);
     S.precond_seconds = since(t1);
     S.ifmm = I.ifmm->report();
-    S.ifmm_order = I.ifmm->order();
     S.ifmm_depth = I.ifmm->depth();
     S.ifmm_reuses_matvec_fmm = I.ifmm->reuses_matvec_fmm();
     S.precond_bytes = S.ifmm.bytes;

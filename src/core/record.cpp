@@ -57,11 +57,13 @@ void write(std::ostringstream& os, const Record& r, int indent) {
           os << (k ? ",\n" : "\n") << pad << "  ";
           write(os, f.records[k], indent + 4);
         }
-        os << (f.records.empty() ? "]" : "\n" + pad + "]");
+        if (!f.records.empty()) os << '\n' << pad;
+        os << ']';
         break;
     }
   }
-  os << (first ? "}" : "\n" + std::string(static_cast<std::size_t>(indent), ' ') + "}");
+  if (!first) os << '\n' << std::string(static_cast<std::size_t>(indent), ' ');
+  os << '}';
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cmath>
 #include <random>
+#include <string>
 
+#include "elliptica/core/error.hpp"
 #include "internal.hpp"
 
 namespace elliptica::ifmm::detail {
@@ -43,6 +45,24 @@ void pad(Mat& M, Eigen::Index rows, Eigen::Index cols) {
   M.swap(N);
 }
 
+ThinSvd thin_svd(const Mat& A, bool want_v, const char* what) {
+  if (!A.allFinite()) throw NumericalError(std::string("ifmm: non-finite entry in the ") + what + " before its SVD");
+  const unsigned flags = want_v ? unsigned(Eigen::ComputeThinU | Eigen::ComputeThinV) : unsigned(Eigen::ComputeThinU);
+  // One-sided Jacobi (QR-preconditioned), not Eigen 3.4's divide-and-conquer BDCSVD: the latter
+  // reads out of bounds in its deflation when singular values cluster (the identity blocks of the
+  // IFMM's fill-in produce exactly such matrices), which gave NaN bases or a crash, depending on
+  // rounding (tests/test_ifmm_svd.cpp: matrices of that kind).
+  Eigen::JacobiSVD<Mat> svd(A, flags);
+  ThinSvd r;
+  r.s = svd.singularValues();
+  r.U = svd.matrixU();
+  if (want_v) r.V = svd.matrixV();
+  if (svd.info() != Eigen::Success || !r.s.allFinite() || !r.U.allFinite() || !r.V.allFinite())
+    throw NumericalError(std::string("ifmm: the SVD of the ") + what + " (" + std::to_string(A.rows()) + " x " +
+                         std::to_string(A.cols()) + ") did not converge");
+  return r;
+}
+
 namespace {
 
 Mat gaussian(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {
@@ -62,11 +82,10 @@ Mat orth(const Mat& Y) {
 
 // Left singular vectors of A with singular values > tol (at most kmax), direct SVD.
 Mat svd_columns(const Mat& A, double tol, int kmax) {
-  Eigen::BDCSVD<Mat> svd(A, Eigen::ComputeThinU);
-  const auto& s = svd.singularValues();
+  const ThinSvd svd = thin_svd(A, false, "range-finder block");
   int k = 0;
-  while (k < s.size() && k < kmax && s(k) > tol) ++k;
-  return svd.matrixU().leftCols(k);
+  while (k < svd.s.size() && k < kmax && svd.s(k) > tol) ++k;
+  return svd.U.leftCols(k);
 }
 
 }  // namespace
@@ -83,11 +102,11 @@ Mat dominant_columns(const Mat& A, double tol, int kmax, std::uint64_t seed) {
     const int l = static_cast<int>(std::min<Eigen::Index>(k + 8, std::min(m, n)));
     const Mat Q = orth(A * gaussian(n, l, mix_seed(seed, attempt, 1)));
     const Mat Bq = Q.adjoint() * A;  // l x n
-    Eigen::BDCSVD<Mat> svd(Bq, Eigen::ComputeThinU);
-    const auto& s = svd.singularValues();
+    const ThinSvd svd = thin_svd(Bq, false, "randomised sketch Q^* A");
+    const auto& s = svd.s;
     int keep = 0;
     while (keep < s.size() && keep < kmax && s(keep) > tol) ++keep;
-    if (keep < l - 4 || l >= std::min(m, n) || keep >= kmax) return Q * svd.matrixU().leftCols(keep);
+    if (keep < l - 4 || l >= std::min(m, n) || keep >= kmax) return Q * svd.U.leftCols(keep);
     k = std::min(kmax, 2 * k);
   }
 }
@@ -139,14 +158,14 @@ void truncated_svd(const Mat& A, double rel, int rmax, Mat& Q, Mat& R) {
     R = Mat(0, A.cols());
     return;
   }
-  Eigen::BDCSVD<Mat> svd(A, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  const auto& s = svd.singularValues();
+  const ThinSvd svd = thin_svd(A, true, "operator (truncated SVD)");
+  const auto& s = svd.s;
   int k = 0;
   const double tol = rel * (s.size() > 0 ? s(0) : 0.0);
   while (k < s.size() && k < rmax && s(k) > tol) ++k;
   if (k == 0 && s.size() > 0 && s(0) > 0) k = 1;
-  Q = svd.matrixU().leftCols(k);
-  R = s.head(k).asDiagonal() * svd.matrixV().leftCols(k).adjoint();
+  Q = svd.U.leftCols(k);
+  R = s.head(k).asDiagonal() * svd.V.leftCols(k).adjoint();
 }
 
 }  // namespace elliptica::ifmm::detail

@@ -120,6 +120,10 @@ void eliminate(Level& lev, int i, const Settings& s) {
     bi.r = r;
   }
   const int r = bi.r;
+  if (!bi.U.allFinite() || !bi.V.allFinite())
+    throw NumericalError("ifmm: internal: non-finite far-field basis (U or V) at " + box_name(lev, bi));
+  if (!bi.B[static_cast<std::size_t>(bi.self_index())].allFinite())
+    throw NumericalError("ifmm: non-finite self block at " + box_name(lev, bi));
   Elimination& el = bi.el;
   const int self = bi.self_index();
   // pivot: LU of the self block and of the Schur pivot S = V^* P2P_ii^{-1} U

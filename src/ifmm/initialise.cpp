@@ -124,7 +124,9 @@ void far_field_weights(const FmmSystem& sys, int level, int p3, double eps, Mat&
   const int no = static_cast<int>(offs.size());
   std::vector<Mat> GU(static_cast<std::size_t>(threads), Mat::Zero(p3, p3)), GV(static_cast<std::size_t>(threads), Mat::Zero(p3, p3));
   ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  // static schedule: which offsets each thread sums, and so the rounding of the total, does not
+  // depend on timing (the same bases and factorisation from run to run)
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (int o = 0; o < no; ++o)
     errors.run([&] {
       const Mat Kt = from_row_major(sys.m2l(level, offs[static_cast<std::size_t>(o)]), p3, p3, "M2L");

@@ -97,6 +97,14 @@ struct Settings {
 /// Orthonormal columns Q (rows(A) x k) spanning the columns of A whose singular values exceed
 /// tol (absolute), at most kmax of them; randomised range finder with adaptive rank for large A,
 /// a direct SVD for small ones. seed: reproducible random draws.
+// Thin SVD A = U diag(s) V^* (s descending; V empty unless want_v), Eigen's JacobiSVD. Throws
+// NumericalError naming `what` when A has a non-finite entry or the SVD does not converge.
+struct ThinSvd {
+  Eigen::VectorXd s;
+  Mat U, V;
+};
+ThinSvd thin_svd(const Mat& A, bool want_v, const char* what);
+
 Mat dominant_columns(const Mat& A, double tol, int kmax, std::uint64_t seed);
 /// Extends the orthonormal basis Q (n x r) by the directions of F (n x m) outside it whose
 /// singular values exceed tol, up to n columns. Returns the number of columns added.

@@ -160,9 +160,10 @@ struct HelmholtzBemSetup {
   int leaf_level = -1, bd_level = -1;
   std::size_t bd_blocks = 0, bd_largest_block = 0;
   /// kind Ifmm: the factorisation's report (name nIFMMs{sigma}t{tau}b{l} / mIFMMb{l}, per-level
-  /// times, ranks, memory), the Chebyshev order and tree depth of its operators.
+  /// times, ranks, memory, the Chebyshev order `ifmm.order` of its operators) and the depth of
+  /// its octree.
   ifmm::IfmmReport ifmm;
-  int ifmm_order = 0, ifmm_depth = -1;
+  int ifmm_depth = -1;
   bool ifmm_reuses_matvec_fmm = false;
 };
 
