@@ -3,7 +3,6 @@
 #include "elliptica/fmm/helmholtz_fmm.hpp"
 
 #include <Eigen/Dense>
-#include <Eigen/SVD>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +19,7 @@
 #include "elliptica/core/constants.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
+#include "fmm/thin_svd.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -188,15 +188,15 @@ bool compress_rsvd(const CMat& K, double thr, int r0, unsigned seed, CMat& U, CM
     Eigen::HouseholderQR<CMat> qr(Y);
     CMat Q = qr.householderQ() * CMat::Identity(n, cols);
     CMat B = Q.adjoint() * K;
-    Eigen::BDCSVD<CMat> svd(B, Eigen::ComputeThinU | Eigen::ComputeThinV);
-    const auto& sv = svd.singularValues();
+    const detail::ThinSvd svd = detail::thin_svd(B, true, "fmm", "M2L sketch Q^* K");
+    const Eigen::VectorXd& sv = svd.s;
     int r = 0;
     while (r < sv.size() && sv(r) > thr * sv(0)) ++r;
     r = std::max(r, 1);
     if (r <= cols - 8 || cols == n) {
       if (2 * r >= n) return false;
-      U = (Q * svd.matrixU().leftCols(r)) * sv.head(r).asDiagonal();
-      VH = svd.matrixV().leftCols(r).adjoint();
+      U = (Q * svd.U.leftCols(r)) * sv.head(r).asDiagonal();
+      VH = svd.V.leftCols(r).adjoint();
       return true;
     }
     r0 = std::min(n, 2 * r0);
@@ -264,16 +264,16 @@ bool compress_aca(int n, const Entry& entry, double eps, double thr, int max_ran
   CMat Ra = qa.matrixQR().topRows(r).triangularView<Eigen::Upper>();
   CMat Rb = qb.matrixQR().topRows(r).triangularView<Eigen::Upper>();
   CMat core = Ra * Rb.transpose();
-  Eigen::BDCSVD<CMat> svd(core, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  const auto& sv = svd.singularValues();
+  const detail::ThinSvd svd = detail::thin_svd(core, true, "fmm", "M2L cross-approximation core");
+  const Eigen::VectorXd& sv = svd.s;
   int rk = 0;
   while (rk < sv.size() && sv(rk) > thr * sv(0)) ++rk;
   rk = std::max(rk, 1);
   // U = Q_a [U_s S; 0], VH = V_s^H Q_b^T = (Q_b [conj(V_s); 0])^T (Householder sequences applied
   // to the thin blocks instead of forming Q_a, Q_b)
   CMat X = CMat::Zero(n, rk), Y = CMat::Zero(n, rk);
-  X.topRows(r) = svd.matrixU().leftCols(rk) * sv.head(rk).asDiagonal();
-  Y.topRows(r) = svd.matrixV().leftCols(rk).conjugate();
+  X.topRows(r) = svd.U.leftCols(rk) * sv.head(rk).asDiagonal();
+  Y.topRows(r) = svd.V.leftCols(rk).conjugate();
   U = qa.householderQ() * X;
   VH = (qb.householderQ() * Y).transpose();
   return true;

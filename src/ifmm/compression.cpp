@@ -45,24 +45,6 @@ void pad(Mat& M, Eigen::Index rows, Eigen::Index cols) {
   M.swap(N);
 }
 
-ThinSvd thin_svd(const Mat& A, bool want_v, const char* what) {
-  if (!A.allFinite()) throw NumericalError(std::string("ifmm: non-finite entry in the ") + what + " before its SVD");
-  const unsigned flags = want_v ? unsigned(Eigen::ComputeThinU | Eigen::ComputeThinV) : unsigned(Eigen::ComputeThinU);
-  // One-sided Jacobi (QR-preconditioned), not Eigen 3.4's divide-and-conquer BDCSVD: the latter
-  // reads out of bounds in its deflation when singular values cluster (the identity blocks of the
-  // IFMM's fill-in produce exactly such matrices), which gave NaN bases or a crash, depending on
-  // rounding (tests/test_ifmm_svd.cpp: matrices of that kind).
-  Eigen::JacobiSVD<Mat> svd(A, flags);
-  ThinSvd r;
-  r.s = svd.singularValues();
-  r.U = svd.matrixU();
-  if (want_v) r.V = svd.matrixV();
-  if (svd.info() != Eigen::Success || !r.s.allFinite() || !r.U.allFinite() || !r.V.allFinite())
-    throw NumericalError(std::string("ifmm: the SVD of the ") + what + " (" + std::to_string(A.rows()) + " x " +
-                         std::to_string(A.cols()) + ") did not converge");
-  return r;
-}
-
 namespace {
 
 Mat gaussian(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {

@@ -122,10 +122,10 @@ void eliminate(Level& lev, int i, const Settings& s) {
   const int r = bi.r;
   if (!bi.U.allFinite() || !bi.V.allFinite())
     throw NumericalError("ifmm: internal: non-finite far-field basis (U or V) at " + box_name(lev, bi));
-  if (!bi.B[static_cast<std::size_t>(bi.self_index())].allFinite())
+  const int self = bi.self_index();
+  if (!bi.B[static_cast<std::size_t>(self)].allFinite())
     throw NumericalError("ifmm: non-finite self block at " + box_name(lev, bi));
   Elimination& el = bi.el;
-  const int self = bi.self_index();
   // pivot: LU of the self block and of the Schur pivot S = V^* P2P_ii^{-1} U
   el.luB.compute(bi.B[static_cast<std::size_t>(self)]);
   check_pivot(lev, bi, n > 0 ? el.luB.rcond() : 1.0, "self block", s);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "elliptica/ifmm/ifmm.hpp"
+#include "fmm/thin_svd.hpp"
 
 namespace elliptica::ifmm::detail {
 
@@ -94,17 +95,16 @@ struct Settings {
 };
 
 // compression.cpp
+/// The IFMM's one SVD: fmm::detail::thin_svd (src/fmm/thin_svd.hpp, Jacobi, not Eigen 3.4's
+/// BDCSVD), errors prefixed "ifmm:" and naming `what`.
+using fmm::detail::ThinSvd;
+inline ThinSvd thin_svd(const Mat& A, bool want_v, const char* what) {
+  return fmm::detail::thin_svd(A, want_v, "ifmm", what);
+}
+
 /// Orthonormal columns Q (rows(A) x k) spanning the columns of A whose singular values exceed
 /// tol (absolute), at most kmax of them; randomised range finder with adaptive rank for large A,
 /// a direct SVD for small ones. seed: reproducible random draws.
-// Thin SVD A = U diag(s) V^* (s descending; V empty unless want_v), Eigen's JacobiSVD. Throws
-// NumericalError naming `what` when A has a non-finite entry or the SVD does not converge.
-struct ThinSvd {
-  Eigen::VectorXd s;
-  Mat U, V;
-};
-ThinSvd thin_svd(const Mat& A, bool want_v, const char* what);
-
 Mat dominant_columns(const Mat& A, double tol, int kmax, std::uint64_t seed);
 /// Extends the orthonormal basis Q (n x r) by the directions of F (n x m) outside it whose
 /// singular values exceed tol, up to n columns. Returns the number of columns added.

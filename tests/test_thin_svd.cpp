@@ -1,7 +1,8 @@
-// The IFMM's thin SVD (src/ifmm/compression.cpp, detail::thin_svd) on matrices whose singular
-// values cluster or vanish: the kind on which Eigen 3.4's divide-and-conquer BDCSVD read out of
-// bounds (a NaN basis at level 3 of Ifmm.SmallEpsilonStaysAccurateAtEightThousandUnknowns in one
-// CI run, and a crash of one study run). Checked against the definition: A = U diag(s) V^*,
+// The thin SVD of the FMM and the IFMM (src/fmm/thin_svd.hpp, fmm::detail::thin_svd; the IFMM
+// calls it through ifmm::detail::thin_svd) on matrices whose singular values cluster or vanish:
+// the kind on which Eigen 3.4's divide-and-conquer BDCSVD read out of bounds (a NaN basis at
+// level 3 of Ifmm.SmallEpsilonStaysAccurateAtEightThousandUnknowns in one CI run, and a crash of
+// one study run). Checked against the definition: A = U diag(s) V^*,
 // U^* U = I, V^* V = I, s descending and >= 0, to rounding (1e-13 relative; the Jacobi SVD's
 // backward error is a small multiple of machine epsilon).
 #include <gtest/gtest.h>
@@ -46,14 +47,16 @@ void expect_svd(const Mat& A, const std::string& what) {
   EXPECT_LT((r.V.adjoint() * r.V - Mat::Identity(k, k)).norm(), 1e-13 * double(k)) << what;
   for (Eigen::Index i = 0; i < k; ++i) {
     EXPECT_GE(r.s(i), 0.0) << what;
-    if (i > 0) EXPECT_LE(r.s(i), r.s(i - 1)) << what;
+    if (i > 0) {
+      EXPECT_LE(r.s(i), r.s(i - 1)) << what;
+    }
   }
   const auto u = ifmm::detail::thin_svd(A, false, "test matrix");
   EXPECT_EQ(u.V.size(), 0) << what;
   EXPECT_LT((u.s - r.s).norm(), 1e-13 * scale) << what;
 }
 
-TEST(IfmmSvd, ClusteredAndVanishingSingularValues) {
+TEST(ThinSvd, ClusteredAndVanishingSingularValues) {
   std::mt19937_64 g(7);
   for (const auto& [m, n, r] : {std::array<int, 3>{70, 84, 56}, {84, 70, 56}, {120, 40, 40}, {40, 120, 12}, {64, 64, 64}}) {
     const Mat U = orthonormal(m, r, g), V = orthonormal(n, r, g);
@@ -72,14 +75,20 @@ TEST(IfmmSvd, ClusteredAndVanishingSingularValues) {
   expect_svd(Mat::Identity(40, 40), "identity");
 }
 
-TEST(IfmmSvd, NonFiniteInputIsReported) {
+TEST(ThinSvd, NonFiniteInputIsReported) {
   Mat A = Mat::Identity(20, 20);
   A(3, 4) = cplx(std::nan(""), 0);
   try {
     ifmm::detail::thin_svd(A, true, "sketch");
     FAIL() << "no exception";
   } catch (const NumericalError& e) {
-    EXPECT_NE(std::string(e.what()).find("non-finite entry in the sketch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ifmm: non-finite entry in the sketch"), std::string::npos) << e.what();
+  }
+  try {
+    fmm::detail::thin_svd(A, true, "fmm", "M2L sketch");
+    FAIL() << "no exception";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("fmm: non-finite entry in the M2L sketch"), std::string::npos) << e.what();
   }
 }
 
