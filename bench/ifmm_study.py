@@ -258,7 +258,12 @@ def plot_all(rows: list[dict], out: Path, tag: str) -> list[str]:
             fig, ax = plt.subplots(figsize=(7, 4.8))
             for i, fam in enumerate(fams):
                 pts = sorted(((num(r["N"]), num(r[col])) for r in g if r["family"] == fam))
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=f"C{i % 10}", label=fam)
+                # 20 distinct colours (more families than the default cycle's 10); BD and no
+                # preconditioner dashed with square / triangle markers, the IFMM solid with circles
+                base = fam.startswith("BD") or fam == "none"
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], color=plt.get_cmap("tab20")(i % 20),
+                        marker="^" if fam == "none" else "s" if base else "o",
+                        linestyle="--" if base else "-", label=fam)
             ax.set_xscale("log")
             if logy:
                 ax.set_yscale("log")
