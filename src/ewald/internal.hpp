@@ -9,6 +9,7 @@
 
 #include "elliptica/core/constants.hpp"
 #include "elliptica/ewald/ewald.hpp"
+#include "ewald/kernel_traits.hpp"
 
 namespace elliptica::ewald::detail {
 
@@ -23,7 +24,7 @@ namespace elliptica::ewald::detail {
 // replace by a polynomial of degree nu in x = 2s - 1 (Chebyshev interpolation converted to the
 // monomial basis) and evaluate with Horner's rule for all m at once (seed 000, section 4).
 constexpr int kMaxWindowSupport = 32;  ///< largest P (the override range; the tuner stays <= 24)
-constexpr int kMaxComponents = 4;      ///< most grid components (Laplace potential + field)
+constexpr int kMaxComponents = 12;     ///< most grid components (stokes-combined: f and q (x) nu)
 
 struct Window {
   int P = 0;
@@ -62,24 +63,26 @@ double window_hat_shape(double k, double a, double beta);
 // Parameter selection (params.cpp)
 struct TuneInput {
   Kernel kernel = Kernel::Laplace;
+  bool field = false;                 // Laplace field requested (error targets for phi and E)
+  std::vector<ErrorTerm> terms;       // the kernel's error model (kernel_traits.hpp)
+  int n_src = 1, n_grid = 1, n_out = 1;
+  double pair_seconds = 18e-9;        // cost model: one P2P pair evaluation
   std::array<double, 3> box{1, 1, 1};
   std::size_t n_sources = 0, n_targets = 0;
-  double q2_density = 0;       // effective strength density rho_Q = sum |q|^2 / volume seen by targets
-  double self_q2 = 0;          // mean |q|^2 of sources that are also targets (0 for separate targets)
-  bool field = false;          // Laplace field requested (error targets for phi and E)
-  double eps_phi = 0;          // absolute RMS target for the potential / velocity
-  double eps_field = 0;        // absolute RMS target for the field (if field)
+  double rho[2] = {0, 0};             // effective strength densities (single, double layer) seen by the targets
+  double self_q2[2] = {0, 0};         // mean squared strengths of sources that are also targets (0 if separate)
+  double eps[2] = {0, 0};             // absolute RMS targets: the values, the Laplace field
   int threads = 1;
   const Options* overrides = nullptr;
 };
 
-// Error estimates (RMS, random-source model; see params.cpp for the derivation).
-double est_real(Kernel k, bool field, double rho, double xi, double rc, double V);
-double est_fourier(Kernel k, bool field, double rho, double xi, double kmax);
-double est_window(Kernel k, bool field, double rho, double xi, const std::array<double, 3>& box,
+// Error estimates of one truncated kernel (RMS, random-source model; see params.cpp).
+double est_real(ErrKind k, double rho, double xi, double rc, double V);
+double est_fourier(ErrKind k, double rho, double xi, double kmax);
+double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
                   const std::array<int, 3>& M, int P, double beta, double self_q2);
-// Rough RMS size of the result (for the pilot of a relative tolerance).
-double typical_magnitude(Kernel k, bool field, double rho, const std::array<double, 3>& box, std::size_t n);
+// Rough RMS size of a kernel's result (for the pilot of a relative tolerance).
+double typical_magnitude(ErrKind k, double rho, const std::array<double, 3>& box, std::size_t n);
 
 /// Size limits of a plan, checked while the parameters are chosen (before anything is allocated):
 /// the FFT grids (kMaxGridBytes, also at most 8192 points per axis), the P2P work (pair checks)
@@ -151,32 +154,5 @@ inline void window_offset(double x, double inv_h, int M, int P, int& j0, double&
   j0 = static_cast<int>(f) + 1 + P;
   s = t - 0.5 * P - f;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Near field (kernels.cpp)
-struct CellList {
-  std::array<int, 3> n{1, 1, 1};      // cells per axis
-  std::array<double, 3> inv_width{1, 1, 1};
-  std::vector<int> start;             // size ncells + 1, points of cell c are [start[c], start[c+1])
-  std::vector<int> perm;              // sorted position -> original index
-  std::vector<double> x, y, z;        // wrapped coordinates, sorted by cell
-  int ncells() const { return n[0] * n[1] * n[2]; }
-};
-// Builds a cell list of n cells per axis over the box; coordinates are wrapped into [0, L).
-CellList build_cells(ConstMatrixView<double> pts, const std::array<double, 3>& box, const std::array<int, 3>& n);
-
-// Real-space sums over pairs with r < rc (r = 0 pairs give the self limit instead).
-// Sources' strengths are given sorted like `src` (ncomp per point). Output per sorted target:
-// Laplace: out[t*ncomp_out + 0] = phi (+ field in 1..3 if field), stokeslet: 3 components.
-void p2p(Kernel k, bool field, const CellList& src, const std::vector<double>& strengths_sorted,
-         const CellList& trg, double xi, double rc, const std::array<double, 3>& box, int threads,
-         std::vector<double>& out_sorted);
-
-// Real-space interaction of a source with its own periodic images p != 0 that lie beyond r_c
-// (|pL| >= r_c): a constant per kernel (Laplace: out[0]; stokeslet: the 3x3 matrix out[3i+j]).
-// P2P holds the images within r_c; this completes the real-space sum of a source that is also a
-// target, whose own images are not at random positions (decisive in thin boxes, where they sit
-// just beyond a cutoff bounded by the short side). The field's sum vanishes by symmetry.
-void self_images(Kernel k, double xi, double rc, const std::array<double, 3>& box, double out[9]);
 
 }  // namespace elliptica::ewald::detail

@@ -67,40 +67,67 @@ const GaussLegendre& gl(int n) {
   return n == 48 ? g48 : g12;
 }
 
-double ms_real(Kernel k, bool field, double xi, double r) {
+double ms_real(ErrKind k, double xi, double r) {
   const double ec = std::erfc(xi * r) / r;
   const double ce = 2.0 * xi / kSqrtPi * std::exp(-xi * xi * r * r);
-  if (k == Kernel::Stokeslet) {
-    const double A = ec - ce;
-    return (2.0 * A * A + 4.0 * ec * ec) / 3.0;
-  }
-  if (field) {
-    const double g = (ec + ce) / r;
-    return g * g;
+  switch (k) {
+    case ErrKind::Stokeslet: {
+      const double A = ec - ce;
+      return (2.0 * A * A + 4.0 * ec * ec) / 3.0;
+    }
+    case ErrKind::LaplaceField: {
+      const double g = (ec + ce) / r;
+      return g * g;
+    }
+    case ErrKind::Stresslet: {
+      // u = alpha (rh.q)(rh.nu) rh + beta [(q.nu) rh + (rh.nu) q + (rh.q) nu] with alpha = A r^3,
+      // beta = B r; averaged over independent uniformly random unit q and nu:
+      // E|u|^2 = alpha^2/9 + 5 beta^2/3 + 2 alpha beta/3.
+      const double A = -2.0 / (r * r * r * r) * (3.0 * ec + ce * (3.0 + 2.0 * xi * xi * r * r));
+      const double B = 2.0 * xi * xi * ce;
+      const double al = A * r * r * r, be = B * r;
+      return al * al / 9.0 + 5.0 * be * be / 3.0 + 2.0 * al * be / 3.0;
+    }
+    case ErrKind::LaplacePotential:
+      break;
   }
   return ec * ec;
 }
 
-double ms_hat(Kernel k, bool field, double xi, double kk) {
+double ms_hat(ErrKind k, double xi, double kk) {
   const double k2 = kk * kk;
   const double e = std::exp(-k2 / (4 * xi * xi));
-  if (k == Kernel::Stokeslet) {
-    const double b = 8 * kPi * (1 + k2 / (4 * xi * xi)) * e / k2;
-    return 2.0 / 3.0 * b * b;
+  switch (k) {
+    case ErrKind::Stokeslet: {
+      const double b = 8 * kPi * (1 + k2 / (4 * xi * xi)) * e / k2;
+      return 2.0 / 3.0 * b * b;
+    }
+    case ErrKind::Stresslet: {
+      // |8 pi (1 + k^2/4xi^2) e / k^4 M(k)|^2 with M = k^3 [2 kh (kh.q)(kh.nu) - (q.nu) kh - (kh.nu) q
+      // - (kh.q) nu], whose mean square over random unit q, nu is 7/9.
+      const double b = 8 * kPi * (1 + k2 / (4 * xi * xi)) * e / kk;
+      return 7.0 / 9.0 * b * b;
+    }
+    case ErrKind::LaplaceField: {
+      const double g = 4 * kPi * e / kk;
+      return g * g;
+    }
+    case ErrKind::LaplacePotential:
+      break;
   }
-  const double g = field ? 4 * kPi * e / kk : 4 * kPi * e / k2;
+  const double g = 4 * kPi * e / k2;
   return g * g;
 }
 
 }  // namespace
 
-double est_real(Kernel k, bool field, double rho, double xi, double rc, double V) {
+double est_real(ErrKind k, double rho, double xi, double rc, double V) {
   const auto& g = gl(48);
   const double a = rc, b = rc + 7.0 / xi;
   double s = 0;
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double r = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
-    s += g.w[i] * ms_real(k, field, xi, r) * 4 * kPi * r * r;
+    s += g.w[i] * ms_real(k, xi, r) * 4 * kPi * r * r;
   }
   s *= 0.5 * (b - a);
   // A source's own periodic images are not at random positions: when the truncation shell
@@ -111,19 +138,19 @@ double est_real(Kernel k, bool field, double rho, double xi, double rc, double V
   return std::sqrt(std::max(0.0, rho * s * (1 + n_images)));
 }
 
-double est_fourier(Kernel k, bool field, double rho, double xi, double kmax) {
+double est_fourier(ErrKind k, double rho, double xi, double kmax) {
   const auto& g = gl(48);
   const double a = kmax, b = kmax + 14.0 * xi;
   double s = 0;
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double kk = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
-    s += g.w[i] * ms_hat(k, field, xi, kk) * 4 * kPi * kk * kk;
+    s += g.w[i] * ms_hat(k, xi, kk) * 4 * kPi * kk * kk;
   }
   s *= 0.5 * (b - a);
   return std::sqrt(std::max(0.0, rho * s / (8 * kPi * kPi * kPi)));
 }
 
-double est_window(Kernel k, bool field, double rho, double xi, const std::array<double, 3>& box,
+double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
                   const std::array<int, 3>& M, int P, double beta, double self_q2) {
   // Integral over the positive octant of the grid's k-box, per axis either Gauss-Legendre (many
   // modes) or the exact sum over the axis' discrete modes k = 2 pi m / L, m = 0..M/2, with the
@@ -176,7 +203,10 @@ double est_window(Kernel k, bool field, double rho, double xi, const std::array<
       A.near.push_back((window_hat_shape(kk + 2 * kPi / h, a, beta) + window_hat_shape(kk - 2 * kPi / h, a, beta)) / w0);
     }
   }
-  const bool stokes = k == Kernel::Stokeslet;
+  // |G_hat(k)| (strength-direction RMS for the Stokes kernels): sqrt(ms_hat) in closed form
+  const double gfac = k == ErrKind::Stokeslet ? 0.816496580927726 * 8 * kPi   // sqrt(2/3) 8 pi
+                      : k == ErrKind::Stresslet ? 0.881917103688197 * 8 * kPi  // sqrt(7/9) 8 pi
+                                                : 4 * kPi;
   double sum = 0, coh[3] = {0, 0, 0};
   const std::size_t n0 = ax[0].k2.size(), n1 = ax[1].k2.size(), n2 = ax[2].k2.size();
   for (std::size_t i = 0; i < n0; ++i)
@@ -190,10 +220,12 @@ double est_window(Kernel k, bool field, double rho, double xi, const std::array<
         const double e = eij * ax[2].ex[l];  // exp(-k^2/(4 xi^2)), separable
         // |G_hat(k)| (strength-direction RMS for the stokeslet), see ms_hat
         double gk;
-        if (stokes)
-          gk = 0.816496580927726 * 8 * kPi * (1 + kk2 * i4x2) * e / kk2;
-        else
-          gk = field ? 4 * kPi * e / std::sqrt(kk2) : 4 * kPi * e / kk2;
+        switch (k) {
+          case ErrKind::Stokeslet: gk = gfac * (1 + kk2 * i4x2) * e / kk2; break;
+          case ErrKind::Stresslet: gk = gfac * (1 + kk2 * i4x2) * e / std::sqrt(kk2); break;
+          case ErrKind::LaplaceField: gk = gfac * e / std::sqrt(kk2); break;
+          default: gk = gfac * e / kk2; break;
+        }
         const double wt = wij * ax[2].wq[l];
         sum += wt * gk * gk * (ax[0].alias[i] + ax[1].alias[j] + ax[2].alias[l]);
         const double wg = wt * gk;
@@ -211,17 +243,17 @@ double est_window(Kernel k, bool field, double rho, double xi, const std::array<
   return std::sqrt(std::max(0.0, rho * sum / (8 * kPi * kPi * kPi) + self2));
 }
 
-double typical_magnitude(Kernel k, bool field, double rho, const std::array<double, 3>& box, std::size_t n) {
+double typical_magnitude(ErrKind k, double rho, const std::array<double, 3>& box, std::size_t n) {
   const double V = box[0] * box[1] * box[2];
   const double L = std::max({box[0], box[1], box[2]});
   const double a = std::min(0.5 * std::cbrt(V / std::max<std::size_t>(n, 1)), 0.25 * L);
   double s;
-  if (k == Kernel::Stokeslet)
-    s = 8 * kPi * (0.5 * L - a);
-  else if (field)
-    s = 4 * kPi * (1.0 / a - 2.0 / L);
-  else
-    s = 4 * kPi * (0.5 * L - a);
+  switch (k) {
+    case ErrKind::Stokeslet: s = 8 * kPi * (0.5 * L - a); break;
+    case ErrKind::LaplaceField: s = 4 * kPi * (1.0 / a - 2.0 / L); break;
+    case ErrKind::Stresslet: s = 24 * kPi * (1.0 / a - 2.0 / L); break;
+    default: s = 4 * kPi * (0.5 * L - a); break;
+  }
   return std::sqrt(std::max(rho * s, 1e-300));
 }
 
@@ -238,8 +270,9 @@ int fft_friendly(int m) {
 namespace {
 
 struct Cost {
-  // Seconds per unit of work on one core, measured on the development machine (bench/).
-  double pair_check = 1.5e-9, pair_eval_laplace = 18e-9, pair_eval_field = 24e-9, pair_eval_stokes = 26e-9;
+  // Seconds per unit of work on one core, measured on the development machine (bench/); the pair
+  // evaluation cost is the kernel's (kernel_traits.hpp).
+  double pair_check = 1.5e-9;
   double cell = 30e-9, spread_point = 0.9e-9, window_eval = 40e-9, fft = 0.7e-9, cnv = 3e-9, interp_point = 0.9e-9;
 };
 
@@ -282,23 +315,18 @@ double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cell
   const double ncell = double(cells[0]) * cells[1] * cells[2];
   const double cellvol = V / ncell;
   const double nt = double(in.n_targets);
-  const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
-  const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, cin, in.threads);
-  const double nnb = nl.colleagues;  // colleague (cell, image) pairs per target cell, see kernels.cpp
+  const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
+  const double nnb = nl.colleagues;  // colleague (cell, image) pairs per target cell, see cpu/p2p.cpp
   const double per_target_checks = nl.checks_per_target;
   const double frac = std::min(1.0, (4.0 / 3.0 * kPi * rc * rc * rc) / (nnb * cellvol));
-  const double eval = in.kernel == Kernel::Stokeslet ? c.pair_eval_stokes
-                      : in.field                     ? c.pair_eval_field
-                                                     : c.pair_eval_laplace;
-  const double p2p = nt * per_target_checks * (c.pair_check + frac * eval) + nnb * ncell * c.cell;
-  const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
+  const double p2p = nt * per_target_checks * (c.pair_check + frac * in.pair_seconds) + nnb * ncell * c.cell;
   const double P3 = double(P) * P * P;
   const double mtot = double(M[0]) * M[1] * M[2];
   const double ns = double(in.n_sources);
-  const double p2g = ns * (P3 * cin * c.spread_point + c.window_eval);
-  const double g2p = nt * (P3 * cout * c.interp_point + c.window_eval);
-  const double fft = (cin + cout) * c.fft * mtot * std::log2(std::max(2.0, mtot));
-  const double cnv = c.cnv * mtot * 0.5 * cout;
+  const double p2g = ns * (P3 * in.n_grid * c.spread_point + c.window_eval);
+  const double g2p = nt * (P3 * in.n_out * c.interp_point + c.window_eval);
+  const double fft = (in.n_grid + in.n_out) * c.fft * mtot * std::log2(std::max(2.0, mtot));
+  const double cnv = c.cnv * mtot * 0.5 * (in.n_grid + in.n_out);
   return (p2p + p2g + g2p + fft + cnv) / std::max(1, in.threads);
 }
 
@@ -320,30 +348,43 @@ double solve_decreasing(F f, double target, double lo, double hi) {
 
 }  // namespace
 
+// Estimates of the chosen quantity (0 values, 1 field): the root sum of squares over the terms.
+template <class F>
+double per_quantity(const TuneInput& in, int quantity, F&& est) {
+  double s = 0;
+  for (const ErrorTerm& t : in.terms)
+    if (t.quantity == quantity && in.rho[t.density] > 0) {
+      const double e = est(t);
+      s += e * e;
+    }
+  return std::sqrt(s);
+}
+
 Params choose_params(const TuneInput& in) {
   const Options& ov = *in.overrides;
   const double Lmin = std::min({in.box[0], in.box[1], in.box[2]});
   const double V = in.box[0] * in.box[1] * in.box[2];
   const double safety = 0.35 / std::sqrt(3.0);
-  const double tphi = safety * in.eps_phi, tfield = safety * in.eps_field;
-  const double rho = in.q2_density;
-  const int cin = in.kernel == Kernel::Stokeslet ? 3 : 1;
-  const int cout = in.kernel == Kernel::Stokeslet ? 3 : (in.field ? 4 : 1);
+  const double target[2] = {safety * in.eps[0], safety * in.eps[1]};
+  const int nq = in.field ? 2 : 1;
+  const int cin = in.n_grid, cout = in.n_out;
 
+  // Largest ratio estimate / target over the quantities (<= 1 is admissible).
+  auto worst = [&](auto&& est) {
+    double e = 0;
+    for (int q = 0; q < nq; ++q) e = std::max(e, per_quantity(in, q, est) / target[q]);
+    return e;
+  };
   auto real_ok = [&](double xi, double rc) {
-    double e = est_real(in.kernel, false, rho, xi, rc, V) / tphi;
-    if (in.field) e = std::max(e, est_real(in.kernel, true, rho, xi, rc, V) / tfield);
-    return e;  // <= 1 is admissible
+    return worst([&](const ErrorTerm& t) { return est_real(t.kind, in.rho[t.density], xi, rc, V); });
   };
   auto fourier_ok = [&](double xi, double kmax) {
-    double e = est_fourier(in.kernel, false, rho, xi, kmax) / tphi;
-    if (in.field) e = std::max(e, est_fourier(in.kernel, true, rho, xi, kmax) / tfield);
-    return e;
+    return worst([&](const ErrorTerm& t) { return est_fourier(t.kind, in.rho[t.density], xi, kmax); });
   };
   auto window_ok = [&](double xi, const std::array<int, 3>& M, int P, double beta) {
-    double e = est_window(in.kernel, false, rho, xi, in.box, M, P, beta, in.self_q2) / tphi;
-    if (in.field) e = std::max(e, est_window(in.kernel, true, rho, xi, in.box, M, P, beta, in.self_q2) / tfield);
-    return e;
+    return worst([&](const ErrorTerm& t) {
+      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, in.self_q2[t.density]);
+    });
   };
   auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
 
@@ -394,7 +435,7 @@ Params choose_params(const TuneInput& in) {
     }
     const std::array<int, 3> cells = cell_grid(in.box, rc, in.n_sources + in.n_targets);
     {
-      const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, cin, in.threads);
+      const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
       if (nl.pair_checks > kMaxPairChecks || nl.bytes > kMaxNearFieldBytes) {
         near_rejected = true;
         continue;
@@ -459,7 +500,10 @@ Params choose_params(const TuneInput& in) {
   }
   if (!std::isfinite(best_cost)) {
     std::ostringstream os;
-    os << "no spectral Ewald parameters meet the tolerance (absolute RMS target " << in.eps_phi << ")";
+    os << "no spectral Ewald parameters meet the tolerance (absolute RMS target " << in.eps[0] << " for the "
+       << (in.kernel == Kernel::Laplace ? "potential" : "velocity");
+    if (in.field) os << ", " << in.eps[1] << " for the field";
+    os << ")";
     if (memory_rejected || near_rejected) {
       os << " within the size limits:";
       if (memory_rejected) os << " the FFT grids it needs exceed " << format_bytes(kMaxGridBytes) << " (or 8192 points per axis)";
@@ -481,19 +525,23 @@ Params choose_params(const TuneInput& in) {
   }
   best.beta = beta_of(best.P);
   for (int d = 0; d < 3; ++d) best.h[d] = in.box[d] / best.grid[d];
-  best.est_real = est_real(in.kernel, false, rho, best.xi, best.rc, V);
-  best.est_fourier = est_fourier(in.kernel, false, rho, best.xi, kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]}));
-  best.est_window = est_window(in.kernel, false, rho, best.xi, in.box, best.grid, best.P, best.beta, in.self_q2);
+  const double kmax = kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]});
+  auto estimates = [&](int q, double& er, double& ef, double& ew) {
+    er = per_quantity(in, q, [&](const ErrorTerm& t) { return est_real(t.kind, in.rho[t.density], best.xi, best.rc, V); });
+    ef = per_quantity(in, q, [&](const ErrorTerm& t) { return est_fourier(t.kind, in.rho[t.density], best.xi, kmax); });
+    ew = per_quantity(in, q, [&](const ErrorTerm& t) {
+      return est_window(t.kind, in.rho[t.density], best.xi, in.box, best.grid, best.P, best.beta, in.self_q2[t.density]);
+    });
+  };
+  estimates(0, best.est_real, best.est_fourier, best.est_window);
   best.est_total = std::sqrt(best.est_real * best.est_real + best.est_fourier * best.est_fourier +
                              best.est_window * best.est_window);
-  best.eps_abs = in.eps_phi;
+  best.eps_abs = in.eps[0];
   if (in.field) {
-    const double kmax = kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]});
-    const double er = est_real(in.kernel, true, rho, best.xi, best.rc, V);
-    const double ef = est_fourier(in.kernel, true, rho, best.xi, kmax);
-    const double ew = est_window(in.kernel, true, rho, best.xi, in.box, best.grid, best.P, best.beta, in.self_q2);
+    double er, ef, ew;
+    estimates(1, er, ef, ew);
     best.field_est_total = std::sqrt(er * er + ef * ef + ew * ew);
-    best.field_eps_abs = in.eps_field;
+    best.field_eps_abs = in.eps[1];
   }
   return best;
 }

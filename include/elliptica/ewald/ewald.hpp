@@ -1,19 +1,25 @@
 #pragma once
 /// @file ewald.hpp
 /// Spectrally accurate fast Ewald summation (spectral Ewald, SE) for triply periodic Laplace and
-/// Stokes (stokeslet, Hasimoto splitting) potentials in a rectangular box, on the CPU.
+/// Stokes (stokeslet, stresslet, and both in one pass) potentials in a rectangular box, on the CPU.
 ///
 /// Source: seed paper 000 ("A performance portable fast Ewald summation for Stokes flow"),
 /// sections 2.1-2.4; Lindbo & Tornberg, J. Comput. Phys. 229 (2010) 8994 (Stokes, eqs. 2.4-2.9)
-/// and 230 (2011) 8744 (Laplace); Kaiser-Bessel window as in Shamshirgar, Bagge & Tornberg,
-/// J. Chem. Phys. 154 (2021) 164109.
+/// and 230 (2011) 8744 (Laplace); af Klinteberg & Tornberg, J. Comput. Phys. 326 (2016) 420
+/// (stresslet splitting); Kaiser-Bessel window as in Shamshirgar, Bagge & Tornberg,
+/// J. Chem. Phys. 154 (2021) 164109. Formulas collected in docs/ewald.md.
 ///
 /// ## What is computed
 /// Box B = [0,L1) x [0,L2) x [0,L3) (lengths in [1e-100, 1e100], any aspect ratio); points outside
 /// are wrapped into it exactly (fmod; the sums are periodic, so this changes nothing), up to 1e15
-/// box lengths away (farther ones are refused). Sources y_n, targets x_m; by default
-/// the targets are the sources and the singular self-interaction (n == m, p == 0) is excluded.
-/// A target that coincides exactly with a source also excludes that one singular term.
+/// box lengths away (farther ones are refused). Sources y_n, targets x_m; by default the targets
+/// are the sources.
+///
+/// Coincident points: a (target, source) pair whose separation modulo the period is below
+/// kCoincidenceRelative * max(L) (after wrapping, so `sources + L` as targets coincide with the
+/// sources) has its singular free-space term (p = 0) excluded; the smooth periodic remainder is
+/// kept. This is the self-interaction exclusion when the targets are the sources; any other such
+/// pair is counted in Result::coincident_pairs.
 ///
 /// - Laplace (Gaussian units, no 1/(4 pi eps0)):
 ///     phi(x_m) = sum_p sum_n' q_n / |x_m - y_n + p L|,
@@ -22,20 +28,47 @@
 ///   does not depend on xi. Optionally the field E = -grad phi.
 ///   Real space:  q erfc(xi r)/r.  Fourier: (4 pi / V) sum_{k != 0} exp(-k^2/(4 xi^2))/k^2 ...
 ///   Self term:   -(2 xi / sqrt(pi)) q_m.
-/// - Stokeslet (Hasimoto splitting), viscosity mu:
+/// - Stokeslet (single layer; Hasimoto splitting), viscosity mu, forces f_n:
 ///     u(x_m) = 1/(8 pi mu) sum_p sum_n' S(x_m - y_n + p L) f_n,  S(r) = I/|r| + r r^T/|r|^3,
 ///   k = 0 excluded: zero mean velocity over the box, the mean pressure gradient balancing the
 ///   net force. Real space S^R(r) = erfc(xi r)(I/r + r r^T/r^3) + (2 xi/sqrt(pi)) e^{-xi^2 r^2}
 ///   (r r^T/r^2 - I); Fourier B(k) = 8 pi (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} (k^2 I - k k^T)/k^4;
 ///   self term -(4 xi/sqrt(pi)) f_m (Hasimoto 1959; Lindbo & Tornberg 2010, eqs. 2.6-2.9).
+/// - Stresslet (double layer), dipole strengths q_n (a density times a quadrature weight) and
+///   normals nu_n (the sum is bilinear in q and nu; nu is normally the unit normal):
+///     u_j(x_m) = 1/(8 pi) sum_p sum_n' T_jlm(x_m - y_n + p L) q_{n,l} nu_{n,m},
+///     T_jlm(r) = -6 r_j r_l r_m / |r|^5,  r = target - source  (no viscosity factor).
+///   Real space: A(r)(r.q)(r.nu) r_j + B(r)[(q.nu) r_j + (r.nu) q_j + (r.q) nu_j],
+///   A = -(2/r^4)[3 erfc(xi r)/r + (2 xi/sqrt(pi))(3 + 2 xi^2 r^2) e^{-xi^2 r^2}],
+///   B = (4 xi^3/sqrt(pi)) e^{-xi^2 r^2}; Fourier (+i)(-8 pi/k^4)(1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)}
+///   [-(k_m F_jm + k_m F_mj + k_j F_mm) k^2 + 2 k_j k_l k_m F_lm], F = q nu^T; no self term (the
+///   smooth remainder of T is odd). The k = 0 term, -(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n) with
+///   wrapped coordinates, is dropped by default (Options::stresslet_zero_mode): it is not
+///   periodic (it depends on where the box's origin is), the seed and the reference codes drop
+///   it, and for a closed surface with a constant density it vanishes (sum q.nu w = 0).
+/// - Stokes combined: u = stokeslet(f) + stresslet(q, nu) in one pass (seed 000, section 2.3):
+///   12 spread components (f and q (x) nu), 12 forward FFTs, CNV to 3, 3 inverse FFTs, one G2P,
+///   and one P2P loop evaluating both real-space kernels.
 ///
 /// ## Algorithm
-/// u = P2P (real space, cell list with cell width >= r_c, 27 colleague cells, pairs with r < r_c)
+/// u = P2P (real space, cell list with cell width >= r_c, colleague cells, pairs with r < r_c)
 ///   + far field: P2G (Kaiser-Bessel window of P grid points, shape beta, evaluated per bin by a
 ///     piecewise polynomial of degree nu with Horner's rule) -> FFT (FFTW r2c) -> CNV (diagonal
 ///     multiplication by the kernel's Fourier multiplier / w_hat^2 over the half spectrum)
 ///     -> IFFT (FFTW c2r) -> G2P,
-///   + self term (+ background for Laplace).
+///   + self term (own periodic images beyond r_c, background, optional stresslet k = 0 term).
+/// Stages are separate units behind one backend interface (src/ewald/backend.hpp; CPU backend
+/// in src/ewald/cpu/, one file per stage); kernels are traits (src/ewald/kernel_traits.hpp).
+///
+/// ## Plans: set points once, evaluate many times
+/// set_points(sources[, targets][, normals]) stores the wrapped geometry. The parameters are
+/// chosen (tune) from the first strengths seen, by tune() or by the first evaluate(); that step
+/// then sorts the points into the cell list of the chosen r_c and caches the window weights of
+/// every point, the erfc/exp tables and the FFT plans. Every later evaluate(strengths) reuses all
+/// of it: it is const and may be called from several threads at once (each call has its own
+/// grids). Result::times has the stages "tune" and "set_points" only on the call that did them.
+/// The parameters stay fixed for later strengths: the relative tolerance holds for strengths of
+/// a similar spatial distribution (any overall scale); call tune() again for very different ones.
 ///
 /// ## Parameters and tolerance
 /// From one tolerance eps the plan chooses (xi, r_c, M per axis, P, beta, nu). Three RMS error
@@ -52,11 +85,14 @@
 /// overridden; nu is the smallest degree whose polynomial error is negligible. Every chosen value and
 /// the estimates are reported in Params; any value can be overridden (the estimates then tell what
 /// the overrides give).
-/// The DEFAULT tolerance is RELATIVE: eps bounds the RMS error divided by the RMS of the result over
-/// the targets (for the field, also the field's RMS error relative to the field's RMS). The RMS of the
-/// result is measured by a low-accuracy pilot evaluation (relative accuracy max(eps, 1e-3)) when the
-/// parameters are chosen. With ToleranceKind::Absolute, eps bounds the RMS error in the result's own
-/// units (potential: charge/length; velocity: force/(viscosity length)) and no pilot runs.
+/// The DEFAULT tolerance is RELATIVE: eps bounds the RMS error divided by a scale of the result:
+/// the larger of the RMS of the result over the targets (measured by a low-accuracy pilot
+/// evaluation when the parameters are chosen) and the RMS value a single strength of RMS size
+/// produces at the mean inter-particle spacing a = (V/N)^(1/3) (q/a for potentials and velocities,
+/// q/a^2 for the field and the stresslet). The floor keeps the target finite when the result is
+/// zero by symmetry (a single ion's field, an ionic crystal). For the field the same holds
+/// separately. With ToleranceKind::Absolute, eps bounds the RMS error in the result's own units
+/// (potential: charge/length; velocity: force/(viscosity length)) and no pilot runs.
 /// Measured errors against a converged direct Ewald sum are 0.1-0.7 eps for eps = 1e-3 ... 1e-12
 /// (tests/test_ewald_accuracy.cpp).
 #include <array>
@@ -71,29 +107,35 @@
 
 namespace elliptica::ewald {
 
-enum class Kernel { Laplace, Stokeslet };
+enum class Kernel { Laplace, Stokeslet, Stresslet, StokesCombined };
 enum class ToleranceKind { Relative, Absolute };
 
+/// "laplace", "stokeslet", "stresslet", "stokes-combined".
 std::string to_string(Kernel k);
-/// Parses "laplace" or "stokeslet"; throws InvalidArgument otherwise.
+/// Parses the names of to_string(); throws InvalidArgument otherwise.
 Kernel kernel_from_string(const std::string& s);
+
+/// Points closer than this times the longest box length (modulo the period, after wrapping) are
+/// coincident: their singular p = 0 term is excluded (see the file comment).
+inline constexpr double kCoincidenceRelative = 1e-13;
 
 /// User configuration of a plan. Unset optionals are chosen automatically from `tolerance`.
 struct Options {
-  Kernel kernel = Kernel::Laplace;
-  std::array<double, 3> box{1.0, 1.0, 1.0};  ///< L1, L2, L3 > 0
-  double tolerance = 1e-6;                   ///< 0 < eps < 1
-  ToleranceKind tolerance_kind = ToleranceKind::Relative;
-  double viscosity = 1.0;       ///< mu > 0 (stokeslet only)
+  Kernel kernel = Kernel::Laplace;            ///< the sum to evaluate
+  std::array<double, 3> box{1.0, 1.0, 1.0};   ///< L1, L2, L3 in [1e-100, 1e100]
+  double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
+  ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)
+  double viscosity = 1.0;       ///< mu > 0 (stokeslet and the single layer of stokes-combined)
   bool compute_field = false;   ///< Laplace only: also return E = -grad phi
-  int threads = 0;              ///< 0: all available (OpenMP default)
+  bool stresslet_zero_mode = false;  ///< stresslet / stokes-combined: add the k = 0 term (default off)
+  int threads = 0;              ///< 0: all available (OpenMP default), else [1, 1024]
   // Overrides (any subset). A grid override fixes M per axis.
-  std::optional<double> xi;
-  std::optional<double> rc;
-  std::optional<std::array<int, 3>> grid;
-  std::optional<int> window_support;  ///< P, number of grid points in the window support per axis
-  std::optional<double> window_shape; ///< beta (default 2.5 P)
-  std::optional<int> poly_degree;     ///< nu (default: smallest that meets the window error)
+  std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6
+  std::optional<double> rc;            ///< real-space cutoff, [1e-6 min(L), max(L)]
+  std::optional<std::array<int, 3>> grid;  ///< FFT grid M per axis, [4, 8192]
+  std::optional<int> window_support;  ///< P, number of grid points in the window support per axis, [2, 32]
+  std::optional<double> window_shape; ///< beta (default 2.5 P), (0, 300]
+  std::optional<int> poly_degree;     ///< nu (default: smallest that meets the window error), [1, 30]
 };
 
 /// Parameters actually used, and the error estimates behind them.
@@ -108,72 +150,100 @@ struct Params {
   int poly_degree = 0;             ///< piecewise polynomial degree nu
   double eps_abs = 0;              ///< absolute RMS error target used
   double result_rms = 0;           ///< RMS of the result used to turn a relative eps into eps_abs (0 if absolute)
+  double result_scale = 0;         ///< the scale a relative eps multiplies: max(result_rms, floor) (0 if absolute)
   double est_real = 0;             ///< estimated RMS error of the real-space truncation
   double est_fourier = 0;          ///< estimated RMS error of the Fourier truncation
   double est_window = 0;           ///< estimated RMS error of the window (spreading/interpolation)
   double est_total = 0;            ///< sqrt of the sum of squares of the three
-  double est_relative = 0;         ///< est_total / result_rms (0 if not known)
+  double est_relative = 0;         ///< est_total / result_scale (0 if not known)
   double field_eps_abs = 0;        ///< Laplace field only: absolute RMS target for E (0 otherwise)
   double field_rms = 0;            ///< Laplace field only: RMS of |E| from the pilot (0 if absolute)
+  double field_scale = 0;          ///< Laplace field only: max(field_rms, floor) (0 if absolute)
   double field_est_total = 0;      ///< Laplace field only: estimated RMS error of E (all three parts)
   std::string describe() const;    ///< multi-line human-readable report
 };
 
-/// Result of one evaluation. values: (N_targets, 1) for Laplace potential, (N_targets, 3) for
-/// the stokeslet velocity; field: (N_targets, 3) for the Laplace field when asked for.
+/// Result of one evaluation. values: (N_targets, 1) for the Laplace potential, (N_targets, 3) for
+/// the Stokes velocities; field: (N_targets, 3) for the Laplace field when asked for.
 struct Result {
   Array2D values;
   Array2D field;
   Params params;
-  StageTimes times;  ///< seconds per stage: P2P, P2G, FFT, CNV, IFFT, G2P, self, setup
+  StageTimes times;  ///< seconds per stage: tune, set_points (first call only), P2P, P2G, FFT, CNV, IFFT, G2P, self
+  std::size_t coincident_pairs = 0;  ///< (target, source) pairs coincident modulo the period, other than a source with itself
 };
 
-/// A spectral Ewald plan: configured once (kernel, box, tolerance, options), evaluated many times.
-/// Parameters are chosen at the first evaluation (they depend on N and the strengths) and kept
-/// while the number of points stays within a factor 2 and the sum of squared strengths within a
-/// factor 4 (re-chosen otherwise); call retune() to force a new choice. Not thread-safe: use one
-/// plan per thread of the caller (the plan itself runs multithreaded).
+/// The strengths of one evaluation (row-major; rows = number of sources).
+struct Densities {
+  /// Laplace: charges (N,1); stokeslet and stokes-combined: forces f (N,3); stresslet: empty.
+  ConstMatrixView<double> strengths;
+  /// Stresslet and stokes-combined: dipole strengths q (N,3) (density times quadrature weight); else empty.
+  ConstMatrixView<double> dipoles;
+};
+
+/// A spectral Ewald plan: configured once (kernel, box, tolerance, options), then points set
+/// once and strengths evaluated many times (see the file comment).
 class EwaldPlan {
  public:
   /// Validates the options. Throws InvalidArgument for a box length outside [1e-100, 1e100] or
   /// non-finite, eps <= 0 or >= 1 (or a relative eps < 1e-14), non-positive viscosity, a field
-  /// request with the stokeslet kernel, threads outside [0, 1024], or an out-of-range override
-  /// (xi max(L) < 0.05, rc outside [1e-6 min(L), max(L)], grid outside [4, 8192], P outside
-  /// [2, 32] or > M, beta outside (0, 300], degree outside [1, 30]). evaluate() throws
-  /// InvalidArgument for a coordinate farther than 1e15 box lengths from the box (its periodic
-  /// position is not determined in double precision; nearer ones are wrapped exactly) or a grid
-  /// override above the 8 GiB grid limit; ResourceError when no parameters fit the size limits
-  /// (FFT grids <= 8 GiB and 8192 points per axis, <= 1e12 P2P pair checks, <= 4 GiB of pair
-  /// lists: a box of extreme aspect ratio) or the grids exceed the machine's memory
-  /// (memory_limit_bytes(), core/resources.hpp), all checked before allocating; NumericalError
-  /// when overrides cannot meet the tolerance, or when the result is not finite.
+  /// request with a Stokes kernel, the zero mode with a kernel without a stresslet, threads
+  /// outside [0, 1024], or an out-of-range override (ranges at Options).
   explicit EwaldPlan(const Options& opts);
   ~EwaldPlan();
   EwaldPlan(EwaldPlan&&) noexcept;
   EwaldPlan& operator=(EwaldPlan&&) noexcept;
 
-  /// Evaluates at the sources themselves (self-interaction excluded).
-  /// sources: (N,3); strengths: (N,1) or (N,) charges for Laplace, (N,3) forces for stokeslet.
-  /// Throws InvalidArgument on wrong shapes, mismatched lengths, N == 0, NaN/Inf.
+  /// Sets the geometry: sources (Ns,3), optional separate targets (Nt,3) (Nt may be 0: every
+  /// evaluation then returns empty results), and for the stresslet / stokes-combined the normals
+  /// nu (Ns,3) (required there, refused otherwise). Copies and wraps the coordinates. The chosen
+  /// parameters are kept when Ns and Nt stay within a factor 2 (the next evaluate re-checks the
+  /// strengths' density and re-tunes when it changed by more than 4x). Throws InvalidArgument for
+  /// wrong shapes, Ns = 0, NaN/Inf, or a coordinate farther than 1e15 box lengths from the box.
+  void set_points(ConstMatrixView<double> sources, std::optional<ConstMatrixView<double>> targets = std::nullopt,
+                  std::optional<ConstMatrixView<double>> normals = std::nullopt);
+
+  /// Chooses the parameters for these strengths now (otherwise the first evaluate does) and
+  /// prepares the set_points caches. Throws as evaluate, and InvalidArgument when all strengths
+  /// are zero. Requires set_points.
+  const Params& tune(const Densities& d);
+
+  /// Evaluates the sum at the targets. Thread-safe (const; tuning on the first call is
+  /// serialised). Throws InvalidArgument for strengths of the wrong shape or count, NaN/Inf, or
+  /// no set_points; ResourceError when no parameters fit the size limits (FFT grids <= 8 GiB and
+  /// 8192 points per axis, <= 1e12 P2P pair checks, <= 4 GiB of pair lists) or the machine's
+  /// memory (all checked before allocating); NumericalError when overrides cannot meet the
+  /// tolerance, the tolerance is below round-off, or the result is not finite.
+  Result evaluate(const Densities& d) const;
+  /// evaluate({strengths, {}}): Laplace charges or stokeslet forces.
+  Result evaluate(ConstMatrixView<double> strengths) const;
+
+  /// One-shot forms (Laplace and stokeslet): set_points then evaluate. sources (N,3), strengths
+  /// (N,1) or (N,3), targets (N_t,3).
   Result evaluate(ConstMatrixView<double> sources, ConstMatrixView<double> strengths);
-  /// Evaluates at separate targets (N_t,3).
   Result evaluate(ConstMatrixView<double> sources, ConstMatrixView<double> strengths,
                   ConstMatrixView<double> targets);
-
-  /// Chooses parameters for these points/strengths now (normally done by the first evaluate).
+  /// One-shot tune (Laplace and stokeslet): set_points then tune.
   const Params& tune(ConstMatrixView<double> sources, ConstMatrixView<double> strengths,
                      std::optional<ConstMatrixView<double>> targets = std::nullopt);
+
+  /// Forgets the chosen parameters: the next evaluate or tune chooses them again.
   void retune();
   const Options& options() const;
-  /// Parameters in use (all zero before the first evaluate/tune).
-  const Params& params() const;
+  /// Parameters in use (all zero before the first tuning).
+  Params params() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-/// Number of vector components of the strengths for a kernel (1 Laplace, 3 stokeslet).
+/// Number of vector components of Densities::strengths for a kernel (1 Laplace, 3 stokeslet and
+/// stokes-combined, 0 stresslet).
 int strength_components(Kernel k);
+/// True for the kernels with a double layer (stresslet, stokes-combined): dipoles and normals.
+bool has_double_layer(Kernel k);
+/// Components of Result::values (1 Laplace, 3 otherwise).
+int value_components(Kernel k);
 
 }  // namespace elliptica::ewald

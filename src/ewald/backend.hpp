@@ -1,0 +1,68 @@
+#pragma once
+// The internal backend interface of the spectral Ewald plan (not installed). The plan
+// (plan.cpp) validates, tunes and orchestrates; a backend owns the prepared geometry (the
+// set_points stage: sorted points, cell lists, window weights, tables, FFT plans) and runs the
+// stages P2P, P2G, FFT, CNV, IFFT, G2P and the self term, each on a per-call Workspace, so
+// that a const backend is evaluated from several threads at once. The CPU backend is in
+// src/ewald/cpu/ (one file per stage); a GPU or MPI backend implements the same interface.
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "elliptica/ewald/ewald.hpp"
+#include "ewald/internal.hpp"
+
+namespace elliptica::ewald::detail {
+
+/// The geometry given to set_points, wrapped into the box, lengths in the plan's units.
+struct PointSet {
+  std::vector<double> src;      ///< (ns, 3) wrapped source coordinates, caller order
+  std::vector<double> trg;      ///< (nt, 3) wrapped target coordinates when separate, else empty
+  std::vector<double> normals;  ///< (ns, 3) normals (double-layer kernels), else empty
+  bool separate = false;        ///< targets given separately (else the targets are the sources)
+  std::size_t ns = 0, nt = 0;
+};
+
+/// Everything a backend needs besides the points.
+struct BackendSetup {
+  Kernel kernel = Kernel::Laplace;
+  bool field = false;      ///< Laplace field
+  bool zero_mode = false;  ///< stresslet k = 0 term
+  std::array<double, 3> box{1, 1, 1};
+  int threads = 1;
+  Params params;
+  Window window;
+};
+
+/// Per-evaluation scratch of a backend (grids, sorted strengths, accumulators).
+struct Workspace {
+  virtual ~Workspace() = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::unique_ptr<Workspace> workspace() const = 0;
+  /// Loads the source values (ns, n_src of the kernel's traits) given in caller order.
+  virtual void load(Workspace& ws, const double* values) const = 0;
+  virtual void p2p(Workspace& ws) const = 0;
+  virtual void p2g(Workspace& ws) const = 0;
+  virtual void fft(Workspace& ws) const = 0;
+  virtual void cnv(Workspace& ws) const = 0;
+  virtual void ifft(Workspace& ws) const = 0;
+  virtual void g2p(Workspace& ws) const = 0;
+  /// Own periodic images beyond r_c, neutralising background, stresslet k = 0 term.
+  virtual void self(Workspace& ws) const = 0;
+  /// Writes (nt, n_out) values in caller order, times the kernel's final factor.
+  virtual void store(Workspace& ws, double* out) const = 0;
+  /// Coincident (target, source) pairs of the last P2P other than a source with itself.
+  virtual std::size_t coincident_pairs(const Workspace& ws) const = 0;
+};
+
+/// The set_points stage on the CPU: sorts the points into the cell list of the parameters,
+/// caches the window weights of every point, the erfc/exp tables and the FFT plans.
+/// Throws ResourceError when the caches or grids exceed the limits or the machine's memory.
+std::unique_ptr<Backend> make_cpu_backend(const PointSet& pts, const BackendSetup& setup);
+
+}  // namespace elliptica::ewald::detail

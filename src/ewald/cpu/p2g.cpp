@@ -1,0 +1,83 @@
+// P2G: spreading of the sources' grid values (K::grid_values: n_grid components) onto the
+// uniform grid with the Kaiser-Bessel window (seed 000, section 2.2 step 1). The window weights
+// were cached at set_points. Spreading goes into a padded, component-interleaved grid
+// pad[px][py][pz][c] with px = j + P (no periodic wrap in the inner loops, so they vectorise),
+// then the padding is folded back periodically into the FFT input (component-major grids).
+// Threads: sources by slabs of x-planes (set_points.cpp); slabs of one parity never overlap.
+#include <algorithm>
+
+#include "ewald/cpu/cpu.hpp"
+
+namespace elliptica::ewald::detail {
+
+template <class K>
+void p2g(const CpuGeometry& g, CpuWorkspace& ws) {
+  constexpr int nc = K::n_grid;
+  const Params& p = g.setup.params;
+  const int P = p.P, threads = g.setup.threads;
+  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
+  ws.pad.assign(std::size_t(PM[0]) * S1, 0.0);
+  ws.grid.allocate(*g.fft);
+  const WindowCache& wc = g.wsrc;
+  const int nslab = g.nslab;
+  double* pg = ws.pad.data();
+  const int ncol = nslab > 1 ? 2 : 1;
+  for (int colour = 0; colour < ncol; ++colour) {
+#pragma omp parallel num_threads(threads)
+    {
+      // Fixed-size scratch (P <= kMaxWindowSupport, nc <= kMaxComponents): nothing in the region
+      // allocates, so nothing can throw.
+      double qz[kMaxWindowSupport * nc];
+      double gv[nc];
+#pragma omp for schedule(dynamic, 1)
+      for (int s = colour; s < nslab; s += ncol) {
+        for (int o = g.slab_start[s]; o < g.slab_start[s + 1]; ++o) {
+          const int i = g.slab_order[o];
+          const double* wx = &wc.w[(std::size_t(i) * 3) * P];
+          const double* wy = wx + P;
+          const double* wz = wy + P;
+          K::grid_values(&ws.values[std::size_t(i) * K::n_src], gv);
+          for (int m = 0; m < P; ++m)
+            for (int c = 0; c < nc; ++c) qz[m * nc + c] = wz[m] * gv[c];
+          const int L = P * nc;
+          double* base = pg + std::size_t(wc.j0[3 * i]) * S1 + std::size_t(wc.j0[3 * i + 1]) * S2 +
+                         std::size_t(wc.j0[3 * i + 2]) * nc;
+          for (int mx = 0; mx < P; ++mx)
+            for (int my = 0; my < P; ++my) {
+              double* row = base + mx * S1 + my * S2;
+              const double wxy = wx[mx] * wy[my];
+#pragma omp simd
+              for (int t = 0; t < L; ++t) row[t] += wxy * qz[t];
+            }
+        }
+      }
+    }
+  }
+  // Fold: grid[c][(px-P) mod M1][(py-P) mod M2][(pz-P) mod M3] += pad[px][py][pz][c].
+  const std::size_t nreal = g.fft->nreal();
+  double* gr = ws.grid.real;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int ix = 0; ix < M[0]; ++ix) {
+    for (int c = 0; c < nc; ++c)
+      std::fill(gr + nreal * c + std::size_t(ix) * M[1] * M[2], gr + nreal * c + std::size_t(ix + 1) * M[1] * M[2], 0.0);
+    for (int px = ix + P - M[0] * ((ix + P) / M[0]); px < PM[0]; px += M[0]) {
+      for (int py = 0; py < PM[1]; ++py) {
+        const int iy = ((py - P) % M[1] + M[1]) % M[1];
+        const double* src = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
+        for (int c = 0; c < nc; ++c) {
+          double* dst = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
+          for (int pz = 0; pz < PM[2]; ++pz) {
+            const int iz = ((pz - P) % M[2] + M[2]) % M[2];
+            dst[iz] += src[std::size_t(pz) * nc + c];
+          }
+        }
+      }
+    }
+  }
+}
+
+ELLIPTICA_EWALD_INSTANTIATE(p2g)
+
+}  // namespace elliptica::ewald::detail

@@ -1,0 +1,91 @@
+// The self stage of the CPU backend: the terms that are not pair sums over r < r_c or grids.
+// - Own periodic images beyond r_c (targets = sources): a source's images p != 0 with |pL| >= r_c
+//   are not at random positions; P2P holds the images within r_c, this adds the rest, a constant
+//   matrix per kernel (decisive in thin boxes, where they sit just beyond a cutoff bounded by the
+//   short side). The Laplace field's and the stresslet's sums vanish by symmetry (odd kernels).
+// - Laplace: the uniform neutralising background -pi Q_tot / (xi^2 V) (Ewald's tin-foil sum of
+//   a non-neutral system; makes the result independent of xi).
+// - Stresslet (optional): the k = 0 term -(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n), wrapped
+//   coordinates (af Klinteberg & Tornberg 2016; ../shared/design FORMULAS).
+// The self limit of coincident pairs is added in P2P (K::self_limit).
+#include <cmath>
+
+#include "ewald/cpu/cpu.hpp"
+
+namespace elliptica::ewald::detail {
+
+template <class K>
+void self_images(const BackendSetup& s, double C[3][3]) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) C[i][j] = 0.0;
+  if constexpr (K::n_linear > 0) {
+    const Params& p = s.params;
+    const double xi = p.xi, rc = p.rc;
+    const auto& box = s.box;
+    const double reach = rc + 9.0 / xi;  // erfc(9) ~ 4e-37: farther images are negligible
+    int R[3];
+    for (int d = 0; d < 3; ++d) R[d] = static_cast<int>(std::ceil(reach / box[d]));
+    const double c = 2.0 * xi / kSqrtPi;
+    for (int col = 0; col < K::n_linear; ++col) {
+      double sv[K::n_src] = {};
+      sv[col] = 1.0;
+      double a[4] = {0, 0, 0, 0};
+      // Summed from the farthest images inwards for accuracy.
+      for (int x = R[0]; x >= -R[0]; --x)
+        for (int y = R[1]; y >= -R[1]; --y)
+          for (int z = R[2]; z >= -R[2]; --z) {
+            if (x == 0 && y == 0 && z == 0) continue;
+            const double r[3] = {x * box[0], y * box[1], z * box[2]};
+            const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+            if (r2 < rc * rc || r2 > reach * reach) continue;
+            const double rr = std::sqrt(r2);
+            K::real_space(std::erfc(xi * rr) / rr, c * std::exp(-xi * xi * r2), 1.0 / rr, xi * xi, r[0], r[1], r[2],
+                          sv, a[0], a[1], a[2], a[3]);
+          }
+      for (int row = 0; row < std::min(K::n_out, 3); ++row) C[row][col] = a[row];
+    }
+  }
+}
+
+template <class K>
+void self_term(const CpuGeometry& g, CpuWorkspace& ws) {
+  const std::size_t nt = g.targets().x.size();
+  constexpr int no = K::n_out, ns = K::n_src;
+  if constexpr (K::n_linear > 0) {
+    if (!g.separate) {
+      for (std::size_t t = 0; t < nt; ++t) {
+        const double* s = &ws.values[t * ns];
+        double* a = &ws.acc[t * no];
+        for (int i = 0; i < std::min(no, K::n_linear == 1 ? 1 : 3); ++i)
+          for (int j = 0; j < K::n_linear; ++j) a[i] += g.self_image[i][j] * s[j];
+      }
+    }
+  }
+  const Params& p = g.setup.params;
+  const auto& L = g.setup.box;
+  const double V = L[0] * L[1] * L[2];
+  if constexpr (K::kernel == Kernel::Laplace) {
+    const double shift = -kPi * ws.total[0] / (p.xi * p.xi * V);  // neutralising background
+    for (std::size_t t = 0; t < nt; ++t) ws.acc[t * no] += shift;
+  }
+  if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined) {
+    if (g.setup.zero_mode) {
+      const CellList& tc = g.targets();
+      const double f = -8 * kPi / V;
+      for (std::size_t t = 0; t < nt; ++t) {
+        const double x[3] = {tc.x[t], tc.y[t], tc.z[t]};
+        for (int j = 0; j < 3; ++j) ws.acc[t * no + j] += f * (ws.total[1] * x[j] - ws.moment[j]);
+      }
+    }
+  }
+}
+
+#define ELLIPTICA_EWALD_INSTANTIATE_IMAGES(K) template void self_images<K>(const BackendSetup&, double[3][3]);
+ELLIPTICA_EWALD_INSTANTIATE_IMAGES(LaplaceTraits)
+ELLIPTICA_EWALD_INSTANTIATE_IMAGES(LaplaceFieldTraits)
+ELLIPTICA_EWALD_INSTANTIATE_IMAGES(StokesletTraits)
+ELLIPTICA_EWALD_INSTANTIATE_IMAGES(StressletTraits)
+ELLIPTICA_EWALD_INSTANTIATE_IMAGES(StokesCombinedTraits)
+ELLIPTICA_EWALD_INSTANTIATE(self_term)
+
+}  // namespace elliptica::ewald::detail

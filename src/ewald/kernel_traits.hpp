@@ -1,0 +1,243 @@
+#pragma once
+// Kernels of the spectral Ewald sum as traits (not installed). Each trait says how many values a
+// source carries into P2P (n_src), how many grid components P2G spreads (n_grid), how many
+// components a target receives (n_out), and gives the real-space kernel, the self limit, the
+// Fourier multiplier of CNV and the error-estimate integrands' kinds. The stages (src/ewald/cpu/)
+// are templates over these traits; nothing else branches on the kernel.
+//
+// Conventions: r = target - source; ec = erfc(xi r)/r, ce = (2 xi/sqrt(pi)) e^{-xi^2 r^2},
+// ir = 1/r, xi2 = xi^2. Forces are divided by the viscosity when loaded (single layer = f/mu), so
+// the Stokes kernels share the final factor 1/(8 pi). Formulas: docs/ewald.md and
+// include/elliptica/ewald/ewald.hpp (Hasimoto 1959; Lindbo & Tornberg 2010 eqs. 2.6-2.9;
+// af Klinteberg & Tornberg 2016 for the stresslet; seed 000 section 2.3 for the combined kernel).
+#include <array>
+
+#include "elliptica/core/constants.hpp"
+#include "elliptica/ewald/ewald.hpp"
+
+namespace elliptica::ewald::detail {
+
+/// Mean-square kernels of the error model (params.cpp).
+enum class ErrKind { LaplacePotential, LaplaceField, Stokeslet, Stresslet };
+
+/// One term of a kernel's error model: the kind of truncated kernel, which strength density it
+/// weighs (0: the single-layer values |s|^2, 1: the double layer |q|^2 |nu|^2) and which
+/// quantity's tolerance it counts against (0: the values, 1: the Laplace field).
+struct ErrorTerm {
+  ErrKind kind;
+  int density;
+  int quantity;
+};
+
+// Complex numbers as double[2] (the FFTW layout).
+using cplx = double[2];
+
+struct LaplaceTraits {
+  static constexpr Kernel kernel = Kernel::Laplace;
+  static constexpr bool field = false;
+  static constexpr int n_src = 1, n_grid = 1, n_out = 1;
+  static constexpr int n_linear = 1;  // leading source values the kernel is linear in (self images)
+  static constexpr double final_scale = 1.0;
+  static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::LaplacePotential, 0, 0}}};
+  static constexpr double pair_seconds = 18e-9;  // cost model: one pair evaluation on one core
+  static inline void grid_values(const double* s, double* g) { g[0] = s[0]; }
+  static inline void real_space(double ec, double, double, double, double, double, double, const double* s,
+                                double& a0, double&, double&, double&) {
+    a0 += s[0] * ec;
+  }
+  // lim_{r->0} (G^R - G)(r) s with c = 2 xi/sqrt(pi).
+  static inline void self_limit(double c, const double* s, double* a) { a[0] -= c * s[0]; }
+  static inline void fourier(const double*, const bool*, double ksq, double e, double, double wfac, const cplx* in,
+                             cplx* out) {
+    const double g = 4 * kPi * e / ksq * wfac;
+    out[0][0] = g * in[0][0];
+    out[0][1] = g * in[0][1];
+  }
+};
+
+struct LaplaceFieldTraits {
+  static constexpr Kernel kernel = Kernel::Laplace;
+  static constexpr bool field = true;
+  static constexpr int n_src = 1, n_grid = 1, n_out = 4;  // phi, E_x, E_y, E_z
+  static constexpr int n_linear = 1;
+  static constexpr double final_scale = 1.0;
+  static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::LaplacePotential, 0, 0}, {ErrKind::LaplaceField, 0, 1}}};
+  static constexpr double pair_seconds = 24e-9;
+  static inline void grid_values(const double* s, double* g) { g[0] = s[0]; }
+  static inline void real_space(double ec, double ce, double ir, double, double rx, double ry, double rz,
+                                const double* s, double& a0, double& a1, double& a2, double& a3) {
+    a0 += s[0] * ec;
+    const double g = s[0] * (ec + ce) * ir * ir;  // -grad of erfc(xi r)/r, divided by r
+    a1 += g * rx;
+    a2 += g * ry;
+    a3 += g * rz;
+  }
+  static inline void self_limit(double c, const double* s, double* a) { a[0] -= c * s[0]; }  // field: 0 by symmetry
+  static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double, double wfac,
+                             const cplx* in, cplx* out) {
+    const double g = 4 * kPi * e / ksq * wfac;
+    const double re = g * in[0][0], im = g * in[0][1];
+    out[0][0] = re;
+    out[0][1] = im;
+    // E = -grad phi: multiply by -i k (an odd derivative: the Nyquist component is dropped).
+    for (int d = 0; d < 3; ++d) {
+      const double kd = nyq[d] ? 0.0 : k[d];
+      out[d + 1][0] = kd * im;
+      out[d + 1][1] = -kd * re;
+    }
+  }
+};
+
+struct StokesletTraits {
+  static constexpr Kernel kernel = Kernel::Stokeslet;
+  static constexpr bool field = false;
+  static constexpr int n_src = 3, n_grid = 3, n_out = 3;
+  static constexpr int n_linear = 3;
+  static constexpr double final_scale = 1.0 / (8 * kPi);
+  static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stokeslet, 0, 0}}};
+  static constexpr double pair_seconds = 26e-9;
+  static inline void grid_values(const double* s, double* g) {
+    g[0] = s[0];
+    g[1] = s[1];
+    g[2] = s[2];
+  }
+  // S^R(r) f = A f + B r (r.f), A = ec - ce, B = (ec + ce)/r^2.
+  static inline void real_space(double ec, double ce, double ir, double, double rx, double ry, double rz,
+                                const double* f, double& a0, double& a1, double& a2, double&) {
+    const double A = ec - ce;
+    const double rf = (ec + ce) * ir * ir * (rx * f[0] + ry * f[1] + rz * f[2]);
+    a0 += A * f[0] + rf * rx;
+    a1 += A * f[1] + rf * ry;
+    a2 += A * f[2] + rf * rz;
+  }
+  static inline void self_limit(double c, const double* s, double* a) {
+    for (int i = 0; i < 3; ++i) a[i] -= 2.0 * c * s[i];
+  }
+  // B(k) f = 8 pi (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} (k^2 f - k (k.f)) / k^4.
+  static inline void fourier(const double* k, const bool*, double ksq, double e, double i4xi2, double wfac,
+                             const cplx* in, cplx* out) {
+    const double b = 8 * kPi * (1 + ksq * i4xi2) * e / (ksq * ksq) * wfac;
+    for (int p = 0; p < 2; ++p) {
+      const double kf = k[0] * in[0][p] + k[1] * in[1][p] + k[2] * in[2][p];
+      const double f0 = in[0][p], f1 = in[1][p], f2 = in[2][p];
+      out[0][p] = b * (ksq * f0 - k[0] * kf);
+      out[1][p] = b * (ksq * f1 - k[1] * kf);
+      out[2][p] = b * (ksq * f2 - k[2] * kf);
+    }
+  }
+};
+
+struct StressletTraits {
+  static constexpr Kernel kernel = Kernel::Stresslet;
+  static constexpr bool field = false;
+  static constexpr int n_src = 6;   // q (3), nu (3)
+  static constexpr int n_grid = 9;  // F_lm = q_l nu_m, component 3 l + m
+  static constexpr int n_out = 3;
+  static constexpr int n_linear = 0;
+  static constexpr double final_scale = 1.0 / (8 * kPi);
+  static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stresslet, 1, 0}}};
+  static constexpr double pair_seconds = 32e-9;
+  static inline void grid_values(const double* s, double* g) {
+    for (int l = 0; l < 3; ++l)
+      for (int m = 0; m < 3; ++m) g[3 * l + m] = s[l] * s[3 + m];
+  }
+  // T^R: A (r.q)(r.nu) r + B [(q.nu) r + (r.nu) q + (r.q) nu],
+  // A = -(2/r^4)[3 ec + ce (3 + 2 xi^2 r^2)], B = 2 xi^2 ce = (4 xi^3/sqrt(pi)) e^{-xi^2 r^2}.
+  static inline void real_space(double ec, double ce, double ir, double xi2, double rx, double ry, double rz,
+                                const double* s, double& a0, double& a1, double& a2, double&) {
+    const double* q = s;
+    const double* n = s + 3;
+    const double ir2 = ir * ir;
+    const double r2 = rx * rx + ry * ry + rz * rz;
+    const double A = -2.0 * ir2 * ir2 * (3.0 * ec + ce * (3.0 + 2.0 * xi2 * r2));
+    const double B = 2.0 * xi2 * ce;
+    const double rq = rx * q[0] + ry * q[1] + rz * q[2];
+    const double rn = rx * n[0] + ry * n[1] + rz * n[2];
+    const double qn = q[0] * n[0] + q[1] * n[1] + q[2] * n[2];
+    const double ar = A * rq * rn + B * qn;
+    a0 += ar * rx + B * (rn * q[0] + rq * n[0]);
+    a1 += ar * ry + B * (rn * q[1] + rq * n[1]);
+    a2 += ar * rz + B * (rn * q[2] + rq * n[2]);
+  }
+  static inline void self_limit(double, const double*, double*) {}  // the smooth part of T is odd: 0 at r = 0
+  // (+i)(-8 pi/k^4)(1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} [-(k_m F_jm + k_m F_mj + k_j F_mm) k^2 + 2 k_j k_l k_m F_lm].
+  // Odd in k: a mode on a Nyquist plane has no odd real counterpart and is dropped (its size is
+  // that of the Fourier truncation error).
+  static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double i4xi2, double wfac,
+                             const cplx* in, cplx* out) {
+    if (nyq[0] || nyq[1] || nyq[2]) {
+      for (int j = 0; j < 3; ++j) out[j][0] = out[j][1] = 0.0;
+      return;
+    }
+    const double c = -8 * kPi * (1 + ksq * i4xi2) * e / (ksq * ksq) * wfac;
+    for (int p = 0; p < 2; ++p) {
+      double kF[3], Fk[3], kFk = 0, tr = 0;  // kF_j = k_m F_jm, Fk_j = k_m F_mj
+      for (int j = 0; j < 3; ++j) {
+        kF[j] = k[0] * in[3 * j][p] + k[1] * in[3 * j + 1][p] + k[2] * in[3 * j + 2][p];
+        Fk[j] = k[0] * in[j][p] + k[1] * in[3 + j][p] + k[2] * in[6 + j][p];
+        tr += in[4 * j][p];
+      }
+      for (int l = 0; l < 3; ++l) kFk += k[l] * kF[l];
+      double M[3];
+      for (int j = 0; j < 3; ++j) M[j] = -(kF[j] + Fk[j] + k[j] * tr) * ksq + 2 * k[j] * kFk;
+      // multiplying by i: (x + i y) i = -y + i x, so the real part comes from the imaginary one.
+      for (int j = 0; j < 3; ++j) {
+        if (p == 0)
+          out[j][1] = c * M[j];
+        else
+          out[j][0] = -c * M[j];
+      }
+    }
+  }
+};
+
+struct StokesCombinedTraits {
+  static constexpr Kernel kernel = Kernel::StokesCombined;
+  static constexpr bool field = false;
+  static constexpr int n_src = 9;    // f/mu (3), q (3), nu (3)
+  static constexpr int n_grid = 12;  // f (3), q (x) nu (9)
+  static constexpr int n_out = 3;
+  static constexpr int n_linear = 3;
+  static constexpr double final_scale = 1.0 / (8 * kPi);
+  static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::Stokeslet, 0, 0}, {ErrKind::Stresslet, 1, 0}}};
+  static constexpr double pair_seconds = 48e-9;
+  static inline void grid_values(const double* s, double* g) {
+    StokesletTraits::grid_values(s, g);
+    StressletTraits::grid_values(s + 3, g + 3);
+  }
+  static inline void real_space(double ec, double ce, double ir, double xi2, double rx, double ry, double rz,
+                                const double* s, double& a0, double& a1, double& a2, double& a3) {
+    StokesletTraits::real_space(ec, ce, ir, xi2, rx, ry, rz, s, a0, a1, a2, a3);
+    StressletTraits::real_space(ec, ce, ir, xi2, rx, ry, rz, s + 3, a0, a1, a2, a3);
+  }
+  static inline void self_limit(double c, const double* s, double* a) { StokesletTraits::self_limit(c, s, a); }
+  static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double i4xi2, double wfac,
+                             const cplx* in, cplx* out) {
+    cplx t[3];
+    StokesletTraits::fourier(k, nyq, ksq, e, i4xi2, wfac, in, out);
+    StressletTraits::fourier(k, nyq, ksq, e, i4xi2, wfac, in + 3, t);
+    for (int j = 0; j < 3; ++j) {
+      out[j][0] += t[j][0];
+      out[j][1] += t[j][1];
+    }
+  }
+};
+
+/// Calls f(Traits{}) with the traits of a kernel (the one place that maps the enum to a type).
+template <class F>
+decltype(auto) with_traits(Kernel k, bool field, F&& f) {
+  switch (k) {
+    case Kernel::Laplace:
+      if (field) return f(LaplaceFieldTraits{});
+      return f(LaplaceTraits{});
+    case Kernel::Stokeslet:
+      return f(StokesletTraits{});
+    case Kernel::Stresslet:
+      return f(StressletTraits{});
+    case Kernel::StokesCombined:
+      break;
+  }
+  return f(StokesCombinedTraits{});
+}
+
+}  // namespace elliptica::ewald::detail
