@@ -34,6 +34,14 @@ Kernel kernel_from_string(const std::string& s) {
   throw InvalidArgument("unknown kernel '" + s + "' (expected 'laplace', 'stokeslet', 'stresslet' or 'stokes-combined')");
 }
 
+std::string to_string(Precision p) { return p == Precision::Single ? "single" : "double"; }
+
+Precision precision_from_string(const std::string& s) {
+  if (s == "single" || s == "float32") return Precision::Single;
+  if (s == "double" || s == "float64") return Precision::Double;
+  throw InvalidArgument("unknown precision '" + s + "' (expected 'single' or 'double')");
+}
+
 int strength_components(Kernel k) {
   return k == Kernel::Laplace ? 1 : (k == Kernel::Stresslet ? 0 : 3);
 }
@@ -129,6 +137,7 @@ struct EwaldPlan::Impl {
   mutable std::mutex mu;                       // guards `tuned` and `recheck`
   mutable std::shared_ptr<const Tuned> tuned;  // null: not tuned
   mutable bool recheck = false;                // points changed: re-check the density at the next evaluate
+  std::vector<std::array<std::int64_t, 2>> exclusions;  // excluded source pairs (Laplace, targets = sources)
 
   // Values (ns, n_src) in plan units, caller order; qscale: the power of two they were divided by.
   // Returns false when all strengths are zero.
@@ -141,6 +150,8 @@ struct EwaldPlan::Impl {
            std::size_t* coincident) const;
   Params report(const Params& p, double qscale) const;
   void validate(const Densities& d) const;
+  // Removes the direct interaction of excluded pairs from out (plan units, (ns, n_out)).
+  void exclude(const std::vector<double>& v, std::vector<double>& out) const;
 };
 
 namespace {
@@ -165,6 +176,8 @@ void validate_options(const Options& o) {
     throw InvalidArgument("viscosity mu must be positive and finite, got " + num(o.viscosity));
   if (o.compute_field && o.kernel != Kernel::Laplace)
     throw InvalidArgument("the field (compute_field) is only available for the laplace kernel");
+  if (o.compute_energy && o.kernel != Kernel::Laplace)
+    throw InvalidArgument("the energy and forces (compute_energy) are only available for the laplace kernel");
   if (o.stresslet_zero_mode && !has_double_layer(o.kernel))
     throw InvalidArgument("the k = 0 term (stresslet_zero_mode) is only defined for the stresslet and stokes-combined kernels");
   if (o.threads < 0 || o.threads > 1024)
@@ -236,7 +249,8 @@ EwaldPlan::EwaldPlan(const Options& opts) : impl_(std::make_unique<Impl>()) {
   if (I.opt.xi) *I.opt.xi *= I.ls;
   if (I.opt.rc) *I.opt.rc /= I.ls;
   I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
-  I.info = kernel_info(opts.kernel, opts.compute_field);
+  I.opt.compute_field = opts.compute_field || opts.compute_energy;  // forces = q E
+  I.info = kernel_info(opts.kernel, I.opt.compute_field);
 }
 EwaldPlan::~EwaldPlan() = default;
 EwaldPlan::EwaldPlan(EwaldPlan&&) noexcept = default;
@@ -285,13 +299,64 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
   }
   I.recheck = true;  // the backend holds the old points: rebuilt at the next evaluate
   I.pts = std::move(p);
+  I.exclusions.clear();
   I.have_points = true;
+}
+
+void EwaldPlan::set_exclusions(const std::vector<std::array<std::int64_t, 2>>& pairs) {
+  auto& I = *impl_;
+  if (I.user.kernel != Kernel::Laplace)
+    throw InvalidArgument("exclusions are only defined for the laplace kernel, not " + to_string(I.user.kernel));
+  if (!I.have_points) throw InvalidArgument("set_exclusions: no points: call set_points(sources) first");
+  if (I.pts.separate)
+    throw InvalidArgument("exclusions need the targets to be the sources (set_points without targets)");
+  const auto n = static_cast<std::int64_t>(I.pts.ns);
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto [i, j] = pairs[k];
+    if (i < 0 || j < 0 || i >= n || j >= n)
+      throw InvalidArgument("exclusion " + std::to_string(k) + " (" + std::to_string(i) + ", " + std::to_string(j) +
+                            ") names a source index outside [0, " + std::to_string(n) + ")");
+    if (i == j)
+      throw InvalidArgument("exclusion " + std::to_string(k) + " pairs source " + std::to_string(i) +
+                            " with itself (the self-interaction is always excluded)");
+  }
+  I.exclusions = pairs;
+}
+
+void EwaldPlan::Impl::exclude(const std::vector<double>& v, std::vector<double>& out) const {
+  // Nearest periodic image of y_i - y_j (wrapped coordinates, per axis). A coincident pair had
+  // its singular term excluded in P2P already.
+  const int co = info.n_out, ns = info.n_src;
+  const bool field = opt.compute_field;
+  const double Lmax = std::max({opt.box[0], opt.box[1], opt.box[2]});
+  for (const auto& [i, j] : exclusions) {
+    double r[3], r2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      const double L = opt.box[d];
+      double x = pts.src[3 * i + d] - pts.src[3 * j + d];
+      x -= L * std::nearbyint(x / L);
+      r[d] = x;
+      r2 += x * x;
+    }
+    if (r2 < (kCoincidenceRelative * Lmax) * (kCoincidenceRelative * Lmax)) continue;
+    const double ir = 1.0 / std::sqrt(r2), ir3 = ir * ir * ir;
+    const double qi = v[std::size_t(i) * ns], qj = v[std::size_t(j) * ns];
+    out[std::size_t(i) * co] -= qj * ir;
+    out[std::size_t(j) * co] -= qi * ir;
+    if (field)
+      for (int d = 0; d < 3; ++d) {  // E at y_i from q_j is q_j r / |r|^3 with r = y_i - y_j
+        out[std::size_t(i) * co + 1 + d] -= qj * r[d] * ir3;
+        out[std::size_t(j) * co + 1 + d] += qi * r[d] * ir3;
+      }
+  }
 }
 
 void EwaldPlan::Impl::validate(const Densities& d) const {
   const Kernel k = user.kernel;
   const std::string kname = to_string(k);
   if (!have_points) throw InvalidArgument("evaluate: no points: call set_points(sources[, targets][, normals]) first");
+  if (user.compute_energy && pts.separate)
+    throw InvalidArgument("the energy and forces (compute_energy) need the targets to be the sources");
   const int nsc = strength_components(k);
   if (nsc > 0)
     validate_values(d.strengths, pts.ns, nsc, k == Kernel::Laplace ? "strengths (charges)" : "strengths (forces)", kname);
@@ -623,12 +688,20 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   std::vector<double> v;
   double qscale = 1;
   if (nt == 0 || !I.pack(d, v, qscale)) {  // no targets, or all strengths zero: the sum is zero
+    if (I.user.compute_energy) {
+      r.forces = Array2D(nt, 3);
+      r.energy = 0.0;
+    }
     r.params = params();
     return r;
   }
   const std::shared_ptr<const Tuned> t = I.state(v, qscale, r.times);
   std::vector<double> out;
   I.run(*t->backend, v, out, r.times, &r.coincident_pairs);
+  if (!I.exclusions.empty()) {
+    ScopedStage st(r.times, "exclusions");
+    I.exclude(v, out);
+  }
   const int co = I.info.n_out;
   const double u = qscale / I.ls, uf = qscale / (I.ls * I.ls);  // back to the caller's units
   const int nv = value_components(I.user.kernel);
@@ -637,7 +710,18 @@ Result EwaldPlan::evaluate(const Densities& d) const {
     if (I.user.compute_field)
       for (int c = 0; c < 3; ++c) r.field.values[i * 3 + c] = out[i * co + 1 + c] * uf;
   }
-  for (const Array2D* a : {&r.values, &r.field})
+  if (I.user.compute_energy) {
+    // U = 1/2 sum q phi and F = q E in the caller's units (charges as given).
+    r.forces = Array2D(nt, 3);
+    double U = 0;
+    for (std::size_t i = 0; i < nt; ++i) {
+      const double q = d.strengths(i, 0);
+      U += q * out[i * co] * u;
+      for (int c = 0; c < 3; ++c) r.forces.values[i * 3 + c] = q * out[i * co + 1 + c] * uf;
+    }
+    r.energy = 0.5 * U;
+  }
+  for (const Array2D* a : {&r.values, &r.field, &r.forces})
     for (std::size_t i = 0; i < a->values.size(); ++i)
       if (!std::isfinite(a->values[i]))
         throw NumericalError("the result contains a non-finite value (at target " + std::to_string(i / a->cols) +

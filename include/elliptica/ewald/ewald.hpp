@@ -98,6 +98,8 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +111,14 @@ namespace elliptica::ewald {
 
 enum class Kernel { Laplace, Stokeslet, Stresslet, StokesCombined };
 enum class ToleranceKind { Relative, Absolute };
+/// Arithmetic of the stages (P2P, P2G, FFT, CNV, IFFT, G2P). Coordinates are wrapped into the
+/// box in double precision before any float32 arithmetic; results are returned as float64.
+enum class Precision { Single, Double };
+
+/// "single", "double".
+std::string to_string(Precision p);
+/// Parses "single"/"float32" or "double"/"float64"; throws InvalidArgument otherwise.
+Precision precision_from_string(const std::string& s);
 
 /// "laplace", "stokeslet", "stresslet", "stokes-combined".
 std::string to_string(Kernel k);
@@ -128,6 +138,8 @@ struct Options {
   double viscosity = 1.0;       ///< mu > 0 (stokeslet and the single layer of stokes-combined)
   bool compute_field = false;   ///< Laplace only: also return E = -grad phi
   bool stresslet_zero_mode = false;  ///< stresslet / stokes-combined: add the k = 0 term (default off)
+  Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor())
+  bool compute_energy = false;  ///< Laplace, targets = sources: also U = 1/2 sum q phi and forces F = q E
   int threads = 0;              ///< 0: all available (OpenMP default), else [1, 1024]
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6
@@ -171,6 +183,11 @@ struct Result {
   Params params;
   StageTimes times;  ///< seconds per stage: tune, set_points (first call only), P2P, P2G, FFT, CNV, IFFT, G2P, self
   std::size_t coincident_pairs = 0;  ///< (target, source) pairs coincident modulo the period, other than a source with itself
+  /// Laplace with compute_energy: U = 1/2 sum_n q_n phi(y_n) (Gaussian units: charge^2/length),
+  /// excluded pairs removed; NaN otherwise.
+  double energy = std::numeric_limits<double>::quiet_NaN();
+  /// Laplace with compute_energy: F_n = q_n E(y_n) (N,3), excluded pairs removed; empty otherwise.
+  Array2D forces;
 };
 
 /// The strengths of one evaluation (row-major; rows = number of sources).
@@ -202,6 +219,14 @@ class EwaldPlan {
   /// wrong shapes, Ns = 0, NaN/Inf, or a coordinate farther than 1e15 box lengths from the box.
   void set_points(ConstMatrixView<double> sources, std::optional<ConstMatrixView<double>> targets = std::nullopt,
                   std::optional<ConstMatrixView<double>> normals = std::nullopt);
+
+  /// Excluded pairs (Laplace, targets = the sources): for each (i, j), i != j, the direct
+  /// interaction q_j / |r_ij| (nearest periodic image, as PME codes do for bonded atoms) is
+  /// removed from phi(y_i) and q_i / |r_ij| from phi(y_j), and likewise from the fields, the
+  /// energy and the forces. pairs: (K,2) row-major indices into the sources (K may be 0: none);
+  /// a pair listed twice is removed twice. Throws InvalidArgument for another kernel, separate
+  /// targets, an index out of range or i == j. Kept until the next set_points or set_exclusions.
+  void set_exclusions(const std::vector<std::array<std::int64_t, 2>>& pairs);
 
   /// Chooses the parameters for these strengths now (otherwise the first evaluate does) and
   /// prepares the set_points caches. Throws as evaluate, and InvalidArgument when all strengths
@@ -237,6 +262,11 @@ class EwaldPlan {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Smallest relative tolerance a single-precision plan accepts for this kernel, box and number
+/// of points (see docs/ewald.md, "Single precision"): float32 rounding of the grid values and
+/// of the FFT grows with the grid and N.
+double single_precision_floor(Kernel k, const std::array<double, 3>& box, std::size_t n_points);
 
 /// Number of vector components of Densities::strengths for a kernel (1 Laplace, 3 stokeslet and
 /// stokes-combined, 0 stresslet).

@@ -1,0 +1,316 @@
+// The spectral Ewald plan as a set-points-once object: reuse, concurrent evaluation, the
+// coincidence rule modulo the period, empty targets, a relative tolerance whose result is zero
+// by symmetry (a single ion, an ionic crystal: Madelung's constant), energy, forces and exclusions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/ewald/ewald.hpp"
+#include "reference/direct_ewald.hpp"
+
+namespace {
+
+using elliptica::ConstMatrixView;
+using elliptica::ewald::Densities;
+using elliptica::ewald::EwaldPlan;
+using elliptica::ewald::Kernel;
+using elliptica::ewald::Options;
+using elliptica::ewald::Result;
+using namespace elliptica::testref;
+
+bool has_stage(const Result& r, const std::string& name) {
+  for (const auto& s : r.times.stages)
+    if (s.first == name) return true;
+  return false;
+}
+
+TEST(EwaldPlanReuse, SetPointsOnceEvaluateMany) {
+  const std::array<double, 3> box{1.0, 1.2, 0.9};
+  const std::size_t n = 300;
+  const auto x = make_points(Distribution::Uniform, n, box, 3);
+  Options o;
+  o.kernel = Kernel::Stokeslet;
+  o.box = box;
+  o.tolerance = 1e-8;
+  EwaldPlan plan(o);
+  plan.set_points(ConstMatrixView<double>(x, 3));
+  RefOptions ro;
+  ro.kernel = RefKernel::Stokeslet;
+  ro.box = box;
+  std::vector<double> first;
+  for (int k = 0; k < 3; ++k) {
+    const auto f = make_strengths(n, 3, 10 + k, true);
+    const Result r = plan.evaluate(ConstMatrixView<double>(f, 3));
+    // the parameters are chosen and the caches built on the first call only
+    EXPECT_EQ(has_stage(r, "tune"), k == 0);
+    EXPECT_EQ(has_stage(r, "set_points"), k == 0);
+    const RefResult ref = direct_ewald(ro, x, f);
+    EXPECT_LT(rel_rms_err(r.values.values, ref.values), 1e-8) << "evaluation " << k;
+    if (k == 0) first = r.values.values;
+  }
+  // the same strengths again: the same bits (fixed order of every sum)
+  const auto f0 = make_strengths(n, 3, 10, true);
+  EXPECT_EQ(plan.evaluate(ConstMatrixView<double>(f0, 3)).values.values, first);
+}
+
+TEST(EwaldPlanReuse, ConcurrentEvaluationsEqualSerialOnes) {
+  const std::array<double, 3> box{1.0, 1.0, 1.0};
+  const std::size_t n = 500;
+  const auto x = make_points(Distribution::Clustered, n, box, 5);
+  const auto nu = make_strengths(n, 3, 6, false);
+  for (Kernel k : {Kernel::Laplace, Kernel::StokesCombined}) {
+    Options o;
+    o.kernel = k;
+    o.tolerance = 1e-7;
+    o.threads = 2;
+    EwaldPlan plan(o);
+    if (k == Kernel::Laplace)
+      plan.set_points(ConstMatrixView<double>(x, 3));
+    else
+      plan.set_points(ConstMatrixView<double>(x, 3), std::nullopt, ConstMatrixView<double>(nu, 3));
+    const int c = k == Kernel::Laplace ? 1 : 3;
+    std::vector<std::vector<double>> f(4), q(4), serial(4), concurrent(4);
+    for (int t = 0; t < 4; ++t) {
+      f[t] = make_strengths(n, c, 20 + t, true);
+      q[t] = make_strengths(n, 3, 30 + t, false);
+    }
+    auto dens = [&](int t) {
+      Densities d{ConstMatrixView<double>(f[t], std::size_t(c)), {}};
+      if (k != Kernel::Laplace) d.dipoles = ConstMatrixView<double>(q[t], 3);
+      return d;
+    };
+    plan.tune(dens(0));
+    for (int t = 0; t < 4; ++t) serial[t] = plan.evaluate(dens(t)).values.values;
+    std::vector<std::thread> th;
+    for (int t = 0; t < 4; ++t) th.emplace_back([&, t] { concurrent[t] = plan.evaluate(dens(t)).values.values; });
+    for (auto& x : th) x.join();
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(concurrent[t], serial[t]) << to_string(k) << " thread " << t;
+  }
+}
+
+TEST(EwaldPlanReuse, FirstEvaluateTunesLazilyFromConcurrentCallers) {
+  // Several threads call evaluate on an untuned plan: one tunes, all get the same result.
+  const std::size_t n = 200;
+  const auto x = make_points(Distribution::Uniform, n, {1, 1, 1}, 8);
+  const auto q = make_strengths(n, 1, 9, true);
+  Options o;
+  o.tolerance = 1e-6;
+  o.threads = 1;
+  EwaldPlan plan(o);
+  plan.set_points(ConstMatrixView<double>(x, 3));
+  std::vector<std::vector<double>> out(3);
+  std::vector<std::thread> th;
+  for (int t = 0; t < 3; ++t) th.emplace_back([&, t] { out[t] = plan.evaluate(ConstMatrixView<double>(q, 1)).values.values; });
+  for (auto& t : th) t.join();
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_EQ(out[0], out[2]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coincidence modulo the period.
+
+TEST(EwaldCoincidence, DuplicateSourcesAndCopiesOnePeriodAwayAgree) {
+  const std::array<double, 3> box{1.0, 1.3, 0.7};
+  const std::size_t n = 60;
+  auto x = make_points(Distribution::Uniform, n, box, 12);
+  auto q = make_strengths(n, 1, 13, true);
+  // source 1 duplicates source 0
+  for (int a = 0; a < 3; ++a) x[3 + a] = x[a];
+  Options o;
+  o.box = box;
+  o.tolerance = 1e-10;
+  EwaldPlan plan(o);
+  const Result same = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(q, 1));
+  EXPECT_EQ(same.coincident_pairs, 2u);  // (0,1) and (1,0)
+  // the reference excludes exactly coincident pairs, too
+  RefOptions ro;
+  ro.box = box;
+  const RefResult ref = direct_ewald(ro, x, q);
+  EXPECT_LT(rel_rms_err(same.values.values, ref.values), 1e-10);
+  // the copy one period away (in x and z): wrapped, it lands within rounding of source 0
+  auto y = x;
+  y[3] += box[0];
+  y[5] -= 3 * box[2];
+  const Result shifted = plan.evaluate(ConstMatrixView<double>(y, 3), ConstMatrixView<double>(q, 1));
+  EXPECT_EQ(shifted.coincident_pairs, 2u);
+  EXPECT_LT(rel_rms_err(shifted.values.values, same.values.values), 1e-10);
+}
+
+TEST(EwaldCoincidence, TargetsOnePeriodAwayFromTheSources) {
+  const std::array<double, 3> box{1.0, 1.0, 1.0};
+  const std::size_t n = 80;
+  const auto x = make_points(Distribution::Uniform, n, box, 14);
+  const auto f = make_strengths(n, 3, 15, true);
+  std::vector<double> t = x;
+  for (std::size_t i = 0; i < n; ++i) t[3 * i + (i % 3)] += (i % 2 ? 1.0 : -2.0) * box[i % 3];
+  Options o;
+  o.kernel = Kernel::Stokeslet;
+  o.tolerance = 1e-9;
+  EwaldPlan plan(o);
+  const Result self = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(f, 3));
+  const Result sep =
+      plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(f, 3), ConstMatrixView<double>(t, 3));
+  EXPECT_EQ(self.coincident_pairs, 0u);
+  EXPECT_EQ(sep.coincident_pairs, n);  // every target coincides with its source: reported
+  EXPECT_LT(rel_rms_err(sep.values.values, self.values.values), 2e-9);
+}
+
+TEST(EwaldEmptyTargets, EveryKernelReturnsAnEmptyResult) {
+  const std::size_t n = 20;
+  const auto x = make_points(Distribution::Uniform, n, {1, 1, 1}, 16);
+  const auto q3 = make_strengths(n, 3, 17, false);
+  const auto q1 = make_strengths(n, 1, 18, false);
+  std::vector<double> none;
+  for (Kernel k : {Kernel::Laplace, Kernel::Stokeslet, Kernel::Stresslet, Kernel::StokesCombined}) {
+    Options o;
+    o.kernel = k;
+    EwaldPlan plan(o);
+    const bool dl = elliptica::ewald::has_double_layer(k);
+    plan.set_points(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(none.data(), 0, 3),
+                    dl ? std::optional<ConstMatrixView<double>>(ConstMatrixView<double>(q3, 3)) : std::nullopt);
+    Densities d;
+    if (k == Kernel::Laplace) d.strengths = ConstMatrixView<double>(q1, 1);
+    if (k == Kernel::Stokeslet || k == Kernel::StokesCombined) d.strengths = ConstMatrixView<double>(q3, 3);
+    if (dl) d.dipoles = ConstMatrixView<double>(q3, 3);
+    const Result r = plan.evaluate(d);
+    EXPECT_EQ(r.values.rows, 0u) << to_string(k);
+    EXPECT_EQ(r.values.cols, std::size_t(elliptica::ewald::value_components(k))) << to_string(k);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A relative tolerance when the result is zero or tiny by symmetry.
+
+TEST(EwaldRelativeScale, SingleIonFieldIsZeroBySymmetry) {
+  // The reproducer: the pilot measures the field's RMS as round-off; the tolerance must use a
+  // scale that cannot collapse (a unit charge at the mean spacing, here the box length).
+  const std::vector<double> x{0.31, 0.22, 0.17}, q{1.0};
+  Options o;
+  o.tolerance = 1e-8;
+  o.compute_field = true;
+  EwaldPlan plan(o);
+  const Result r = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(q, 1));
+  RefOptions ro;
+  ro.field = true;
+  const RefResult ref = direct_ewald(ro, x, q);
+  // potential: the self-image sum plus the background, -2.837297479... (Nijboer-De Wette)
+  EXPECT_LT(std::abs(r.values.values[0] - ref.values[0]), 1e-8 * std::abs(ref.values[0]));
+  EXPECT_NEAR(ref.values[0], -2.8372974794806, 1e-9);
+  for (int a = 0; a < 3; ++a) EXPECT_LT(std::abs(r.field.values[a]), 1e-8);  // scale 1/a^2 = 1
+  EXPECT_GE(r.params.field_scale, 0.99);
+  EXPECT_LE(std::max({r.params.grid[0], r.params.grid[1], r.params.grid[2]}), 64) << "grid chosen for a round-off target";
+}
+
+TEST(EwaldRelativeScale, RockSaltMadelungConstant) {
+  // NaCl: a 4 x 4 x 4 simple cubic lattice of alternating unit charges, spacing d = 1/4 in the
+  // unit box. phi at every ion is -q M / d with Madelung's constant M = 1.747564594633182
+  // (Madelung 1918; value as in Borwein, Glasser, McPhedran, Wan & Zucker, Lattice Sums Then and
+  // Now, 2013); the field vanishes by symmetry.
+  const double M = 1.747564594633182, d = 0.25;
+  std::vector<double> x, q;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 4; ++k) {
+        x.insert(x.end(), {(i + 0.5) * d, (j + 0.5) * d, (k + 0.5) * d});
+        q.push_back((i + j + k) % 2 ? -1.0 : 1.0);
+      }
+  for (double eps : {1e-4, 1e-8, 1e-12}) {
+    Options o;
+    o.tolerance = eps;
+    o.compute_field = true;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(q, 1));
+    double e2 = 0, f2 = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      e2 += std::pow(r.values.values[i] - (-q[i] * M / d), 2);
+      for (int a = 0; a < 3; ++a) f2 += std::pow(r.field.values[3 * i + a], 2);
+    }
+    const double n = double(q.size());
+    EXPECT_LT(std::sqrt(e2 / n) / (M / d), eps) << "potential, eps " << eps;
+    EXPECT_LT(std::sqrt(f2 / n), eps * r.params.field_scale) << "field, eps " << eps;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Energy, forces and exclusions (Laplace).
+
+TEST(EwaldEnergy, EnergyForcesAndExclusions) {
+  const std::array<double, 3> box{1.1, 0.9, 1.0};
+  const std::size_t n = 120;
+  const auto x = make_points(Distribution::Uniform, n, box, 21);
+  const auto q = make_strengths(n, 1, 22, true);
+  Options o;
+  o.box = box;
+  o.tolerance = 1e-10;
+  o.compute_energy = true;
+  o.tolerance_kind = elliptica::ewald::ToleranceKind::Absolute;  // the same parameters in both runs
+  EwaldPlan plan(o);
+  plan.set_points(ConstMatrixView<double>(x, 3));
+  const Result r0 = plan.evaluate(ConstMatrixView<double>(q, 1));
+  RefOptions ro;
+  ro.box = box;
+  ro.field = true;
+  const RefResult ref = direct_ewald(ro, x, q);
+  double U = 0;
+  std::vector<double> F(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    U += 0.5 * q[i] * ref.values[i];
+    for (int a = 0; a < 3; ++a) F[3 * i + a] = q[i] * ref.field[3 * i + a];
+  }
+  EXPECT_NEAR(r0.energy, U, 1e-9 * std::abs(U));
+  ASSERT_EQ(r0.forces.rows, n);
+  EXPECT_LT(rms_diff(r0.forces.values, F), 1e-9);
+  EXPECT_TRUE(r0.field.values.empty());  // not asked for
+  // exclusions: pairs (0,1), (2,5), (7,3); the nearest image of each pair is removed
+  const std::vector<std::array<std::int64_t, 2>> ex{{0, 1}, {2, 5}, {7, 3}};
+  plan.set_exclusions(ex);
+  const Result r1 = plan.evaluate(ConstMatrixView<double>(q, 1));
+  std::vector<double> dphi(n, 0.0), dF(3 * n, 0.0);
+  double dU = 0;
+  for (const auto& [i, j] : ex) {
+    double r[3], r2 = 0;
+    for (int a = 0; a < 3; ++a) {
+      r[a] = x[3 * i + a] - x[3 * j + a];
+      r[a] -= box[a] * std::round(r[a] / box[a]);
+      r2 += r[a] * r[a];
+    }
+    const double rr = std::sqrt(r2);
+    dphi[i] -= q[j] / rr;
+    dphi[j] -= q[i] / rr;
+    dU -= q[i] * q[j] / rr;
+    for (int a = 0; a < 3; ++a) {
+      dF[3 * i + a] -= q[i] * q[j] * r[a] / (rr * rr * rr);
+      dF[3 * j + a] += q[i] * q[j] * r[a] / (rr * rr * rr);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(r1.values.values[i] - r0.values.values[i], dphi[i], 1e-11) << "potential at " << i;
+    for (int a = 0; a < 3; ++a)
+      EXPECT_NEAR(r1.forces.values[3 * i + a] - r0.forces.values[3 * i + a], dF[3 * i + a], 1e-10) << "force " << i;
+  }
+  EXPECT_NEAR(r1.energy - r0.energy, dU, 1e-10);
+  EXPECT_TRUE(has_stage(r1, "exclusions"));
+  // bad exclusions
+  EXPECT_THROW(plan.set_exclusions({{0, 0}}), elliptica::InvalidArgument);
+  EXPECT_THROW(plan.set_exclusions({{0, std::int64_t(n)}}), elliptica::InvalidArgument);
+  EXPECT_THROW(plan.set_exclusions({{-1, 2}}), elliptica::InvalidArgument);
+}
+
+TEST(EwaldEnergy, RefusedWhereUndefined) {
+  Options o;
+  o.kernel = Kernel::Stokeslet;
+  o.compute_energy = true;
+  EXPECT_THROW(EwaldPlan{o}, elliptica::InvalidArgument);
+  Options l;
+  l.compute_energy = true;
+  EwaldPlan plan(l);
+  const auto x = make_points(Distribution::Uniform, 10, {1, 1, 1}, 1);
+  const auto q = make_strengths(10, 1, 2, true);
+  plan.set_points(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(x, 3));
+  EXPECT_THROW(plan.evaluate(ConstMatrixView<double>(q, 1)), elliptica::InvalidArgument);
+  EXPECT_THROW(plan.set_exclusions({{0, 1}}), elliptica::InvalidArgument);
+}
+
+}  // namespace
