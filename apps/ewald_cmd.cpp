@@ -1,16 +1,24 @@
 /// @file ewald_cmd.cpp
-/// `elliptica ewald`: reads sources/strengths (or a .gro file), runs an EwaldPlan, writes the
-/// result atomically and prints the chosen parameters, the error estimate and per-stage timings.
+/// `elliptica ewald`: reads sources and their densities (charges, forces, or dipoles with
+/// normals; or a .gro file), runs an EwaldPlan (set_points, optional set_exclusions, evaluate),
+/// writes the result, and optionally the forces (--forces-out) and a JSON summary (--summary), as
+/// one set of outputs committed together (each through a temporary created before the
+/// computation), and prints the chosen parameters, the error estimate and per-stage timings.
 #include "ewald_cmd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,6 +27,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
+#include "elliptica/core/record.hpp"
 #include "elliptica/ewald/ewald.hpp"
 #include "elliptica/ewald/gro.hpp"
 
@@ -97,11 +106,130 @@ std::vector<std::pair<std::string, double>> parse_charges(const std::string& s) 
   return out;
 }
 
-/// Rank-1 or (N,1) array -> count of values; anything else is an error naming `what`.
-void require_points(const Array2D& a, const std::string& what, const std::string& file) {
-  if (a.rows == 0) throw InvalidArgument(what + " (" + file + ") contains no points");
+/// An (N,3) array of coordinates with N >= 1 (N == 0 allowed when `allow_empty`: then an empty
+/// file, or a header-only or (0,3) one); anything else is an error naming `what`.
+void require_points(const Array2D& a, const std::string& what, const std::string& file, bool allow_empty = false) {
+  if (a.rows == 0) {
+    if (allow_empty && a.ndim == 2 && (a.cols == 3 || a.cols == 0)) return;
+    throw InvalidArgument(what + " (" + file + ") contains no points");
+  }
   if (a.ndim != 2 || a.cols != 3)
     throw InvalidArgument(what + " (" + file + ") must be an (N,3) array of coordinates, got shape " + shape_str(a));
+}
+
+/// An (N,3) array of vectors (dipoles, normals, forces) with one row per source.
+void require_vectors(const Array2D& a, const std::string& what, const std::string& file, std::size_t n_sources,
+                     const std::string& sources_file) {
+  if (a.rows == 0) throw InvalidArgument(what + " (" + file + ") contains no values");
+  if (a.ndim != 2 || a.cols != 3)
+    throw InvalidArgument(what + " (" + file + ") must be an (N,3) array, got shape " + shape_str(a));
+  if (a.rows != n_sources)
+    throw InvalidArgument("length mismatch: " + what + " (" + file + ") has " + std::to_string(a.rows) +
+                          " rows but sources (" + sources_file + ") has " + std::to_string(n_sources));
+  require_finite(a.view(), what + " (" + file + ")");
+}
+
+/// (K,2) integer pairs of source indices; an empty file (or (0,2), header-only) is K = 0.
+/// Indices must be integers in [0, N) and i != j (checked here to name the file and row; the
+/// library checks again).
+std::vector<std::array<std::int64_t, 2>> to_pairs(const Array2D& a, const std::string& file, std::size_t n_sources) {
+  std::vector<std::array<std::int64_t, 2>> pairs;
+  if (a.rows == 0) return pairs;
+  if (a.ndim != 2 || a.cols != 2)
+    throw InvalidArgument("--exclusions (" + file + ") must be a (K,2) array of source index pairs, got shape " +
+                          shape_str(a));
+  pairs.reserve(a.rows);
+  for (std::size_t r = 0; r < a.rows; ++r) {
+    std::array<std::int64_t, 2> p{};
+    for (int c = 0; c < 2; ++c) {
+      const double v = a.values[2 * r + c];
+      if (!(std::isfinite(v) && std::floor(v) == v))
+        throw InvalidArgument("--exclusions (" + file + ") row " + std::to_string(r) + ": '" + fmt_g(v) +
+                              "' is not an integer index");
+      if (v < 0 || v >= static_cast<double>(n_sources))
+        throw InvalidArgument("--exclusions (" + file + ") row " + std::to_string(r) + ": index " + fmt_g(v) +
+                              " is out of range [0, " + std::to_string(n_sources) + ") of the sources");
+      p[c] = static_cast<std::int64_t>(v);
+    }
+    if (p[0] == p[1])
+      throw InvalidArgument("--exclusions (" + file + ") row " + std::to_string(r) + ": pair (" +
+                            std::to_string(p[0]) + ", " + std::to_string(p[1]) +
+                            ") excludes a source from itself (the self-interaction is always excluded)");
+    pairs.push_back(p);
+  }
+  return pairs;
+}
+
+bool ends_with_npy(const std::string& op) {
+  if (op.size() < 4) return false;
+  std::string s = op.substr(op.size() - 4);
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == ".npy";
+}
+
+/// JSON number: the shortest of 15..17 significant digits that reads back as the same double;
+/// null for NaN/Inf.
+std::string jnum(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  for (int prec = 15; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+template <class T>
+std::string jarr3(const std::array<T, 3>& a) {
+  std::string s = "[";
+  for (int d = 0; d < 3; ++d) {
+    if constexpr (std::is_floating_point_v<T>)
+      s += jnum(a[d]);
+    else
+      s += std::to_string(a[d]);
+    s += d < 2 ? ", " : "]";
+  }
+  return s;
+}
+std::string jstr_or_null(const std::string& s) { return s.empty() ? "null" : json_quote(s); }
+
+/// The "params" object of the summary: every field of ewald::Params (the keys of Python's
+/// EwaldPlan.params, without "describe").
+std::string params_json(const ewald::Params& p, const std::string& ind) {
+  std::ostringstream js;
+  js << "{\n"
+     << ind << "  \"xi\": " << jnum(p.xi) << ",\n"
+     << ind << "  \"rc\": " << jnum(p.rc) << ",\n"
+     << ind << "  \"grid\": " << jarr3(p.grid) << ",\n"
+     << ind << "  \"h\": " << jarr3(p.h) << ",\n"
+     << ind << "  \"cells\": " << jarr3(p.cells) << ",\n"
+     << ind << "  \"P\": " << p.P << ",\n"
+     << ind << "  \"beta\": " << jnum(p.beta) << ",\n"
+     << ind << "  \"poly_degree\": " << p.poly_degree << ",\n"
+     << ind << "  \"eps_abs\": " << jnum(p.eps_abs) << ",\n"
+     << ind << "  \"result_rms\": " << jnum(p.result_rms) << ",\n"
+     << ind << "  \"result_scale\": " << jnum(p.result_scale) << ",\n"
+     << ind << "  \"est_real\": " << jnum(p.est_real) << ",\n"
+     << ind << "  \"est_fourier\": " << jnum(p.est_fourier) << ",\n"
+     << ind << "  \"est_window\": " << jnum(p.est_window) << ",\n"
+     << ind << "  \"est_total\": " << jnum(p.est_total) << ",\n"
+     << ind << "  \"est_relative\": " << jnum(p.est_relative) << ",\n"
+     << ind << "  \"field_eps_abs\": " << jnum(p.field_eps_abs) << ",\n"
+     << ind << "  \"field_rms\": " << jnum(p.field_rms) << ",\n"
+     << ind << "  \"field_scale\": " << jnum(p.field_scale) << ",\n"
+     << ind << "  \"field_est_total\": " << jnum(p.field_est_total) << "\n"
+     << ind << "}";
+  return js.str();
+}
+
+std::string times_json(const StageTimes& t, const std::string& ind) {
+  std::string s = "{";
+  bool first = true;
+  for (const auto& [name, sec] : t.stages) {
+    s += (first ? "\n" : ",\n") + ind + "  " + json_quote(name) + ": " + jnum(sec);
+    first = false;
+  }
+  s += first ? "}" : "\n" + ind + "}";
+  return s;
 }
 
 /// io::read_array, with a note on stderr when the first line was taken as a header of column
@@ -142,44 +270,98 @@ void print_times(std::ostream& os, const StageTimes& t) {
 CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "ewald",
-      "Spectral Ewald summation of triply periodic Laplace (1/r) or Stokes stokeslet sums in a rectangular box.");
+      "Spectral Ewald summation of triply periodic Laplace (1/r) or Stokes (stokeslet, stresslet, or both) sums "
+      "in a rectangular box.");
   cmd->footer(
       "Inputs: the content decides, not the file name: a file that starts with the NumPy magic string is read\n"
       "  as .npy (float64/float32/int32/int64, C or Fortran order), any other file as a text table\n"
       "  (whitespace and/or comma separated numbers, '#' comments, one optional first line of column names).\n"
-      "Output: .npy if --out ends in .npy, else CSV with a '#' header. --out must not be one of the inputs.\n"
-      "Without --targets, the sources are the targets and the self-interaction is excluded.\n"
-      "Output columns: laplace -> phi (N,), or [phi, Ex, Ey, Ez] (N,4) with --field; stokeslet -> [ux, uy, uz].\n"
+      "Densities per kernel: laplace --strengths = charges (N,); stokeslet --strengths = forces (N,3);\n"
+      "  stresslet --dipoles q (N,3) and --normals nu (N,3), no --strengths; stokes-combined --strengths =\n"
+      "  forces (N,3) plus --dipoles and --normals (velocity of both layers in one pass).\n"
+      "Output: .npy if --out ends in .npy, else CSV with a '#' header. No output may be one of the inputs.\n"
+      "Without --targets, the sources are the targets and the self-interaction is excluded. A --targets file\n"
+      "  with 0 rows gives an empty output (0 rows).\n"
+      "Output columns: laplace -> phi (N,), or [phi, Ex, Ey, Ez] (N,4) with --field; stokeslet, stresslet,\n"
+      "  stokes-combined -> [ux, uy, uz].\n"
+      "--energy (laplace, targets = sources): prints U = 1/2 sum q phi and, with --forces-out FILE, writes the\n"
+      "  forces F = q E (N,3) [Fx, Fy, Fz] (.npy or CSV as --out); --exclusions PAIRS ((K,2) integer indices\n"
+      "  into the sources) removes the direct interaction of each pair (nearest image) from phi, E, U and F.\n"
+      "--summary FILE.json: kernel, sizes, options, every chosen parameter and error estimate, stage times,\n"
+      "  peak memory, coincident pairs and the energy (null unless --energy).\n"
       "Units: none are imposed; lengths are in the unit of the inputs (nm for --gro), and\n"
-      "  phi = sum q/r (Gaussian units, no 1/(4 pi eps0)), E = -grad phi (charge/length^2),\n"
-      "  u = 1/(8 pi mu) sum S(r) f with S = I/r + r r^T/r^3 (force/(viscosity*length)).\n"
-      "Conventions: k = 0 mode excluded (tin-foil); a non-neutral Laplace system gets the uniform\n"
-      "neutralising background. The tolerance is relative to the RMS of the result unless --abs-tol.\n"
-      "--out may be a FIFO or a character device (e.g. /dev/null, /dev/stdout), written through; a symbolic link\n"
-      "  is followed; an existing file keeps its permissions.\n"
+      "  phi = sum q/r (Gaussian units, no 1/(4 pi eps0)), E = -grad phi (charge/length^2), U (charge^2/length),\n"
+      "  u = 1/(8 pi mu) sum S(r) f with S = I/r + r r^T/r^3 (force/(viscosity*length)),\n"
+      "  stresslet u_j = 1/(8 pi) sum T_jlm(r) q_l nu_m with T = -6 r_j r_l r_m/r^5 (no viscosity factor).\n"
+      "Conventions: k = 0 mode excluded (tin-foil; the stresslet's k = 0 term only with --zero-mode); a\n"
+      "  non-neutral Laplace system gets the uniform neutralising background. The tolerance is relative to\n"
+      "  the RMS of the result unless --abs-tol.\n"
+      "Outputs (--out, --forces-out, --summary) are written as one set: each to a temporary created before the\n"
+      "  computation, renamed into place only when all are complete. --out may be a FIFO or a character device\n"
+      "  (e.g. /dev/null, /dev/stdout), written through; a symbolic link is followed; an existing file keeps\n"
+      "  its permissions.\n"
       "Exit codes: 0 ok, 1 command-line usage, 2 invalid input, 3 file error, 4 numerical failure,\n"
       "  6 out of resources (memory, threads, size limits).");
 
-  cmd->add_option("--kernel", a.kernel, "laplace or stokeslet")
-      ->check(CLI::IsMember({"laplace", "stokeslet"}))
+  std::vector<std::string> kernels;
+  for (ewald::Kernel k : {ewald::Kernel::Laplace, ewald::Kernel::Stokeslet, ewald::Kernel::Stresslet,
+                          ewald::Kernel::StokesCombined})
+    kernels.push_back(ewald::to_string(k));
+  cmd->add_option("--kernel", a.kernel, "laplace, stokeslet, stresslet or stokes-combined")
+      ->check(CLI::IsMember(kernels))
       ->capture_default_str();
   a.o_box = cmd->add_option("--box", a.box, "box lengths L1,L2,L3 (or one L for a cube), > 0");
   cmd->add_option("--tol", a.tol, "tolerance 0 < EPS < 1 (relative RMS error unless --abs-tol)")
       ->capture_default_str();
   cmd->add_flag("--abs-tol", a.abs_tol, "EPS is an absolute RMS error in the result's units");
+  cmd->add_option("--precision", a.precision,
+                  "arithmetic of the stages: single (float32; tolerances above the library's single-precision "
+                  "floor only) or double")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              (void)ewald::precision_from_string(s);
+              return {};
+            } catch (const Error& e) {
+              return e.what();
+            }
+          },
+          "single|double", "precision"))
+      ->capture_default_str();
   a.o_sources = cmd->add_option("--sources", a.sources, "source positions, (N,3) array file");
-  a.o_strengths = cmd->add_option("--strengths", a.strengths,
-                                  "strengths: charges (N,) or (N,1) for laplace, forces (N,3) for stokeslet");
-  a.o_targets = cmd->add_option("--targets", a.targets, "target positions, (M,3) array file (default: the sources)");
+  a.o_strengths = cmd->add_option(
+      "--strengths", a.strengths,
+      "strengths: charges (N,) or (N,1) for laplace, forces (N,3) for stokeslet and stokes-combined "
+      "(none for stresslet)");
+  a.o_dipoles = cmd->add_option("--dipoles", a.dipoles,
+                                "stresslet, stokes-combined: dipole strengths q (N,3) (density times quadrature "
+                                "weight)");
+  a.o_normals = cmd->add_option("--normals", a.normals,
+                                "stresslet, stokes-combined: normals nu (N,3) at the sources (normally unit)");
+  a.o_targets = cmd->add_option("--targets", a.targets,
+                                "target positions, (M,3) array file (default: the sources; M = 0 gives an empty "
+                                "output)");
   a.o_gro = cmd->add_option("--gro", a.gro,
                             "GROMACS .gro file instead of --sources/--strengths/--box: positions (nm) and the "
                             "rectangular box from the file, charges from --charges (laplace only)");
   a.o_charges = cmd->add_option("--charges", a.charges,
                                 "with --gro: NAME=Q,NAME=Q,... charge per atom-name prefix (longest prefix "
                                 "wins), e.g. OW=-0.82,HW=0.41");
-  a.o_viscosity = cmd->add_option("--viscosity", a.viscosity, "viscosity mu > 0 (stokeslet only)")
+  a.o_viscosity = cmd->add_option("--viscosity", a.viscosity, "viscosity mu > 0 (stokeslet and stokes-combined)")
                       ->capture_default_str();
-  cmd->add_flag("--field", a.field, "laplace: also compute the field E = -grad phi; output (N,4)");
+  a.o_field = cmd->add_flag("--field", a.field, "laplace: also compute the field E = -grad phi; output (N,4)");
+  a.o_zero_mode = cmd->add_flag("--zero-mode", a.zero_mode,
+                                "stresslet, stokes-combined: add the k = 0 term -(8 pi/V) sum (q.nu)(x - y) "
+                                "(dropped by default)");
+  a.o_energy = cmd->add_flag("--energy", a.energy,
+                             "laplace, targets = sources: compute the energy U = 1/2 sum q phi (printed, and in "
+                             "--summary) and the forces F = q E (--forces-out)");
+  a.o_forces_out = cmd->add_option("--forces-out", a.forces_out,
+                                   "with --energy: write the forces F = q E (N,3) here (.npy, else CSV)");
+  a.o_exclusions = cmd->add_option("--exclusions", a.exclusions,
+                                   "laplace, targets = sources: (K,2) integer array file of source index pairs "
+                                   "(0-based) whose direct interaction is removed");
+  a.o_summary = cmd->add_option("--summary", a.summary, "write a JSON summary of the run here");
   cmd->add_option("--threads", a.threads, "number of threads, 0..1024 (0: all available)")->capture_default_str();
   a.o_xi = cmd->add_option("--xi", a.xi, "override: Ewald splitting parameter xi [1/length]");
   a.o_rc = cmd->add_option("--rc", a.rc, "override: real-space cutoff radius [length]");
@@ -201,28 +383,62 @@ int run_ewald(const EwaldArgs& a) {
   // ---- options that need no files ------------------------------------------------------
   ewald::Options opt;
   opt.kernel = ewald::kernel_from_string(a.kernel);
+  const std::string kname = ewald::to_string(opt.kernel);
   const bool laplace = opt.kernel == ewald::Kernel::Laplace;
+  const bool double_layer = ewald::has_double_layer(opt.kernel);
+  const int ncomp = ewald::strength_components(opt.kernel);
+  const bool viscous = opt.kernel == ewald::Kernel::Stokeslet || opt.kernel == ewald::Kernel::StokesCombined;
   const bool use_gro = a.o_gro->count() > 0;
+  const bool have_targets = a.o_targets->count() > 0;
   if (!use_gro) {
     if (a.o_sources->count() == 0) throw InvalidArgument("--sources is required (or give --gro)");
-    if (a.o_strengths->count() == 0) throw InvalidArgument("--strengths is required (or give --gro)");
+    if (ncomp > 0 && a.o_strengths->count() == 0)
+      throw InvalidArgument(std::string("--strengths is required") + (laplace ? " (or give --gro)" : "") +
+                            " for --kernel " + kname + (laplace ? " (charges)" : " (forces (N,3))"));
     if (a.o_box->count() == 0) throw InvalidArgument("--box is required (or give --gro)");
     opt.box = parse_box(a.box);
   } else if (!laplace) {
     throw InvalidArgument("--gro provides charges, so it needs --kernel laplace");
   }
+  if (ncomp == 0 && a.o_strengths->count())
+    throw InvalidArgument("--strengths does not apply to --kernel " + kname +
+                          " (a double layer has no single-layer strengths: give --dipoles and --normals)");
+  if (double_layer) {
+    if (a.o_dipoles->count() == 0 || a.o_normals->count() == 0)
+      throw InvalidArgument(std::string("--kernel ") + kname + " needs --dipoles (N,3) and --normals (N,3)" +
+                            (a.o_dipoles->count() ? " (--normals missing)" : a.o_normals->count() ? " (--dipoles missing)" : ""));
+  } else {
+    for (const CLI::Option* o : {a.o_dipoles, a.o_normals})
+      if (o->count())
+        throw InvalidArgument(o->get_name() + " applies only to --kernel stresslet or stokes-combined, not " + kname);
+  }
   if (!(a.tol > 0 && a.tol < 1))
     throw InvalidArgument("--tol: the tolerance must satisfy 0 < EPS < 1, got " + fmt_g(a.tol));
   opt.tolerance = a.tol;
-  opt.tolerance_kind = a.abs_tol ? ewald::ToleranceKind::Absolute : ewald::ToleranceKind::Relative;
+  opt.tolerance_kind = a.abs_tol ? ewald::ToleranceKind::Absolute : ewald::Options{}.tolerance_kind;
+  opt.precision = ewald::precision_from_string(a.precision);
   if (a.o_viscosity->count()) {
-    if (laplace) throw InvalidArgument("--viscosity applies only to --kernel stokeslet");
+    if (!viscous) throw InvalidArgument("--viscosity applies only to --kernel stokeslet or stokes-combined");
     if (!(std::isfinite(a.viscosity) && a.viscosity > 0))
       throw InvalidArgument("--viscosity must be positive and finite");
   }
   opt.viscosity = a.viscosity;
   if (a.field && !laplace) throw InvalidArgument("--field applies only to --kernel laplace");
   opt.compute_field = a.field;
+  if (a.zero_mode && !double_layer)
+    throw InvalidArgument("--zero-mode (the stresslet's k = 0 term) applies only to --kernel stresslet or "
+                          "stokes-combined");
+  opt.stresslet_zero_mode = a.zero_mode;
+  if (a.energy && !laplace) throw InvalidArgument("--energy applies only to --kernel laplace");
+  if (a.energy && have_targets)
+    throw InvalidArgument("--energy needs the targets to be the sources: leave out --targets");
+  opt.compute_energy = a.energy;
+  if (a.o_forces_out->count() && !a.energy)
+    throw InvalidArgument("--forces-out needs --energy (the forces F = q E are computed with the energy)");
+  const bool have_exclusions = a.o_exclusions->count() > 0;
+  if (have_exclusions && !laplace) throw InvalidArgument("--exclusions applies only to --kernel laplace");
+  if (have_exclusions && have_targets)
+    throw InvalidArgument("--exclusions needs the targets to be the sources: leave out --targets");
   if (a.threads < 0 || a.threads > kMaxThreads)
     throw InvalidArgument("--threads must be in [0," + std::to_string(kMaxThreads) + "] (0: all available), got " +
                           std::to_string(a.threads));
@@ -247,24 +463,45 @@ int run_ewald(const EwaldArgs& a) {
                             "], got " + std::to_string(a.degree));
     opt.poly_degree = a.degree;
   }
+  // The plan validates the options as a whole (ranges of the overrides, the precision) before
+  // any file is read or created.
+  ewald::EwaldPlan plan(opt);
 
-  // ---- output path: fail before the work, not after -------------------------------------
+  // ---- output paths: fail before the work, not after -------------------------------------
   if (a.out.empty()) throw InvalidArgument("--out: empty file name");
+  if (a.o_forces_out->count() && a.forces_out.empty()) throw InvalidArgument("--forces-out: empty file name");
+  if (a.o_summary->count() && a.summary.empty()) throw InvalidArgument("--summary: empty file name");
   {
-    // Never overwrite an input with the result.
     const std::pair<const CLI::Option*, const std::string*> inputs[] = {
-        {a.o_sources, &a.sources}, {a.o_strengths, &a.strengths}, {a.o_targets, &a.targets}, {a.o_gro, &a.gro}};
-    for (const auto& [opt_ptr, path] : inputs)
-      if (opt_ptr->count() && !path->empty() && same_file(a.out, *path))
-        throw InvalidArgument("--out '" + a.out + "' is the same file as " + opt_ptr->get_name() + " '" + *path +
-                              "'; refusing to overwrite an input");
+        {a.o_sources, &a.sources}, {a.o_strengths, &a.strengths}, {a.o_targets, &a.targets},
+        {a.o_gro, &a.gro},         {a.o_dipoles, &a.dipoles},     {a.o_normals, &a.normals},
+        {a.o_exclusions, &a.exclusions}};
+    std::vector<std::pair<std::string, const std::string*>> outputs{{"--out", &a.out}};
+    if (a.o_forces_out->count()) outputs.emplace_back("--forces-out", &a.forces_out);
+    if (a.o_summary->count()) outputs.emplace_back("--summary", &a.summary);
+    for (const auto& [oname, opath] : outputs) {
+      // Never overwrite an input with a result.
+      for (const auto& [opt_ptr, path] : inputs)
+        if (opt_ptr->count() && !path->empty() && same_file(*opath, *path))
+          throw InvalidArgument(oname + " '" + *opath + "' is the same file as " + opt_ptr->get_name() + " '" +
+                                *path + "'; refusing to overwrite an input");
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      for (std::size_t j = i + 1; j < outputs.size(); ++j)
+        if (same_file(*outputs[i].second, *outputs[j].second))
+          throw InvalidArgument(outputs[i].first + " and " + outputs[j].first + " name the same file '" +
+                                *outputs[j].second + "'");
   }
-  // The temporary file is created now: an unwritable destination fails before the computation.
-  io::OutputFile out_file(a.out);
+  // The temporary files are created now: an unwritable destination fails before the computation.
+  // The outputs are committed together at the end (none is renamed into place unless all are written).
+  io::OutputSet outputs;
+  io::OutputFile& out_file = outputs.add(a.out);
+  io::OutputFile* forces_file = a.o_forces_out->count() ? &outputs.add(a.forces_out) : nullptr;
+  io::OutputFile* summary_file = a.o_summary->count() ? &outputs.add(a.summary) : nullptr;
 
   // ---- inputs ------------------------------------------------------------------------------
   const auto t_read = Clock::now();
-  Array2D src, str, tgt;
+  Array2D src, str, tgt, dip, nrm;
   std::string src_name = a.sources, str_name = a.strengths;
   if (use_gro) {
     ewald::GroFile g = ewald::read_gro(a.gro);
@@ -276,6 +513,7 @@ int run_ewald(const EwaldArgs& a) {
         throw InvalidArgument(a.gro + ": box lengths must be positive (the file's box line gives " +
                               fmt_g(g.box[0]) + " " + fmt_g(g.box[1]) + " " + fmt_g(g.box[2]) + ")");
     opt.box = {g.box[0], g.box[1], g.box[2]};
+    plan = ewald::EwaldPlan(opt);
     const auto table = parse_charges(a.charges);
     str = Array2D(src.rows, 1, 1);
     for (std::size_t i = 0; i < src.rows; ++i) {
@@ -294,62 +532,76 @@ int run_ewald(const EwaldArgs& a) {
     }
   } else {
     src = read_reporting(a.sources, "--sources", a.quiet);
-    str = read_reporting(a.strengths, "--strengths", a.quiet);
+    if (ncomp > 0) str = read_reporting(a.strengths, "--strengths", a.quiet);
   }
   require_points(src, "sources", src_name);
   require_finite(src.view(), "sources (" + src_name + ")");
   const std::size_t N = src.rows;
-  const int ncomp = ewald::strength_components(opt.kernel);
-  if (str.rows == 0) throw InvalidArgument("strengths (" + str_name + ") contains no values");
-  if (laplace) {
-    if (str.cols != 1)
-      throw InvalidArgument("strengths (" + str_name + ") for laplace must be charges of shape (N,) or (N,1), got " +
+  if (ncomp > 0) {
+    if (str.rows == 0) throw InvalidArgument("strengths (" + str_name + ") contains no values");
+    if (laplace) {
+      if (str.cols != 1)
+        throw InvalidArgument("strengths (" + str_name + ") for laplace must be charges of shape (N,) or (N,1), got " +
+                              shape_str(str));
+    } else if (str.ndim != 2 || str.cols != static_cast<std::size_t>(ncomp)) {
+      throw InvalidArgument("strengths (" + str_name + ") for " + kname + " must be forces of shape (N,3), got " +
                             shape_str(str));
-  } else if (str.ndim != 2 || str.cols != static_cast<std::size_t>(ncomp)) {
-    throw InvalidArgument("strengths (" + str_name + ") for stokeslet must be forces of shape (N,3), got " +
-                          shape_str(str));
+    }
+    if (str.rows != N)
+      throw InvalidArgument("length mismatch: strengths (" + str_name + ") has " + std::to_string(str.rows) +
+                            " rows but sources (" + src_name + ") has " + std::to_string(N));
+    require_finite(str.view(), "strengths (" + str_name + ")");
   }
-  if (str.rows != N)
-    throw InvalidArgument("length mismatch: strengths (" + str_name + ") has " + std::to_string(str.rows) +
-                          " rows but sources (" + src_name + ") has " + std::to_string(N));
-  require_finite(str.view(), "strengths (" + str_name + ")");
-  const bool have_targets = a.o_targets->count() > 0;
+  if (double_layer) {
+    dip = read_reporting(a.dipoles, "--dipoles", a.quiet);
+    require_vectors(dip, "dipoles", a.dipoles, N, src_name);
+    nrm = read_reporting(a.normals, "--normals", a.quiet);
+    require_vectors(nrm, "normals", a.normals, N, src_name);
+  }
   if (have_targets) {
     tgt = read_reporting(a.targets, "--targets", a.quiet);
-    require_points(tgt, "targets", a.targets);
-    require_finite(tgt.view(), "targets (" + a.targets + ")");
+    require_points(tgt, "targets", a.targets, /*allow_empty=*/true);
+    if (tgt.rows > 0) require_finite(tgt.view(), "targets (" + a.targets + ")");
   }
+  std::vector<std::array<std::int64_t, 2>> pairs;
+  if (have_exclusions) pairs = to_pairs(read_reporting(a.exclusions, "--exclusions", a.quiet), a.exclusions, N);
   const double t_read_s = seconds_since(t_read);
 
   // ---- evaluation --------------------------------------------------------------------------
-  ewald::EwaldPlan plan(opt);
-  const ConstMatrixView<double> sv(src.values.data(), N, 3);
-  const ConstMatrixView<double> qv(str.values.data(), N, static_cast<std::size_t>(ncomp));
-  ewald::Result res = have_targets ? plan.evaluate(sv, qv, ConstMatrixView<double>(tgt.values.data(), tgt.rows, 3))
-                                   : plan.evaluate(sv, qv);
   const std::size_t M = have_targets ? tgt.rows : N;
+  const ConstMatrixView<double> sv(src.values.data(), N, 3);
+  std::optional<ConstMatrixView<double>> tv, nv;
+  if (have_targets) tv = ConstMatrixView<double>(tgt.values.data(), M, 3);
+  if (double_layer) nv = ConstMatrixView<double>(nrm.values.data(), N, 3);
+  plan.set_points(sv, tv, nv);
+  if (have_exclusions) plan.set_exclusions(pairs);
+  ewald::Densities dens;
+  if (ncomp > 0) dens.strengths = ConstMatrixView<double>(str.values.data(), N, static_cast<std::size_t>(ncomp));
+  if (double_layer) dens.dipoles = ConstMatrixView<double>(dip.values.data(), N, 3);
+  ewald::Result res = plan.evaluate(dens);
 
   // ---- output --------------------------------------------------------------------------------
+  const std::size_t vcomp = static_cast<std::size_t>(ewald::value_components(opt.kernel));
+  auto check_shape = [](const Array2D& r, std::size_t rows, std::size_t cols, const char* what) {
+    if (r.rows != rows || r.values.size() != rows * cols)
+      throw NumericalError(std::string("internal error: unexpected shape of the ") + what + " from the Ewald plan");
+  };
+  check_shape(res.values, M, vcomp, "result");
   Array2D out;
   std::string header;
   if (laplace && a.field) {
-    if (res.values.rows != M || res.field.rows != M || res.field.cols != 3)
-      throw NumericalError("internal error: unexpected result shape from the Ewald plan");
+    check_shape(res.field, M, 3, "field");
     out = Array2D(M, 4, 2);
     for (std::size_t i = 0; i < M; ++i) {
-      out.values[4 * i] = res.values.values[i * res.values.cols];
+      out.values[4 * i] = res.values.values[i];
       for (int d = 0; d < 3; ++d) out.values[4 * i + 1 + d] = res.field.values[3 * i + d];
     }
     header = "phi,Ex,Ey,Ez";
   } else if (laplace) {
-    if (res.values.rows != M || res.values.values.size() != M)
-      throw NumericalError("internal error: unexpected result shape from the Ewald plan");
     out = Array2D(M, 1, 1);
     out.values = res.values.values;
     header = "phi";
   } else {
-    if (res.values.rows != M || res.values.cols != 3)
-      throw NumericalError("internal error: unexpected result shape from the Ewald plan");
     out = Array2D(M, 3, 2);
     out.values = res.values.values;
     header = "ux,uy,uz";
@@ -360,25 +612,72 @@ int run_ewald(const EwaldArgs& a) {
       throw NumericalError("numerical breakdown: non-finite value (" + fmt_g(out.values[k]) + ") in the result at row " +
                            std::to_string(k / out.cols) + ", column " + std::to_string(k % out.cols) +
                            "; nothing was written");
+  Array2D forces;
+  if (a.energy) {
+    if (!std::isfinite(res.energy))
+      throw NumericalError("numerical breakdown: the energy is not finite (" + fmt_g(res.energy) +
+                           "); nothing was written");
+    check_shape(res.forces, N, 3, "forces");
+    forces = Array2D(N, 3, 2);
+    forces.values = res.forces.values;
+    for (double v : forces.values)
+      if (!std::isfinite(v)) throw NumericalError("numerical breakdown: non-finite forces; nothing was written");
+  }
   const auto t_write = Clock::now();
-  const std::string& op = a.out;
-  const bool npy = op.size() >= 4 && [&] {
-    std::string s = op.substr(op.size() - 4);
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s == ".npy";
-  }();
+  const bool npy = ends_with_npy(a.out);
   if (npy)
     io::write_npy(out_file, out);
   else
     io::write_csv(out_file, out, "# " + header);
-  out_file.commit();
+  if (forces_file) {
+    if (ends_with_npy(a.forces_out))
+      io::write_npy(*forces_file, forces);
+    else
+      io::write_csv(*forces_file, forces, "# Fx,Fy,Fz");
+  }
+  const ewald::Params& p = res.params;
+  const std::uint64_t peak_bytes = peak_memory_bytes();
+  if (summary_file) {
+    std::ostringstream js;
+    js << "{\n"
+       << "  \"kernel\": " << json_quote(kname) << ",\n"
+       << "  \"n_sources\": " << N << ",\n"
+       << "  \"n_targets\": " << M << ",\n"
+       << "  \"targets_are_sources\": " << (have_targets ? "false" : "true") << ",\n"
+       << "  \"box\": " << jarr3(opt.box) << ",\n"
+       << "  \"tolerance\": " << jnum(opt.tolerance) << ",\n"
+       << "  \"tolerance_kind\": "
+       << (opt.tolerance_kind == ewald::ToleranceKind::Absolute ? "\"absolute\"" : "\"relative\"") << ",\n"
+       << "  \"precision\": " << json_quote(ewald::to_string(opt.precision)) << ",\n"
+       << "  \"viscosity\": " << (viscous ? jnum(opt.viscosity) : "null") << ",\n"
+       << "  \"field\": " << (opt.compute_field ? "true" : "false") << ",\n"
+       << "  \"zero_mode\": " << (opt.stresslet_zero_mode ? "true" : "false") << ",\n"
+       << "  \"threads\": " << opt.threads << ",\n"
+       << "  \"exclusions\": " << pairs.size() << ",\n"
+       << "  \"params\": " << params_json(p, "  ") << ",\n"
+       << "  \"times\": " << times_json(res.times, "  ") << ",\n"
+       << "  \"read_seconds\": " << jnum(t_read_s) << ",\n"
+       << "  \"wall_seconds\": " << jnum(seconds_since(t_start)) << ",\n"
+       << "  \"peak_memory_bytes\": " << peak_bytes << ",\n"
+       << "  \"coincident_pairs\": " << res.coincident_pairs << ",\n"
+       << "  \"energy\": " << (a.energy ? jnum(res.energy) : "null") << ",\n"
+       << "  \"inputs\": {\"sources\": " << jstr_or_null(use_gro ? std::string() : a.sources)
+       << ", \"strengths\": " << jstr_or_null(use_gro ? std::string() : a.strengths)
+       << ", \"targets\": " << jstr_or_null(a.targets) << ", \"dipoles\": " << jstr_or_null(a.dipoles)
+       << ", \"normals\": " << jstr_or_null(a.normals) << ", \"exclusions\": " << jstr_or_null(a.exclusions)
+       << ", \"gro\": " << jstr_or_null(a.gro) << "},\n"
+       << "  \"outputs\": {\"values\": " << json_quote(a.out) << ", \"columns\": " << json_quote(header)
+       << ", \"forces\": " << jstr_or_null(a.forces_out) << "}\n"
+       << "}\n";
+    summary_file->write(js.str());
+  }
+  outputs.commit();
   const double t_write_s = seconds_since(t_write);
 
   if (!a.quiet) {
     std::ostream& os = std::cout;
-    const ewald::Params& p = res.params;
     char buf[256];
-    os << "elliptica ewald: kernel " << ewald::to_string(opt.kernel) << ", " << N << " sources, ";
+    os << "elliptica ewald: kernel " << kname << ", " << N << " sources, ";
     if (have_targets)
       os << M << " targets\n";
     else
@@ -391,21 +690,36 @@ int run_ewald(const EwaldArgs& a) {
       for (double q : str.values) qtot += q;
       std::snprintf(buf, sizeof buf, "net charge: %.6g\n", qtot);
       os << buf;
-    } else {
+    }
+    if (viscous) {
       std::snprintf(buf, sizeof buf, "viscosity: %.10g\n", opt.viscosity);
       os << buf;
     }
-    std::snprintf(buf, sizeof buf, "tolerance: %.3g (%s)\n", opt.tolerance,
-                  a.abs_tol ? "absolute RMS error" : "relative to the RMS of the result");
+    if (double_layer) os << "stresslet k = 0 term: " << (opt.stresslet_zero_mode ? "included" : "dropped") << "\n";
+    if (have_exclusions) os << "excluded pairs: " << pairs.size() << "\n";
+    std::snprintf(buf, sizeof buf, "tolerance: %.3g (%s), precision: %s\n", opt.tolerance,
+                  opt.tolerance_kind == ewald::ToleranceKind::Absolute ? "absolute RMS error"
+                                                                       : "relative to the RMS of the result",
+                  ewald::to_string(opt.precision).c_str());
     os << buf;
     os << "parameters:\n" << p.describe();
     if (!p.describe().empty() && p.describe().back() != '\n') os << '\n';
     print_times(os, res.times);
-    std::snprintf(buf, sizeof buf, "read input: %.6g s, write output: %.6g s, wall total: %.6g s\n", t_read_s,
-                  t_write_s, seconds_since(t_start));
+    if (res.coincident_pairs > 0)
+      os << "coincident (target, source) pairs (singular term excluded): " << res.coincident_pairs << "\n";
+    if (a.energy) {
+      std::snprintf(buf, sizeof buf, "energy: U = %.17g (charge^2/length, Gaussian units)\n", res.energy);
+      os << buf;
+    }
+    std::snprintf(buf, sizeof buf, "read input: %.6g s, write output: %.6g s, wall total: %.6g s, peak memory: %.1f MiB\n",
+                  t_read_s, t_write_s, seconds_since(t_start), static_cast<double>(peak_bytes) / (1024.0 * 1024.0));
     os << buf;
-    os << "wrote " << op << ": shape " << shape_str(out) << " [" << header << "]" << (npy ? " (.npy)" : " (CSV)")
+    os << "wrote " << a.out << ": shape " << shape_str(out) << " [" << header << "]" << (npy ? " (.npy)" : " (CSV)")
        << "\n";
+    if (forces_file)
+      os << "wrote " << a.forces_out << ": shape " << shape_str(forces) << " [Fx,Fy,Fz]"
+         << (ends_with_npy(a.forces_out) ? " (.npy)" : " (CSV)") << "\n";
+    if (summary_file) os << "wrote " << a.summary << " (JSON summary)\n";
   }
   return 0;
 }

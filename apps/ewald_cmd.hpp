@@ -1,24 +1,37 @@
 #pragma once
 /// @file ewald_cmd.hpp
-/// The `elliptica ewald` subcommand: spectral Ewald summation of Laplace or stokeslet sums in a
-/// triply periodic rectangular box, from array files (or a GROMACS .gro file) to an array file.
+/// The `elliptica ewald` subcommand: spectral Ewald summation of Laplace, stokeslet, stresslet or
+/// combined Stokes (stokeslet + stresslet) sums in a triply periodic rectangular box, from array
+/// files (or a GROMACS .gro file) to an array file, with an optional JSON summary and (Laplace)
+/// the electrostatic energy and forces.
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "elliptica/ewald/ewald.hpp"
+
 namespace elliptica::cli {
 
-/// Raw command-line values of `elliptica ewald`; interpreted and validated by run_ewald.
+/// Raw command-line values of `elliptica ewald`; interpreted and validated by run_ewald. The
+/// defaults are read from a default-constructed ewald::Options (never re-declared here), so the
+/// CLI, the Python package and the C++ library agree.
 struct EwaldArgs {
-  std::string kernel = "laplace";
+  std::string kernel = ewald::to_string(ewald::Options{}.kernel);
   std::string box;  ///< "L" or "L1,L2,L3"
-  double tol = 1e-6;
-  bool abs_tol = false;
+  double tol = ewald::Options{}.tolerance;
+  bool abs_tol = false;  ///< flag: ToleranceKind::Absolute instead of the default kind
   std::string sources, strengths, targets;
+  std::string dipoles, normals;  ///< stresslet / stokes-combined: q (N,3) and nu (N,3)
   std::string gro, charges;
-  double viscosity = 1.0;
-  bool field = false;
-  int threads = 0;
+  double viscosity = ewald::Options{}.viscosity;
+  bool field = ewald::Options{}.compute_field;
+  bool zero_mode = ewald::Options{}.stresslet_zero_mode;
+  std::string precision = ewald::to_string(ewald::Options{}.precision);
+  bool energy = ewald::Options{}.compute_energy;
+  std::string exclusions;  ///< (K,2) integer pairs (Laplace, targets = sources)
+  std::string forces_out;  ///< with --energy: the forces F = q E (N,3)
+  std::string summary;     ///< JSON summary of the run
+  int threads = ewald::Options{}.threads;
   double xi = 0, rc = 0, beta = 0;
   std::string grid;
   int P = 0, degree = 0;
@@ -28,15 +41,17 @@ struct EwaldArgs {
   // Options, to ask whether a value was given on the command line.
   CLI::Option *o_viscosity = nullptr, *o_xi = nullptr, *o_rc = nullptr, *o_grid = nullptr, *o_P = nullptr,
               *o_beta = nullptr, *o_degree = nullptr, *o_box = nullptr, *o_sources = nullptr,
-              *o_strengths = nullptr, *o_targets = nullptr, *o_gro = nullptr, *o_charges = nullptr;
+              *o_strengths = nullptr, *o_targets = nullptr, *o_gro = nullptr, *o_charges = nullptr,
+              *o_dipoles = nullptr, *o_normals = nullptr, *o_exclusions = nullptr, *o_forces_out = nullptr,
+              *o_summary = nullptr, *o_energy = nullptr, *o_zero_mode = nullptr, *o_field = nullptr;
 };
 
 /// Registers the `ewald` subcommand on `app`, storing values into `args` (which must outlive parsing).
 CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& args);
 
 /// Runs the subcommand. Returns 0 on success; throws elliptica::Error (InvalidArgument, IOError,
-/// NumericalError) on bad input or failure, in which case no output file has been written and an
-/// existing file at --out is unchanged.
+/// NumericalError, ResourceError) on bad input or failure, in which case no output file (--out,
+/// --forces-out, --summary) has been written and existing files there are unchanged.
 int run_ewald(const EwaldArgs& args);
 
 }  // namespace elliptica::cli

@@ -3,7 +3,9 @@
 Spectral Ewald summation (triply periodic, rectangular box, CPU)
 -----------------------------------------------------------------
 :class:`EwaldPlan` and :func:`ewald` compute periodic sums of the Laplace kernel 1/r and of
-the Stokes stokeslet with spectral accuracy and O(N log N) cost.
+the Stokes stokeslet, stresslet, or both in one pass (``stokes-combined``), with spectral
+accuracy and O(N log N) cost: ``plan.set_points(sources, targets, normals)`` once, then
+``plan.evaluate(strengths, dipoles)`` many times (thread-safe).
 
 Conventions (identical to the C++ API, ``include/elliptica/ewald/ewald.hpp``):
 
@@ -27,6 +29,18 @@ Conventions (identical to the C++ API, ``include/elliptica/ewald/ewald.hpp``):
 
   The k = 0 mode is excluded: zero mean velocity over the box, a mean pressure gradient
   balancing the net force. Units: ``[f] / ([mu] [length])``.
+* **stresslet** (double layer), dipole strengths q_n and normals nu_n (no viscosity factor)::
+
+      u_j(x_m) = 1/(8 pi) sum_p sum_n' T_jlm(x_m - y_n + p L) q_{n,l} nu_{n,m},
+      T_jlm(r) = -6 r_j r_l r_m / |r|^5
+
+  The k = 0 term ``-(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n)`` is dropped unless
+  ``zero_mode=True``. **stokes-combined**: stokeslet of the forces + stresslet, one pass.
+* Laplace with ``energy=True`` (targets = sources): ``U = 1/2 sum_n q_n phi(y_n)`` and the
+  forces ``F_n = q_n E(y_n)``; ``set_exclusions`` / ``exclusions=`` removes the direct
+  interaction of listed pairs (nearest image) from phi, E, U and F.
+* ``precision="single"`` runs the stages in float32 (results float64) for tolerances above
+  the library's single-precision floor.
 * Tolerance: the DEFAULT tolerance is RELATIVE: ``tol`` bounds the RMS error divided by the
   RMS of the result over the targets (for the field, relative to the RMS of the field). The
   result's RMS is measured by a cheap pilot evaluation when parameters are chosen. With
@@ -83,6 +97,7 @@ from ._core import (
     Kernel,
     NotConvergedError,
     NumericalError,
+    Precision,
     ResourceError,
     ToleranceKind,
 )
@@ -99,6 +114,7 @@ __all__ = [
     "ewald_defaults",
     "Kernel",
     "ToleranceKind",
+    "Precision",
     "read_array",
     "write_array",
     "InvalidArgumentError",

@@ -9,22 +9,31 @@ from typing import Optional
 import numpy as np
 
 from . import _core
-from ._core import InvalidArgumentError, Kernel, ToleranceKind
+from ._core import InvalidArgumentError, Kernel, Precision, ToleranceKind
 
 __all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults"]
 
-_KERNELS = {"laplace": Kernel.laplace, "stokeslet": Kernel.stokeslet}
 _TOL_KINDS = {"relative": ToleranceKind.relative, "absolute": ToleranceKind.absolute}
+_KERNEL_NAMES = ["laplace", "stokeslet", "stresslet", "stokes-combined"]
 
 # The defaults of every option come from the C++ library (elliptica::ewald::Options).
 _DEFAULTS = _core.EwaldOptions()
 
 
+class _Required:
+    def __repr__(self):
+        return "<required>"
+
+
+_REQUIRED = _Required()
+
+
 def ewald_defaults():
     """The library's default options (a fresh ``elliptica._core.EwaldOptions``): ``kernel``,
-    ``box``, ``tolerance``, ``tolerance_kind``, ``viscosity``, ``compute_field``, ``threads``
-    and the overrides ``xi``, ``rc``, ``grid``, ``window_support``, ``window_shape``,
-    ``poly_degree`` (None: chosen from the tolerance)."""
+    ``box``, ``tolerance``, ``tolerance_kind``, ``viscosity``, ``compute_field``,
+    ``stresslet_zero_mode``, ``precision``, ``compute_energy``, ``threads`` and the overrides
+    ``xi``, ``rc``, ``grid``, ``window_support``, ``window_shape``, ``poly_degree`` (None: chosen
+    from the tolerance)."""
     return _core.EwaldOptions()
 
 
@@ -38,6 +47,37 @@ def _parse_enum(value, table, enum_type, what):
     )
 
 
+def _parse_kernel(value):
+    """A Kernel, or its name as the C++ library spells it ("stokes-combined"; "stokes_combined"
+    is accepted too), parsed by the library."""
+    if isinstance(value, Kernel):
+        return value
+    if isinstance(value, str):
+        try:
+            return _core.kernel_from_string(value.strip().lower().replace("_", "-"))
+        except InvalidArgumentError:
+            pass
+    raise InvalidArgumentError(f"kernel must be one of {_KERNEL_NAMES} (or elliptica.Kernel), got {value!r}")
+
+
+def _parse_precision(value):
+    """A Precision, or "single"/"float32"/"double"/"float64" (parsed by the library)."""
+    if isinstance(value, Precision):
+        return value
+    if isinstance(value, str):
+        try:
+            return _core.precision_from_string(value.strip().lower())
+        except InvalidArgumentError:
+            pass
+    raise InvalidArgumentError(
+        f"precision must be 'single' or 'double' (or elliptica.Precision), got {value!r}"
+    )
+
+
+def _kernel_name(kernel):
+    return _core.kernel_name(kernel)
+
+
 def _as_float64(x, name):
     """C-contiguous float64 copy/view of an array-like; InvalidArgumentError if not numeric."""
     if np.iscomplexobj(x):
@@ -48,18 +88,44 @@ def _as_float64(x, name):
         raise InvalidArgumentError(f"{name} is not a numeric array: {e}") from None
 
 
-def _as_rows(x, name, cols, allow_flat=False):
-    """(N, cols) float64 C-contiguous array (or (N,) when allow_flat and cols == 1)."""
+def _as_rows(x, name, cols, allow_flat=False, allow_empty=False):
+    """(N, cols) float64 C-contiguous array (or (N,) when allow_flat and cols == 1); N >= 1
+    unless allow_empty (then an empty array of any shape gives (0, cols))."""
     a = _as_float64(x, name)
+    if allow_empty and a.size == 0 and (a.ndim == 1 or (a.ndim == 2 and a.shape[1] in (0, cols))):
+        return np.zeros((0, cols))
     ok = a.ndim == 2 and a.shape[1] == cols
     if allow_flat and a.ndim == 1:
         ok = True
     if not ok:
-        want = f"(N,) or (N, 1)" if allow_flat else f"(N, {cols})"
+        want = "(N,) or (N, 1)" if allow_flat else f"(N, {cols})"
         raise InvalidArgumentError(f"{name} must have shape {want}, got shape {a.shape}")
     if a.shape[0] == 0:
         raise InvalidArgumentError(f"{name} is empty (shape {a.shape}): at least one point is needed")
     return a
+
+
+def _as_pairs(pairs):
+    """(K, 2) int64 C-contiguous array of index pairs; integral floats are accepted (as read
+    from a text file), anything else is an InvalidArgumentError."""
+    try:
+        a = np.asarray(pairs)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"exclusions is not an array of index pairs: {e}") from None
+    if a.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise InvalidArgumentError(f"exclusions must have shape (K, 2) (source index pairs), got shape {a.shape}")
+    if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+        raise InvalidArgumentError(f"exclusions must be integer source indices, got dtype {a.dtype}")
+    if np.issubdtype(a.dtype, np.floating):
+        if not (np.all(np.isfinite(a)) and np.all(a == np.floor(a))):
+            raise InvalidArgumentError("exclusions must be integer source indices, got non-integral values")
+        if np.any(np.abs(a) >= 2.0**63):
+            raise InvalidArgumentError("exclusions: index out of range")
+    elif a.dtype == np.uint64 and np.any(a > np.iinfo(np.int64).max):
+        raise InvalidArgumentError("exclusions: index out of range")
+    return np.ascontiguousarray(a, dtype=np.int64)
 
 
 def _as_box(box):
@@ -120,45 +186,65 @@ class EwaldInfo:
     params : dict
         The parameters used and their error estimates, as :attr:`EwaldPlan.params`.
     times : dict
-        Wall-clock seconds per stage (P2P, P2G, FFT, CNV, IFFT, G2P, self, setup).
+        Wall-clock seconds per stage (P2P, P2G, FFT, CNV, IFFT, G2P, self; tune and set_points
+        on the call that did them).
+    coincident_pairs : int
+        Number of (target, source) pairs coincident modulo the period (closer than 1e-13 times
+        the longest box length), other than a source with itself: their singular p = 0 term was
+        excluded.
     """
 
     kernel: Kernel
     params: dict
     times: dict
+    coincident_pairs: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
 class EwaldResult:
     """Result of :meth:`EwaldPlan.evaluate` / :func:`ewald`: the same attributes whatever the
     kernel and options; those the plan does not compute are None. M is the number of targets
-    (the number of sources without targets).
+    (the number of sources N without separate targets; M may be 0).
 
     Attributes
     ----------
     potential : ndarray((M,), float64) or None
-        Laplace: the potential phi at the targets. None for the stokeslet.
+        Laplace: the potential phi at the targets [charge/length]. None for the Stokes kernels.
     field : ndarray((M, 3), float64) or None
-        Laplace with ``field=True``: the field E = -grad phi. None otherwise.
+        Laplace with ``field=True``: the field E = -grad phi [charge/length^2]. None otherwise.
     velocity : ndarray((M, 3), float64) or None
-        Stokeslet: the velocity u. None for Laplace.
+        Stokeslet, stresslet, stokes_combined: the velocity u. None for Laplace.
     info : EwaldInfo
-        Kernel, parameters and stage times of this evaluation.
+        Kernel, parameters, stage times and coincident pairs of this evaluation.
+    energy : float or None
+        Laplace with ``energy=True``: U = 1/2 sum_n q_n phi(y_n) [charge^2/length, Gaussian
+        units], excluded pairs removed. None otherwise.
+    forces : ndarray((N, 3), float64) or None
+        Laplace with ``energy=True``: F_n = q_n E(y_n) [charge^2/length^2], excluded pairs
+        removed. None otherwise.
     """
 
     potential: Optional[np.ndarray]
     field: Optional[np.ndarray]
     velocity: Optional[np.ndarray]
     info: EwaldInfo
+    energy: Optional[float] = None
+    forces: Optional[np.ndarray] = None
 
     @property
     def values(self):
         """The kernel's primary result: :attr:`potential` (Laplace) or :attr:`velocity`
-        (stokeslet)."""
+        (the Stokes kernels)."""
         return self.potential if self.info.kernel == Kernel.laplace else self.velocity
 
+    @property
+    def coincident_pairs(self):
+        """Shortcut for ``info.coincident_pairs``."""
+        return self.info.coincident_pairs
 
-def _options(kernel, box, tol, tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree):
+
+def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P,
+             beta, degree):
     o = _core.EwaldOptions()
     o.kernel = kernel
     o.box = _as_box(box)
@@ -166,6 +252,9 @@ def _options(kernel, box, tol, tol_kind, viscosity, field, threads, xi, rc, grid
     o.tolerance_kind = _parse_enum(tol_kind, _TOL_KINDS, ToleranceKind, "tol_kind")
     o.viscosity = _num(viscosity, "viscosity")
     o.compute_field = bool(field)
+    o.stresslet_zero_mode = bool(zero_mode)
+    o.precision = _parse_precision(precision)
+    o.compute_energy = bool(energy)
     o.threads = _as_int(threads, "threads")
     o.xi = _opt_float(xi, "xi")
     o.rc = _opt_float(rc, "rc")
@@ -177,13 +266,20 @@ def _options(kernel, box, tol, tol_kind, viscosity, field, threads, xi, rc, grid
 
 
 class EwaldPlan:
-    """A spectral Ewald plan: configured once, evaluated many times.
+    """A spectral Ewald plan: configured once, points set once, evaluated many times.
 
     Parameters
     ----------
-    kernel : {"laplace", "stokeslet"} or Kernel
-        ``laplace``: periodic 1/r potential (Gaussian units, tin-foil, neutralising background).
-        ``stokeslet``: periodic Stokes velocity ``1/(8 pi mu) sum S(r) f`` (k = 0 excluded).
+    kernel : {"laplace", "stokeslet", "stresslet", "stokes-combined"} or Kernel
+        ``laplace``: periodic 1/r potential (Gaussian units, tin-foil, neutralising background),
+        strengths = charges q.
+        ``stokeslet``: periodic Stokes velocity ``u = 1/(8 pi mu) sum S(r) f`` (k = 0 excluded),
+        strengths = forces f.
+        ``stresslet``: periodic double layer
+        ``u_j = 1/(8 pi) sum T_jlm(r) q_l nu_m``, ``T_jlm = -6 r_j r_l r_m / |r|^5``,
+        ``r = target - source`` (no viscosity factor), dipoles = q, normals = nu; no strengths.
+        ``stokes-combined`` (also ``"stokes_combined"``, ``Kernel.stokes_combined``): stokeslet
+        of the forces plus stresslet of the dipoles and normals, in one pass.
 
     All further parameters are keyword-only; their defaults are the C++ library's
     (:func:`ewald_defaults`).
@@ -196,29 +292,48 @@ class EwaldPlan:
         ``relative`` (default): RMS error / RMS of the result (of the field for ``E``).
         ``absolute``: RMS error in the result's units.
     viscosity : float
-        mu > 0 (stokeslet only; default 1).
+        mu > 0 (stokeslet and the single layer of stokes-combined; default 1).
     field : bool
         Laplace only: also compute ``E = -grad phi`` (:attr:`EwaldResult.field`).
+    zero_mode : bool
+        Stresslet and stokes-combined only: add the stresslet's k = 0 term
+        ``-(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n)`` (wrapped coordinates; not periodic). Default
+        off, as in the seed paper and the reference codes.
+    precision : {"single", "double"} or Precision
+        Arithmetic of the stages (P2P, P2G, FFT, CNV, IFFT, G2P); coordinates are wrapped in
+        double precision and results are float64 either way. Single precision accepts only
+        tolerances above the library's floor (``elliptica._core.single_precision_floor``).
+        Default double.
+    energy : bool
+        Laplace only, targets = sources: also compute the energy
+        ``U = 1/2 sum_n q_n phi(y_n)`` and the forces ``F_n = q_n E(y_n)``
+        (:attr:`EwaldResult.energy`, :attr:`EwaldResult.forces`).
     threads : int
         OpenMP threads; 0 (default) uses all available.
     xi, rc, grid, P, beta, degree : optional overrides
-        Ewald parameter xi [1/length], real-space cutoff rc [length] (<= min(L)), FFT grid
-        (int or 3 ints, >= 4), window support P (2..32 grid points, <= M), Kaiser-Bessel shape
-        beta (default 2.5 P), piecewise polynomial degree of the window. Unset ones are chosen
-        from ``tol`` at the first evaluation (see :attr:`params`).
+        Ewald parameter xi [1/length], real-space cutoff rc [length], FFT grid (int or 3 ints,
+        >= 4), window support P (2..32 grid points, <= M), Kaiser-Bessel shape beta (default
+        2.5 P), piecewise polynomial degree of the window. Unset ones are chosen from ``tol`` at
+        the first evaluation (see :attr:`params`).
 
     Raises
     ------
     InvalidArgumentError
-        Non-positive or non-finite box, tol outside (0, 1), viscosity <= 0, ``field=True`` with
-        the stokeslet, unknown kernel, invalid overrides.
+        Non-positive or non-finite box, tol outside (0, 1), viscosity <= 0, ``field=True`` or
+        ``energy=True`` with a Stokes kernel, ``zero_mode=True`` with a kernel without a
+        stresslet, unknown kernel or precision, invalid overrides.
 
     Notes
     -----
-    Parameters are chosen at the first :meth:`evaluate` (they depend on N and the strengths)
-    and kept while N stays within a factor 2 and the sum of squared strengths within a factor
-    4; :meth:`retune` forces a new choice. The GIL is released during the computation; calls on
-    one plan from several threads are serialised.
+    Use: :meth:`set_points` (sources, targets, normals), optionally :meth:`set_exclusions`, then
+    :meth:`evaluate` with the densities, as often as needed. Parameters are chosen at the first
+    :meth:`evaluate` or by :meth:`tune` (they depend on N and the strengths) and kept while N
+    stays within a factor 2 and the strength density within a factor 4; :meth:`retune` forces a
+    new choice. The GIL is released during the computation. :meth:`evaluate` may be called from
+    several Python threads at once on one plan (the C++ evaluate is const and thread-safe):
+    the calls run concurrently. :meth:`set_points`, :meth:`set_exclusions`, :meth:`tune`,
+    :meth:`retune` and the one-shot form of :meth:`evaluate` change the plan and wait for the
+    evaluations in progress.
     """
 
     def __init__(
@@ -230,6 +345,9 @@ class EwaldPlan:
         tol_kind=_DEFAULTS.tolerance_kind,
         viscosity=_DEFAULTS.viscosity,
         field=_DEFAULTS.compute_field,
+        zero_mode=_DEFAULTS.stresslet_zero_mode,
+        precision=_DEFAULTS.precision,
+        energy=_DEFAULTS.compute_energy,
         threads=_DEFAULTS.threads,
         xi=_DEFAULTS.xi,
         rc=_DEFAULTS.rc,
@@ -238,11 +356,21 @@ class EwaldPlan:
         beta=_DEFAULTS.window_shape,
         degree=_DEFAULTS.poly_degree,
     ):
-        self._kernel = _parse_enum(kernel, _KERNELS, Kernel, "kernel")
-        self._field = bool(field)
+        self._kernel = _parse_kernel(kernel)
+        self._double_layer = _core.has_double_layer(self._kernel)
+        self._ncomp = _core.strength_components(self._kernel)
         self._plan = _core._EwaldPlan(
-            _options(self._kernel, box, tol, tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree)
+            _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads,
+                     xi, rc, grid, P, beta, degree)
         )
+        o = self._plan.options
+        self._field = bool(o.compute_field)
+        self._energy = bool(o.compute_energy)
+        self._precision = o.precision
+        self._zero_mode = bool(o.stresslet_zero_mode)
+        self._n_sources = None  # set by set_points (for the messages of evaluate)
+
+    # ------------------------------------------------------------------ properties
 
     @property
     def kernel(self):
@@ -254,8 +382,148 @@ class EwaldPlan:
         """True when evaluate also computes the Laplace field E = -grad phi."""
         return self._field
 
-    def _check(self, sources, strengths, targets):
+    @property
+    def energy(self):
+        """True when evaluate also computes the Laplace energy and forces."""
+        return self._energy
+
+    @property
+    def precision(self):
+        """Arithmetic of the stages (:class:`Precision`)."""
+        return self._precision
+
+    @property
+    def zero_mode(self):
+        """True when the stresslet's k = 0 term is added."""
+        return self._zero_mode
+
+    @property
+    def params(self):
+        """Parameters in use, a dict: ``xi`` [1/length], ``rc`` [length], ``grid`` (M1, M2, M3),
+        ``h`` grid spacings, ``cells`` near-field cells per axis, ``P`` window support,
+        ``beta`` window shape, ``poly_degree``, ``eps_abs`` absolute RMS target, ``result_rms``
+        (pilot RMS of the result), ``result_scale`` (the scale a relative tol multiplies), the
+        estimated RMS errors ``est_real``, ``est_fourier``, ``est_window``, ``est_total``,
+        ``est_relative``, the Laplace field's ``field_eps_abs``, ``field_rms``, ``field_scale``,
+        ``field_est_total``, and ``describe`` (a human-readable report). All zero before the
+        first evaluate/tune."""
+        return self._plan.params
+
+    @property
+    def last_times(self):
+        """Wall-clock seconds per stage of the last evaluation (dict, e.g. P2P, P2G, FFT, CNV,
+        IFFT, G2P, self; tune and set_points when that evaluation did them). With several
+        threads evaluating at once: the one that finished last."""
+        return self._plan.last_times
+
+    # ------------------------------------------------------------------ geometry
+
+    def set_points(self, sources, targets=None, normals=None):
+        """Sets the geometry; the coordinates are copied and wrapped into the box.
+
+        Parameters
+        ----------
+        sources : array_like, ndarray((N, 3), float64)
+            Source positions y_n, N >= 1 (any real values; wrapped into the box).
+        targets : array_like, ndarray((M, 3), float64), optional
+            Evaluation points x_m; M may be 0 (every evaluation then returns empty results).
+            Default: the sources themselves (M = N), self-interaction excluded.
+        normals : array_like, ndarray((N, 3), float64)
+            Stresslet and stokes-combined only, and required there: the normals nu_n at the
+            sources (normally unit vectors; the sum is bilinear in the dipoles and normals).
+
+        Inputs of another real dtype or layout are converted (copied) to C-contiguous float64.
+        Exclusions (:meth:`set_exclusions`) are forgotten. The parameters are kept when N and M
+        stay within a factor 2.
+
+        Raises
+        ------
+        InvalidArgumentError
+            Wrong shapes, N = 0, NaN or Inf, normals missing (stresslet, stokes-combined) or
+            given to another kernel, a coordinate farther than 1e15 box lengths from the box.
+        """
         src = _as_rows(sources, "sources", 3)
+        tgt = None if targets is None else _as_rows(targets, "targets", 3, allow_empty=True)
+        nrm = None
+        if self._double_layer:
+            if normals is None:
+                raise InvalidArgumentError(
+                    f"normals (N, 3) are required for the {_kernel_name(self._kernel)} kernel: "
+                    "set_points(sources, targets=None, normals=...)"
+                )
+            nrm = _as_rows(normals, "normals", 3)
+            if nrm.shape[0] != src.shape[0]:
+                raise InvalidArgumentError(
+                    f"mismatched lengths: {src.shape[0]} sources but {nrm.shape[0]} normals"
+                )
+        elif normals is not None:
+            raise InvalidArgumentError(
+                f"normals apply only to the stresslet and stokes-combined kernels, not {_kernel_name(self._kernel)}"
+            )
+        self._plan.set_points(src, tgt, nrm)
+        self._n_sources = src.shape[0]
+
+    def set_exclusions(self, pairs):
+        """Excluded pairs (Laplace, targets = the sources, after :meth:`set_points`).
+
+        For each pair (i, j), i != j, the direct interaction of the nearest periodic images is
+        removed: q_j / |r_ij| from phi(y_i) and q_i / |r_ij| from phi(y_j), and likewise from
+        the field, the energy and the forces (as PME codes do for bonded atoms). A pair listed
+        twice is removed twice. Kept until the next :meth:`set_points` or :meth:`set_exclusions`.
+
+        Parameters
+        ----------
+        pairs : array_like, ndarray((K, 2), int64)
+            0-based source indices; K may be 0 (no exclusions). Integral floats are accepted.
+
+        Raises
+        ------
+        InvalidArgumentError
+            Another kernel than Laplace, separate targets, no set_points, a wrong shape or dtype,
+            an index out of range, or i == j.
+        """
+        self._plan.set_exclusions(_as_pairs(pairs))
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _densities(self, strengths, dipoles):
+        name = _kernel_name(self._kernel)
+        q = d = None
+        if self._ncomp == 0:
+            if strengths is not None:
+                raise InvalidArgumentError(
+                    f"the {name} kernel takes no strengths, only dipoles (N, 3) (and the normals of set_points)"
+                )
+        elif strengths is None:
+            what = "charges (N,)" if self._kernel == Kernel.laplace else "forces (N, 3)"
+            raise InvalidArgumentError(f"strengths ({what}) are required for the {name} kernel")
+        elif self._kernel == Kernel.laplace:
+            q = _as_rows(strengths, "strengths", 1, allow_flat=True)
+        else:
+            q = _as_rows(strengths, "strengths", 3)
+        if self._double_layer:
+            if dipoles is None:
+                raise InvalidArgumentError(f"dipoles (N, 3) are required for the {name} kernel")
+            d = _as_rows(dipoles, "dipoles", 3)
+        elif dipoles is not None:
+            raise InvalidArgumentError(f"dipoles apply only to the stresslet and stokes-combined kernels, not {name}")
+        n = self._n_sources
+        if n is not None:
+            for arr, what in ((q, "strengths"), (d, "dipoles")):
+                if arr is not None and arr.shape[0] != n:
+                    raise InvalidArgumentError(f"mismatched lengths: {n} sources but {arr.shape[0]} {what}")
+        return q, d
+
+    def _check_oneshot(self, sources, strengths, targets):
+        if self._double_layer:
+            raise InvalidArgumentError(
+                f"the one-shot form evaluate(sources, strengths, targets) is for laplace and stokeslet; for "
+                f"{_kernel_name(self._kernel)} call set_points(sources, targets, normals) then "
+                "evaluate(strengths, dipoles)"
+            )
+        src = _as_rows(sources, "sources", 3)
+        if strengths is None:
+            raise InvalidArgumentError("strengths are required")
         if self._kernel == Kernel.laplace:
             q = _as_rows(strengths, "strengths", 1, allow_flat=True)
         else:
@@ -264,101 +532,184 @@ class EwaldPlan:
             raise InvalidArgumentError(
                 f"mismatched lengths: {src.shape[0]} sources but {q.shape[0]} strengths"
             )
-        tgt = None if targets is None else _as_rows(targets, "targets", 3)
+        tgt = None if targets is None else _as_rows(targets, "targets", 3, allow_empty=True)
         return src, q, tgt
 
-    def evaluate(self, sources, strengths, targets=None):
-        """Evaluates the periodic sum.
+    def _split(self, name, args, kwargs):
+        """Sorts the arguments of evaluate/tune into one of the two forms: (False, (strengths,
+        dipoles)) after set_points, or (True, (sources, strengths, targets)) for the one-shot
+        form, which is chosen when ``sources`` or ``targets`` is given, for three positional
+        arrays, or for two positional arrays (the second not None) given to laplace or
+        stokeslet (the former ``evaluate(sources, strengths)``; those kernels take no
+        dipoles)."""
+        unknown = set(kwargs) - {"strengths", "dipoles", "targets", "sources"}
+        if unknown:
+            raise TypeError(f"{name}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+        one_shot = ("sources" in kwargs or "targets" in kwargs or len(args) >= 3
+                    or (len(args) == 2 and args[1] is not None and not self._double_layer))
+        names = ("sources", "strengths", "targets") if one_shot else ("strengths", "dipoles")
+        if len(args) > len(names):
+            raise TypeError(f"{name}() takes at most {len(names)} positional arrays ({len(args)} given)")
+        values = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k in values:
+                raise TypeError(f"{name}() got multiple values for argument {k!r}")
+            if k not in names:
+                form = "evaluate(sources, strengths, targets=None)" if one_shot else "evaluate(strengths, dipoles)"
+                raise InvalidArgumentError(f"{k} does not apply to the form {form}" + (
+                    " (dipoles go with set_points(..., normals=...) and evaluate(strengths, dipoles))"
+                    if one_shot else " (targets and sources are set by set_points)"))
+            values[k] = v
+        return one_shot, tuple(values.get(k) for k in names)
+
+    def _result(self, out):
+        values, field, params, times, energy, forces, coincident = out
+        info = EwaldInfo(kernel=self._kernel, params=params, times=times, coincident_pairs=int(coincident))
+        if self._kernel == Kernel.laplace:
+            return EwaldResult(potential=values, field=field, velocity=None, info=info, energy=energy, forces=forces)
+        return EwaldResult(potential=None, field=None, velocity=values, info=info)
+
+    def evaluate(self, *args, **kwargs):
+        """evaluate(strengths=None, dipoles=None)
+
+        Evaluates the periodic sum at the targets of :meth:`set_points`. Thread-safe: calls
+        from several threads on one plan run at once (the GIL is released).
+
+        The one-shot form ``evaluate(sources, strengths, targets=None)`` (laplace and stokeslet
+        only, the form of earlier versions) sets the points first (serialised with other
+        calls); it is used when ``sources=`` or ``targets=`` is given, for three positional
+        arrays, or for two positional arrays (the second not None) given to laplace or
+        stokeslet.
 
         Parameters
         ----------
-        sources : array_like, ndarray((N, 3), float64)
-            Source positions (any real values; wrapped into the box).
-        strengths : array_like
-            Laplace: charges, ndarray((N,), float64) or ((N, 1), float64). Stokeslet: forces,
-            ndarray((N, 3), float64).
-        targets : array_like, ndarray((M, 3), float64), optional
-            Evaluation points. Default: the sources themselves (M = N), self-interaction
-            excluded.
+        strengths : array_like, optional
+            Laplace: charges q, ndarray((N,), float64) or ((N, 1), float64). Stokeslet and
+            stokes-combined: forces f, ndarray((N, 3), float64). Stresslet: must be None.
+        dipoles : array_like, ndarray((N, 3), float64), optional
+            Stresslet and stokes-combined (required there): dipole strengths q (a density
+            times a quadrature weight). Must be None for laplace and stokeslet.
 
         Inputs of another real dtype or layout are converted (copied) to C-contiguous float64.
 
         Returns
         -------
         EwaldResult
-            ``potential`` ndarray((M,), float64) and, with ``field=True``, ``field``
-            ndarray((M, 3), float64) for Laplace; ``velocity`` ndarray((M, 3), float64) for the
-            stokeslet; ``info`` (parameters and stage times). The attributes do not depend on
-            the options: what is not computed is None.
+            ``potential`` ndarray((M,), float64), with ``field=True`` ``field``
+            ndarray((M, 3), float64), with ``energy=True`` ``energy`` (float) and ``forces``
+            ndarray((N, 3), float64) for Laplace; ``velocity`` ndarray((M, 3), float64) for the
+            Stokes kernels; ``info`` (parameters, stage times, coincident pairs). The
+            attributes do not depend on the options: what is not computed is None. M = 0 gives
+            empty arrays.
 
         Raises
         ------
         InvalidArgumentError
-            Wrong shapes, mismatched lengths, empty arrays, NaN or Inf values, a coordinate
-            farther than 1e15 box lengths from the box (nearer ones are wrapped exactly).
+            No set_points, wrong shapes, mismatched lengths, strengths given to the stresslet,
+            dipoles given to laplace or stokeslet, missing strengths or dipoles, NaN or Inf
+            values.
         NumericalError
-            No parameters meet the tolerance.
+            No parameters meet the tolerance (or the single-precision floor), or the result is
+            not finite.
         ResourceError
             No parameters fit the size limits (FFT grids <= 8 GiB, <= 1e12 pair checks: a box of
             extreme aspect ratio), or the grids exceed the machine's memory; checked before
             anything is allocated.
+        TypeError
+            More positional arrays than the form takes, an unknown keyword.
         """
-        src, q, tgt = self._check(sources, strengths, targets)
-        values, field, params, times = self._plan.evaluate(src, q, tgt)
-        info = EwaldInfo(kernel=self._kernel, params=params, times=times)
-        if self._kernel == Kernel.laplace:
-            return EwaldResult(potential=values, field=field, velocity=None, info=info)
-        return EwaldResult(potential=None, field=None, velocity=values, info=info)
+        one_shot, args = self._split("evaluate", args, kwargs)
+        if one_shot:
+            src, q, tgt = self._check_oneshot(*args)
+            out = self._plan.evaluate_oneshot(src, q, tgt)
+            self._n_sources = src.shape[0]
+            return self._result(out)
+        return self._evaluate(*args)
+
+    def _evaluate(self, strengths, dipoles):
+        q, d = self._densities(strengths, dipoles)
+        return self._result(self._plan.evaluate(q, d))
 
     __call__ = evaluate
 
-    def tune(self, sources, strengths, targets=None):
-        """Chooses the parameters for these inputs now (normally done by the first
-        :meth:`evaluate`) and returns them as :attr:`params` does. Same arguments and errors
-        as :meth:`evaluate`."""
-        src, q, tgt = self._check(sources, strengths, targets)
-        return self._plan.tune(src, q, tgt)
+    def tune(self, *args, **kwargs):
+        """tune(strengths=None, dipoles=None)
+
+        Chooses the parameters for these densities now (normally done by the first
+        :meth:`evaluate`), prepares the caches of the points, and returns the parameters as
+        :attr:`params` does. Same arguments (and the same one-shot form
+        ``tune(sources, strengths, targets=None)``) and errors as :meth:`evaluate`; also
+        InvalidArgumentError when all strengths are zero."""
+        one_shot, args = self._split("tune", args, kwargs)
+        if one_shot:
+            src, q, tgt = self._check_oneshot(*args)
+            p = self._plan.tune_oneshot(src, q, tgt)
+            self._n_sources = src.shape[0]
+            return p
+        q, d = self._densities(*args)
+        return self._plan.tune(q, d)
 
     def retune(self):
         """Forces a new choice of parameters at the next evaluation."""
         self._plan.retune()
 
-    @property
-    def params(self):
-        """Parameters in use, a dict: ``xi`` [1/length], ``rc`` [length], ``grid`` (M1, M2, M3),
-        ``h`` grid spacings, ``cells`` near-field cells per axis, ``P`` window support,
-        ``beta`` window shape, ``poly_degree``, ``eps_abs`` absolute RMS target, ``result_rms``,
-        the estimated RMS errors ``est_real``, ``est_fourier``, ``est_window``, ``est_total``,
-        ``est_relative``, and ``describe`` (a human-readable report). All zero before the
-        first evaluate/tune."""
-        return self._plan.params
-
-    @property
-    def last_times(self):
-        """Wall-clock seconds per stage of the last evaluation (dict, e.g. P2P, P2G, FFT, CNV,
-        IFFT, G2P, self, setup)."""
-        return self._plan.last_times
-
     def __repr__(self):
-        return f"EwaldPlan(kernel={self._kernel.name!r}, field={self._field})"
+        return (f"EwaldPlan(kernel={_kernel_name(self._kernel)!r}, field={self._field}, energy={self._energy}, "
+                f"precision={_core.precision_name(self._precision)!r})")
 
 
-def ewald(kernel, sources, strengths, box, *, targets=None, **options):
-    """One-shot spectral Ewald sum: ``EwaldPlan(kernel, box=box, **options).evaluate(sources,
-    strengths, targets)``.
+def ewald(
+    kernel,
+    sources,
+    strengths=None,
+    box=_REQUIRED,
+    *,
+    dipoles=None,
+    normals=None,
+    targets=None,
+    exclusions=None,
+    tol=_DEFAULTS.tolerance,
+    tol_kind=_DEFAULTS.tolerance_kind,
+    viscosity=_DEFAULTS.viscosity,
+    field=_DEFAULTS.compute_field,
+    zero_mode=_DEFAULTS.stresslet_zero_mode,
+    precision=_DEFAULTS.precision,
+    energy=_DEFAULTS.compute_energy,
+    threads=_DEFAULTS.threads,
+    xi=_DEFAULTS.xi,
+    rc=_DEFAULTS.rc,
+    grid=_DEFAULTS.grid,
+    P=_DEFAULTS.window_support,
+    beta=_DEFAULTS.window_shape,
+    degree=_DEFAULTS.poly_degree,
+):
+    """One-shot spectral Ewald sum: ``EwaldPlan(kernel, box=box, ...)``, then
+    ``set_points(sources, targets, normals)``, ``set_exclusions(exclusions)`` if given, and
+    ``evaluate(strengths, dipoles)``.
 
     Parameters
     ----------
-    kernel : {"laplace", "stokeslet"} or Kernel
+    kernel : {"laplace", "stokeslet", "stresslet", "stokes-combined"} or Kernel
+        As :class:`EwaldPlan`.
     sources : array_like, ndarray((N, 3), float64)
-    strengths : array_like, ndarray((N,), float64) / ((N, 1), float64) (laplace) or
-        ndarray((N, 3), float64) (stokeslet)
-    box : float or sequence of 3 float, box lengths > 0
-    targets : array_like, ndarray((M, 3), float64), optional, keyword-only
-        Default: the sources, self-interaction excluded.
-    **options : keyword-only tol, tol_kind, viscosity, field, threads, xi, rc, grid, P, beta, degree
-        As :class:`EwaldPlan` (defaults from the C++ library, :func:`ewald_defaults`); an
-        unknown name is a TypeError.
+        Source positions (wrapped into the box).
+    strengths : array_like, optional
+        Laplace: charges ndarray((N,), float64) or ((N, 1), float64); stokeslet and
+        stokes-combined: forces ndarray((N, 3), float64); stresslet: None.
+    box : float or sequence of 3 float
+        Box lengths > 0 (required; keyword, or the 4th positional argument).
+    dipoles : array_like, ndarray((N, 3), float64), keyword-only
+        Stresslet and stokes-combined (required there): dipole strengths q.
+    normals : array_like, ndarray((N, 3), float64), keyword-only
+        Stresslet and stokes-combined (required there): normals nu at the sources.
+    targets : array_like, ndarray((M, 3), float64), keyword-only, optional
+        Default: the sources, self-interaction excluded. M = 0 gives empty results.
+    exclusions : array_like, ndarray((K, 2), int64), keyword-only, optional
+        Laplace, targets = sources: source index pairs whose direct interaction is removed
+        (:meth:`EwaldPlan.set_exclusions`).
+    tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P, beta, degree
+        Keyword-only, as :class:`EwaldPlan` (defaults from the C++ library,
+        :func:`ewald_defaults`); an unknown name is a TypeError.
 
     Returns
     -------
@@ -367,6 +718,18 @@ def ewald(kernel, sources, strengths, box, *, targets=None, **options):
 
     Raises
     ------
-    InvalidArgumentError, NumericalError, ResourceError (see :class:`EwaldPlan`).
+    TypeError
+        ``box`` missing, an unknown keyword, or options given positionally.
+    InvalidArgumentError, NumericalError, ResourceError
+        See :class:`EwaldPlan`, :meth:`EwaldPlan.set_points`, :meth:`EwaldPlan.set_exclusions`
+        and :meth:`EwaldPlan.evaluate`.
     """
-    return EwaldPlan(kernel, box=box, **options).evaluate(sources, strengths, targets)
+    if box is _REQUIRED:
+        raise TypeError("ewald() missing required argument: 'box'")
+    plan = EwaldPlan(kernel, box=box, tol=tol, tol_kind=tol_kind, viscosity=viscosity, field=field,
+                     zero_mode=zero_mode, precision=precision, energy=energy, threads=threads, xi=xi, rc=rc,
+                     grid=grid, P=P, beta=beta, degree=degree)
+    plan.set_points(sources, targets=targets, normals=normals)
+    if exclusions is not None:
+        plan.set_exclusions(exclusions)
+    return plan._evaluate(strengths, dipoles)

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,12 +34,15 @@ namespace {
 using elliptica::Array2D;
 using elliptica::ConstMatrixView;
 using elliptica::ewald::Kernel;
+using elliptica::ewald::Precision;
 using elliptica::ewald::ToleranceKind;
 
 /// Input arrays: float64, C-contiguous, on the CPU, any rank (checked below).
 using InArray = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
 /// Output arrays handed to NumPy.
 using OutArray = nb::ndarray<nb::numpy, double>;
+/// Exclusion pairs: (K, 2) int64, C-contiguous (the Python layer converts).
+using PairArray = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
 // Python exception types, created once at import (module-lifetime references).
 PyObject* exc_invalid = nullptr;
@@ -74,12 +79,14 @@ nb::dict params_to_dict(const elliptica::ewald::Params& p) {
   d["poly_degree"] = p.poly_degree;
   d["eps_abs"] = p.eps_abs;
   d["result_rms"] = p.result_rms;
+  d["result_scale"] = p.result_scale;
   d["est_real"] = p.est_real;
   d["est_fourier"] = p.est_fourier;
   d["est_window"] = p.est_window;
   d["est_total"] = p.est_total;
   d["field_eps_abs"] = p.field_eps_abs;
   d["field_rms"] = p.field_rms;
+  d["field_scale"] = p.field_scale;
   d["field_est_total"] = p.field_est_total;
   d["est_relative"] = p.est_relative;
   d["describe"] = p.describe();
@@ -92,7 +99,7 @@ nb::dict times_to_dict(const elliptica::StageTimes& t) {
   return d;
 }
 
-/// The views of the arrays of one evaluate/tune call (taken while the GIL is held).
+/// The views of the arrays of one one-shot evaluate/tune call (taken while the GIL is held).
 struct Inputs {
   ConstMatrixView<double> src, str;
   std::optional<ConstMatrixView<double>> tgt;
@@ -102,40 +109,136 @@ struct Inputs {
   }
 };
 
-/// A plan plus the stage times of its last evaluation. The mutex serialises calls from several
-/// Python threads on one plan (the C++ plan is not thread-safe and the GIL is released).
+/// Densities of a set_points-then-evaluate call: absent arrays are empty views.
+elliptica::ewald::Densities densities(const std::optional<InArray>& strengths, const std::optional<InArray>& dipoles) {
+  elliptica::ewald::Densities d;
+  if (strengths) d.strengths = as_view(*strengths, "strengths");
+  if (dipoles) d.dipoles = as_view(*dipoles, "dipoles");
+  return d;
+}
+
+/// Moves an Array2D into a NumPy array of shape (rows,) (cols == 0) or (rows, cols), whatever
+/// shape the C++ result reports for an empty array. NumericalError if the sizes disagree.
+nb::object to_numpy_shaped(Array2D&& a, std::size_t cols, const char* what) {
+  const std::size_t c = cols == 0 ? 1 : cols;
+  const std::size_t rows = a.values.size() / c;
+  if (a.values.size() != rows * c || (a.rows != rows && !a.values.empty()))
+    throw elliptica::NumericalError(std::string("internal error: unexpected shape of the ") + what +
+                                    " from the Ewald plan");
+  a.rows = rows;
+  a.cols = c;
+  return to_numpy(std::move(a), cols == 0);
+}
+
+/// A plan plus the stage times of its last evaluation.
+///
+/// Locking: the C++ EwaldPlan::evaluate(Densities) is const and thread-safe, so evaluate takes
+/// `plan_mutex` shared (several Python threads evaluate one plan at once, the GIL released);
+/// the calls that change the plan (set_points, set_exclusions, tune, retune, and the one-shot
+/// evaluate/tune forms, which set the points) take it exclusively, so that a Python program can
+/// never race them against an evaluate (undefined behaviour in C++). `times_mutex` guards
+/// last_times, the one state the binding itself writes on evaluate. The GIL is always released
+/// before a lock is taken (no lock-order inversion with the GIL).
 struct PyEwaldPlan {
   elliptica::ewald::EwaldPlan plan;
+  std::shared_mutex plan_mutex;
+  std::mutex times_mutex;
   elliptica::StageTimes last_times;
-  std::mutex mutex;
 
   explicit PyEwaldPlan(const elliptica::ewald::Options& o) : plan(o) {}
 
-  /// (values, field or None, params dict, stage-times dict); the arrays are float64 and own the
-  /// C++ buffers. values: (M,) potential (Laplace) or (M, 3) velocity (stokeslet).
-  nb::tuple evaluate(const InArray& sources, const InArray& strengths,
-                     const std::optional<InArray>& targets) {
+  void record_times(const elliptica::StageTimes& t) {
+    std::lock_guard<std::mutex> lock(times_mutex);
+    last_times = t;
+  }
+
+  /// (values, field or None, params dict, stage-times dict, energy or None, forces or None,
+  /// coincident_pairs); the arrays are float64 and own the C++ buffers. values: (M,) potential
+  /// (Laplace) or (M, 3) velocity (the Stokes kernels); forces (N, 3).
+  nb::tuple result_tuple(elliptica::ewald::Result&& r) {
+    const auto& o = plan.options();
+    const bool laplace = o.kernel == Kernel::Laplace;
+    nb::object values = to_numpy_shaped(std::move(r.values), laplace ? 0 : 3, "result");
+    nb::object field = nb::none();
+    if (o.compute_field) field = to_numpy_shaped(std::move(r.field), 3, "field");
+    nb::object energy = nb::none(), forces = nb::none();
+    if (o.compute_energy) {
+      energy = nb::float_(r.energy);
+      forces = to_numpy_shaped(std::move(r.forces), 3, "forces");
+    }
+    return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
+                          r.coincident_pairs);
+  }
+
+  void set_points(const InArray& sources, const std::optional<InArray>& targets,
+                  const std::optional<InArray>& normals) {
+    const ConstMatrixView<double> src = as_view(sources, "sources");
+    std::optional<ConstMatrixView<double>> tgt, nrm;
+    if (targets) tgt = as_view(*targets, "targets");
+    if (normals) nrm = as_view(*normals, "normals");
+    nb::gil_scoped_release release;
+    std::unique_lock<std::shared_mutex> lock(plan_mutex);
+    plan.set_points(src, tgt, nrm);
+  }
+
+  void set_exclusions(const PairArray& pairs) {
+    if (pairs.shape(1) != 2)
+      throw elliptica::InvalidArgument("exclusions must have shape (K, 2), got (" + std::to_string(pairs.shape(0)) +
+                                       ", " + std::to_string(pairs.shape(1)) + ")");
+    std::vector<std::array<std::int64_t, 2>> p(pairs.shape(0));
+    for (std::size_t k = 0; k < p.size(); ++k) p[k] = {pairs.data()[2 * k], pairs.data()[2 * k + 1]};
+    nb::gil_scoped_release release;
+    std::unique_lock<std::shared_mutex> lock(plan_mutex);
+    plan.set_exclusions(p);
+  }
+
+  /// After set_points: evaluate(Densities). Concurrent calls run at once (shared lock).
+  nb::tuple evaluate(const std::optional<InArray>& strengths, const std::optional<InArray>& dipoles) {
+    const elliptica::ewald::Densities d = densities(strengths, dipoles);
+    elliptica::ewald::Result r;
+    {
+      nb::gil_scoped_release release;
+      {
+        std::shared_lock<std::shared_mutex> lock(plan_mutex);
+        r = plan.evaluate(d);
+      }
+      record_times(r.times);
+    }
+    return result_tuple(std::move(r));
+  }
+
+  /// One-shot form (Laplace, stokeslet): set_points then evaluate, under the exclusive lock.
+  nb::tuple evaluate_oneshot(const InArray& sources, const InArray& strengths, const std::optional<InArray>& targets) {
     const Inputs in(sources, strengths, targets);
     elliptica::ewald::Result r;
     {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      r = in.tgt ? plan.evaluate(in.src, in.str, *in.tgt) : plan.evaluate(in.src, in.str);
-      last_times = r.times;
+      {
+        std::unique_lock<std::shared_mutex> lock(plan_mutex);
+        r = in.tgt ? plan.evaluate(in.src, in.str, *in.tgt) : plan.evaluate(in.src, in.str);
+      }
+      record_times(r.times);
     }
-    const bool laplace = plan.options().kernel == Kernel::Laplace;
-    nb::object values = to_numpy(std::move(r.values), laplace);
-    nb::object field = nb::none();
-    if (plan.options().compute_field) field = to_numpy(std::move(r.field), false);
-    return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times));
+    return result_tuple(std::move(r));
   }
 
-  nb::dict tune(const InArray& sources, const InArray& strengths, const std::optional<InArray>& targets) {
+  nb::dict tune(const std::optional<InArray>& strengths, const std::optional<InArray>& dipoles) {
+    const elliptica::ewald::Densities d = densities(strengths, dipoles);
+    elliptica::ewald::Params p;
+    {
+      nb::gil_scoped_release release;
+      std::unique_lock<std::shared_mutex> lock(plan_mutex);
+      p = plan.tune(d);
+    }
+    return params_to_dict(p);
+  }
+
+  nb::dict tune_oneshot(const InArray& sources, const InArray& strengths, const std::optional<InArray>& targets) {
     const Inputs in(sources, strengths, targets);
     elliptica::ewald::Params p;
     {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
+      std::unique_lock<std::shared_mutex> lock(plan_mutex);
       p = plan.tune(in.src, in.str, in.tgt);
     }
     return params_to_dict(p);
@@ -145,7 +248,7 @@ struct PyEwaldPlan {
     elliptica::ewald::Params p;
     {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
+      std::shared_lock<std::shared_mutex> lock(plan_mutex);
       p = plan.params();
     }
     return params_to_dict(p);
@@ -155,7 +258,7 @@ struct PyEwaldPlan {
     elliptica::StageTimes t;
     {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
+      std::lock_guard<std::mutex> lock(times_mutex);
       t = last_times;
     }
     return times_to_dict(t);
@@ -163,7 +266,7 @@ struct PyEwaldPlan {
 
   void retune() {
     nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_lock<std::shared_mutex> lock(plan_mutex);
     plan.retune();
   }
 };
@@ -213,16 +316,37 @@ NB_MODULE(_core, m) {
   { void init_bem(nb::module_&); init_bem(m); }  // Helmholtz BEM (bindings_bem.cpp)
   { void init_fmm(nb::module_&); init_fmm(m); }  // Helmholtz FMM (bindings_fmm.cpp)
 
-  nb::enum_<Kernel>(m, "Kernel", "Ewald kernel: laplace (1/r, Gaussian units) or stokeslet (Oseen tensor / (8 pi mu)).")
+  nb::enum_<Kernel>(m, "Kernel",
+                    "Ewald kernel: laplace (1/r, Gaussian units), stokeslet (Oseen tensor / (8 pi mu)), stresslet "
+                    "(double layer, T_jlm = -6 r_j r_l r_m / r^5, / (8 pi)) or stokes_combined (stokeslet + stresslet "
+                    "in one pass; C++ name 'stokes-combined').")
       .value("laplace", Kernel::Laplace)
-      .value("stokeslet", Kernel::Stokeslet);
+      .value("stokeslet", Kernel::Stokeslet)
+      .value("stresslet", Kernel::Stresslet)
+      .value("stokes_combined", Kernel::StokesCombined);
   nb::enum_<ToleranceKind>(m, "ToleranceKind",
                            "How tol is read: relative (RMS error / RMS of the result) or absolute (result units).")
       .value("relative", ToleranceKind::Relative)
       .value("absolute", ToleranceKind::Absolute);
+  nb::enum_<Precision>(m, "Precision",
+                       "Arithmetic of the stages: single (float32) or double (float64); results are float64.")
+      .value("single", Precision::Single)
+      .value("double", Precision::Double);
 
   m.def("strength_components", &elliptica::ewald::strength_components, "kernel"_a,
-        "Number of strength components per source: 1 (laplace) or 3 (stokeslet).");
+        "Number of strength components per source: 1 (laplace), 3 (stokeslet, stokes_combined), 0 (stresslet).");
+  m.def("has_double_layer", &elliptica::ewald::has_double_layer, "kernel"_a,
+        "True for the kernels with dipoles and normals (stresslet, stokes_combined).");
+  m.def("value_components", &elliptica::ewald::value_components, "kernel"_a,
+        "Components of the result per target: 1 (laplace potential), 3 (velocities).");
+  m.def("kernel_from_string", &elliptica::ewald::kernel_from_string, "name"_a,
+        "Parses 'laplace', 'stokeslet', 'stresslet', 'stokes-combined' (InvalidArgumentError otherwise).");
+  m.def("kernel_name", [](Kernel k) { return elliptica::ewald::to_string(k); }, "kernel"_a);
+  m.def("precision_from_string", &elliptica::ewald::precision_from_string, "name"_a,
+        "Parses 'single'/'float32' or 'double'/'float64' (InvalidArgumentError otherwise).");
+  m.def("precision_name", [](Precision p) { return elliptica::ewald::to_string(p); }, "precision"_a);
+  m.def("single_precision_floor", &elliptica::ewald::single_precision_floor, "kernel"_a, "box"_a, "n_points"_a,
+        "Smallest relative tolerance a single-precision plan accepts for this kernel, box and number of points.");
 
   // The C++ options struct, defaults included: the Python front end (_ewald.py) reads its
   // defaults from a default-constructed EwaldOptions and fills one per plan.
@@ -235,8 +359,13 @@ NB_MODULE(_core, m) {
       .def_rw("box", &Options::box, "(L1, L2, L3) > 0")
       .def_rw("tolerance", &Options::tolerance, "requested RMS error, 0 < tol < 1")
       .def_rw("tolerance_kind", &Options::tolerance_kind)
-      .def_rw("viscosity", &Options::viscosity, "mu > 0 (stokeslet only)")
+      .def_rw("viscosity", &Options::viscosity, "mu > 0 (stokeslet and the single layer of stokes_combined)")
       .def_rw("compute_field", &Options::compute_field, "Laplace only: also E = -grad phi")
+      .def_rw("stresslet_zero_mode", &Options::stresslet_zero_mode,
+              "stresslet / stokes_combined: add the k = 0 term (default off)")
+      .def_rw("precision", &Options::precision, "single or double arithmetic of the stages")
+      .def_rw("compute_energy", &Options::compute_energy,
+              "Laplace, targets = sources: also the energy U = 1/2 sum q phi and the forces F = q E")
       .def_rw("threads", &Options::threads, "OpenMP threads, 0: all available")
       .def_rw("xi", &Options::xi, nb::for_setter(nb::arg("value").none()))
       .def_rw("rc", &Options::rc, nb::for_setter(nb::arg("value").none()))
@@ -248,12 +377,20 @@ NB_MODULE(_core, m) {
   nb::class_<PyEwaldPlan>(m, "_EwaldPlan")
       .def(nb::init<const Options&>(), "options"_a,
            "Validates the options (InvalidArgumentError); parameters are chosen at the first evaluate.")
-      .def("evaluate", &PyEwaldPlan::evaluate, "sources"_a, "strengths"_a, "targets"_a.none(),
-           "Returns (values, field or None, params, times); arrays float64. The GIL is released.")
-      .def("tune", &PyEwaldPlan::tune, "sources"_a, "strengths"_a, "targets"_a.none())
+      .def("set_points", &PyEwaldPlan::set_points, "sources"_a, "targets"_a.none(), "normals"_a.none(),
+           "Sets the geometry (copied and wrapped). The GIL is released.")
+      .def("set_exclusions", &PyEwaldPlan::set_exclusions, "pairs"_a, "(K, 2) int64 source index pairs.")
+      .def("evaluate", &PyEwaldPlan::evaluate, "strengths"_a.none(), "dipoles"_a.none(),
+           "After set_points: (values, field|None, params, times, energy|None, forces|None, coincident_pairs). "
+           "The GIL is released; concurrent calls on one plan run at once.")
+      .def("evaluate_oneshot", &PyEwaldPlan::evaluate_oneshot, "sources"_a, "strengths"_a, "targets"_a.none(),
+           "Laplace/stokeslet: set_points then evaluate (one exclusive step); returns as evaluate.")
+      .def("tune", &PyEwaldPlan::tune, "strengths"_a.none(), "dipoles"_a.none())
+      .def("tune_oneshot", &PyEwaldPlan::tune_oneshot, "sources"_a, "strengths"_a, "targets"_a.none())
       .def("retune", &PyEwaldPlan::retune)
       .def_prop_ro("params", &PyEwaldPlan::params)
       .def_prop_ro("last_times", &PyEwaldPlan::times)
+      .def_prop_ro("options", [](PyEwaldPlan& s) { return s.plan.options(); })
       .def_prop_ro("kernel", [](PyEwaldPlan& s) { return s.plan.options().kernel; })
       .def_prop_ro("field", [](PyEwaldPlan& s) { return s.plan.options().compute_field; });
 

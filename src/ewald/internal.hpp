@@ -71,6 +71,10 @@ struct TuneInput {
   std::size_t n_sources = 0, n_targets = 0;
   double rho[2] = {0, 0};             // effective strength densities (single, double layer) seen by the targets
   double self_q2[2] = {0, 0};         // mean squared strengths of sources that are also targets (0 if separate)
+  // Coherent near field of the window error: the mean over the targets of the sum of squared
+  // strengths of the sources within a cube of side s around the target (the target's own source
+  // included), for a layer; s is the grid spacing. Unset: self_q2.
+  std::function<double(int layer, double s)> near_q2;
   double eps[2] = {0, 0};             // absolute RMS targets: the values, the Laplace field
   int threads = 1;
   const Options* overrides = nullptr;
@@ -78,7 +82,7 @@ struct TuneInput {
 
 // Error estimates of one truncated kernel (RMS, random-source model; see params.cpp).
 double est_real(ErrKind k, double rho, double xi, double rc, double V);
-double est_fourier(ErrKind k, double rho, double xi, double kmax);
+double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2 = 0);
 double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
                   const std::array<int, 3>& M, int P, double beta, double self_q2);
 // Rough RMS size of a kernel's result (for the pilot of a relative tolerance).

@@ -138,16 +138,21 @@ double est_real(ErrKind k, double rho, double xi, double rc, double V) {
   return std::sqrt(std::max(0.0, rho * s * (1 + n_images)));
 }
 
-double est_fourier(ErrKind k, double rho, double xi, double kmax) {
+double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2) {
+  // Incoherent part (random positions) and, for sources within ~h of a target (its own source, a
+  // tight cluster), the coherent part: their truncated modes add in phase, near_q2 (int g)^2.
   const auto& g = gl(48);
   const double a = kmax, b = kmax + 14.0 * xi;
-  double s = 0;
+  double s = 0, c = 0;
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double kk = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
-    s += g.w[i] * ms_hat(k, xi, kk) * 4 * kPi * kk * kk;
+    const double m = ms_hat(k, xi, kk);
+    s += g.w[i] * m * 4 * kPi * kk * kk;
+    c += g.w[i] * std::sqrt(m) * 4 * kPi * kk * kk;
   }
   s *= 0.5 * (b - a);
-  return std::sqrt(std::max(0.0, rho * s / (8 * kPi * kPi * kPi)));
+  c *= 0.5 * (b - a) / (8 * kPi * kPi * kPi);
+  return std::sqrt(std::max(0.0, rho * s / (8 * kPi * kPi * kPi) + near_q2 * c * c));
 }
 
 double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
@@ -200,7 +205,12 @@ double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>&
         s += wp * wp + wm * wm;
       }
       A.alias.push_back(s / (w0 * w0));
-      A.near.push_back((window_hat_shape(kk + 2 * kPi / h, a, beta) + window_hat_shape(kk - 2 * kPi / h, a, beta)) / w0);
+      // coherent alias amplitude: the first aliases dominate for the usual P; for small P
+      // (a window wide in k) the next ones matter too (j up to 3)
+      double nr = 0;
+      for (int j = 1; j <= 3; ++j)
+        nr += window_hat_shape(kk + 2 * kPi * j / h, a, beta) + window_hat_shape(kk - 2 * kPi * j / h, a, beta);
+      A.near.push_back(nr / w0);
     }
   }
   // |G_hat(k)| (strength-direction RMS for the Stokes kernels): sqrt(ms_hat) in closed form
@@ -239,7 +249,8 @@ double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>&
   // Self-aliasing: a source that is also a target sees its own spread-and-interpolated image; the
   // first aliases (j = +-1) add coherently over k, with an amplitude that oscillates with the
   // source's position in the grid cell.
-  const double self2 = self_q2 * c * c * (coh[0] * coh[0] + coh[1] * coh[1] + coh[2] * coh[2]);
+  // Both aliasing sums (P2G's and G2P's) carry the same first-alias term: amplitude 2 coh.
+  const double self2 = 4.0 * self_q2 * c * c * (coh[0] * coh[0] + coh[1] * coh[1] + coh[2] * coh[2]);
   return std::sqrt(std::max(0.0, rho * sum / (8 * kPi * kPi * kPi) + self2));
 }
 
@@ -375,15 +386,25 @@ Params choose_params(const TuneInput& in) {
     for (int q = 0; q < nq; ++q) e = std::max(e, per_quantity(in, q, est) / target[q]);
     return e;
   };
+  // Sources near a target (closer than ~h) alias coherently with it, like its own source.
+  auto near_at = [&](int layer, double h) {
+    if (!in.near_q2) return in.self_q2[layer];
+    return std::max(in.self_q2[layer], in.near_q2(layer, h));
+  };
+  auto near = [&](int layer, const std::array<int, 3>& M) {
+    return near_at(layer, std::max({in.box[0] / M[0], in.box[1] / M[1], in.box[2] / M[2]}));
+  };
   auto real_ok = [&](double xi, double rc) {
     return worst([&](const ErrorTerm& t) { return est_real(t.kind, in.rho[t.density], xi, rc, V); });
   };
   auto fourier_ok = [&](double xi, double kmax) {
-    return worst([&](const ErrorTerm& t) { return est_fourier(t.kind, in.rho[t.density], xi, kmax); });
+    return worst([&](const ErrorTerm& t) {
+      return est_fourier(t.kind, in.rho[t.density], xi, kmax, near_at(t.density, kPi / kmax));
+    });
   };
   auto window_ok = [&](double xi, const std::array<int, 3>& M, int P, double beta) {
     return worst([&](const ErrorTerm& t) {
-      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, in.self_q2[t.density]);
+      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, near(t.density, M));
     });
   };
   auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
@@ -528,9 +549,11 @@ Params choose_params(const TuneInput& in) {
   const double kmax = kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]});
   auto estimates = [&](int q, double& er, double& ef, double& ew) {
     er = per_quantity(in, q, [&](const ErrorTerm& t) { return est_real(t.kind, in.rho[t.density], best.xi, best.rc, V); });
-    ef = per_quantity(in, q, [&](const ErrorTerm& t) { return est_fourier(t.kind, in.rho[t.density], best.xi, kmax); });
+    ef = per_quantity(in, q, [&](const ErrorTerm& t) {
+      return est_fourier(t.kind, in.rho[t.density], best.xi, kmax, near_at(t.density, kPi / kmax));
+    });
     ew = per_quantity(in, q, [&](const ErrorTerm& t) {
-      return est_window(t.kind, in.rho[t.density], best.xi, in.box, best.grid, best.P, best.beta, in.self_q2[t.density]);
+      return est_window(t.kind, in.rho[t.density], best.xi, in.box, best.grid, best.P, best.beta, near(t.density, best.grid));
     });
   };
   estimates(0, best.est_real, best.est_fourier, best.est_window);

@@ -230,7 +230,9 @@ def test_overrides_without_degree(system, refs):
 
 
 def test_threads_share_a_plan(system):
-    """The GIL is released during evaluate; concurrent calls on one plan are serialised."""
+    """The GIL is released during evaluate; concurrent one-shot calls (which set the points) on
+    one plan are serialised and give the serial result (set_points + concurrent evaluate:
+    test_ewald_kernels.py)."""
     x, q, f, t = system
     plan = elliptica.EwaldPlan("stokeslet", box=L, tol=1e-6)
     expected = plan.evaluate(x, f).velocity
@@ -307,8 +309,14 @@ def test_empty_arrays(system):
     x, q, f, t = system
     with raises_invalid(r"(?i)sources.*empty"):
         elliptica.ewald("laplace", np.zeros((0, 3)), np.zeros(0), L)
-    with raises_invalid(r"(?i)targets.*empty"):
-        elliptica.ewald("laplace", x, q, L, targets=np.zeros((0, 3)))
+    with raises_invalid(r"(?i)strengths.*empty"):
+        elliptica.ewald("laplace", x, np.zeros(0), L)
+    # zero targets are allowed (the C++ plan returns empty results): empty arrays, not an error
+    r = elliptica.ewald("laplace", x, q, L, targets=np.zeros((0, 3)), field=True)
+    assert r.potential.shape == (0,) and r.field.shape == (0, 3)
+    assert elliptica.ewald("stokeslet", x, f, L, targets=np.zeros((0, 3))).velocity.shape == (0, 3)
+    with raises_invalid(r"targets.*\(N, 3\)"):
+        elliptica.ewald("laplace", x, q, L, targets=np.zeros((0, 2)))
 
 
 @pytest.mark.parametrize("box", [(1.0, 0.0, 1.0), (1.0, 1.0, -2.0), (np.inf, 1.0, 1.0), (np.nan, 1, 1)])
@@ -414,9 +422,10 @@ def test_defaults_come_from_the_library():
 def test_result_attributes_do_not_depend_on_flags(system):
     x, q, f, t = system
     names = {fld.name for fld in __import__("dataclasses").fields(elliptica.EwaldResult)}
-    assert names == {"potential", "field", "velocity", "info"}
+    assert names == {"potential", "field", "velocity", "info", "energy", "forces"}
     plain = elliptica.ewald("laplace", x, q, L, tol=1e-4)
     with_field = elliptica.ewald("laplace", x, q, L, tol=1e-4, field=True)
     assert plain.field is None and with_field.field.shape == (N, 3)
     np.testing.assert_allclose(plain.potential, with_field.potential, rtol=0, atol=1e-3 * np.abs(plain.potential).max())
     assert plain.info.params["xi"] > 0 and plain.info.times
+    assert plain.energy is None and plain.forces is None and plain.info.coincident_pairs == 0
