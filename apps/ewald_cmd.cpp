@@ -315,8 +315,8 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--abs-tol", a.abs_tol, "EPS is an absolute RMS error in the result's units");
   cmd->add_option("--precision", a.precision,
-                  "arithmetic of the stages: single (float32; tolerances above the library's single-precision "
-                  "floor only) or double")
+                  "arithmetic of the stages: single (float32; relative tolerances above the float32 floor "
+                  "2^-23 sqrt(log2(M1 M2 M3 N)), about 1e-6, else exit 4) or double")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             try {
@@ -351,8 +351,8 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
                       ->capture_default_str();
   a.o_field = cmd->add_flag("--field", a.field, "laplace: also compute the field E = -grad phi; output (N,4)");
   a.o_zero_mode = cmd->add_flag("--zero-mode", a.zero_mode,
-                                "stresslet, stokes-combined: add the k = 0 term -(8 pi/V) sum (q.nu)(x - y) "
-                                "(dropped by default)");
+                                "stresslet, stokes-combined: add the stresslet's k = 0 term, u += -(1/V) sum (q.nu)(x - y) "
+                                "(wrapped coordinates; dropped by default)");
   a.o_energy = cmd->add_flag("--energy", a.energy,
                              "laplace, targets = sources: compute the energy U = 1/2 sum q phi (printed, and in "
                              "--summary) and the forces F = q E (--forces-out)");
@@ -649,6 +649,10 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"tolerance_kind\": "
        << (opt.tolerance_kind == ewald::ToleranceKind::Absolute ? "\"absolute\"" : "\"relative\"") << ",\n"
        << "  \"precision\": " << json_quote(ewald::to_string(opt.precision)) << ",\n"
+       << "  \"single_precision_floor\": "
+       << (opt.precision == ewald::Precision::Single ? jnum(ewald::single_precision_floor(p.grid, std::max(N, M)))
+                                                     : std::string("null"))
+       << ",\n"
        << "  \"viscosity\": " << (viscous ? jnum(opt.viscosity) : "null") << ",\n"
        << "  \"field\": " << (opt.compute_field ? "true" : "false") << ",\n"
        << "  \"zero_mode\": " << (opt.stresslet_zero_mode ? "true" : "false") << ",\n"

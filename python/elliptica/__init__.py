@@ -34,8 +34,8 @@ Conventions (identical to the C++ API, ``include/elliptica/ewald/ewald.hpp``):
       u_j(x_m) = 1/(8 pi) sum_p sum_n' T_jlm(x_m - y_n + p L) q_{n,l} nu_{n,m},
       T_jlm(r) = -6 r_j r_l r_m / |r|^5
 
-  The k = 0 term ``-(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n)`` is dropped unless
-  ``zero_mode=True``. **stokes-combined**: stokeslet of the forces + stresslet, one pass.
+  The k = 0 term (it adds ``-(1/V) sum_n (q_n . nu_n)(x_m - y_n)`` to u, in wrapped
+  coordinates) is dropped unless ``zero_mode=True``. **stokes-combined**: stokeslet of the forces + stresslet, one pass.
 * Laplace with ``energy=True`` (targets = sources): ``U = 1/2 sum_n q_n phi(y_n)`` and the
   forces ``F_n = q_n E(y_n)``; ``set_exclusions`` / ``exclusions=`` removes the direct
   interaction of listed pairs (nearest image) from phi, E, U and F.
@@ -101,7 +101,7 @@ from ._core import (
     ResourceError,
     ToleranceKind,
 )
-from ._ewald import EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_defaults
+from ._ewald import EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_defaults, single_precision_floor
 from ._io import read_array, write_array
 
 __version__ = "0.1.0"
@@ -112,6 +112,7 @@ __all__ = [
     "EwaldInfo",
     "ewald",
     "ewald_defaults",
+    "single_precision_floor",
     "Kernel",
     "ToleranceKind",
     "Precision",

@@ -11,7 +11,7 @@ import numpy as np
 from . import _core
 from ._core import InvalidArgumentError, Kernel, Precision, ToleranceKind
 
-__all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults"]
+__all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults", "single_precision_floor"]
 
 _TOL_KINDS = {"relative": ToleranceKind.relative, "absolute": ToleranceKind.absolute}
 _KERNEL_NAMES = ["laplace", "stokeslet", "stresslet", "stokes-combined"]
@@ -35,6 +35,26 @@ def ewald_defaults():
     ``xi``, ``rc``, ``grid``, ``window_support``, ``window_shape``, ``poly_degree`` (None: chosen
     from the tolerance)."""
     return _core.EwaldOptions()
+
+
+def single_precision_floor(grid, n_points):
+    """Smallest relative tolerance a ``precision="single"`` plan accepts with this FFT grid and
+    number of points: ``2 u sqrt(log2(M1 M2 M3) + log2(N))``, u = 2^-24 (the C++
+    ``ewald::single_precision_floor``). A single-precision plan whose chosen grid puts the
+    tolerance below it raises :class:`NumericalError`.
+
+    Parameters
+    ----------
+    grid : int or sequence of 3 int
+        FFT grid (M1, M2, M3), e.g. ``plan.params["grid"]``.
+    n_points : int
+        Number of points (the larger of the numbers of sources and targets).
+
+    Returns
+    -------
+    float
+    """
+    return _core.single_precision_floor(_as_grid(grid), _as_int(n_points, "n_points"))
 
 
 def _parse_enum(value, table, enum_type, what):
@@ -296,14 +316,15 @@ class EwaldPlan:
     field : bool
         Laplace only: also compute ``E = -grad phi`` (:attr:`EwaldResult.field`).
     zero_mode : bool
-        Stresslet and stokes-combined only: add the stresslet's k = 0 term
-        ``-(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n)`` (wrapped coordinates; not periodic). Default
-        off, as in the seed paper and the reference codes.
+        Stresslet and stokes-combined only: add the stresslet's k = 0 term, which adds
+        ``-(1/V) sum_n (q_n . nu_n)(x_m - y_n)`` to u (``-(8 pi/V) sum ...`` before the
+        stresslet's 1/(8 pi); wrapped coordinates, so not periodic). Default off, as in the
+        seed paper and the reference codes.
     precision : {"single", "double"} or Precision
         Arithmetic of the stages (P2P, P2G, FFT, CNV, IFFT, G2P); coordinates are wrapped in
         double precision and results are float64 either way. Single precision accepts only
-        tolerances above the library's floor (``elliptica._core.single_precision_floor``).
-        Default double.
+        tolerances above the float32 floor of the chosen grid (:func:`single_precision_floor`,
+        about 1e-6; below it evaluate raises NumericalError). Default double.
     energy : bool
         Laplace only, targets = sources: also compute the energy
         ``U = 1/2 sum_n q_n phi(y_n)`` and the forces ``F_n = q_n E(y_n)``

@@ -345,8 +345,13 @@ NB_MODULE(_core, m) {
   m.def("precision_from_string", &elliptica::ewald::precision_from_string, "name"_a,
         "Parses 'single'/'float32' or 'double'/'float64' (InvalidArgumentError otherwise).");
   m.def("precision_name", [](Precision p) { return elliptica::ewald::to_string(p); }, "precision"_a);
-  m.def("single_precision_floor", &elliptica::ewald::single_precision_floor, "kernel"_a, "box"_a, "n_points"_a,
-        "Smallest relative tolerance a single-precision plan accepts for this kernel, box and number of points.");
+  m.def(
+      "single_precision_floor",
+      [](const std::array<int, 3>& grid, std::size_t n_points) {
+        return elliptica::ewald::single_precision_floor(grid, n_points);
+      },
+      "grid"_a, "n_points"_a,
+      "Smallest relative tolerance a single-precision plan accepts with FFT grid (M1, M2, M3) and N points.");
 
   // The C++ options struct, defaults included: the Python front end (_ewald.py) reads its
   // defaults from a default-constructed EwaldOptions and fills one per plan.

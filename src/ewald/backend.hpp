@@ -29,6 +29,7 @@ struct BackendSetup {
   Kernel kernel = Kernel::Laplace;
   bool field = false;      ///< Laplace field
   bool zero_mode = false;  ///< stresslet k = 0 term
+  Precision precision = Precision::Double;  ///< arithmetic of the stages
   std::array<double, 3> box{1, 1, 1};
   int threads = 1;
   Params params;

@@ -40,13 +40,15 @@ struct LaplaceTraits {
   static constexpr double final_scale = 1.0;
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::LaplacePotential, 0, 0}}};
   static constexpr double pair_seconds = 18e-9;  // cost model: one pair evaluation on one core
-  static inline void grid_values(const double* s, double* g) { g[0] = s[0]; }
-  static inline void real_space(double ec, double, double, double, double, double, double, const double* s,
-                                double& a0, double&, double&, double&) {
+  template <class T>
+  static inline void grid_values(const T* s, T* g) { g[0] = s[0]; }
+  template <class T>
+  static inline void real_space(T ec, T, T, T, T, T, T, const T* s, T& a0, T&, T&, T&) {
     a0 += s[0] * ec;
   }
   // lim_{r->0} (G^R - G)(r) s with c = 2 xi/sqrt(pi).
-  static inline void self_limit(double c, const double* s, double* a) { a[0] -= c * s[0]; }
+  template <class T>
+  static inline void self_limit(T c, const T* s, T* a) { a[0] -= c * s[0]; }
   static inline void fourier(const double*, const bool*, double ksq, double e, double, double wfac, const cplx* in,
                              cplx* out) {
     const double g = 4 * kPi * e / ksq * wfac;
@@ -63,16 +65,18 @@ struct LaplaceFieldTraits {
   static constexpr double final_scale = 1.0;
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::LaplacePotential, 0, 0}, {ErrKind::LaplaceField, 0, 1}}};
   static constexpr double pair_seconds = 24e-9;
-  static inline void grid_values(const double* s, double* g) { g[0] = s[0]; }
-  static inline void real_space(double ec, double ce, double ir, double, double rx, double ry, double rz,
-                                const double* s, double& a0, double& a1, double& a2, double& a3) {
+  template <class T>
+  static inline void grid_values(const T* s, T* g) { g[0] = s[0]; }
+  template <class T>
+  static inline void real_space(T ec, T ce, T ir, T, T rx, T ry, T rz, const T* s, T& a0, T& a1, T& a2, T& a3) {
     a0 += s[0] * ec;
-    const double g = s[0] * (ec + ce) * ir * ir;  // -grad of erfc(xi r)/r, divided by r
+    const T g = s[0] * (ec + ce) * ir * ir;  // -grad of erfc(xi r)/r, divided by r
     a1 += g * rx;
     a2 += g * ry;
     a3 += g * rz;
   }
-  static inline void self_limit(double c, const double* s, double* a) { a[0] -= c * s[0]; }  // field: 0 by symmetry
+  template <class T>
+  static inline void self_limit(T c, const T* s, T* a) { a[0] -= c * s[0]; }  // field: 0 by symmetry
   static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double, double wfac,
                              const cplx* in, cplx* out) {
     const double g = 4 * kPi * e / ksq * wfac;
@@ -96,22 +100,24 @@ struct StokesletTraits {
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stokeslet, 0, 0}}};
   static constexpr double pair_seconds = 26e-9;
-  static inline void grid_values(const double* s, double* g) {
+  template <class T>
+  static inline void grid_values(const T* s, T* g) {
     g[0] = s[0];
     g[1] = s[1];
     g[2] = s[2];
   }
   // S^R(r) f = A f + B r (r.f), A = ec - ce, B = (ec + ce)/r^2.
-  static inline void real_space(double ec, double ce, double ir, double, double rx, double ry, double rz,
-                                const double* f, double& a0, double& a1, double& a2, double&) {
-    const double A = ec - ce;
-    const double rf = (ec + ce) * ir * ir * (rx * f[0] + ry * f[1] + rz * f[2]);
+  template <class T>
+  static inline void real_space(T ec, T ce, T ir, T, T rx, T ry, T rz, const T* f, T& a0, T& a1, T& a2, T&) {
+    const T A = ec - ce;
+    const T rf = (ec + ce) * ir * ir * (rx * f[0] + ry * f[1] + rz * f[2]);
     a0 += A * f[0] + rf * rx;
     a1 += A * f[1] + rf * ry;
     a2 += A * f[2] + rf * rz;
   }
-  static inline void self_limit(double c, const double* s, double* a) {
-    for (int i = 0; i < 3; ++i) a[i] -= 2.0 * c * s[i];
+  template <class T>
+  static inline void self_limit(T c, const T* s, T* a) {
+    for (int i = 0; i < 3; ++i) a[i] -= T(2) * c * s[i];
   }
   // B(k) f = 8 pi (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} (k^2 f - k (k.f)) / k^4.
   static inline void fourier(const double* k, const bool*, double ksq, double e, double i4xi2, double wfac,
@@ -137,29 +143,31 @@ struct StressletTraits {
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stresslet, 1, 0}}};
   static constexpr double pair_seconds = 32e-9;
-  static inline void grid_values(const double* s, double* g) {
+  template <class T>
+  static inline void grid_values(const T* s, T* g) {
     for (int l = 0; l < 3; ++l)
       for (int m = 0; m < 3; ++m) g[3 * l + m] = s[l] * s[3 + m];
   }
   // T^R: A (r.q)(r.nu) r + B [(q.nu) r + (r.nu) q + (r.q) nu],
   // A = -(2/r^4)[3 ec + ce (3 + 2 xi^2 r^2)], B = 2 xi^2 ce = (4 xi^3/sqrt(pi)) e^{-xi^2 r^2}.
-  static inline void real_space(double ec, double ce, double ir, double xi2, double rx, double ry, double rz,
-                                const double* s, double& a0, double& a1, double& a2, double&) {
-    const double* q = s;
-    const double* n = s + 3;
-    const double ir2 = ir * ir;
-    const double r2 = rx * rx + ry * ry + rz * rz;
-    const double A = -2.0 * ir2 * ir2 * (3.0 * ec + ce * (3.0 + 2.0 * xi2 * r2));
-    const double B = 2.0 * xi2 * ce;
-    const double rq = rx * q[0] + ry * q[1] + rz * q[2];
-    const double rn = rx * n[0] + ry * n[1] + rz * n[2];
-    const double qn = q[0] * n[0] + q[1] * n[1] + q[2] * n[2];
-    const double ar = A * rq * rn + B * qn;
+  template <class T>
+  static inline void real_space(T ec, T ce, T ir, T xi2, T rx, T ry, T rz, const T* s, T& a0, T& a1, T& a2, T&) {
+    const T* q = s;
+    const T* n = s + 3;
+    const T ir2 = ir * ir;
+    const T r2 = rx * rx + ry * ry + rz * rz;
+    const T A = T(-2) * ir2 * ir2 * (T(3) * ec + ce * (T(3) + T(2) * xi2 * r2));
+    const T B = T(2) * xi2 * ce;
+    const T rq = rx * q[0] + ry * q[1] + rz * q[2];
+    const T rn = rx * n[0] + ry * n[1] + rz * n[2];
+    const T qn = q[0] * n[0] + q[1] * n[1] + q[2] * n[2];
+    const T ar = A * rq * rn + B * qn;
     a0 += ar * rx + B * (rn * q[0] + rq * n[0]);
     a1 += ar * ry + B * (rn * q[1] + rq * n[1]);
     a2 += ar * rz + B * (rn * q[2] + rq * n[2]);
   }
-  static inline void self_limit(double, const double*, double*) {}  // the smooth part of T is odd: 0 at r = 0
+  template <class T>
+  static inline void self_limit(T, const T*, T*) {}  // the smooth part of T is odd: 0 at r = 0
   // (+i)(-8 pi/k^4)(1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} [-(k_m F_jm + k_m F_mj + k_j F_mm) k^2 + 2 k_j k_l k_m F_lm].
   // Odd in k: a mode on a Nyquist plane has no odd real counterpart and is dropped (its size is
   // that of the Fourier truncation error).
@@ -201,16 +209,18 @@ struct StokesCombinedTraits {
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::Stokeslet, 0, 0}, {ErrKind::Stresslet, 1, 0}}};
   static constexpr double pair_seconds = 48e-9;
-  static inline void grid_values(const double* s, double* g) {
-    StokesletTraits::grid_values(s, g);
-    StressletTraits::grid_values(s + 3, g + 3);
+  template <class T>
+  static inline void grid_values(const T* s, T* g) {
+    StokesletTraits::grid_values<T>(s, g);
+    StressletTraits::grid_values<T>(s + 3, g + 3);
   }
-  static inline void real_space(double ec, double ce, double ir, double xi2, double rx, double ry, double rz,
-                                const double* s, double& a0, double& a1, double& a2, double& a3) {
-    StokesletTraits::real_space(ec, ce, ir, xi2, rx, ry, rz, s, a0, a1, a2, a3);
-    StressletTraits::real_space(ec, ce, ir, xi2, rx, ry, rz, s + 3, a0, a1, a2, a3);
+  template <class T>
+  static inline void real_space(T ec, T ce, T ir, T xi2, T rx, T ry, T rz, const T* s, T& a0, T& a1, T& a2, T& a3) {
+    StokesletTraits::real_space<T>(ec, ce, ir, xi2, rx, ry, rz, s, a0, a1, a2, a3);
+    StressletTraits::real_space<T>(ec, ce, ir, xi2, rx, ry, rz, s + 3, a0, a1, a2, a3);
   }
-  static inline void self_limit(double c, const double* s, double* a) { StokesletTraits::self_limit(c, s, a); }
+  template <class T>
+  static inline void self_limit(T c, const T* s, T* a) { StokesletTraits::self_limit<T>(c, s, a); }
   static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double i4xi2, double wfac,
                              const cplx* in, cplx* out) {
     cplx t[3];

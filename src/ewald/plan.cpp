@@ -44,6 +44,13 @@ Precision precision_from_string(const std::string& s) {
   throw InvalidArgument("unknown precision '" + s + "' (expected 'single' or 'double')");
 }
 
+double single_precision_floor(const std::array<int, 3>& grid, std::size_t n_points) {
+  const double u = std::ldexp(1.0, -24);
+  const double lm = std::log2(std::max(2.0, double(grid[0]) * grid[1] * grid[2]));
+  const double ln = std::log2(std::max<double>(2.0, double(n_points)));
+  return 2.0 * u * std::sqrt(lm + ln);
+}
+
 int strength_components(Kernel k) {
   return k == Kernel::Laplace ? 1 : (k == Kernel::Stresslet ? 0 : 3);
 }
@@ -455,6 +462,7 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.kernel = opt.kernel;
   s.field = opt.compute_field;
   s.zero_mode = opt.stresslet_zero_mode;
+  s.precision = opt.precision;
   s.box = opt.box;
   s.threads = threads;
   s.params = p;
@@ -657,6 +665,20 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       os << " with xi = " << r.xi << ", rc = " << r.rc << ", M = " << p.grid[0] << "x" << p.grid[1] << "x" << p.grid[2]
          << ", P = " << p.P << "; remove or change an override, or loosen the tolerance";
       throw NumericalError(os.str());
+    }
+    if (opt.precision == Precision::Single) {
+      // float32 rounding floor for the chosen grid (relative to the result's scale)
+      const double fl = single_precision_floor(p.grid, std::max(pts.ns, pts.nt));
+      const double scale0 = p.result_scale > 0 ? p.result_scale : std::max(typ[0], floor[0]);
+      const double rel = p.eps_abs / scale0;
+      if (rel < fl) {
+        std::ostringstream os;
+        os << "tolerance " << opt.tolerance << (opt.tolerance_kind == ToleranceKind::Absolute ? " (absolute, about " : " (")
+           << rel << " relative) is below what single precision reaches with this grid (M = " << p.grid[0] << "x"
+           << p.grid[1] << "x" << p.grid[2] << ") and N = " << std::max(pts.ns, pts.nt) << ": float32 floor " << fl
+           << " relative; use precision double or a tolerance >= " << fl;
+        throw NumericalError(os.str());
+      }
     }
     t->params.est_relative = t->params.result_scale > 0 ? t->params.est_total / t->params.result_scale : 0.0;
     t->reported = report(t->params, qscale);

@@ -178,7 +178,7 @@ def test_summary_fields(cli, tmp_path):
               "--threads", "1")
     js = json.loads((tmp_path / "s.json").read_text())
     for key in ("kernel", "n_sources", "n_targets", "targets_are_sources", "box", "tolerance", "tolerance_kind",
-                "precision", "viscosity", "field", "zero_mode", "threads", "exclusions", "params", "times",
+                "precision", "single_precision_floor", "viscosity", "field", "zero_mode", "threads", "exclusions", "params", "times",
                 "read_seconds", "wall_seconds", "peak_memory_bytes", "coincident_pairs", "energy", "inputs",
                 "outputs"):
         assert key in js, key
@@ -187,6 +187,7 @@ def test_summary_fields(cli, tmp_path):
     assert js["box"] == list(BOX) and js["tolerance"] == 1e-8 and js["tolerance_kind"] == "relative"
     assert js["precision"] == elliptica._core.precision_name(elliptica.ewald_defaults().precision)
     assert js["viscosity"] is None  # laplace: no viscosity
+    assert js["single_precision_floor"] is None  # double precision
     assert js["energy"] is None and js["coincident_pairs"] == 0 and js["exclusions"] == 0
     assert js["peak_memory_bytes"] > 1 << 20
     assert js["outputs"]["values"] == str(tmp_path / "phi.npy") and js["outputs"]["columns"] == "phi,Ex,Ey,Ez"
@@ -220,12 +221,15 @@ def test_coincident_pairs_are_reported(cli, tmp_path):
 
 def test_single_precision(cli, tmp_path):
     s = write_system(tmp_path)
-    floor = elliptica._core.single_precision_floor(elliptica.Kernel.stokeslet, BOX, N)
-    tol = max(1e-4, 2 * floor)
+    tol = 1e-4
     r = ewald_cli(cli, tmp_path, "stokeslet", tmp_path / "u.npy", "--precision", "single", "--summary",
                   tmp_path / "s.json", tol=repr(tol))
     assert "precision: single" in r.stdout
-    assert json.loads((tmp_path / "s.json").read_text())["precision"] == "single"
+    js = json.loads((tmp_path / "s.json").read_text())
+    assert js["precision"] == "single"
+    assert js["single_precision_floor"] == pytest.approx(
+        elliptica.single_precision_floor(js["params"]["grid"], N), rel=1e-15)
+    assert js["single_precision_floor"] < tol
     u = np.load(tmp_path / "u.npy")
     ref = python_result(s, "stokeslet", tol=1e-10).velocity
     assert rel_rms(u - ref, ref) < tol
@@ -401,6 +405,17 @@ def test_bad_input(cli, tmp_path, case, preexisting):
         assert files_in(outdir) == []
     # inputs untouched
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and p.name in before} == before
+
+
+def test_single_precision_below_its_floor_exits_4(cli, tmp_path):
+    write_system(tmp_path)
+    (tmp_path / "o").mkdir()
+    r = run(cli, "ewald", "--kernel", "stokeslet", "--box", box_arg(), "--tol", "1e-10", "--precision", "single",
+            "--sources", tmp_path / "x.npy", "--strengths", tmp_path / "f.npy", "--summary", tmp_path / "o" / "s.json",
+            "--out", tmp_path / "o" / "u.npy")
+    assert r.returncode == NUMERICAL, (r.returncode, r.stderr)
+    assert r.stderr.startswith("elliptica: error: ") and "single" in r.stderr
+    assert files_in(tmp_path / "o") == []
 
 
 def test_numerical_failure_writes_no_output_set(cli, tmp_path):

@@ -323,14 +323,26 @@ def test_exclusions_remove_the_direct_pair_terms(system):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_single_precision(system, kernel):
     s = system
-    floor = elliptica._core.single_precision_floor(elliptica._core.kernel_from_string(kernel), tuple(L), N)
-    tol = max(1e-4, 2 * floor)
+    tol = 1e-4
     r64 = one_shot(kernel, s, tol=1e-10)
     r32 = one_shot(kernel, s, tol=tol, precision="single")
     assert r32.values.dtype == np.float64
     assert rel_rms(r32.values - r64.values, r64.values) < tol
+    assert elliptica.single_precision_floor(r32.info.params["grid"], N) < tol
     plan = elliptica.EwaldPlan(kernel, box=L, precision=elliptica.Precision.single)
     assert plan.precision == elliptica.Precision.single
+
+
+def test_single_precision_floor():
+    u = 2.0**-24
+    assert elliptica.single_precision_floor((64, 64, 64), 10000) == pytest.approx(
+        2 * u * math.sqrt(math.log2(64**3) + math.log2(10000)), rel=1e-12)
+    assert elliptica.single_precision_floor(32, 100) == elliptica.single_precision_floor((32, 32, 32), 100)
+
+
+def test_single_precision_below_the_floor_is_a_numerical_error(system):
+    with pytest.raises(elliptica.NumericalError, match=r"(?i)single|float32"):
+        one_shot("laplace", system, tol=1e-10, precision="single")
 
 
 def test_bad_precision():

@@ -138,7 +138,7 @@ struct Options {
   double viscosity = 1.0;       ///< mu > 0 (stokeslet and the single layer of stokes-combined)
   bool compute_field = false;   ///< Laplace only: also return E = -grad phi
   bool stresslet_zero_mode = false;  ///< stresslet / stokes-combined: add the k = 0 term (default off)
-  Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor())
+  Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor(M, N))
   bool compute_energy = false;  ///< Laplace, targets = sources: also U = 1/2 sum q phi and forces F = q E
   int threads = 0;              ///< 0: all available (OpenMP default), else [1, 1024]
   // Overrides (any subset). A grid override fixes M per axis.
@@ -263,10 +263,14 @@ class EwaldPlan {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Smallest relative tolerance a single-precision plan accepts for this kernel, box and number
-/// of points (see docs/ewald.md, "Single precision"): float32 rounding of the grid values and
-/// of the FFT grows with the grid and N.
-double single_precision_floor(Kernel k, const std::array<double, 3>& box, std::size_t n_points);
+/// Smallest relative tolerance a single-precision plan accepts with FFT grid M and N points:
+/// 2 u sqrt(log2(M1 M2 M3) + log2(N)), u = 2^-24 the float32 unit roundoff (5.7e-7 for M = 64^3,
+/// N = 1e4; 7.5e-7 for M = 160^3, N = 1e5). The RMS rounding error of the FFT and of the
+/// sums of the stages grows as u sqrt(log of their lengths) (Higham, Accuracy and Stability of
+/// Numerical Algorithms, 2002, section 24.1); the factor 2 is measured: float32 results stay
+/// below eps down to 2.5 u for N up to 1e5 and every kernel (docs/ewald.md, "Single precision").
+/// A single-precision plan whose chosen grid puts eps below this throws NumericalError.
+double single_precision_floor(const std::array<int, 3>& grid, std::size_t n_points);
 
 /// Number of vector components of Densities::strengths for a kernel (1 Laplace, 3 stokeslet and
 /// stokes-combined, 0 stresslet).

@@ -10,8 +10,8 @@
 
 namespace elliptica::ewald::detail {
 
-template <class K>
-void cnv(const CpuGeometry& g, CpuWorkspace& ws) {
+template <class K, class T>
+void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const Params& p = g.setup.params;
   const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2], M3h = M3 / 2 + 1;
   const auto& L = g.setup.box;
@@ -33,7 +33,7 @@ void cnv(const CpuGeometry& g, CpuWorkspace& ws) {
     }
   }
   const std::size_t ncplx = g.fft->ncplx();
-  fftw_complex* X = ws.grid.cplx;
+  auto* X = ws.grid.cplx;  // T[2] per mode; the multiplier is applied in float64
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
   for (int i = 0; i < M1; ++i) {
     const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2;
@@ -45,7 +45,7 @@ void cnv(const CpuGeometry& g, CpuWorkspace& ws) {
         const bool nyq[3] = {nyq1, nyq2, (M3 % 2 == 0) && l == M3 / 2};
         const double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
         if (ksq == 0.0) {
-          for (int c = 0; c < K::n_out; ++c) X[idx + c * ncplx][0] = X[idx + c * ncplx][1] = 0.0;
+          for (int c = 0; c < K::n_out; ++c) X[idx + c * ncplx][0] = X[idx + c * ncplx][1] = T(0);
           continue;
         }
         double in[K::n_grid][2], out[K::n_out][2];
@@ -57,8 +57,8 @@ void cnv(const CpuGeometry& g, CpuWorkspace& ws) {
         const double wfac = scale * iw2[0][i] * iw2[1][j] * iw2[2][l];
         K::fourier(k, nyq, ksq, e, xi2i, wfac, in, out);
         for (int c = 0; c < K::n_out; ++c) {
-          X[idx + c * ncplx][0] = out[c][0];
-          X[idx + c * ncplx][1] = out[c][1];
+          X[idx + c * ncplx][0] = static_cast<T>(out[c][0]);
+          X[idx + c * ncplx][1] = static_cast<T>(out[c][1]);
         }
       }
     }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "ewald/backend.hpp"
@@ -24,48 +25,78 @@
 
 namespace elliptica::ewald::detail {
 
-/// Points sorted by near-field cell.
+/// FFTW's interface for float (fftwf_*) and double (fftw_*).
+template <class T> struct Fftw;
+template <> struct Fftw<double> {
+  using plan = fftw_plan;
+  using complex = fftw_complex;
+};
+template <> struct Fftw<float> {
+  using plan = fftwf_plan;
+  using complex = fftwf_complex;
+};
+
+/// Points sorted by near-field cell. Coordinates stay float64 in both precisions: P2P forms the
+/// offsets target - source in float64 and rounds them to T, so a pair's relative error is T's
+/// rounding of r, not (box length / r) times it (the stresslet's float32 error grew as 1/r
+/// with float32 coordinates: 7e-5 at N = 1e5).
+template <class T>
 struct CellList {
   std::array<int, 3> n{1, 1, 1};      // cells per axis
-  std::array<double, 3> inv_width{1, 1, 1};
   std::vector<int> start;             // size ncells + 1, points of cell c are [start[c], start[c+1])
   std::vector<int> perm;              // sorted position -> original index
   std::vector<double> x, y, z;        // wrapped coordinates, sorted by cell
   int ncells() const { return n[0] * n[1] * n[2]; }
 };
-/// Builds a cell list of n cells per axis from wrapped coordinates (npts, 3).
-CellList build_cells(const double* wrapped, std::size_t npts, const std::array<double, 3>& box,
-                     const std::array<int, 3>& n);
+/// Builds a cell list of n cells per axis from wrapped float64 coordinates (npts, 3).
+template <class T>
+CellList<T> build_cells(const double* wrapped, std::size_t npts, const std::array<double, 3>& box,
+                        const std::array<int, 3>& n);
 
 /// Window weights of points (in cell-sorted order): first padded grid index per axis and the
-/// P weights per axis, cached at set_points.
+/// P weights per axis (computed in float64 from the float64 coordinates, stored in T), cached
+/// at set_points.
+template <class T>
 struct WindowCache {
   int P = 0;
-  std::vector<int> j0;      // (n, 3)
-  std::vector<double> w;    // (n, 3, P)
+  std::vector<int> j0;   // (n, 3)
+  std::vector<T> w;      // (n, 3, P)
 };
-WindowCache window_cache(const CellList& cl, const Params& p, const Window& w, int threads);
+/// perm: sorted position -> index into `wrapped` (the cell list's perm).
+template <class T>
+WindowCache<T> window_cache(const double* wrapped, const std::vector<int>& perm, const Params& p, const Window& w,
+                            int threads);
 
 /// erfc(x) and (2/sqrt(pi)) exp(-x^2) on [0, X] as piecewise Chebyshev polynomials (degree 9 on
 /// 2^k equal intervals, k chosen so that the absolute error is at the rounding floor, ~2e-15),
-/// evaluated by Horner's rule; several times cheaper than the libm calls, which dominate P2P (seed
-/// 000, section 4, approximates erf(x)/x by a rational function for the same reason).
+/// evaluated by Horner's rule in T; several times cheaper than the libm calls, which dominate P2P
+/// (seed 000, section 4, approximates erf(x)/x by a rational function for the same reason).
 struct ErfcTable {
   static constexpr int kDeg = 9;
   double X = 0, scale = 0;
   int n = 0;
   std::vector<double> ce, cg;  // [n][kDeg + 1] monomial coefficients in the local variable t in [-1, 1]
+  std::vector<float> cef, cgf;  // the same in float
   ErfcTable() = default;
   explicit ErfcTable(double xmax);
   void build();
   double max_error() const;
-  inline void eval(double x, double& erfc_v, double& gauss_v) const {
-    int i = static_cast<int>(x * scale);
+  template <class T>
+  inline void eval(T x, T& erfc_v, T& gauss_v) const {
+    const T sc = static_cast<T>(scale);
+    int i = static_cast<int>(x * sc);
     i = i < 0 ? 0 : (i >= n ? n - 1 : i);
-    const double t = 2.0 * (x * scale - i) - 1.0;
-    const double* a = &ce[std::size_t(i) * (kDeg + 1)];
-    const double* b = &cg[std::size_t(i) * (kDeg + 1)];
-    double u = a[kDeg], v = b[kDeg];
+    const T t = T(2) * (x * sc - T(i)) - T(1);
+    const T* a;
+    const T* b;
+    if constexpr (std::is_same_v<T, float>) {
+      a = &cef[std::size_t(i) * (kDeg + 1)];
+      b = &cgf[std::size_t(i) * (kDeg + 1)];
+    } else {
+      a = &ce[std::size_t(i) * (kDeg + 1)];
+      b = &cg[std::size_t(i) * (kDeg + 1)];
+    }
+    T u = a[kDeg], v = b[kDeg];
     for (int d = kDeg - 1; d >= 0; --d) {
       u = u * t + a[d];
       v = v * t + b[d];
@@ -77,74 +108,81 @@ struct ErfcTable {
 
 /// FFTW plans for n_grid forward and n_out backward transforms of an M1 x M2 x M3 grid, made once
 /// (under the global FFTW planner lock) and executed with the new-array interface on per-call
-/// arrays from fftw_alloc (same alignment), which FFTW allows from several threads at once.
+/// arrays from fftw(f)_alloc (same alignment), which FFTW allows from several threads at once.
+template <class T>
 struct FftPlans {
   std::array<int, 3> M{0, 0, 0};
   int ncomp = 0;  // components of the arrays: max(n_grid, n_out)
-  fftw_plan fwd = nullptr, bwd = nullptr;
+  typename Fftw<T>::plan fwd = nullptr, bwd = nullptr;
   std::size_t nreal() const { return std::size_t(M[0]) * M[1] * M[2]; }
   std::size_t ncplx() const { return std::size_t(M[0]) * M[1] * (M[2] / 2 + 1); }
-  FftPlans() = default;
   FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads);
   FftPlans(const FftPlans&) = delete;
   FftPlans& operator=(const FftPlans&) = delete;
   ~FftPlans();
 };
 
-/// FFT arrays of one evaluation (fftw_alloc'd).
+/// FFT arrays of one evaluation (fftw(f)_alloc'd).
+template <class T>
 struct FftArrays {
-  double* real = nullptr;
-  fftw_complex* cplx = nullptr;
+  T* real = nullptr;
+  typename Fftw<T>::complex* cplx = nullptr;
   FftArrays() = default;
   FftArrays(const FftArrays&) = delete;
   FftArrays& operator=(const FftArrays&) = delete;
   ~FftArrays();
-  void allocate(const FftPlans& plans);
+  void allocate(const FftPlans<T>& plans);
 };
 
 /// The prepared geometry (the set_points stage), immutable after construction.
+template <class T>
 struct CpuGeometry {
   BackendSetup setup;
-  CellList src, trg;  // trg is used when setup separate
+  CellList<T> src, trg;  // trg is used when the targets are separate
   bool separate = false;
-  WindowCache wsrc, wtrg;
+  WindowCache<T> wsrc, wtrg;
   std::vector<int> slab_start, slab_order;  // P2G: sources by slabs of x-planes (threads own alternate slabs)
   int nslab = 1;
   ErfcTable table;
   std::array<int, 3> reach{1, 1, 1};        // colleague offsets per axis (cells)
-  std::unique_ptr<FftPlans> fft;
+  std::unique_ptr<FftPlans<T>> fft;
   double self_image[3][3] = {{0}};          // own periodic images beyond r_c (linear part)
-  const CellList& targets() const { return separate ? trg : src; }
-  const WindowCache& target_window() const { return separate ? wtrg : wsrc; }
+  const CellList<T>& targets() const { return separate ? trg : src; }
+  const WindowCache<T>& target_window() const { return separate ? wtrg : wsrc; }
 };
 
-/// Per-call data of the CPU backend.
+/// Per-call data of the CPU backend. Stage results are added in float64 (acc); each stage
+/// computes in T.
+template <class T>
 struct CpuWorkspace final : Workspace {
-  std::vector<double> values;  // (ns, n_src) in cell-sorted source order
+  std::vector<T> values;       // (ns, n_src) in cell-sorted source order
   std::vector<double> acc;     // (nt, n_out) in cell-sorted target order
-  std::vector<double> pad;     // padded grid, component-interleaved
-  FftArrays grid;
+  std::vector<T> pad;          // padded grid, component-interleaved
+  FftArrays<T> grid;
   double total[2] = {0, 0};    // Laplace: total charge; stresslet: sum q.nu
   double moment[3] = {0, 0, 0};  // stresslet k = 0 term: sum (q.nu) y
   std::size_t coincident = 0;
 };
 
-// Stage templates (explicitly instantiated for the five traits in their files).
-template <class K> void p2p(const CpuGeometry& g, CpuWorkspace& ws);
-template <class K> void p2g(const CpuGeometry& g, CpuWorkspace& ws);
-void fft_forward(const CpuGeometry& g, CpuWorkspace& ws);
-void fft_backward(const CpuGeometry& g, CpuWorkspace& ws);
-template <class K> void cnv(const CpuGeometry& g, CpuWorkspace& ws);
-template <class K> void g2p(const CpuGeometry& g, CpuWorkspace& ws);
-template <class K> void self_term(const CpuGeometry& g, CpuWorkspace& ws);
+// Stage templates (explicitly instantiated for the five traits and both precisions in their files).
+template <class K, class T> void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class K, class T> void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class T> void fft_forward(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class T> void fft_backward(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class K, class T> void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class K, class T> void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class K, class T> void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 /// Own images: the matrix C with out += C s for a source that is also a target (self.cpp).
 template <class K> void self_images(const BackendSetup& s, double C[3][3]);
 
-#define ELLIPTICA_EWALD_INSTANTIATE(F)                         \
-  template void F<LaplaceTraits>(const CpuGeometry&, CpuWorkspace&);      \
-  template void F<LaplaceFieldTraits>(const CpuGeometry&, CpuWorkspace&); \
-  template void F<StokesletTraits>(const CpuGeometry&, CpuWorkspace&);    \
-  template void F<StressletTraits>(const CpuGeometry&, CpuWorkspace&);    \
-  template void F<StokesCombinedTraits>(const CpuGeometry&, CpuWorkspace&);
+#define ELLIPTICA_EWALD_INSTANTIATE_T(F, T)                                   \
+  template void F<LaplaceTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);      \
+  template void F<LaplaceFieldTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&); \
+  template void F<StokesletTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);    \
+  template void F<StressletTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);    \
+  template void F<StokesCombinedTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);
+#define ELLIPTICA_EWALD_INSTANTIATE(F)   \
+  ELLIPTICA_EWALD_INSTANTIATE_T(F, float) \
+  ELLIPTICA_EWALD_INSTANTIATE_T(F, double)
 
 }  // namespace elliptica::ewald::detail

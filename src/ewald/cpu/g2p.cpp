@@ -8,8 +8,8 @@
 
 namespace elliptica::ewald::detail {
 
-template <class K>
-void g2p(const CpuGeometry& g, CpuWorkspace& ws) {
+template <class K, class T>
+void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   constexpr int nc = K::n_out;
   const Params& p = g.setup.params;
   const int P = p.P, threads = g.setup.threads;
@@ -18,16 +18,16 @@ void g2p(const CpuGeometry& g, CpuWorkspace& ws) {
   const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
   ws.pad.resize(std::size_t(PM[0]) * S1);
   const std::size_t nreal = g.fft->nreal();
-  const double* gr = ws.grid.real;
-  double* pg = ws.pad.data();
+  const T* gr = ws.grid.real;
+  T* pg = ws.pad.data();
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int px = 0; px < PM[0]; ++px) {
     const int ix = ((px - P) % M[0] + M[0]) % M[0];
     for (int py = 0; py < PM[1]; ++py) {
       const int iy = ((py - P) % M[1] + M[1]) % M[1];
-      double* dst = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
+      T* dst = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
       for (int c = 0; c < nc; ++c) {
-        const double* src = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
+        const T* src = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
         for (int pz = 0; pz < PM[2]; ++pz) {
           const int iz = ((pz - P) % M[2] + M[2]) % M[2];
           dst[std::size_t(pz) * nc + c] = src[iz];
@@ -35,33 +35,33 @@ void g2p(const CpuGeometry& g, CpuWorkspace& ws) {
       }
     }
   }
-  const WindowCache& wc = g.target_window();
+  const WindowCache<T>& wc = g.target_window();
   const long N = static_cast<long>(g.targets().x.size());
   double* acc = ws.acc.data();
 #pragma omp parallel num_threads(threads)
   {
     // Fixed-size scratch: nothing in the region allocates.
-    double wze[kMaxWindowSupport * nc], sum[kMaxWindowSupport * nc];
+    T wze[kMaxWindowSupport * nc], sum[kMaxWindowSupport * nc];
 #pragma omp for schedule(static)
     for (long i = 0; i < N; ++i) {
-      const double* wx = &wc.w[(std::size_t(i) * 3) * P];
-      const double* wy = wx + P;
-      const double* wz = wy + P;
+      const T* wx = &wc.w[(std::size_t(i) * 3) * P];
+      const T* wy = wx + P;
+      const T* wz = wy + P;
       const int L = P * nc;
       for (int m = 0; m < P; ++m)
         for (int c = 0; c < nc; ++c) wze[m * nc + c] = wz[m];
-      std::fill(sum, sum + L, 0.0);
-      const double* base = pg + std::size_t(wc.j0[3 * i]) * S1 + std::size_t(wc.j0[3 * i + 1]) * S2 +
+      std::fill(sum, sum + L, T(0));
+      const T* base = pg + std::size_t(wc.j0[3 * i]) * S1 + std::size_t(wc.j0[3 * i + 1]) * S2 +
                            std::size_t(wc.j0[3 * i + 2]) * nc;
       for (int mx = 0; mx < P; ++mx)
         for (int my = 0; my < P; ++my) {
-          const double* row = base + mx * S1 + my * S2;
-          const double wxy = wx[mx] * wy[my];
+          const T* row = base + mx * S1 + my * S2;
+          const T wxy = wx[mx] * wy[my];
 #pragma omp simd
           for (int t = 0; t < L; ++t) sum[t] += wxy * row[t];
         }
       for (int c = 0; c < nc; ++c) {
-        double s = 0;
+        T s = 0;
         for (int m = 0; m < P; ++m) s += sum[m * nc + c] * wze[m * nc + c];
         acc[std::size_t(i) * nc + c] += s;
       }

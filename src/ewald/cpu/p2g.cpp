@@ -10,44 +10,44 @@
 
 namespace elliptica::ewald::detail {
 
-template <class K>
-void p2g(const CpuGeometry& g, CpuWorkspace& ws) {
+template <class K, class T>
+void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   constexpr int nc = K::n_grid;
   const Params& p = g.setup.params;
   const int P = p.P, threads = g.setup.threads;
   const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
   const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
   const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
-  ws.pad.assign(std::size_t(PM[0]) * S1, 0.0);
+  ws.pad.assign(std::size_t(PM[0]) * S1, T(0));
   ws.grid.allocate(*g.fft);
-  const WindowCache& wc = g.wsrc;
+  const WindowCache<T>& wc = g.wsrc;
   const int nslab = g.nslab;
-  double* pg = ws.pad.data();
+  T* pg = ws.pad.data();
   const int ncol = nslab > 1 ? 2 : 1;
   for (int colour = 0; colour < ncol; ++colour) {
 #pragma omp parallel num_threads(threads)
     {
       // Fixed-size scratch (P <= kMaxWindowSupport, nc <= kMaxComponents): nothing in the region
       // allocates, so nothing can throw.
-      double qz[kMaxWindowSupport * nc];
-      double gv[nc];
+      T qz[kMaxWindowSupport * nc];
+      T gv[nc];
 #pragma omp for schedule(dynamic, 1)
       for (int s = colour; s < nslab; s += ncol) {
         for (int o = g.slab_start[s]; o < g.slab_start[s + 1]; ++o) {
           const int i = g.slab_order[o];
-          const double* wx = &wc.w[(std::size_t(i) * 3) * P];
-          const double* wy = wx + P;
-          const double* wz = wy + P;
-          K::grid_values(&ws.values[std::size_t(i) * K::n_src], gv);
+          const T* wx = &wc.w[(std::size_t(i) * 3) * P];
+          const T* wy = wx + P;
+          const T* wz = wy + P;
+          K::template grid_values<T>(&ws.values[std::size_t(i) * K::n_src], gv);
           for (int m = 0; m < P; ++m)
             for (int c = 0; c < nc; ++c) qz[m * nc + c] = wz[m] * gv[c];
           const int L = P * nc;
-          double* base = pg + std::size_t(wc.j0[3 * i]) * S1 + std::size_t(wc.j0[3 * i + 1]) * S2 +
+          T* base = pg + std::size_t(wc.j0[3 * i]) * S1 + std::size_t(wc.j0[3 * i + 1]) * S2 +
                          std::size_t(wc.j0[3 * i + 2]) * nc;
           for (int mx = 0; mx < P; ++mx)
             for (int my = 0; my < P; ++my) {
-              double* row = base + mx * S1 + my * S2;
-              const double wxy = wx[mx] * wy[my];
+              T* row = base + mx * S1 + my * S2;
+              const T wxy = wx[mx] * wy[my];
 #pragma omp simd
               for (int t = 0; t < L; ++t) row[t] += wxy * qz[t];
             }
@@ -57,17 +57,17 @@ void p2g(const CpuGeometry& g, CpuWorkspace& ws) {
   }
   // Fold: grid[c][(px-P) mod M1][(py-P) mod M2][(pz-P) mod M3] += pad[px][py][pz][c].
   const std::size_t nreal = g.fft->nreal();
-  double* gr = ws.grid.real;
+  T* gr = ws.grid.real;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int ix = 0; ix < M[0]; ++ix) {
     for (int c = 0; c < nc; ++c)
-      std::fill(gr + nreal * c + std::size_t(ix) * M[1] * M[2], gr + nreal * c + std::size_t(ix + 1) * M[1] * M[2], 0.0);
+      std::fill(gr + nreal * c + std::size_t(ix) * M[1] * M[2], gr + nreal * c + std::size_t(ix + 1) * M[1] * M[2], T(0));
     for (int px = ix + P - M[0] * ((ix + P) / M[0]); px < PM[0]; px += M[0]) {
       for (int py = 0; py < PM[1]; ++py) {
         const int iy = ((py - P) % M[1] + M[1]) % M[1];
-        const double* src = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
+        const T* src = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
         for (int c = 0; c < nc; ++c) {
-          double* dst = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
+          T* dst = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
           for (int pz = 0; pz < PM[2]; ++pz) {
             const int iz = ((pz - P) % M[2] + M[2]) % M[2];
             dst[iz] += src[std::size_t(pz) * nc + c];

@@ -49,6 +49,8 @@ void ErfcTable::build() {
     fit(erfc_fn, i / scale, (i + 1) / scale, &ce[std::size_t(i) * (kDeg + 1)]);
     fit(gauss_fn, i / scale, (i + 1) / scale, &cg[std::size_t(i) * (kDeg + 1)]);
   }
+  cef.assign(ce.begin(), ce.end());
+  cgf.assign(cg.begin(), cg.end());
 }
 
 double ErfcTable::max_error() const {
@@ -74,7 +76,8 @@ struct Neighbour {
 // the usual 27 colleagues). Offset o maps to source cell (c + o) mod n and periodic image
 // floor((c + o)/n), so all (cell, image) pairs are distinct, and together they hold every image of
 // every source within r_c (several images of one source when r_c exceeds a box length).
-int colleagues(const CellList& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, int i, int j, int k,
+template <class T>
+int colleagues(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, int i, int j, int k,
                std::vector<Neighbour>& nb) {
   const int c[3] = {i, j, k};
   std::vector<std::pair<int, double>> ax[3];
@@ -93,29 +96,30 @@ int colleagues(const CellList& cl, const std::array<double, 3>& box, const std::
 
 }  // namespace
 
-template <class K>
-void p2p(const CpuGeometry& g, CpuWorkspace& ws) {
+template <class K, class T>
+void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   constexpr int nout = K::n_out, nq = K::n_src;
-  const CellList& src = g.src;
-  const CellList& trg = g.targets();
+  const CellList<T>& src = g.src;
+  const CellList<T>& trg = g.targets();
   const auto& box = g.setup.box;
-  const double xi = g.setup.params.xi, rc = g.setup.params.rc;
-  const double rc2 = rc * rc, xi2 = xi * xi;
+  const double xi_d = g.setup.params.xi, rc = g.setup.params.rc;
+  const T xi = static_cast<T>(xi_d);
+  const T rc2 = static_cast<T>(rc * rc), xi2 = static_cast<T>(xi_d * xi_d);
   const double L = std::max({box[0], box[1], box[2]});
-  const double coinc2 = (kCoincidenceRelative * L) * (kCoincidenceRelative * L);
-  const double c = 2.0 * xi / kSqrtPi;
+  const T coinc2 = static_cast<T>((kCoincidenceRelative * L) * (kCoincidenceRelative * L));
+  const T c = static_cast<T>(2.0 * xi_d / kSqrtPi);
   const ErfcTable& tab = g.table;
   const std::array<int, 3> Kr = g.reach;
   const int ncells = trg.ncells();
   const int threads = g.setup.threads;
-  const std::vector<double>& q = ws.values;
+  const std::vector<T>& q = ws.values;
   ws.acc.assign(trg.x.size() * nout, 0.0);
   std::size_t coincident = 0;
   ParallelErrors errors;
 #pragma omp parallel num_threads(threads) reduction(+ : coincident)
   {
     // Pairs within r_c of the current target, compacted so the kernel loop has no branches.
-    std::vector<double> br, bx, by, bz, bq;
+    std::vector<T> br, bx, by, bz, bq;
     std::vector<Neighbour> nb;
 #pragma omp for schedule(dynamic, 4)
     for (int cellid = 0; cellid < ncells; ++cellid) {
@@ -136,16 +140,17 @@ void p2p(const CpuGeometry& g, CpuWorkspace& ws) {
           bq.resize(cap * nq);
         }
         for (int t = t0; t < t1; ++t) {
-          const double tx = trg.x[t], ty = trg.y[t], tz = trg.z[t];
-          double self[nout] = {};
+          // Offsets in float64 (the periodic shift applied to the target), rounded to T.
+          T self[nout] = {};
           std::size_t m = 0, nco = 0;
           for (int b = 0; b < nn; ++b) {
             const int s0 = src.start[nb[b].cell], s1 = src.start[nb[b].cell + 1];
-            const double ox = tx - nb[b].sx, oy = ty - nb[b].sy, oz = tz - nb[b].sz;
+            const double ox = trg.x[t] - nb[b].sx, oy = trg.y[t] - nb[b].sy, oz = trg.z[t] - nb[b].sz;
             for (int s = s0; s < s1; ++s) {
               // Branch-free compaction: always store, advance only for coincidence <= r < r_c.
-              const double rx = ox - src.x[s], ry = oy - src.y[s], rz = oz - src.z[s];
-              const double r2 = rx * rx + ry * ry + rz * rz;
+              const T rx = static_cast<T>(ox - src.x[s]), ry = static_cast<T>(oy - src.y[s]),
+                      rz = static_cast<T>(oz - src.z[s]);
+              const T r2 = rx * rx + ry * ry + rz * rz;
               br[m] = r2;
               bx[m] = rx;
               by[m] = ry;
@@ -155,24 +160,24 @@ void p2p(const CpuGeometry& g, CpuWorkspace& ws) {
               m += (r2 < rc2) & !coinc;
               if (coinc) {  // rare: the self limit of (real-space - free-space) kernel
                 ++nco;
-                K::self_limit(c, &q[std::size_t(s) * nq], self);
+                K::template self_limit<T>(c, &q[std::size_t(s) * nq], self);
               }
             }
           }
           // A target among the sources coincides with itself: not a reported coincidence.
           coincident += (!g.separate && nco > 0) ? nco - 1 : nco;
-          double a0 = self[0], a1 = nout > 1 ? self[1 % nout] : 0.0, a2 = nout > 2 ? self[2 % nout] : 0.0,
-                 a3 = nout > 3 ? self[3 % nout] : 0.0;
+          T a0 = self[0], a1 = nout > 1 ? self[1 % nout] : T(0), a2 = nout > 2 ? self[2 % nout] : T(0),
+            a3 = nout > 3 ? self[3 % nout] : T(0);
 #pragma omp simd reduction(+ : a0, a1, a2, a3)
           for (std::size_t p = 0; p < m; ++p) {
-            const double r = std::sqrt(br[p]);
-            const double ir = 1.0 / r;
-            double ef, ga;
-            tab.eval(xi * r, ef, ga);
-            K::real_space(ef * ir, xi * ga, ir, xi2, bx[p], by[p], bz[p], &bq[p * nq], a0, a1, a2, a3);
+            const T r = std::sqrt(br[p]);
+            const T ir = T(1) / r;
+            T ef, ga;
+            tab.eval<T>(xi * r, ef, ga);
+            K::template real_space<T>(ef * ir, xi * ga, ir, xi2, bx[p], by[p], bz[p], &bq[p * nq], a0, a1, a2, a3);
           }
           double* o = ws.acc.data() + static_cast<std::size_t>(t) * nout;
-          const double a[4] = {a0, a1, a2, a3};
+          const T a[4] = {a0, a1, a2, a3};
           for (int d = 0; d < nout; ++d) o[d] = a[d];
         }
       } catch (...) {

@@ -39,7 +39,7 @@ void self_images(const BackendSetup& s, double C[3][3]) {
             const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
             if (r2 < rc * rc || r2 > reach * reach) continue;
             const double rr = std::sqrt(r2);
-            K::real_space(std::erfc(xi * rr) / rr, c * std::exp(-xi * xi * r2), 1.0 / rr, xi * xi, r[0], r[1], r[2],
+            K::template real_space<double>(std::erfc(xi * rr) / rr, c * std::exp(-xi * xi * r2), 1.0 / rr, xi * xi, r[0], r[1], r[2],
                           sv, a[0], a[1], a[2], a[3]);
           }
       for (int row = 0; row < std::min(K::n_out, 3); ++row) C[row][col] = a[row];
@@ -47,14 +47,14 @@ void self_images(const BackendSetup& s, double C[3][3]) {
   }
 }
 
-template <class K>
-void self_term(const CpuGeometry& g, CpuWorkspace& ws) {
+template <class K, class T>
+void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const std::size_t nt = g.targets().x.size();
   constexpr int no = K::n_out, ns = K::n_src;
   if constexpr (K::n_linear > 0) {
     if (!g.separate) {
       for (std::size_t t = 0; t < nt; ++t) {
-        const double* s = &ws.values[t * ns];
+        const T* s = &ws.values[t * ns];
         double* a = &ws.acc[t * no];
         for (int i = 0; i < std::min(no, K::n_linear == 1 ? 1 : 3); ++i)
           for (int j = 0; j < K::n_linear; ++j) a[i] += g.self_image[i][j] * s[j];
@@ -70,7 +70,7 @@ void self_term(const CpuGeometry& g, CpuWorkspace& ws) {
   }
   if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined) {
     if (g.setup.zero_mode) {
-      const CellList& tc = g.targets();
+      const CellList<T>& tc = g.targets();
       const double f = -8 * kPi / V;
       for (std::size_t t = 0; t < nt; ++t) {
         const double x[3] = {tc.x[t], tc.y[t], tc.z[t]};

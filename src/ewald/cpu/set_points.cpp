@@ -12,16 +12,18 @@
 
 namespace elliptica::ewald::detail {
 
-CellList build_cells(const double* wrapped, std::size_t N, const std::array<double, 3>& box,
-                     const std::array<int, 3>& n) {
-  CellList cl;
+template <class T>
+CellList<T> build_cells(const double* wrapped, std::size_t N, const std::array<double, 3>& box,
+                        const std::array<int, 3>& n) {
+  CellList<T> cl;
   cl.n = n;
-  for (int d = 0; d < 3; ++d) cl.inv_width[d] = n[d] / box[d];
+  double inv_width[3];
+  for (int d = 0; d < 3; ++d) inv_width[d] = n[d] / box[d];
   const int nc = cl.ncells();
   std::vector<int> cell(N);
   for (std::size_t i = 0; i < N; ++i) {
     int ci[3];
-    for (int d = 0; d < 3; ++d) ci[d] = cell_index(wrapped[3 * i + d], cl.inv_width[d], n[d]);
+    for (int d = 0; d < 3; ++d) ci[d] = cell_index(wrapped[3 * i + d], inv_width[d], n[d]);
     cell[i] = (ci[0] * n[1] + ci[1]) * n[2] + ci[2];
   }
   cl.start.assign(nc + 1, 0);
@@ -42,66 +44,74 @@ CellList build_cells(const double* wrapped, std::size_t N, const std::array<doub
   return cl;
 }
 
-WindowCache window_cache(const CellList& cl, const Params& p, const Window& w, int threads) {
-  WindowCache wc;
+template <class T>
+WindowCache<T> window_cache(const double* wrapped, const std::vector<int>& perm, const Params& p, const Window& w,
+                            int threads) {
+  WindowCache<T> wc;
   wc.P = p.P;
-  const std::size_t N = cl.x.size();
+  const std::size_t N = perm.size();
   wc.j0.resize(3 * N);
   wc.w.resize(3 * N * std::size_t(p.P));
   const double inv_h[3] = {1.0 / p.h[0], 1.0 / p.h[1], 1.0 / p.h[2]};
-  const double* pos[3] = {cl.x.data(), cl.y.data(), cl.z.data()};
   const long n = static_cast<long>(N);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long i = 0; i < n; ++i)
-    for (int d = 0; d < 3; ++d) {
-      double s = 0;
-      window_offset(pos[d][i], inv_h[d], p.grid[d], p.P, wc.j0[3 * i + d], s);
-      w.weights(s, &wc.w[(std::size_t(i) * 3 + d) * p.P]);
-    }
+#pragma omp parallel num_threads(threads)
+  {
+    double wd[kMaxWindowSupport];
+#pragma omp for schedule(static)
+    for (long i = 0; i < n; ++i)
+      for (int d = 0; d < 3; ++d) {
+        double s = 0;
+        window_offset(wrapped[3 * std::size_t(perm[i]) + d], inv_h[d], p.grid[d], p.P, wc.j0[3 * i + d], s);
+        w.weights(s, wd);
+        T* out = &wc.w[(std::size_t(i) * 3 + d) * p.P];
+        for (int m = 0; m < p.P; ++m) out[m] = static_cast<T>(wd[m]);
+      }
+  }
   return wc;
 }
 
 namespace {
 
-template <class K>
+template <class K, class T>
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(std::unique_ptr<CpuGeometry> g) : g_(std::move(g)) {}
-  std::unique_ptr<Workspace> workspace() const override { return std::make_unique<CpuWorkspace>(); }
+  explicit CpuBackend(std::unique_ptr<CpuGeometry<T>> g) : g_(std::move(g)) {}
+  std::unique_ptr<Workspace> workspace() const override { return std::make_unique<CpuWorkspace<T>>(); }
   void load(Workspace& w, const double* v) const override {
-    CpuWorkspace& ws = cast(w);
-    const CellList& s = g_->src;
+    CpuWorkspace<T>& ws = cast(w);
+    const CellList<T>& s = g_->src;
     const std::size_t n = s.x.size();
     ws.values.resize(n * K::n_src);
     for (std::size_t i = 0; i < n; ++i)
-      for (int c = 0; c < K::n_src; ++c) ws.values[i * K::n_src + c] = v[std::size_t(s.perm[i]) * K::n_src + c];
+      for (int c = 0; c < K::n_src; ++c)
+        ws.values[i * K::n_src + c] = static_cast<T>(v[std::size_t(s.perm[i]) * K::n_src + c]);
     ws.total[0] = ws.total[1] = 0;
     ws.moment[0] = ws.moment[1] = ws.moment[2] = 0;
     // Sums over the sources in a fixed (sorted) order: the same result run to run.
     if constexpr (K::kernel == Kernel::Laplace) {
-      for (std::size_t i = 0; i < n; ++i) ws.total[0] += ws.values[i];
+      for (std::size_t i = 0; i < n; ++i) ws.total[0] += v[std::size_t(s.perm[i])];
     } else if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined) {
+      if (src_wrapped_.empty()) return;  // the k = 0 term is not asked for
       constexpr int o = K::kernel == Kernel::Stresslet ? 0 : 3;  // q at o, nu at o + 3
-      for (std::size_t i = 0; i < n; ++i) {
-        const double* qi = &ws.values[i * K::n_src + o];
+      for (std::size_t i = 0; i < n; ++i) {  // in float64, from the caller's values and coordinates
+        const std::size_t k = std::size_t(s.perm[i]);
+        const double* qi = &v[k * K::n_src + o];
         const double qn = qi[0] * qi[3] + qi[1] * qi[4] + qi[2] * qi[5];
         ws.total[1] += qn;
-        ws.moment[0] += qn * s.x[i];
-        ws.moment[1] += qn * s.y[i];
-        ws.moment[2] += qn * s.z[i];
+        for (int d = 0; d < 3; ++d) ws.moment[d] += qn * src_wrapped_[3 * k + d];
       }
     }
   }
-  void p2p(Workspace& w) const override { detail::p2p<K>(*g_, cast(w)); }
-  void p2g(Workspace& w) const override { detail::p2g<K>(*g_, cast(w)); }
-  void fft(Workspace& w) const override { fft_forward(*g_, cast(w)); }
-  void cnv(Workspace& w) const override { detail::cnv<K>(*g_, cast(w)); }
-  void ifft(Workspace& w) const override { fft_backward(*g_, cast(w)); }
-  void g2p(Workspace& w) const override { detail::g2p<K>(*g_, cast(w)); }
-  void self(Workspace& w) const override { self_term<K>(*g_, cast(w)); }
+  void p2p(Workspace& w) const override { detail::p2p<K, T>(*g_, cast(w)); }
+  void p2g(Workspace& w) const override { detail::p2g<K, T>(*g_, cast(w)); }
+  void fft(Workspace& w) const override { fft_forward<T>(*g_, cast(w)); }
+  void cnv(Workspace& w) const override { detail::cnv<K, T>(*g_, cast(w)); }
+  void ifft(Workspace& w) const override { fft_backward<T>(*g_, cast(w)); }
+  void g2p(Workspace& w) const override { detail::g2p<K, T>(*g_, cast(w)); }
+  void self(Workspace& w) const override { self_term<K, T>(*g_, cast(w)); }
   void store(Workspace& w, double* out) const override {
-    const CpuWorkspace& ws = cast(w);
-    const CellList& t = g_->targets();
+    const CpuWorkspace<T>& ws = cast(w);
+    const CellList<T>& t = g_->targets();
     const std::size_t n = t.x.size();
     for (std::size_t i = 0; i < n; ++i)
       for (int c = 0; c < K::n_out; ++c)
@@ -110,29 +120,26 @@ class CpuBackend final : public Backend {
   std::size_t coincident_pairs(const Workspace& w) const override { return cast(w).coincident; }
 
  private:
-  static CpuWorkspace& cast(Workspace& w) { return static_cast<CpuWorkspace&>(w); }
-  static const CpuWorkspace& cast(const Workspace& w) { return static_cast<const CpuWorkspace&>(w); }
-  std::unique_ptr<CpuGeometry> g_;
+  static CpuWorkspace<T>& cast(Workspace& w) { return static_cast<CpuWorkspace<T>&>(w); }
+  static const CpuWorkspace<T>& cast(const Workspace& w) { return static_cast<const CpuWorkspace<T>&>(w); }
+  std::unique_ptr<CpuGeometry<T>> g_;
+  std::vector<double> src_wrapped_;  // float64 wrapped source coordinates, caller order (k = 0 term)
+
+ public:
+  void keep_sources(const std::vector<double>& w) { src_wrapped_ = w; }
 };
 
-template <class K>
+template <class K, class T>
 std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
-  auto g = std::make_unique<CpuGeometry>();
+  auto g = std::make_unique<CpuGeometry<T>>();
   g->setup = setup;
   const Params& p = setup.params;
   const int threads = setup.threads;
-  {
-    // The caches: sorted coordinates and permutation (28 bytes a point), window weights (3 P
-    // doubles and 3 ints a point), before anything is allocated.
-    const double npts = double(pts.ns) + (pts.separate ? double(pts.nt) : 0.0);
-    const double bytes = npts * (28.0 + 24.0 * p.P + 12.0) + 8.0 * double(pts.ns) * K::n_src;
-    require_memory(bytes, "the set_points caches (cell lists and window weights)");
-  }
-  g->src = build_cells(pts.src.data(), pts.ns, setup.box, p.cells);
+  g->src = build_cells<T>(pts.src.data(), pts.ns, setup.box, p.cells);
   g->separate = pts.separate;
-  if (pts.separate) g->trg = build_cells(pts.trg.data(), pts.nt, setup.box, p.cells);
-  g->wsrc = window_cache(g->src, p, setup.window, threads);
-  if (pts.separate) g->wtrg = window_cache(g->trg, p, setup.window, threads);
+  if (pts.separate) g->trg = build_cells<T>(pts.trg.data(), pts.nt, setup.box, p.cells);
+  g->wsrc = window_cache<T>(pts.src.data(), g->src.perm, p, setup.window, threads);
+  if (pts.separate) g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
   g->table = ErfcTable(p.xi * p.rc);
   for (int d = 0; d < 3; ++d)
     g->reach[d] = std::max(1, static_cast<int>(std::ceil(p.rc * g->src.n[d] / setup.box[d] * (1 - 1e-12))));
@@ -152,24 +159,34 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
       g->slab_order[fill[std::min(g->wsrc.j0[3 * i] / W, g->nslab - 1)]++] = static_cast<int>(i);
   }
   {
-    // FFT grids (real + half-spectrum, max(n_grid, n_out) components) and the padded grid of
-    // P2G/G2P, per evaluation.
+    // Before anything is allocated: the caches (sorted float64 coordinates and permutation, 28
+    // bytes a point; window weights, 3 P values of T and 3 ints a point; the sorted strengths)
+    // and, per evaluation, the FFT grids (real + half-spectrum, max(n_grid, n_out) components)
+    // and the padded grid of P2G/G2P.
+    const double npts = double(pts.ns) + (pts.separate ? double(pts.nt) : 0.0);
+    const double caches = npts * (28.0 + 3.0 * sizeof(T) * p.P + 12.0) + sizeof(T) * double(pts.ns) * K::n_src;
     const double m = double(p.grid[0]) * p.grid[1] * p.grid[2], nc = std::max(K::n_grid, K::n_out);
     const double padded = double(p.grid[0] + 2 * p.P) * (p.grid[1] + 2 * p.P) * (p.grid[2] + 2 * p.P) * nc;
-    require_memory(8.0 * m * nc + 16.0 * (m / p.grid[2]) * (p.grid[2] / 2 + 1) * nc + 8.0 * padded,
+    const double b = sizeof(T);
+    require_memory(caches + b * m * nc + 2 * b * (m / p.grid[2]) * (p.grid[2] / 2 + 1) * nc + b * padded,
                    "the FFT grids (M = " + std::to_string(p.grid[0]) + " x " + std::to_string(p.grid[1]) + " x " +
-                       std::to_string(p.grid[2]) + ")");
+                       std::to_string(p.grid[2]) + ") and the set_points caches (cell lists, window weights)");
   }
-  g->fft = std::make_unique<FftPlans>(p.grid, K::n_grid, K::n_out, threads);
+  g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, K::n_out, threads);
   self_images<K>(setup, g->self_image);
-  return std::make_unique<CpuBackend<K>>(std::move(g));
+  auto b = std::make_unique<CpuBackend<K, T>>(std::move(g));
+  if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined)
+    if (setup.zero_mode) b->keep_sources(pts.src);
+  return b;
 }
 
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const PointSet& pts, const BackendSetup& setup) {
-  return with_traits(setup.kernel, setup.field,
-                     [&](auto tr) -> std::unique_ptr<Backend> { return make<decltype(tr)>(pts, setup); });
+  return with_traits(setup.kernel, setup.field, [&](auto tr) -> std::unique_ptr<Backend> {
+    if (setup.precision == Precision::Single) return make<decltype(tr), float>(pts, setup);
+    return make<decltype(tr), double>(pts, setup);
+  });
 }
 
 }  // namespace elliptica::ewald::detail
