@@ -13,7 +13,8 @@ DEBIAN_PACKAGES=(
   build-essential   # g++ (C++20), make
   cmake             # >= 3.25
   pkg-config        # finds FFTW
-  libfftw3-dev      # FFTW 3 (double) with its OpenMP library libfftw3_omp
+  libfftw3-dev      # FFTW 3 (double and float) with its OpenMP libraries libfftw3_omp, libfftw3f_omp
+  libhwy-dev        # Google Highway: portable SIMD with runtime dispatch (AVX2 / AVX-512), ewald P2P
   libcli11-dev      # CLI11 command-line parser (header only)
   libeigen3-dev     # Eigen (header only)
   googletest        # GoogleTest/GoogleMock sources

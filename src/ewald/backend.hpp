@@ -30,6 +30,7 @@ struct BackendSetup {
   bool field = false;      ///< Laplace field
   bool zero_mode = false;  ///< stresslet k = 0 term
   Precision precision = Precision::Double;  ///< arithmetic of the stages
+  double erfc_target = 1e-15;  ///< relative accuracy of erfc in P2P (a fraction of the relative tolerance)
   std::array<double, 3> box{1, 1, 1};
   int threads = 1;
   Params params;

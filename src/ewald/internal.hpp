@@ -98,7 +98,7 @@ constexpr double kMaxGridBytes = 8.0 * 1024 * 1024 * 1024;  // 8 GiB
 constexpr double kMaxPairChecks = 1e12;
 constexpr double kMaxNearFieldBytes = 4.0 * 1024 * 1024 * 1024;  // 4 GiB
 
-/// Cells per axis of the near-field cell list for cutoff rc: floor(L_d / rc) (width >= rc), halved
+/// Cells per axis of the near-field cell list for cutoff rc: floor(2 L_d / rc) (width >= rc / 2), halved
 /// along the longest axis while there are more than min(8 n_points + 64, 2^26) cells.
 std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points);
 

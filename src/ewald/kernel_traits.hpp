@@ -29,6 +29,9 @@ struct ErrorTerm {
   int quantity;
 };
 
+/// Most values a source carries into P2P (stokes-combined: f, q, nu).
+constexpr int kMaxPairValues = 9;
+
 // Complex numbers as double[2] (the FFTW layout).
 using cplx = double[2];
 

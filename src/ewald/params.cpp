@@ -291,7 +291,9 @@ struct Cost {
 
 std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points) {
   std::array<double, 3> n;
-  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor(box[d] / rc));
+  // width >= r_c / 2: 5 x 5 x 5 colleague cells whose union is closer to the sphere of radius r_c
+  // than 3 x 3 x 3 cells of width r_c (27% instead of 16% of the candidates within r_c)
+  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor(2.0 * box[d] / rc));
   // More cells than ~8 per point only cost memory; coarser cells (width still >= r_c) are valid.
   const double cap = std::min(8.0 * double(n_points) + 64.0, double(1 << 26));
   while (n[0] * n[1] * n[2] > cap) {

@@ -463,6 +463,10 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.field = opt.compute_field;
   s.zero_mode = opt.stresslet_zero_mode;
   s.precision = opt.precision;
+  // erfc to 1% of the relative tolerance (full accuracy for an absolute one, whose scale is not
+  // known here); the Chebyshev fit's own floor is ~1e-14
+  const double rel = p.result_scale > 0 ? p.eps_abs / p.result_scale : 0.0;
+  s.erfc_target = std::clamp(0.01 * rel, 1e-15, 1e-4);
   s.box = opt.box;
   s.threads = threads;
   s.params = p;

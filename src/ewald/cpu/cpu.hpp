@@ -2,7 +2,8 @@
 // The CPU backend of the spectral Ewald plan (not installed): prepared geometry, per-call
 // workspace and the stage templates, one file per stage:
 //   set_points.cpp  cell lists (wrap, sort), window weights, the backend object
-//   p2p.cpp         real space over colleague cells (erfc/exp tables)
+//   p2p.cpp         real space over colleague cells (candidates per target cell)
+//   p2p_simd.cpp    its SIMD inner loop (Google Highway, run-time dispatch AVX2 / AVX-512)
 //   p2g.cpp         spreading onto the padded grid, folded periodically
 //   fft.cpp         FFT and IFFT (FFTW, plans made once, executed on per-call arrays)
 //   cnv.cpp         the kernel's Fourier multiplier over the half spectrum
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "ewald/backend.hpp"
+#include "ewald/cpu/p2p_simd.hpp"
 #include "ewald/internal.hpp"
 #include "ewald/kernel_traits.hpp"
 
@@ -67,45 +69,6 @@ template <class T>
 WindowCache<T> window_cache(const double* wrapped, const std::vector<int>& perm, const Params& p, const Window& w,
                             int threads);
 
-/// erfc(x) and (2/sqrt(pi)) exp(-x^2) on [0, X] as piecewise Chebyshev polynomials (degree 9 on
-/// 2^k equal intervals, k chosen so that the absolute error is at the rounding floor, ~2e-15),
-/// evaluated by Horner's rule in T; several times cheaper than the libm calls, which dominate P2P
-/// (seed 000, section 4, approximates erf(x)/x by a rational function for the same reason).
-struct ErfcTable {
-  static constexpr int kDeg = 9;
-  double X = 0, scale = 0;
-  int n = 0;
-  std::vector<double> ce, cg;  // [n][kDeg + 1] monomial coefficients in the local variable t in [-1, 1]
-  std::vector<float> cef, cgf;  // the same in float
-  ErfcTable() = default;
-  explicit ErfcTable(double xmax);
-  void build();
-  double max_error() const;
-  template <class T>
-  inline void eval(T x, T& erfc_v, T& gauss_v) const {
-    const T sc = static_cast<T>(scale);
-    int i = static_cast<int>(x * sc);
-    i = i < 0 ? 0 : (i >= n ? n - 1 : i);
-    const T t = T(2) * (x * sc - T(i)) - T(1);
-    const T* a;
-    const T* b;
-    if constexpr (std::is_same_v<T, float>) {
-      a = &cef[std::size_t(i) * (kDeg + 1)];
-      b = &cgf[std::size_t(i) * (kDeg + 1)];
-    } else {
-      a = &ce[std::size_t(i) * (kDeg + 1)];
-      b = &cg[std::size_t(i) * (kDeg + 1)];
-    }
-    T u = a[kDeg], v = b[kDeg];
-    for (int d = kDeg - 1; d >= 0; --d) {
-      u = u * t + a[d];
-      v = v * t + b[d];
-    }
-    erfc_v = u;
-    gauss_v = v;
-  }
-};
-
 /// FFTW plans for n_grid forward and n_out backward transforms of an M1 x M2 x M3 grid, made once
 /// (under the global FFTW planner lock) and executed with the new-array interface on per-call
 /// arrays from fftw(f)_alloc (same alignment), which FFTW allows from several threads at once.
@@ -143,7 +106,7 @@ struct CpuGeometry {
   WindowCache<T> wsrc, wtrg;
   std::vector<int> slab_start, slab_order;  // P2G: sources by slabs of x-planes (threads own alternate slabs)
   int nslab = 1;
-  ErfcTable table;
+  ErfcSeries series;                        // erfcx for P2P (degree from the tolerance)
   std::array<int, 3> reach{1, 1, 1};        // colleague offsets per axis (cells)
   std::unique_ptr<FftPlans<T>> fft;
   double self_image[3][3] = {{0}};          // own periodic images beyond r_c (linear part)

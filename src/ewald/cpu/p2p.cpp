@@ -1,7 +1,9 @@
 // P2P: the real-space sum of the spectral Ewald method over the colleague cells of each target
 // cell (seed 000, section 2.1 and algorithm 1), for any kernel's traits (kernel_traits.hpp).
-// A pair closer than the coincidence distance contributes the limit r -> 0 of (real-space kernel
-// - free-space kernel) instead (K::self_limit): the self term when the targets are the sources.
+// Per target cell the candidates of its colleague cells are gathered once (structure of arrays)
+// and every target of the cell is summed over them by the SIMD loop of p2p_simd.cpp. A pair
+// closer than the coincidence distance contributes the limit r -> 0 of (real-space kernel -
+// free-space kernel) instead (K::self_limit): the self term when the targets are the sources.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -10,58 +12,51 @@
 #include "elliptica/core/parallel.hpp"
 #include "elliptica/core/resources.hpp"
 #include "ewald/cpu/cpu.hpp"
+#include "ewald/cpu/p2p_simd.hpp"
 
 namespace elliptica::ewald::detail {
 
-ErfcTable::ErfcTable(double xmax) {
-  X = xmax * (1 + 1e-12) + 1e-300;
-  // Refine until the error reaches the rounding floor of the monomial Horner form (~2e-15,
-  // i.e. ~1e-15 relative to the kernel): stop at 4e-15 or when refining no longer helps.
-  double prev = 1.0;
-  for (int k = 4; k <= 12; ++k) {
-    n = 1 << k;
-    build();
-    const double e = max_error();
-    if (e < 4e-15) break;
-    if (e > 0.7 * prev) {  // stagnated: keep the previous, smaller table
-      n = 1 << (k - 1);
-      build();
-      break;
+ErfcSeries::ErfcSeries(double X, double target) {
+  // g(t) = erfcx(2 (1/t - 1)) on t in [t0, 1], t0 = 1/(1 + X/2), interpolated at Chebyshev points.
+  const double t0 = 1.0 / (1.0 + 0.5 * std::max(X, 1e-3));
+  scale = 2.0 / (1.0 - t0);
+  shift = -(1.0 + t0) / (1.0 - t0);
+  auto erfcx_exact = [](double x) { return std::exp(x * x) * std::erfc(x); };
+  auto g = [&](double u) {  // u in [-1, 1]
+    const double t = (u - shift) / scale;
+    return erfcx_exact(2.0 * (1.0 / t - 1.0));
+  };
+  for (int n = 4; n <= 28; ++n) {
+    const int np = n + 1;
+    std::vector<double> f(np);
+    for (int j = 0; j < np; ++j) f[j] = g(std::cos(kPi * (j + 0.5) / np));
+    cd.assign(np, 0.0);
+    for (int k = 0; k < np; ++k) {
+      double s = 0;
+      for (int j = 0; j < np; ++j) s += f[j] * std::cos(kPi * k * (j + 0.5) / np);
+      cd[k] = (k == 0 ? 1.0 : 2.0) * s / np;
     }
-    prev = e;
+    degree = n;
+    max_rel_error = 0;
+    for (int i = 0; i <= 2000; ++i) {
+      const double x = X * i / 2000.0;
+      const double e = erfcx_exact(x);
+      max_rel_error = std::max(max_rel_error, std::abs(erfcx(x) - e) / e);
+    }
+    if (max_rel_error <= target) break;
   }
+  cf.assign(cd.begin(), cd.end());
 }
 
-namespace {
-double gauss_fn(double x) { return 2.0 / kSqrtPi * std::exp(-x * x); }
-double erfc_fn(double x) { return std::erfc(x); }
-void fit(double (*f)(double), double a, double b, double* out) {
-  const std::vector<double> mono = chebyshev_monomial(f, a, b, ErfcTable::kDeg);
-  for (int d = 0; d <= ErfcTable::kDeg; ++d) out[d] = mono[d];
-}
-}  // namespace
-
-void ErfcTable::build() {
-  scale = n / X;
-  ce.assign(std::size_t(n) * (kDeg + 1), 0.0);
-  cg.assign(std::size_t(n) * (kDeg + 1), 0.0);
-  for (int i = 0; i < n; ++i) {
-    fit(erfc_fn, i / scale, (i + 1) / scale, &ce[std::size_t(i) * (kDeg + 1)]);
-    fit(gauss_fn, i / scale, (i + 1) / scale, &cg[std::size_t(i) * (kDeg + 1)]);
+double ErfcSeries::erfcx(double x) const {
+  const double u = scale / (1.0 + 0.5 * x) + shift;
+  double b1 = 0, b2 = 0;
+  for (int k = degree; k >= 1; --k) {
+    const double b = 2 * u * b1 - b2 + cd[k];
+    b2 = b1;
+    b1 = b;
   }
-  cef.assign(ce.begin(), ce.end());
-  cgf.assign(cg.begin(), cg.end());
-}
-
-double ErfcTable::max_error() const {
-  double e = 0;
-  for (int i = 0; i <= 4000; ++i) {
-    const double x = X * i / 4000.0;
-    double a, b;
-    eval(x, a, b);
-    e = std::max({e, std::abs(a - std::erfc(x)), std::abs(b - gauss_fn(x))});
-  }
-  return e;
+  return u * b1 - b2 + cd[0];
 }
 
 namespace {
@@ -103,23 +98,25 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const CellList<T>& trg = g.targets();
   const auto& box = g.setup.box;
   const double xi_d = g.setup.params.xi, rc = g.setup.params.rc;
-  const T xi = static_cast<T>(xi_d);
-  const T rc2 = static_cast<T>(rc * rc), xi2 = static_cast<T>(xi_d * xi_d);
   const double L = std::max({box[0], box[1], box[2]});
-  const T coinc2 = static_cast<T>((kCoincidenceRelative * L) * (kCoincidenceRelative * L));
+  const double coinc2_d = (kCoincidenceRelative * L) * (kCoincidenceRelative * L);
   const T c = static_cast<T>(2.0 * xi_d / kSqrtPi);
-  const ErfcTable& tab = g.table;
   const std::array<int, 3> Kr = g.reach;
   const int ncells = trg.ncells();
   const int threads = g.setup.threads;
   const std::vector<T>& q = ws.values;
+  const double width[3] = {box[0] / trg.n[0], box[1] / trg.n[1], box[2] / trg.n[2]};
   ws.acc.assign(trg.x.size() * nout, 0.0);
   std::size_t coincident = 0;
   ParallelErrors errors;
 #pragma omp parallel num_threads(threads) reduction(+ : coincident)
   {
-    // Pairs within r_c of the current target, compacted so the kernel loop has no branches.
-    std::vector<T> br, bx, by, bz, bq;
+    // The candidates of the current target cell (structure of arrays, offsets from the cell's
+    // corner formed in float64 and rounded to T), its targets and their sums.
+    std::vector<T> cx, cy, cz, cq, tx, ty, tz, out;
+    std::vector<T> cxl, cyl, czl, txl, tyl, tzl;  // float32: rounding remainders of the offsets
+    constexpr bool lo = std::is_same_v<T, float>;
+    std::vector<std::size_t> ncoinc, scratch;
     std::vector<Neighbour> nb;
 #pragma omp for schedule(dynamic, 4)
     for (int cellid = 0; cellid < ncells; ++cellid) {
@@ -129,56 +126,116 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         const int i = cellid / (trg.n[1] * trg.n[2]);
         const int j = (cellid / trg.n[2]) % trg.n[1];
         const int k = cellid % trg.n[2];
+        const double corner[3] = {i * width[0], j * width[1], k * width[2]};
         const int nn = colleagues(src, box, Kr, i, j, k, nb);
-        std::size_t cap = 1;
+        std::size_t cap = 0;
         for (int b = 0; b < nn; ++b) cap += src.start[nb[b].cell + 1] - src.start[nb[b].cell];
-        if (br.size() < cap) {
-          br.resize(cap);
-          bx.resize(cap);
-          by.resize(cap);
-          bz.resize(cap);
-          bq.resize(cap * nq);
+        // at least one whole padding chunk: the SIMD loop uses the last chunk as an all-outside filler
+        const std::size_t padded = (cap + kPairPad - 1) / kPairPad * kPairPad + kPairPad;
+        cx.resize(padded);
+        cy.resize(padded);
+        cz.resize(padded);
+        cq.resize(padded * nq);
+        if constexpr (lo) {
+          cxl.assign(padded, T(0));
+          cyl.assign(padded, T(0));
+          czl.assign(padded, T(0));
         }
-        for (int t = t0; t < t1; ++t) {
-          // Offsets in float64 (the periodic shift applied to the target), rounded to T.
+        std::size_t m = 0;
+        for (int b = 0; b < nn; ++b) {
+          const int s0 = src.start[nb[b].cell], s1 = src.start[nb[b].cell + 1];
+          const double ox = nb[b].sx - corner[0], oy = nb[b].sy - corner[1], oz = nb[b].sz - corner[2];
+          for (int s = s0; s < s1; ++s, ++m) {
+            const double px = src.x[s] + ox, py = src.y[s] + oy, pz = src.z[s] + oz;
+            cx[m] = static_cast<T>(px);
+            cy[m] = static_cast<T>(py);
+            cz[m] = static_cast<T>(pz);
+            if constexpr (lo) {
+              cxl[m] = static_cast<T>(px - double(cx[m]));
+              cyl[m] = static_cast<T>(py - double(cy[m]));
+              czl[m] = static_cast<T>(pz - double(cz[m]));
+            }
+            for (int d = 0; d < nq; ++d) cq[d * padded + m] = q[std::size_t(s) * nq + d];
+          }
+        }
+        for (; m < padded; ++m) {  // far away: outside r_c in every lane
+          cx[m] = cy[m] = cz[m] = static_cast<T>(1e18);
+          for (int d = 0; d < nq; ++d) cq[d * padded + m] = T(0);
+        }
+        const std::size_t nt = std::size_t(t1 - t0);
+        tx.resize(nt);
+        ty.resize(nt);
+        tz.resize(nt);
+        out.assign(nt * nout, T(0));
+        ncoinc.assign(nt, 0);
+        if constexpr (lo) {
+          txl.resize(nt);
+          tyl.resize(nt);
+          tzl.resize(nt);
+        }
+        for (std::size_t t = 0; t < nt; ++t) {
+          const double px = trg.x[t0 + t] - corner[0], py = trg.y[t0 + t] - corner[1], pz = trg.z[t0 + t] - corner[2];
+          tx[t] = static_cast<T>(px);
+          ty[t] = static_cast<T>(py);
+          tz[t] = static_cast<T>(pz);
+          if constexpr (lo) {
+            txl[t] = static_cast<T>(px - double(tx[t]));
+            tyl[t] = static_cast<T>(py - double(ty[t]));
+            tzl[t] = static_cast<T>(pz - double(tz[t]));
+          }
+        }
+        PairBlock<T> pb;
+        pb.cx = cx.data();
+        pb.cy = cy.data();
+        pb.cz = cz.data();
+        for (int d = 0; d < nq; ++d) pb.q[d] = cq.data() + d * padded;
+        pb.nc = padded;
+        pb.tx = tx.data();
+        pb.ty = ty.data();
+        pb.tz = tz.data();
+        pb.nt = nt;
+        if constexpr (lo) {
+          pb.cxl = cxl.data();
+          pb.cyl = cyl.data();
+          pb.czl = czl.data();
+          pb.txl = txl.data();
+          pb.tyl = tyl.data();
+          pb.tzl = tzl.data();
+        }
+        pb.xi = static_cast<T>(xi_d);
+        pb.rc2 = static_cast<T>(rc * rc);
+        pb.coinc2 = static_cast<T>(coinc2_d);
+        pb.series = &g.series;
+        pb.out = out.data();
+        pb.ncoinc = ncoinc.data();
+        pb.scratch = &scratch;
+        p2p_cell<K, T>(pb);
+        for (std::size_t t = 0; t < nt; ++t) {
           T self[nout] = {};
-          std::size_t m = 0, nco = 0;
-          for (int b = 0; b < nn; ++b) {
-            const int s0 = src.start[nb[b].cell], s1 = src.start[nb[b].cell + 1];
-            const double ox = trg.x[t] - nb[b].sx, oy = trg.y[t] - nb[b].sy, oz = trg.z[t] - nb[b].sz;
-            for (int s = s0; s < s1; ++s) {
-              // Branch-free compaction: always store, advance only for coincidence <= r < r_c.
-              const T rx = static_cast<T>(ox - src.x[s]), ry = static_cast<T>(oy - src.y[s]),
-                      rz = static_cast<T>(oz - src.z[s]);
-              const T r2 = rx * rx + ry * ry + rz * rz;
-              br[m] = r2;
-              bx[m] = rx;
-              by[m] = ry;
-              bz[m] = rz;
-              for (int d = 0; d < nq; ++d) bq[m * nq + d] = q[std::size_t(s) * nq + d];
-              const bool coinc = r2 < coinc2;
-              m += (r2 < rc2) & !coinc;
-              if (coinc) {  // rare: the self limit of (real-space - free-space) kernel
-                ++nco;
-                K::template self_limit<T>(c, &q[std::size_t(s) * nq], self);
+          const std::size_t nco = ncoinc[t];
+          if (nco == 1 && !g.separate) {
+            // the target's own source (same sorted index): the self limit of (real-space -
+            // free-space) kernel, as for every coincident pair
+            K::template self_limit<T>(c, &q[std::size_t(t0 + t) * nq], self);
+          } else if (nco > 0) {
+            // rare: other coincident sources; find them (the same test as the SIMD loop)
+            for (std::size_t jj = 0; jj < cap; ++jj) {
+              T rx = tx[t] - cx[jj], ry = ty[t] - cy[jj], rz = tz[t] - cz[jj];
+              if constexpr (lo) {
+                rx += txl[t] - cxl[jj];
+                ry += tyl[t] - cyl[jj];
+                rz += tzl[t] - czl[jj];
+              }
+              if (rx * rx + ry * ry + rz * rz < pb.coinc2) {
+                T sv[kMaxPairValues];
+                for (int d = 0; d < nq; ++d) sv[d] = cq[d * padded + jj];
+                K::template self_limit<T>(c, sv, self);
               }
             }
           }
-          // A target among the sources coincides with itself: not a reported coincidence.
           coincident += (!g.separate && nco > 0) ? nco - 1 : nco;
-          T a0 = self[0], a1 = nout > 1 ? self[1 % nout] : T(0), a2 = nout > 2 ? self[2 % nout] : T(0),
-            a3 = nout > 3 ? self[3 % nout] : T(0);
-#pragma omp simd reduction(+ : a0, a1, a2, a3)
-          for (std::size_t p = 0; p < m; ++p) {
-            const T r = std::sqrt(br[p]);
-            const T ir = T(1) / r;
-            T ef, ga;
-            tab.eval<T>(xi * r, ef, ga);
-            K::template real_space<T>(ef * ir, xi * ga, ir, xi2, bx[p], by[p], bz[p], &bq[p * nq], a0, a1, a2, a3);
-          }
-          double* o = ws.acc.data() + static_cast<std::size_t>(t) * nout;
-          const T a[4] = {a0, a1, a2, a3};
-          for (int d = 0; d < nout; ++d) o[d] = a[d];
+          double* o = ws.acc.data() + static_cast<std::size_t>(t0 + t) * nout;
+          for (int d = 0; d < nout; ++d) o[d] = double(out[t * nout + d]) + double(self[d]);
         }
       } catch (...) {
         errors.record(std::current_exception());

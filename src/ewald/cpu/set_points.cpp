@@ -1,5 +1,5 @@
 // The set_points stage of the CPU backend: points sorted into the near-field cell list of the
-// chosen r_c, window weights of every source and target, the erfc/exp tables, the FFT plans
+// chosen r_c, window weights of every source and target, the erfcx series, the FFT plans
 // and the P2G slab order; and the backend object that runs the stages on per-call workspaces.
 #include <omp.h>
 
@@ -140,7 +140,7 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
   if (pts.separate) g->trg = build_cells<T>(pts.trg.data(), pts.nt, setup.box, p.cells);
   g->wsrc = window_cache<T>(pts.src.data(), g->src.perm, p, setup.window, threads);
   if (pts.separate) g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
-  g->table = ErfcTable(p.xi * p.rc);
+  g->series = ErfcSeries(p.xi * p.rc, setup.erfc_target);
   for (int d = 0; d < 3; ++d)
     g->reach[d] = std::max(1, static_cast<int>(std::ceil(p.rc * g->src.n[d] / setup.box[d] * (1 - 1e-12))));
   // P2G threading: sources in slabs of W >= P padded x-planes; a source in slab s writes planes
