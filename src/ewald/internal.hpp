@@ -66,7 +66,7 @@ struct TuneInput {
   bool field = false;                 // Laplace field requested (error targets for phi and E)
   std::vector<ErrorTerm> terms;       // the kernel's error model (kernel_traits.hpp)
   int n_src = 1, n_grid = 1, n_out = 1;
-  double pair_seconds = 18e-9;        // cost model: one P2P pair evaluation
+  double pair_seconds = 2.5e-9;       // cost model: one P2P candidate (kernel_traits.hpp)
   std::array<double, 3> box{1, 1, 1};
   std::size_t n_sources = 0, n_targets = 0;
   double rho[2] = {0, 0};             // effective strength densities (single, double layer) seen by the targets

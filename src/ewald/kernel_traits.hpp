@@ -42,7 +42,7 @@ struct LaplaceTraits {
   static constexpr int n_linear = 1;  // leading source values the kernel is linear in (self images)
   static constexpr double final_scale = 1.0;
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::LaplacePotential, 0, 0}}};
-  static constexpr double pair_seconds = 18e-9;  // cost model: one pair evaluation on one core
+  static constexpr double pair_seconds = 2.5e-9;  // cost model: one P2P candidate (SIMD, masked) on one core
   template <class T>
   static inline void grid_values(const T* s, T* g) { g[0] = s[0]; }
   template <class T>
@@ -67,7 +67,7 @@ struct LaplaceFieldTraits {
   static constexpr int n_linear = 1;
   static constexpr double final_scale = 1.0;
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::LaplacePotential, 0, 0}, {ErrKind::LaplaceField, 0, 1}}};
-  static constexpr double pair_seconds = 24e-9;
+  static constexpr double pair_seconds = 3.0e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) { g[0] = s[0]; }
   template <class T>
@@ -102,7 +102,7 @@ struct StokesletTraits {
   static constexpr int n_linear = 3;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stokeslet, 0, 0}}};
-  static constexpr double pair_seconds = 26e-9;
+  static constexpr double pair_seconds = 2.2e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
     g[0] = s[0];
@@ -145,7 +145,7 @@ struct StressletTraits {
   static constexpr int n_linear = 0;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stresslet, 1, 0}}};
-  static constexpr double pair_seconds = 32e-9;
+  static constexpr double pair_seconds = 2.8e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
     for (int l = 0; l < 3; ++l)
@@ -211,7 +211,7 @@ struct StokesCombinedTraits {
   static constexpr int n_linear = 3;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::Stokeslet, 0, 0}, {ErrKind::Stresslet, 1, 0}}};
-  static constexpr double pair_seconds = 48e-9;
+  static constexpr double pair_seconds = 3.1e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
     StokesletTraits::grid_values<T>(s, g);
