@@ -283,7 +283,7 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
       "Without --targets, the sources are the targets and the self-interaction is excluded. A --targets file\n"
       "  with 0 rows gives an empty output (0 rows).\n"
       "Output columns: laplace -> phi (N,), or [phi, Ex, Ey, Ez] (N,4) with --field; stokeslet, stresslet,\n"
-      "  stokes-combined -> [ux, uy, uz].\n"
+      "  stokes-combined -> [ux, uy, uz]; stokeslet with --pressure -> [ux, uy, uz, p] (N,4).\n"
       "--energy (laplace, targets = sources): prints U = 1/2 sum q phi and, with --forces-out FILE, writes the\n"
       "  forces F = q E (N,3) [Fx, Fy, Fz] (.npy or CSV as --out); --exclusions PAIRS ((K,2) integer indices\n"
       "  into the sources) removes the direct interaction of each pair (nearest image) from phi, E, U and F.\n"
@@ -350,6 +350,8 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.o_viscosity = cmd->add_option("--viscosity", a.viscosity, "viscosity mu > 0 (stokeslet and stokes-combined)")
                       ->capture_default_str();
   a.o_field = cmd->add_flag("--field", a.field, "laplace: also compute the field E = -grad phi; output (N,4)");
+  cmd->add_flag("--pressure", a.pressure,
+                "stokeslet: also compute the pressure p = 1/(4 pi) sum f.r/|r|^3 (k = 0 excluded); output (N,4)");
   a.o_zero_mode = cmd->add_flag("--zero-mode", a.zero_mode,
                                 "stresslet, stokes-combined: add the stresslet's k = 0 term, u += -(1/V) sum (q.nu)(x - y) "
                                 "(wrapped coordinates; dropped by default)");
@@ -425,6 +427,9 @@ int run_ewald(const EwaldArgs& a) {
   opt.viscosity = a.viscosity;
   if (a.field && !laplace) throw InvalidArgument("--field applies only to --kernel laplace");
   opt.compute_field = a.field;
+  if (a.pressure && opt.kernel != ewald::Kernel::Stokeslet)
+    throw InvalidArgument("--pressure applies only to --kernel stokeslet");
+  opt.compute_pressure = a.pressure;
   if (a.zero_mode && !double_layer)
     throw InvalidArgument("--zero-mode (the stresslet's k = 0 term) applies only to --kernel stresslet or "
                           "stokes-combined");
@@ -601,6 +606,14 @@ int run_ewald(const EwaldArgs& a) {
     out = Array2D(M, 1, 1);
     out.values = res.values.values;
     header = "phi";
+  } else if (a.pressure) {
+    check_shape(res.pressure, M, 1, "pressure");
+    out = Array2D(M, 4, 2);
+    for (std::size_t i = 0; i < M; ++i) {
+      for (int d = 0; d < 3; ++d) out.values[4 * i + d] = res.values.values[3 * i + d];
+      out.values[4 * i + 3] = res.pressure.values[i];
+    }
+    header = "ux,uy,uz,p";
   } else {
     out = Array2D(M, 3, 2);
     out.values = res.values.values;

@@ -25,6 +25,7 @@ struct EwaldArgs {
   std::string gro, charges;
   double viscosity = ewald::Options{}.viscosity;
   bool field = ewald::Options{}.compute_field;
+  bool pressure = ewald::Options{}.compute_pressure;
   bool zero_mode = ewald::Options{}.stresslet_zero_mode;
   std::string precision = ewald::to_string(ewald::Options{}.precision);
   bool energy = ewald::Options{}.compute_energy;

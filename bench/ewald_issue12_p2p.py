@@ -47,7 +47,7 @@ def fma_peak(path: str | None) -> dict:
         if c and Path(c).is_file():
             out = subprocess.run([c, "0.3", "7"], capture_output=True, text=True, check=True).stdout
             line = out.strip().splitlines()[-1]
-            isa, chains, gd, gf, _ = line.rsplit(",", 4)[0], *line.rsplit(",", 4)[1:]
+            isa, chains, gd, gf, _ = line.rsplit(",", 4)
             return {"exe": c, "isa": isa.strip('"'), "chains": int(chains), "double_gflops": float(gd),
                     "float_gflops": float(gf)}
     sys.exit("fma_peak not found: cmake --build build-bench --target fma_peak")

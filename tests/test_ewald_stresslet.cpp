@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "elliptica/core/error.hpp"
 #include "elliptica/ewald/ewald.hpp"
 #include "reference/direct_ewald.hpp"
 
@@ -284,6 +285,70 @@ TEST(Stresslet, DoubleLayerJumpOnSphere) {
       EXPECT_LT(errs[1], errs[0]) << "surface error does not decrease with the resolution: " << errs[0] << " -> "
                                   << errs[1];
     }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The stokeslet's pressure p = 1/(4 pi) sum f.r/|r|^3 (k = 0 excluded) against the reference:
+// it is 1/(4 pi) sum_c of the Laplace field's component c from the charges f_{n,c} (the
+// classical Ewald field, reference/direct_ewald), independent of the viscosity.
+
+class StokesletPressure : public ::testing::TestWithParam<std::tuple<double, bool>> {};
+
+TEST_P(StokesletPressure, AgainstLaplaceFieldReference) {
+  const auto& [eps, separate] = GetParam();
+  const std::array<double, 3> box{1.0, 1.3, 0.8};
+  const std::size_t n = 110;
+  const auto x = make_points(Distribution::Clustered, n, box, 61);
+  const auto f = make_strengths(n, 3, 62, false);
+  const auto t = make_points(Distribution::Uniform, 33, box, 63);
+  RefOptions ro;
+  ro.box = box;
+  ro.field = true;
+  const std::size_t nt = separate ? t.size() / 3 : n;
+  std::vector<double> pref(nt, 0.0);
+  for (int c = 0; c < 3; ++c) {
+    std::vector<double> qc(n);
+    for (std::size_t i = 0; i < n; ++i) qc[i] = f[3 * i + c];
+    const RefResult r = direct_ewald(ro, x, qc, separate ? &t : nullptr);
+    for (std::size_t m = 0; m < nt; ++m) pref[m] += r.field[3 * m + c] / (4 * kPi);
+  }
+  Options o;
+  o.kernel = Kernel::Stokeslet;
+  o.box = box;
+  o.tolerance = eps;
+  o.viscosity = 0.37;
+  o.compute_pressure = true;
+  EwaldPlan plan(o);
+  if (separate)
+    plan.set_points(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(t, 3));
+  else
+    plan.set_points(ConstMatrixView<double>(x, 3));
+  const Result r = plan.evaluate(ConstMatrixView<double>(f, 3));
+  ASSERT_EQ(r.pressure.rows, nt);
+  const double err = rel_rms_err(r.pressure.values, pref);
+  EXPECT_LT(err, eps) << "pressure: measured " << err << "\n  " << params_str(r.params);
+  // the velocity is unchanged by asking for the pressure
+  RefOptions rs;
+  rs.kernel = RefKernel::Stokeslet;
+  rs.box = box;
+  rs.viscosity = 0.37;
+  const RefResult u = direct_ewald(rs, x, f, separate ? &t : nullptr);
+  EXPECT_LT(rel_rms_err(r.values.values, u.values), eps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Eps, StokesletPressure, ::testing::Combine(::testing::Values(1e-3, 1e-6, 1e-9), ::testing::Bool()));
+
+TEST(StokesletPressureOption, RefusedForOtherKernels) {
+  for (Kernel k : {Kernel::Laplace, Kernel::Stresslet, Kernel::StokesCombined}) {
+    Options o;
+    o.kernel = k;
+    o.compute_pressure = true;
+    EXPECT_THROW(EwaldPlan{o}, elliptica::InvalidArgument) << to_string(k);
   }
 }
 

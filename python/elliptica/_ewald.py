@@ -242,6 +242,9 @@ class EwaldResult:
     forces : ndarray((N, 3), float64) or None
         Laplace with ``energy=True``: F_n = q_n E(y_n) [charge^2/length^2], excluded pairs
         removed. None otherwise.
+    pressure : ndarray((M,), float64) or None
+        Stokeslet with ``pressure=True``: p = 1/(4 pi) sum f.r/|r|^3 [force/length^2], k = 0
+        excluded (zero mean), independent of the viscosity. None otherwise.
     """
 
     potential: Optional[np.ndarray]
@@ -250,6 +253,7 @@ class EwaldResult:
     info: EwaldInfo
     energy: Optional[float] = None
     forces: Optional[np.ndarray] = None
+    pressure: Optional[np.ndarray] = None
 
     @property
     def values(self):
@@ -264,7 +268,7 @@ class EwaldResult:
 
 
 def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P,
-             beta, degree):
+             beta, degree, pressure=False):
     o = _core.EwaldOptions()
     o.kernel = kernel
     o.box = _as_box(box)
@@ -275,6 +279,7 @@ def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision,
     o.stresslet_zero_mode = bool(zero_mode)
     o.precision = _parse_precision(precision)
     o.compute_energy = bool(energy)
+    o.compute_pressure = bool(pressure)
     o.threads = _as_int(threads, "threads")
     o.xi = _opt_float(xi, "xi")
     o.rc = _opt_float(rc, "rc")
@@ -329,6 +334,9 @@ class EwaldPlan:
         Laplace only, targets = sources: also compute the energy
         ``U = 1/2 sum_n q_n phi(y_n)`` and the forces ``F_n = q_n E(y_n)``
         (:attr:`EwaldResult.energy`, :attr:`EwaldResult.forces`).
+    pressure : bool
+        Stokeslet only: also compute the pressure ``p = 1/(4 pi) sum f.r/|r|^3`` (k = 0
+        excluded) at the targets (:attr:`EwaldResult.pressure`).
     threads : int
         OpenMP threads; 0 (default) uses all available.
     xi, rc, grid, P, beta, degree : optional overrides
@@ -369,6 +377,7 @@ class EwaldPlan:
         zero_mode=_DEFAULTS.stresslet_zero_mode,
         precision=_DEFAULTS.precision,
         energy=_DEFAULTS.compute_energy,
+        pressure=_DEFAULTS.compute_pressure,
         threads=_DEFAULTS.threads,
         xi=_DEFAULTS.xi,
         rc=_DEFAULTS.rc,
@@ -382,7 +391,7 @@ class EwaldPlan:
         self._ncomp = _core.strength_components(self._kernel)
         self._plan = _core._EwaldPlan(
             _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads,
-                     xi, rc, grid, P, beta, degree)
+                     xi, rc, grid, P, beta, degree, pressure)
         )
         o = self._plan.options
         self._field = bool(o.compute_field)
@@ -584,11 +593,11 @@ class EwaldPlan:
         return one_shot, tuple(values.get(k) for k in names)
 
     def _result(self, out):
-        values, field, params, times, energy, forces, coincident = out
+        values, field, params, times, energy, forces, coincident, pressure = out
         info = EwaldInfo(kernel=self._kernel, params=params, times=times, coincident_pairs=int(coincident))
         if self._kernel == Kernel.laplace:
             return EwaldResult(potential=values, field=field, velocity=None, info=info, energy=energy, forces=forces)
-        return EwaldResult(potential=None, field=None, velocity=values, info=info)
+        return EwaldResult(potential=None, field=None, velocity=values, info=info, pressure=pressure)
 
     def evaluate(self, *args, **kwargs):
         """evaluate(strengths=None, dipoles=None)
@@ -696,6 +705,7 @@ def ewald(
     zero_mode=_DEFAULTS.stresslet_zero_mode,
     precision=_DEFAULTS.precision,
     energy=_DEFAULTS.compute_energy,
+    pressure=_DEFAULTS.compute_pressure,
     threads=_DEFAULTS.threads,
     xi=_DEFAULTS.xi,
     rc=_DEFAULTS.rc,
@@ -728,7 +738,7 @@ def ewald(
     exclusions : array_like, ndarray((K, 2), int64), keyword-only, optional
         Laplace, targets = sources: source index pairs whose direct interaction is removed
         (:meth:`EwaldPlan.set_exclusions`).
-    tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P, beta, degree
+    tol, tol_kind, viscosity, field, zero_mode, precision, energy, pressure, threads, xi, rc, grid, P, beta, degree
         Keyword-only, as :class:`EwaldPlan` (defaults from the C++ library,
         :func:`ewald_defaults`); an unknown name is a TypeError.
 
@@ -748,7 +758,8 @@ def ewald(
     if box is _REQUIRED:
         raise TypeError("ewald() missing required argument: 'box'")
     plan = EwaldPlan(kernel, box=box, tol=tol, tol_kind=tol_kind, viscosity=viscosity, field=field,
-                     zero_mode=zero_mode, precision=precision, energy=energy, threads=threads, xi=xi, rc=rc,
+                     zero_mode=zero_mode, precision=precision, energy=energy, pressure=pressure, threads=threads,
+                     xi=xi, rc=rc,
                      grid=grid, P=P, beta=beta, degree=degree)
     plan.set_points(sources, targets=targets, normals=normals)
     if exclusions is not None:

@@ -153,7 +153,7 @@ struct PyEwaldPlan {
   }
 
   /// (values, field or None, params dict, stage-times dict, energy or None, forces or None,
-  /// coincident_pairs); the arrays are float64 and own the C++ buffers. values: (M,) potential
+  /// coincident_pairs, pressure or None); the arrays are float64 and own the C++ buffers. values: (M,) potential
   /// (Laplace) or (M, 3) velocity (the Stokes kernels); forces (N, 3).
   nb::tuple result_tuple(elliptica::ewald::Result&& r) {
     const auto& o = plan.options();
@@ -166,8 +166,10 @@ struct PyEwaldPlan {
       energy = nb::float_(r.energy);
       forces = to_numpy_shaped(std::move(r.forces), 3, "forces");
     }
+    nb::object pressure = nb::none();
+    if (o.compute_pressure) pressure = to_numpy_shaped(std::move(r.pressure), 0, "pressure");
     return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
-                          r.coincident_pairs);
+                          r.coincident_pairs, pressure);
   }
 
   void set_points(const InArray& sources, const std::optional<InArray>& targets,
@@ -366,6 +368,7 @@ NB_MODULE(_core, m) {
       .def_rw("tolerance_kind", &Options::tolerance_kind)
       .def_rw("viscosity", &Options::viscosity, "mu > 0 (stokeslet and the single layer of stokes_combined)")
       .def_rw("compute_field", &Options::compute_field, "Laplace only: also E = -grad phi")
+      .def_rw("compute_pressure", &Options::compute_pressure, "stokeslet only: also the pressure")
       .def_rw("stresslet_zero_mode", &Options::stresslet_zero_mode,
               "stresslet / stokes_combined: add the k = 0 term (default off)")
       .def_rw("precision", &Options::precision, "single or double arithmetic of the stages")

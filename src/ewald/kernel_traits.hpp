@@ -18,7 +18,7 @@
 namespace elliptica::ewald::detail {
 
 /// Mean-square kernels of the error model (params.cpp).
-enum class ErrKind { LaplacePotential, LaplaceField, Stokeslet, Stresslet };
+enum class ErrKind { LaplacePotential, LaplaceField, Stokeslet, Stresslet, StokesletPressure };
 
 /// One term of a kernel's error model: the kind of truncated kernel, which strength density it
 /// weighs (0: the single-layer values |s|^2, 1: the double layer |q|^2 |nu|^2) and which
@@ -136,6 +136,46 @@ struct StokesletTraits {
   }
 };
 
+// Stokeslet velocity and pressure. Raw pressure (before the final 1/(8 pi), forces divided by
+// mu): 8 pi p / mu = 2 sum f.r/r^3, i.e. twice the Laplace field of the vector charge f
+// contracted with it: real space 2 (ec + ce) (r.f)/r^2, Fourier -8 pi i (k.f) e^{-k^2/4xi^2}/k^2.
+struct StokesletPressureTraits {
+  static constexpr Kernel kernel = Kernel::Stokeslet;
+  static constexpr bool field = true;  // the second quantity (pressure)
+  static constexpr int n_src = 3, n_grid = 3, n_out = 4;  // u (3), pressure
+  static constexpr int n_linear = 3;
+  static constexpr double final_scale = 1.0 / (8 * kPi);
+  static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::Stokeslet, 0, 0}, {ErrKind::StokesletPressure, 0, 1}}};
+  static constexpr double pair_seconds = 2.4e-9;
+  template <class T>
+  static inline void grid_values(const T* s, T* g) {
+    StokesletTraits::grid_values<T>(s, g);
+  }
+  template <class T>
+  static inline void real_space(T ec, T ce, T ir, T xi2, T rx, T ry, T rz, const T* f, T& a0, T& a1, T& a2, T& a3) {
+    StokesletTraits::real_space<T>(ec, ce, ir, xi2, rx, ry, rz, f, a0, a1, a2, a3);
+    a3 += T(2) * (ec + ce) * ir * ir * (rx * f[0] + ry * f[1] + rz * f[2]);
+  }
+  template <class T>
+  static inline void self_limit(T c, const T* s, T* a) {  // pressure: 0 (odd)
+    StokesletTraits::self_limit<T>(c, s, a);
+  }
+  static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double i4xi2, double wfac,
+                             const cplx* in, cplx* out) {
+    StokesletTraits::fourier(k, nyq, ksq, e, i4xi2, wfac, in, out);
+    // -i (8 pi e/k^2) (k.f): an odd derivative, the Nyquist components dropped
+    const double g = 8 * kPi * e / ksq * wfac;
+    double kf[2] = {0, 0};
+    for (int d = 0; d < 3; ++d) {
+      const double kd = nyq[d] ? 0.0 : k[d];
+      kf[0] += kd * in[d][0];
+      kf[1] += kd * in[d][1];
+    }
+    out[3][0] = g * kf[1];
+    out[3][1] = -g * kf[0];
+  }
+};
+
 struct StressletTraits {
   static constexpr Kernel kernel = Kernel::Stresslet;
   static constexpr bool field = false;
@@ -244,6 +284,7 @@ decltype(auto) with_traits(Kernel k, bool field, F&& f) {
       if (field) return f(LaplaceFieldTraits{});
       return f(LaplaceTraits{});
     case Kernel::Stokeslet:
+      if (field) return f(StokesletPressureTraits{});
       return f(StokesletTraits{});
     case Kernel::Stresslet:
       return f(StressletTraits{});

@@ -79,6 +79,10 @@ double ms_real(ErrKind k, double xi, double r) {
       const double g = (ec + ce) / r;
       return g * g;
     }
+    case ErrKind::StokesletPressure: {  // 2 (ec + ce)(r.f)/r^2, random f direction: 4/3 of the field's
+      const double g = (ec + ce) / r;
+      return 4.0 / 3.0 * g * g;
+    }
     case ErrKind::Stresslet: {
       // u = alpha (rh.q)(rh.nu) rh + beta [(q.nu) rh + (rh.nu) q + (rh.q) nu] with alpha = A r^3,
       // beta = B r; averaged over independent uniformly random unit q and nu:
@@ -111,6 +115,10 @@ double ms_hat(ErrKind k, double xi, double kk) {
     case ErrKind::LaplaceField: {
       const double g = 4 * kPi * e / kk;
       return g * g;
+    }
+    case ErrKind::StokesletPressure: {
+      const double g = 4 * kPi * e / kk;
+      return 4.0 / 3.0 * g * g;
     }
     case ErrKind::LaplacePotential:
       break;
@@ -216,6 +224,7 @@ double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>&
   // |G_hat(k)| (strength-direction RMS for the Stokes kernels): sqrt(ms_hat) in closed form
   const double gfac = k == ErrKind::Stokeslet ? 0.816496580927726 * 8 * kPi   // sqrt(2/3) 8 pi
                       : k == ErrKind::Stresslet ? 0.881917103688197 * 8 * kPi  // sqrt(7/9) 8 pi
+                      : k == ErrKind::StokesletPressure ? 1.154700538379252 * 4 * kPi  // sqrt(4/3) 4 pi
                                                 : 4 * kPi;
   double sum = 0, coh[3] = {0, 0, 0};
   const std::size_t n0 = ax[0].k2.size(), n1 = ax[1].k2.size(), n2 = ax[2].k2.size();
@@ -233,7 +242,8 @@ double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>&
         switch (k) {
           case ErrKind::Stokeslet: gk = gfac * (1 + kk2 * i4x2) * e / kk2; break;
           case ErrKind::Stresslet: gk = gfac * (1 + kk2 * i4x2) * e / std::sqrt(kk2); break;
-          case ErrKind::LaplaceField: gk = gfac * e / std::sqrt(kk2); break;
+          case ErrKind::LaplaceField:
+          case ErrKind::StokesletPressure: gk = gfac * e / std::sqrt(kk2); break;
           default: gk = gfac * e / kk2; break;
         }
         const double wt = wij * ax[2].wq[l];
@@ -263,6 +273,7 @@ double typical_magnitude(ErrKind k, double rho, const std::array<double, 3>& box
     case ErrKind::Stokeslet: s = 8 * kPi * (0.5 * L - a); break;
     case ErrKind::LaplaceField: s = 4 * kPi * (1.0 / a - 2.0 / L); break;
     case ErrKind::Stresslet: s = 24 * kPi * (1.0 / a - 2.0 / L); break;
+    case ErrKind::StokesletPressure: s = 16.0 / 3.0 * kPi * (1.0 / a - 2.0 / L); break;
     default: s = 4 * kPi * (0.5 * L - a); break;
   }
   return std::sqrt(std::max(rho * s, 1e-300));

@@ -186,6 +186,8 @@ void validate_options(const Options& o) {
     throw InvalidArgument("viscosity mu must be positive and finite, got " + num(o.viscosity));
   if (o.compute_field && o.kernel != Kernel::Laplace)
     throw InvalidArgument("the field (compute_field) is only available for the laplace kernel");
+  if (o.compute_pressure && o.kernel != Kernel::Stokeslet)
+    throw InvalidArgument("the pressure (compute_pressure) is only available for the stokeslet kernel");
   if (o.compute_energy && o.kernel != Kernel::Laplace)
     throw InvalidArgument("the energy and forces (compute_energy) are only available for the laplace kernel");
   if (o.stresslet_zero_mode && !has_double_layer(o.kernel))
@@ -259,7 +261,8 @@ EwaldPlan::EwaldPlan(const Options& opts) : impl_(std::make_unique<Impl>()) {
   if (I.opt.xi) *I.opt.xi *= I.ls;
   if (I.opt.rc) *I.opt.rc /= I.ls;
   I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
-  I.opt.compute_field = opts.compute_field || opts.compute_energy;  // forces = q E
+  // the second quantity: the Laplace field (also for forces = q E) or the stokeslet's pressure
+  I.opt.compute_field = opts.compute_field || opts.compute_energy || opts.compute_pressure;
   I.info = kernel_info(opts.kernel, I.opt.compute_field);
 }
 EwaldPlan::~EwaldPlan() = default;
@@ -519,7 +522,9 @@ Params EwaldPlan::Impl::report(const Params& p, double qscale) const {
   for (double* x : {&r.eps_abs, &r.result_rms, &r.result_scale, &r.est_real, &r.est_fourier, &r.est_window,
                     &r.est_total})
     *x *= u;
-  for (double* x : {&r.field_eps_abs, &r.field_rms, &r.field_scale, &r.field_est_total}) *x *= qscale / (ls * ls);
+  // the second quantity: the Laplace field (raw), or the pressure (raw = 8 pi p / mu)
+  const double u2 = opt.kernel == Kernel::Laplace ? 1.0 : info.final_scale * user.viscosity;
+  for (double* x : {&r.field_eps_abs, &r.field_rms, &r.field_scale, &r.field_est_total}) *x *= u2 * qscale / (ls * ls);
   r.xi /= ls;
   r.rc *= ls;
   for (double& h : r.h) h *= ls;
@@ -626,7 +631,8 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     if (opt.tolerance_kind == ToleranceKind::Absolute) {
       // eps in caller units -> raw plan units (see report()).
       in.eps[0] = opt.tolerance * ls / (qscale * info.final_scale);
-      in.eps[1] = opt.tolerance * ls * ls / qscale;
+      in.eps[1] = opt.tolerance * ls * ls / qscale /
+                  (opt.kernel == Kernel::Laplace ? 1.0 : info.final_scale * user.viscosity);
       t->params = finish(choose_params(in), typ[0]);
     } else {
       // Pilot: a low-accuracy evaluation measures the RMS of the result, which turns the relative
@@ -639,7 +645,9 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       StageTimes pt;
       run(*prepare(pilot, t->window), v, out, pt, nullptr);
       double meas[2] = {rms_of(out, info.n_out, 0, opt.kernel == Kernel::Laplace ? 1 : 3) / info.final_scale, 0};
-      if (opt.compute_field) meas[1] = rms_of(out, info.n_out, 1, 3);
+      if (opt.compute_field)
+        meas[1] = opt.kernel == Kernel::Laplace ? rms_of(out, info.n_out, 1, 3)
+                                                : rms_of(out, info.n_out, 3, 1) / info.final_scale;
       double scale[2];
       const double eps = std::min(opt.tolerance, 1e-2);
       for (int q = 0; q < nq; ++q) {
@@ -745,6 +753,7 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   const std::size_t nt = I.pts.nt;
   r.values = Array2D(nt, value_components(I.user.kernel), I.user.kernel == Kernel::Laplace ? 1 : 2);
   if (I.user.compute_field) r.field = Array2D(nt, 3);
+  if (I.user.compute_pressure) r.pressure = Array2D(nt, 1, 1);
   std::vector<double> v;
   double qscale = 1;
   if (nt == 0 || !I.pack(d, v, qscale)) {  // no targets, or all strengths zero: the sum is zero
@@ -769,6 +778,8 @@ Result EwaldPlan::evaluate(const Densities& d) const {
     for (int c = 0; c < nv; ++c) r.values.values[i * nv + c] = out[i * co + c] * u;
     if (I.user.compute_field)
       for (int c = 0; c < 3; ++c) r.field.values[i * 3 + c] = out[i * co + 1 + c] * uf;
+    // pressure: the sum scaled like a field (1/length^2); forces were divided by mu
+    if (I.user.compute_pressure) r.pressure.values[i] = out[i * co + 3] * uf * I.user.viscosity;
   }
   if (I.user.compute_energy) {
     // U = 1/2 sum q phi and F = q E in the caller's units (charges as given).
@@ -781,7 +792,7 @@ Result EwaldPlan::evaluate(const Densities& d) const {
     }
     r.energy = 0.5 * U;
   }
-  for (const Array2D* a : {&r.values, &r.field, &r.forces})
+  for (const Array2D* a : {&r.values, &r.field, &r.forces, &r.pressure})
     for (std::size_t i = 0; i < a->values.size(); ++i)
       if (!std::isfinite(a->values[i]))
         throw NumericalError("the result contains a non-finite value (at target " + std::to_string(i / a->cols) +

@@ -431,3 +431,34 @@ def test_numerical_failure_writes_no_output_set(cli, tmp_path):
             "--out", tmp_path / "o" / "phi.npy")
     assert r.returncode == NUMERICAL, (r.returncode, r.stderr)
     assert files_in(tmp_path / "o") == []
+
+
+# --------------------------------------------------------------------------------------------
+# Stokeslet pressure
+# --------------------------------------------------------------------------------------------
+
+def test_stokeslet_pressure_column_equals_python(cli, tmp_path):
+    s = write_system(tmp_path)
+    out = tmp_path / "up.npy"
+    ewald_cli(cli, tmp_path, "stokeslet", out, "--pressure", "--viscosity", "2.5")
+    up = np.load(out)
+    assert up.shape == (N, 4)
+    r = python_result(s, "stokeslet", tol=1e-8, viscosity=2.5, pressure=True)
+    assert r.pressure.shape == (N,)
+    assert rel_rms(up[:, 3] - r.pressure, r.pressure) < 1e-12
+    assert rel_rms(up[:, :3] - r.velocity, r.velocity) < 1e-12
+    # the pressure does not depend on the viscosity, the velocity is proportional to 1/mu
+    r1 = python_result(s, "stokeslet", tol=1e-8, viscosity=1.0, pressure=True)
+    assert rel_rms(r1.pressure - r.pressure, r.pressure) < 1e-7
+    assert rel_rms(r1.velocity / 2.5 - r.velocity, r.velocity) < 1e-7
+
+
+@pytest.mark.parametrize("kernel", ["laplace", "stresslet", "stokes-combined"])
+def test_pressure_refused_for_other_kernels(cli, tmp_path, kernel):
+    write_system(tmp_path)
+    out = tmp_path / "o.npy"
+    r = run(cli, "ewald", "--kernel", kernel, "--box", box_arg(), "--sources", tmp_path / "x.npy",
+            *kernel_args(tmp_path, kernel), "--out", out, "--pressure")
+    assert r.returncode == INVALID, r.stderr
+    assert "--pressure" in r.stderr
+    assert not out.exists()

@@ -138,6 +138,7 @@ struct Options {
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)
   double viscosity = 1.0;       ///< mu > 0 (stokeslet and the single layer of stokes-combined)
   bool compute_field = false;   ///< Laplace only: also return E = -grad phi
+  bool compute_pressure = false;  ///< stokeslet only: also return the pressure p (see Result::pressure)
   bool stresslet_zero_mode = false;  ///< stresslet / stokes-combined: add the k = 0 term (default off)
   Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor(M, N))
   bool compute_energy = false;  ///< Laplace, targets = sources: also U = 1/2 sum q phi and forces F = q E
@@ -169,6 +170,7 @@ struct Params {
   double est_window = 0;           ///< estimated RMS error of the window (spreading/interpolation)
   double est_total = 0;            ///< sqrt of the sum of squares of the three
   double est_relative = 0;         ///< est_total / result_scale (0 if not known)
+  // The second quantity: the Laplace field, or the stokeslet's pressure (times 8 pi mu).
   double field_eps_abs = 0;        ///< Laplace field only: absolute RMS target for E (0 otherwise)
   double field_rms = 0;            ///< Laplace field only: RMS of |E| from the pilot (0 if absolute)
   double field_scale = 0;          ///< Laplace field only: max(field_rms, floor) (0 if absolute)
@@ -184,6 +186,10 @@ struct Result {
   Params params;
   StageTimes times;  ///< seconds per stage: tune, set_points (first call only), P2P, P2G, FFT, CNV, IFFT, G2P, self
   std::size_t coincident_pairs = 0;  ///< (target, source) pairs coincident modulo the period, other than a source with itself
+  /// Stokeslet with compute_pressure: p(x_m) = 1/(4 pi) sum_p sum_n' f_n . r / |r|^3, r = x_m - y_n + pL
+  /// (N_t,1), k = 0 excluded (zero mean pressure over the box; the mean gradient balancing the net
+  /// force is not included); independent of the viscosity. Empty otherwise.
+  Array2D pressure;
   /// Laplace with compute_energy: U = 1/2 sum_n q_n phi(y_n) (Gaussian units: charge^2/length),
   /// excluded pairs removed; NaN otherwise.
   double energy = std::numeric_limits<double>::quiet_NaN();

@@ -142,6 +142,7 @@ template <class K> void self_images(const BackendSetup& s, double C[3][3]);
   template void F<LaplaceTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);      \
   template void F<LaplaceFieldTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&); \
   template void F<StokesletTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);    \
+  template void F<StokesletPressureTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&); \
   template void F<StressletTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);    \
   template void F<StokesCombinedTraits, T>(const CpuGeometry<T>&, CpuWorkspace<T>&);
 #define ELLIPTICA_EWALD_INSTANTIATE(F)   \

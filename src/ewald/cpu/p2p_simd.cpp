@@ -86,6 +86,10 @@ HWY_INLINE void RealSpace(D d, V ec, V ce, V ir, V xi2, V rx, V ry, V rz, const 
       a[0] = hn::MulAdd(A, s[0], hn::MulAdd(rf, rx, a[0]));
       a[1] = hn::MulAdd(A, s[1], hn::MulAdd(rf, ry, a[1]));
       a[2] = hn::MulAdd(A, s[2], hn::MulAdd(rf, rz, a[2]));
+      if constexpr (K::kernel == Kernel::Stokeslet && K::field) {  // pressure: 2 (ec + ce)(r.f)/r^2
+        const V g = hn::Mul(hn::Add(ec, ce), hn::Mul(ir, ir));
+        a[3] = hn::MulAdd(hn::Add(g, g), hn::MulAdd(rx, s[0], hn::MulAdd(ry, s[1], hn::Mul(rz, s[2]))), a[3]);
+      }
     }
     if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined) {
       const V* q = s + o;
@@ -204,6 +208,8 @@ void CellImpl(const PairBlock<T>& b) {
 ELLIPTICA_P2P_CELL(CellLaplaceF64, LaplaceTraits, double)
 ELLIPTICA_P2P_CELL(CellFieldF64, LaplaceFieldTraits, double)
 ELLIPTICA_P2P_CELL(CellStokesletF64, StokesletTraits, double)
+ELLIPTICA_P2P_CELL(CellPressureF64, StokesletPressureTraits, double)
+ELLIPTICA_P2P_CELL(CellPressureF32, StokesletPressureTraits, float)
 ELLIPTICA_P2P_CELL(CellStressletF64, StressletTraits, double)
 ELLIPTICA_P2P_CELL(CellCombinedF64, StokesCombinedTraits, double)
 ELLIPTICA_P2P_CELL(CellLaplaceF32, LaplaceTraits, float)
@@ -221,6 +227,8 @@ namespace elliptica::ewald::detail {
 HWY_EXPORT(CellLaplaceF64);
 HWY_EXPORT(CellFieldF64);
 HWY_EXPORT(CellStokesletF64);
+HWY_EXPORT(CellPressureF64);
+HWY_EXPORT(CellPressureF32);
 HWY_EXPORT(CellStressletF64);
 HWY_EXPORT(CellCombinedF64);
 HWY_EXPORT(CellLaplaceF32);
@@ -236,6 +244,8 @@ void p2p_cell(const PairBlock<T>& b) {
     if constexpr (f) HWY_DYNAMIC_DISPATCH(CellLaplaceF32)(b); else HWY_DYNAMIC_DISPATCH(CellLaplaceF64)(b);
   } else if constexpr (K::kernel == Kernel::Laplace) {
     if constexpr (f) HWY_DYNAMIC_DISPATCH(CellFieldF32)(b); else HWY_DYNAMIC_DISPATCH(CellFieldF64)(b);
+  } else if constexpr (K::kernel == Kernel::Stokeslet && K::field) {
+    if constexpr (f) HWY_DYNAMIC_DISPATCH(CellPressureF32)(b); else HWY_DYNAMIC_DISPATCH(CellPressureF64)(b);
   } else if constexpr (K::kernel == Kernel::Stokeslet) {
     if constexpr (f) HWY_DYNAMIC_DISPATCH(CellStokesletF32)(b); else HWY_DYNAMIC_DISPATCH(CellStokesletF64)(b);
   } else if constexpr (K::kernel == Kernel::Stresslet) {
@@ -256,6 +266,7 @@ std::string simd_target() {
 ELLIPTICA_P2P_CELL_INST(LaplaceTraits)
 ELLIPTICA_P2P_CELL_INST(LaplaceFieldTraits)
 ELLIPTICA_P2P_CELL_INST(StokesletTraits)
+ELLIPTICA_P2P_CELL_INST(StokesletPressureTraits)
 ELLIPTICA_P2P_CELL_INST(StressletTraits)
 ELLIPTICA_P2P_CELL_INST(StokesCombinedTraits)
 
