@@ -91,11 +91,13 @@ def run_plan(kernel, x, q, d, nu, eps, threads=1, repeats=3, precision="double",
     p = plan.params
     rec = {"kernel": kernel, "eps": eps, "precision": precision, "n": x.shape[0], "threads": threads,
            "set_points_s": t_set, "first_s": first, "repeat_best_s": best,
-           "repeat_median_s": float(np.median(walls)),
+           "repeat_median_s": float(np.median(walls)) if walls else float("nan"),
            "xi": p["xi"], "rc": p["rc"], "grid": "x".join(str(int(m)) for m in p["grid"]), "P": p["P"],
            "est_relative": p["est_relative"]}
+    if best_times is None:  # repeats = 0: the first evaluate's stage times
+        best_times = dict(r.info.times)
     for s in STAGES:
-        rec[s] = best_times.get(s, 0.0) if best_times else 0.0
+        rec[s] = best_times.get(s, 0.0)
     vals = r.forces if energy else (r.potential if kernel == "laplace" else r.velocity)
     del args
     return np.array(vals, copy=True), rec

@@ -422,10 +422,10 @@ def test_defaults_come_from_the_library():
 def test_result_attributes_do_not_depend_on_flags(system):
     x, q, f, t = system
     names = {fld.name for fld in __import__("dataclasses").fields(elliptica.EwaldResult)}
-    assert names == {"potential", "field", "velocity", "info", "energy", "forces"}
+    assert names == {"potential", "field", "velocity", "info", "energy", "forces", "pressure"}
     plain = elliptica.ewald("laplace", x, q, L, tol=1e-4)
     with_field = elliptica.ewald("laplace", x, q, L, tol=1e-4, field=True)
     assert plain.field is None and with_field.field.shape == (N, 3)
     np.testing.assert_allclose(plain.potential, with_field.potential, rtol=0, atol=1e-3 * np.abs(plain.potential).max())
     assert plain.info.params["xi"] > 0 and plain.info.times
-    assert plain.energy is None and plain.forces is None and plain.info.coincident_pairs == 0
+    assert plain.energy is None and plain.forces is None and plain.pressure is None and plain.info.coincident_pairs == 0
