@@ -317,3 +317,27 @@ TEST(EwaldEnergy, RefusedWhereUndefined) {
 
 }  // namespace
 
+
+namespace {
+
+// An override pair far beyond what the tuner picks (xi r_c = 45): the erfc series of P2P stays
+// finite and accurate (exp(x^2) erfc(x) by its asymptotic series beyond x = 25).
+TEST(EwaldOverrides, LargeXiTimesCutoff) {
+  const std::array<double, 3> box{1.0, 1.0, 1.0};
+  const auto x = make_points(Distribution::Uniform, 90, box, 31);
+  const auto q = make_strengths(90, 1, 32, true);
+  Options o;
+  o.box = box;
+  o.tolerance = 1e-8;
+  o.xi = 50.0;
+  o.rc = 0.9;
+  o.grid = std::array<int, 3>{200, 200, 200};
+  o.window_support = 12;
+  EwaldPlan plan(o);
+  const Result r = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(q, 1));
+  RefOptions ro;
+  const RefResult ref = direct_ewald(ro, x, q);
+  EXPECT_LT(rel_rms_err(r.values.values, ref.values), 1e-8);
+}
+
+}  // namespace
