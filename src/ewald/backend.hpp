@@ -63,7 +63,7 @@ class Backend {
 };
 
 /// The set_points stage on the CPU: sorts the points into the cell list of the parameters,
-/// caches the window weights of every point, the erfc/exp tables and the FFT plans.
+/// caches the window weights of every point, the erfcx series and the FFT plans.
 /// Throws ResourceError when the caches or grids exceed the limits or the machine's memory.
 std::unique_ptr<Backend> make_cpu_backend(const PointSet& pts, const BackendSetup& setup);
 

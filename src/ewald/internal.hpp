@@ -102,7 +102,8 @@ constexpr double kMaxNearFieldBytes = 4.0 * 1024 * 1024 * 1024;  // 4 GiB
 /// along the longest axis while there are more than min(8 n_points + 64, 2^26) cells.
 std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points);
 
-/// Near-field (P2P) load of a cutoff and cell grid, as counted by p2p() (kernels.cpp).
+/// Near-field (P2P) load of a cutoff and cell grid, as visited by p2p() (cpu/p2p.cpp): every
+/// candidate of the colleague cells is evaluated (masked) by the SIMD loop.
 struct NearFieldLoad {
   double colleagues = 0;         ///< (cell, image) pairs visited per target cell
   double checks_per_target = 0;  ///< source images tested per target (mean)

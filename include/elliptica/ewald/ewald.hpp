@@ -65,7 +65,7 @@
 /// set_points(sources[, targets][, normals]) stores the wrapped geometry. The parameters are
 /// chosen (tune) from the first strengths seen, by tune() or by the first evaluate(); that step
 /// then sorts the points into the cell list of the chosen r_c and caches the window weights of
-/// every point, the erfc/exp tables and the FFT plans. Every later evaluate(strengths) reuses all
+/// every point, the erfcx series of P2P and the FFT plans. Every later evaluate(strengths) reuses all
 /// of it: it is const and may be called from several threads at once (each call has its own
 /// grids). Result::times has the stages "tune" and "set_points" only on the call that did them.
 /// The parameters stay fixed for later strengths: the relative tolerance holds for strengths of

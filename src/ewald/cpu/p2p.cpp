@@ -74,8 +74,8 @@ struct Neighbour {
 };
 
 // The colleague cells of cell (i,j,k) with the periodic shifts of their sources: offsets
-// o in [-K_d, K_d] per axis, K_d = ceil(r_c / cell width) (1 when the width is >= r_c, which gives
-// the usual 27 colleagues). Offset o maps to source cell (c + o) mod n and periodic image
+// o in [-K_d, K_d] per axis, K_d = ceil(r_c / cell width) (2 for the cell list's width >= r_c/2:
+// 5 x 5 x 5 colleagues). Offset o maps to source cell (c + o) mod n and periodic image
 // floor((c + o)/n), so all (cell, image) pairs are distinct, and together they hold every image of
 // every source within r_c (several images of one source when r_c exceeds a box length).
 template <class T>
