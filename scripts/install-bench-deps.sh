@@ -8,7 +8,8 @@
 #     PETSc, which takes far longer than the benchmark);
 #   - PyPI:   finufft (the non-uniform FFT the far field is compared against), pyamg (the
 #             algebraic multigrid peer), fmm3dpy (FMM3D, the Helmholtz FMM peer; its wheel is
-#             serial), bempp-cl (the Galerkin BEM peer; numba), gmsh (the submarine body of
+#             serial; also the spectral Ewald peer of bench/ewald_issue12_fmm3d.py), openmm (the PME
+#             peer of bench/ewald_issue12_openmm.py), bempp-cl (the Galerkin BEM peer; numba), gmsh (the submarine body of
 #             bench/bodies/submarine.py), matplotlib (plots), numpy, scipy.
 # Run scripts/install-deps.sh first (compiler, CMake, FFTW, ...). Idempotent.
 set -euo pipefail
@@ -29,6 +30,6 @@ fi
 
 "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
   "finufft>=2.2" "pyamg>=5.0" "matplotlib>=3.5" "numpy>=1.24" "scipy>=1.10" \
-  "fmm3dpy>=1.0" "bempp-cl>=0.4" "gmsh>=4.11"
+  "fmm3dpy>=1.0" "openmm>=8.0" "bempp-cl>=0.4" "gmsh>=4.11"
 
-echo "== install-bench-deps: done ($("$PYTHON" -c 'import importlib.metadata as m; print(", ".join(p + " " + m.version(p) for p in ("finufft", "pyamg", "matplotlib", "fmm3dpy", "bempp-cl", "gmsh")))'))"
+echo "== install-bench-deps: done ($("$PYTHON" -c 'import importlib.metadata as m; print(", ".join(p + " " + m.version(p) for p in ("finufft", "pyamg", "matplotlib", "fmm3dpy", "openmm", "bempp-cl", "gmsh")))'))"
