@@ -172,6 +172,11 @@ void CellImpl(const PairBlock<T>& b) {
         const V r2 = hn::MulAdd(rx[v], rx[v], hn::MulAdd(ry[v], ry[v], hn::Mul(rz[v], rz[v])));
         in[v] = hn::And(hn::Lt(r2, rc2), hn::Ge(r2, co2));
         const V r2s = hn::IfThenElse(in[v], r2, one);
+        // lanes outside: offsets zero, so that no kernel term overflows (the padding is 1e18 away:
+        // xi^2 r^2 is beyond float's range) and 0 * inf never makes a NaN
+        rx[v] = hn::IfThenElseZero(in[v], rx[v]);
+        ry[v] = hn::IfThenElseZero(in[v], ry[v]);
+        rz[v] = hn::IfThenElseZero(in[v], rz[v]);
         ir[v] = InvSqrt(d, r2s);
         x[v] = hn::Mul(xi, hn::Mul(r2s, ir[v]));  // xi r
         // erfcx(x) = sum_k c_k T_k(u), u = scale t + shift, t = 1/(1 + x/2): Clenshaw
