@@ -371,8 +371,30 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.o_P = cmd->add_option("--P", a.P, "override: window support P in grid points");
   a.o_beta = cmd->add_option("--beta", a.beta, "override: Kaiser-Bessel shape parameter beta");
   a.o_degree = cmd->add_option("--degree", a.degree, "override: window polynomial degree nu, in [1,30]");
-  cmd->add_option("--out", a.out, "output file (.npy, else CSV); written atomically")->required();
+  // --out is required unless the subcommand `calibrate` is given (checked after parsing below)
+  a.o_out = cmd->add_option("--out", a.out, "output file (.npy, else CSV); written atomically (required)");
   cmd->add_flag("--quiet,-q", a.quiet, "print nothing on success");
+
+  a.calibrate = cmd->add_subcommand(
+      "calibrate",
+      "Measures the constants of the cost model that chooses the parameters (one thread, about 1 s per precision),\n"
+      "writes them to the per-machine cache and prints them.");
+  a.calibrate->footer(
+      "The cache: $ELLIPTICA_CACHE_DIR/ewald_costs.json, else $XDG_CACHE_HOME/elliptica/ewald_costs.json, else\n"
+      "  ~/.cache/elliptica/ewald_costs.json; one entry per CPU model, SIMD target, library version, build and\n"
+      "  precision. Plans use it by default (ELLIPTICA_EWALD_COSTS unset or 'auto': read the cache, or measure and\n"
+      "  write it); ELLIPTICA_EWALD_COSTS=builtin uses the built-in constants, ELLIPTICA_EWALD_COSTS=FILE a file\n"
+      "  written by --output.\n"
+      "Output: the constants as JSON (seconds of one core per unit of work; docs/ewald.md, 'Cost model').");
+  a.calibrate->add_option("--precision", a.cal_precision, "single, double or both")
+      ->check(CLI::IsMember({"single", "double", "both"}))
+      ->capture_default_str();
+  a.calibrate->add_option("--output", a.cal_output, "also write the constants to this JSON file (atomically)");
+  a.calibrate->add_flag("--no-cache", a.cal_no_cache, "measure only: do not write the per-machine cache");
+  a.calibrate->add_flag("--quiet,-q", a.cal_quiet, "print nothing on success");
+  cmd->final_callback([&a] {
+    if (!a.calibrate->parsed() && a.o_out->count() == 0) throw CLI::RequiredError("--out");
+  });
 
   a.o_gro->excludes(a.o_sources)->excludes(a.o_strengths)->excludes(a.o_box);
   a.o_charges->needs(a.o_gro);
@@ -380,7 +402,35 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   return cmd;
 }
 
+namespace {
+
+/// `elliptica ewald calibrate`: measures the cost model's constants, writes the cache (unless
+/// --no-cache) and --output, prints them as JSON.
+int run_calibrate(const EwaldArgs& a) {
+  std::vector<ewald::Precision> precisions;
+  if (a.cal_precision != "single") precisions.push_back(ewald::Precision::Double);
+  if (a.cal_precision != "double") precisions.push_back(ewald::Precision::Single);
+  std::optional<io::OutputFile> out_file;  // created before the measurement: a bad name fails at once
+  if (!a.cal_output.empty()) out_file.emplace(a.cal_output);
+  std::vector<ewald::CostConstants> all;
+  for (ewald::Precision p : precisions) all.push_back(ewald::calibrate_costs(p, !a.cal_no_cache));
+  if (out_file) {
+    out_file->write(ewald::cost_constants_file_json(all));
+    out_file->commit();
+  }
+  if (!a.cal_quiet) {
+    std::ostream& os = std::cout;
+    os << "{\n  \"cache\": " << jstr_or_null(ewald::cost_cache_file()) << ",\n  \"entries\": [";
+    for (std::size_t i = 0; i < all.size(); ++i) os << (i ? ",\n    " : "\n    ") << ewald::cost_constants_json(all[i], 4);
+    os << "\n  ]\n}\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_ewald(const EwaldArgs& a) {
+  if (a.calibrate && a.calibrate->parsed()) return run_calibrate(a);
   const auto t_start = Clock::now();
   // ---- options that need no files ------------------------------------------------------
   ewald::Options opt;
@@ -677,6 +727,9 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"wall_seconds\": " << jnum(seconds_since(t_start)) << ",\n"
        << "  \"peak_memory_bytes\": " << peak_bytes << ",\n"
        << "  \"coincident_pairs\": " << res.coincident_pairs << ",\n"
+       << "  \"p2p\": {\"candidates\": " << res.p2p.candidates << ", \"pairs\": " << res.p2p.pairs
+       << ", \"series_degree\": " << res.p2p.series_degree << "},\n"
+       << "  \"cost_model\": " << ewald::cost_constants_json(ewald::cost_constants(opt.precision), 2) << ",\n"
        << "  \"energy\": " << (a.energy ? jnum(res.energy) : "null") << ",\n"
        << "  \"inputs\": {\"sources\": " << jstr_or_null(use_gro ? std::string() : a.sources)
        << ", \"strengths\": " << jstr_or_null(use_gro ? std::string() : a.strengths)
@@ -721,6 +774,11 @@ int run_ewald(const EwaldArgs& a) {
     os << buf;
     os << "parameters:\n" << p.describe();
     if (!p.describe().empty() && p.describe().back() != '\n') os << '\n';
+    {
+      const ewald::CostConstants cc = ewald::cost_constants(opt.precision);
+      os << "cost model: " << cc.source << " constants" << (cc.file.empty() ? "" : " (" + cc.file + ")")
+         << " (elliptica ewald calibrate remeasures them)\n";
+    }
     print_times(os, res.times);
     if (res.coincident_pairs > 0)
       os << "coincident (target, source) pairs (singular term excluded): " << res.coincident_pairs << "\n";

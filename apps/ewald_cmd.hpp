@@ -39,18 +39,26 @@ struct EwaldArgs {
   std::string out;
   bool quiet = false;
 
+  // `elliptica ewald calibrate`: measures the cost model's constants (ewald::calibrate_costs)
+  CLI::App* calibrate = nullptr;
+  std::string cal_precision = "both";  ///< single, double or both
+  std::string cal_output;              ///< also write the constants to this JSON file
+  bool cal_no_cache = false;           ///< do not write the per-machine cache
+  bool cal_quiet = false;
+
   // Options, to ask whether a value was given on the command line.
   CLI::Option *o_viscosity = nullptr, *o_xi = nullptr, *o_rc = nullptr, *o_grid = nullptr, *o_P = nullptr,
               *o_beta = nullptr, *o_degree = nullptr, *o_box = nullptr, *o_sources = nullptr,
               *o_strengths = nullptr, *o_targets = nullptr, *o_gro = nullptr, *o_charges = nullptr,
               *o_dipoles = nullptr, *o_normals = nullptr, *o_exclusions = nullptr, *o_forces_out = nullptr,
-              *o_summary = nullptr, *o_energy = nullptr, *o_zero_mode = nullptr, *o_field = nullptr;
+              *o_summary = nullptr, *o_energy = nullptr, *o_zero_mode = nullptr, *o_field = nullptr,
+              *o_out = nullptr;
 };
 
 /// Registers the `ewald` subcommand on `app`, storing values into `args` (which must outlive parsing).
 CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& args);
 
-/// Runs the subcommand. Returns 0 on success; throws elliptica::Error (InvalidArgument, IOError,
+/// Runs the subcommand (or `ewald calibrate` when that was given). Returns 0 on success; throws elliptica::Error (InvalidArgument, IOError,
 /// NumericalError, ResourceError) on bad input or failure, in which case no output file (--out,
 /// --forces-out, --summary) has been written and existing files there are unchanged.
 int run_ewald(const EwaldArgs& args);

@@ -79,7 +79,7 @@ def run_plan(kernel, x, q, d, nu, eps, threads=1, repeats=3, precision="double",
     t0 = time.perf_counter()
     r = ev()
     first = time.perf_counter() - t0
-    best, best_times = float("inf"), None
+    best, best_times, best_p2p = float("inf"), None, {}
     walls = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -88,12 +88,15 @@ def run_plan(kernel, x, q, d, nu, eps, threads=1, repeats=3, precision="double",
         walls.append(w)
         if w < best:
             best, best_times = w, dict(r.info.times)
+            best_p2p = dict(getattr(r.info, "p2p", {}) or {})
     p = plan.params
     rec = {"kernel": kernel, "eps": eps, "precision": precision, "n": x.shape[0], "threads": threads,
            "set_points_s": t_set, "first_s": first, "repeat_best_s": best,
            "repeat_median_s": float(np.median(walls)) if walls else float("nan"),
            "xi": p["xi"], "rc": p["rc"], "grid": "x".join(str(int(m)) for m in p["grid"]), "P": p["P"],
-           "est_relative": p["est_relative"]}
+           "est_relative": p["est_relative"],
+           "p2p_candidates": best_p2p.get("candidates"), "p2p_pairs": best_p2p.get("pairs"),
+           "series_degree": best_p2p.get("series_degree")}
     if best_times is None:  # repeats = 0: the first evaluate's stage times
         best_times = dict(r.info.times)
     for s in STAGES:

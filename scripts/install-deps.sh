@@ -17,6 +17,7 @@ DEBIAN_PACKAGES=(
   libhwy-dev        # Google Highway: portable SIMD with runtime dispatch (AVX2 / AVX-512), ewald P2P
   libcli11-dev      # CLI11 command-line parser (header only)
   libeigen3-dev     # Eigen (header only)
+  nlohmann-json3-dev  # JSON reader (header only): the ewald cost-constants cache
   googletest        # GoogleTest/GoogleMock sources
   libgtest-dev      # GoogleTest libraries + CMake config
   libbenchmark-dev  # Google Benchmark (bench/ only)

@@ -101,7 +101,8 @@ from ._core import (
     ResourceError,
     ToleranceKind,
 )
-from ._ewald import EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_defaults, single_precision_floor
+from ._ewald import (EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_calibrate, ewald_cost_constants, ewald_defaults,
+                     single_precision_floor)
 from ._io import read_array, write_array
 
 __version__ = "0.1.0"
@@ -112,6 +113,8 @@ __all__ = [
     "EwaldInfo",
     "ewald",
     "ewald_defaults",
+    "ewald_calibrate",
+    "ewald_cost_constants",
     "single_precision_floor",
     "Kernel",
     "ToleranceKind",

@@ -2,6 +2,7 @@
 (see the package docstring for the conventions)."""
 
 import dataclasses
+import json
 import numbers
 import operator
 from typing import Optional
@@ -11,7 +12,8 @@ import numpy as np
 from . import _core
 from ._core import InvalidArgumentError, Kernel, Precision, ToleranceKind
 
-__all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults", "single_precision_floor"]
+__all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults", "single_precision_floor",
+           "ewald_calibrate", "ewald_cost_constants"]
 
 _TOL_KINDS = {"relative": ToleranceKind.relative, "absolute": ToleranceKind.absolute}
 _KERNEL_NAMES = ["laplace", "stokeslet", "stresslet", "stokes-combined"]
@@ -92,6 +94,48 @@ def _parse_precision(value):
     raise InvalidArgumentError(
         f"precision must be 'single' or 'double' (or elliptica.Precision), got {value!r}"
     )
+
+
+def ewald_calibrate(precision="double", *, write_cache=True):
+    """Measures the constants of the cost model that chooses the parameters (the C++
+    ``ewald::calibrate_costs``): small evaluations of every kernel on one thread, about 1 s.
+
+    Parameters
+    ----------
+    precision : "double" (default), "single" or :class:`Precision`
+        The precision whose constants are measured.
+    write_cache : bool, keyword-only
+        Write them to the per-machine cache file (``$ELLIPTICA_CACHE_DIR/ewald_costs.json``, else
+        ``$XDG_CACHE_HOME/elliptica/...``, else ``~/.cache/elliptica/...``); a cache that cannot be
+        written is not an error (``"file"`` is then None).
+
+    Returns
+    -------
+    dict
+        ``precision``, ``source`` ("measured"), ``file``, ``cpu``, ``simd_target``, ``version``,
+        ``build``, ``model``, ``measured_at``, ``measure_seconds`` and the constants in seconds of one
+        core per unit of work: ``p2p_cell``, ``p2p_column``, ``p2p_check`` and ``p2p_pair`` (dicts by
+        kernel variant: laplace, laplace-field, stokeslet, stokeslet-pressure, stresslet,
+        stokes-combined), ``spread``, ``interp``, ``window_row``, ``grid_pass``, ``fft``,
+        ``fft_growth`` (relative, per doubling of M), ``cnv_mode``, ``cnv_component``,
+        ``window_eval``. Unless ``ELLIPTICA_EWALD_COSTS`` is "builtin" or a file, later plans of this
+        process use them.
+
+    Raises
+    ------
+    InvalidArgumentError
+        An unknown precision.
+    """
+    p = _parse_precision(precision)
+    return json.loads(_core.ewald_calibrate_json(p, bool(write_cache)))
+
+
+def ewald_cost_constants(precision="double"):
+    """The cost model's constants plans of this process use for ``precision`` (a dict as
+    :func:`ewald_calibrate` returns; ``source`` says where they come from: "builtin", "cache",
+    "measured" or "file"), chosen on first use by ``ELLIPTICA_EWALD_COSTS`` (unset or "auto": the
+    per-machine cache, measured and written when missing; "builtin"; or a file name)."""
+    return json.loads(_core.ewald_cost_constants_json(_parse_precision(precision)))
 
 
 def _kernel_name(kernel):
@@ -212,12 +256,16 @@ class EwaldInfo:
         Number of (target, source) pairs coincident modulo the period (closer than 1e-13 times
         the longest box length), other than a source with itself: their singular p = 0 term was
         excluded.
+    p2p : dict
+        Work of the P2P stage: ``candidates`` (distance tests), ``pairs`` (pairs within r_c whose
+        kernel was evaluated) and ``series_degree`` (degree of the erfcx series).
     """
 
     kernel: Kernel
     params: dict
     times: dict
     coincident_pairs: int = 0
+    p2p: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -593,8 +641,9 @@ class EwaldPlan:
         return one_shot, tuple(values.get(k) for k in names)
 
     def _result(self, out):
-        values, field, params, times, energy, forces, coincident, pressure = out
-        info = EwaldInfo(kernel=self._kernel, params=params, times=times, coincident_pairs=int(coincident))
+        values, field, params, times, energy, forces, coincident, pressure, p2p = out
+        p2p = {"candidates": int(p2p[0]), "pairs": int(p2p[1]), "series_degree": int(p2p[2])}
+        info = EwaldInfo(kernel=self._kernel, params=params, times=times, coincident_pairs=int(coincident), p2p=p2p)
         if self._kernel == Kernel.laplace:
             return EwaldResult(potential=values, field=field, velocity=None, info=info, energy=energy, forces=forces)
         return EwaldResult(potential=None, field=None, velocity=values, info=info, pressure=pressure)

@@ -153,7 +153,7 @@ struct PyEwaldPlan {
   }
 
   /// (values, field or None, params dict, stage-times dict, energy or None, forces or None,
-  /// coincident_pairs, pressure or None); the arrays are float64 and own the C++ buffers. values: (M,) potential
+  /// coincident_pairs, pressure or None, (P2P candidates, pairs, series degree)); the arrays are float64 and own the C++ buffers. values: (M,) potential
   /// (Laplace) or (M, 3) velocity (the Stokes kernels); forces (N, 3).
   nb::tuple result_tuple(elliptica::ewald::Result&& r) {
     const auto& o = plan.options();
@@ -169,7 +169,8 @@ struct PyEwaldPlan {
     nb::object pressure = nb::none();
     if (o.compute_pressure) pressure = to_numpy_shaped(std::move(r.pressure), 0, "pressure");
     return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
-                          r.coincident_pairs, pressure);
+                          r.coincident_pairs, pressure,
+                          nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree));
   }
 
   void set_points(const InArray& sources, const std::optional<InArray>& targets,
@@ -354,6 +355,33 @@ NB_MODULE(_core, m) {
       },
       "grid"_a, "n_points"_a,
       "Smallest relative tolerance a single-precision plan accepts with FFT grid (M1, M2, M3) and N points.");
+
+  // Cost model of the parameter choice (ewald.hpp: CostConstants); _ewald.py turns the JSON into dicts.
+  m.def(
+      "ewald_calibrate_json",
+      [](Precision p, bool write_cache) {
+        elliptica::ewald::CostConstants c;
+        {
+          nb::gil_scoped_release release;
+          c = elliptica::ewald::calibrate_costs(p, write_cache);
+        }
+        return elliptica::ewald::cost_constants_json(c);
+      },
+      "precision"_a, "write_cache"_a,
+      "Measures the cost model's constants now (C++ ewald::calibrate_costs); their JSON object.");
+  m.def(
+      "ewald_cost_constants_json",
+      [](Precision p) {
+        elliptica::ewald::CostConstants c;
+        {
+          nb::gil_scoped_release release;
+          c = elliptica::ewald::cost_constants(p);
+        }
+        return elliptica::ewald::cost_constants_json(c);
+      },
+      "precision"_a, "The cost model's constants this process uses (C++ ewald::cost_constants); their JSON object.");
+  m.def("ewald_cost_cache_file", &elliptica::ewald::cost_cache_file,
+        "The per-machine cache file of the cost model's constants ('' if no location is known).");
 
   // The C++ options struct, defaults included: the Python front end (_ewald.py) reads its
   // defaults from a default-constructed EwaldOptions and fills one per plan.

@@ -33,6 +33,7 @@ struct BackendSetup {
   double erfc_target = 1e-15;  ///< relative accuracy of erfc in P2P (a fraction of the relative tolerance)
   std::array<double, 3> box{1, 1, 1};
   int threads = 1;
+  P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (cpu/p2g.cpp, g2p.cpp, p2g_baseline.cpp)
   Params params;
   Window window;
 };
@@ -60,6 +61,8 @@ class Backend {
   virtual void store(Workspace& ws, double* out) const = 0;
   /// Coincident (target, source) pairs of the last P2P other than a source with itself.
   virtual std::size_t coincident_pairs(const Workspace& ws) const = 0;
+  /// Distance tests and evaluated pairs of the last P2P, and the erfcx series degree.
+  virtual P2PCounts p2p_counts(const Workspace& ws) const = 0;
 };
 
 /// The set_points stage on the CPU: sorts the points into the cell list of the parameters,

@@ -66,7 +66,10 @@ struct TuneInput {
   bool field = false;                 // Laplace field requested (error targets for phi and E)
   std::vector<ErrorTerm> terms;       // the kernel's error model (kernel_traits.hpp)
   int n_src = 1, n_grid = 1, n_out = 1;
-  double pair_seconds = 2.5e-9;       // cost model: one P2P candidate (kernel_traits.hpp)
+  // Cost model (params.cpp, model_cost): the constants of the plan's precision (calibrate.cpp:
+  // measured per machine, cached, or built in) and the kernel's variant (cost_variant()).
+  CostConstants costs = builtin_cost_constants(Precision::Double);
+  int cost_variant = 0;
   std::array<double, 3> box{1, 1, 1};
   std::size_t n_sources = 0, n_targets = 0;
   double rho[2] = {0, 0};             // effective strength densities (single, double layer) seen by the targets
@@ -105,13 +108,19 @@ std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::s
 /// Near-field (P2P) load of a cutoff and cell grid, as visited by p2p() (cpu/p2p.cpp): every
 /// candidate of the colleague cells is evaluated (masked) by the SIMD loop.
 struct NearFieldLoad {
-  double colleagues = 0;         ///< (cell, image) pairs visited per target cell
-  double checks_per_target = 0;  ///< source images tested per target (mean)
+  double colleagues = 0;         ///< (cell, image) pairs within the reach of a target cell
+  double columns = 0;            ///< columns of colleague cells (x, y offsets) per target
+  double checks_per_target = 0;  ///< source images tested per target (mean, uniform points: the
+                                 ///< cells of the runs P2P scans, see cpu/p2p.cpp)
   double pair_checks = 0;        ///< total source-target tests
   double bytes = 0;              ///< per-thread colleague and pair lists, times the threads
 };
 NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_sources, std::size_t n_targets,
                               double rc, const std::array<int, 3>& cells, int strength_components, int threads);
+
+/// Modelled seconds of one evaluation with these parameters (the cost model of CostConstants,
+/// divided by in.threads).
+double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M, int P);
 
 /// Chooses the parameters (see params.cpp). Throws InvalidArgument for a grid override above
 /// kMaxGridBytes, ResourceError when only the size limits rule out every choice, NumericalError

@@ -42,7 +42,10 @@ struct LaplaceTraits {
   static constexpr int n_linear = 1;  // leading source values the kernel is linear in (self images)
   static constexpr double final_scale = 1.0;
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::LaplacePotential, 0, 0}}};
-  static constexpr double pair_seconds = 2.5e-9;  // cost model: one P2P candidate (SIMD, masked) on one core
+  // Built-in cost model (CostConstants, ELLIPTICA_EWALD_COSTS=builtin): seconds of one core per P2P
+  // distance test of a (target, candidate) and per pair within r_c (kernel evaluation), float64;
+  // float32 takes half of each. Measured constants (calibrate.cpp) replace them by default.
+  static constexpr double check_seconds = 0.5e-9, pair_seconds = 3.0e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) { g[0] = s[0]; }
   template <class T>
@@ -67,7 +70,7 @@ struct LaplaceFieldTraits {
   static constexpr int n_linear = 1;
   static constexpr double final_scale = 1.0;
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::LaplacePotential, 0, 0}, {ErrKind::LaplaceField, 0, 1}}};
-  static constexpr double pair_seconds = 3.0e-9;
+  static constexpr double check_seconds = 0.5e-9, pair_seconds = 4.0e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) { g[0] = s[0]; }
   template <class T>
@@ -102,7 +105,7 @@ struct StokesletTraits {
   static constexpr int n_linear = 3;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stokeslet, 0, 0}}};
-  static constexpr double pair_seconds = 2.2e-9;
+  static constexpr double check_seconds = 0.6e-9, pair_seconds = 5.0e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
     g[0] = s[0];
@@ -146,7 +149,7 @@ struct StokesletPressureTraits {
   static constexpr int n_linear = 3;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::Stokeslet, 0, 0}, {ErrKind::StokesletPressure, 0, 1}}};
-  static constexpr double pair_seconds = 2.4e-9;
+  static constexpr double check_seconds = 0.6e-9, pair_seconds = 5.5e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
     StokesletTraits::grid_values<T>(s, g);
@@ -180,16 +183,25 @@ struct StressletTraits {
   static constexpr Kernel kernel = Kernel::Stresslet;
   static constexpr bool field = false;
   static constexpr int n_src = 6;   // q (3), nu (3)
-  static constexpr int n_grid = 9;  // F_lm = q_l nu_m, component 3 l + m
+  // The multiplier below sees F_lm = q_l nu_m only through its symmetric part S = (F + F^T)/2
+  // (k_m (F_jm + F_mj) = 2 (S k)_j, tr F = tr S, k.F.k = k.S.k): 6 grid components S_00, S_11,
+  // S_22, S_01, S_02, S_12 instead of 9 (a third less spreading and fewer FFTs, same result).
+  static constexpr int n_grid = 6;
   static constexpr int n_out = 3;
   static constexpr int n_linear = 0;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 1> errors{{{ErrKind::Stresslet, 1, 0}}};
-  static constexpr double pair_seconds = 2.8e-9;
+  static constexpr double check_seconds = 0.7e-9, pair_seconds = 7.0e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
-    for (int l = 0; l < 3; ++l)
-      for (int m = 0; m < 3; ++m) g[3 * l + m] = s[l] * s[3 + m];
+    const T* q = s;
+    const T* n = s + 3;
+    g[0] = q[0] * n[0];
+    g[1] = q[1] * n[1];
+    g[2] = q[2] * n[2];
+    g[3] = T(0.5) * (q[0] * n[1] + q[1] * n[0]);
+    g[4] = T(0.5) * (q[0] * n[2] + q[2] * n[0]);
+    g[5] = T(0.5) * (q[1] * n[2] + q[2] * n[1]);
   }
   // T^R: A (r.q)(r.nu) r + B [(q.nu) r + (r.nu) q + (r.q) nu],
   // A = -(2/r^4)[3 ec + ce (3 + 2 xi^2 r^2)], B = 2 xi^2 ce = (4 xi^3/sqrt(pi)) e^{-xi^2 r^2}.
@@ -211,7 +223,8 @@ struct StressletTraits {
   }
   template <class T>
   static inline void self_limit(T, const T*, T*) {}  // the smooth part of T is odd: 0 at r = 0
-  // (+i)(-8 pi/k^4)(1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} [-(k_m F_jm + k_m F_mj + k_j F_mm) k^2 + 2 k_j k_l k_m F_lm].
+  // (+i)(-8 pi/k^4)(1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} [-(k_m F_jm + k_m F_mj + k_j F_mm) k^2 + 2 k_j k_l k_m F_lm]
+  //   = (+i)(...) [-(2 (S k)_j + k_j tr S) k^2 + 2 k_j (k.S.k)], S the symmetric part of F.
   // Odd in k: a mode on a Nyquist plane has no odd real counterpart and is dropped (its size is
   // that of the Fourier truncation error).
   static inline void fourier(const double* k, const bool* nyq, double ksq, double e, double i4xi2, double wfac,
@@ -222,15 +235,14 @@ struct StressletTraits {
     }
     const double c = -8 * kPi * (1 + ksq * i4xi2) * e / (ksq * ksq) * wfac;
     for (int p = 0; p < 2; ++p) {
-      double kF[3], Fk[3], kFk = 0, tr = 0;  // kF_j = k_m F_jm, Fk_j = k_m F_mj
-      for (int j = 0; j < 3; ++j) {
-        kF[j] = k[0] * in[3 * j][p] + k[1] * in[3 * j + 1][p] + k[2] * in[3 * j + 2][p];
-        Fk[j] = k[0] * in[j][p] + k[1] * in[3 + j][p] + k[2] * in[6 + j][p];
-        tr += in[4 * j][p];
-      }
-      for (int l = 0; l < 3; ++l) kFk += k[l] * kF[l];
+      // S from its 6 components (grid_values): Sk_j = S_jm k_m
+      const double s00 = in[0][p], s11 = in[1][p], s22 = in[2][p], s01 = in[3][p], s02 = in[4][p], s12 = in[5][p];
+      const double Sk[3] = {s00 * k[0] + s01 * k[1] + s02 * k[2], s01 * k[0] + s11 * k[1] + s12 * k[2],
+                            s02 * k[0] + s12 * k[1] + s22 * k[2]};
+      const double tr = s00 + s11 + s22;
+      const double kSk = k[0] * Sk[0] + k[1] * Sk[1] + k[2] * Sk[2];
       double M[3];
-      for (int j = 0; j < 3; ++j) M[j] = -(kF[j] + Fk[j] + k[j] * tr) * ksq + 2 * k[j] * kFk;
+      for (int j = 0; j < 3; ++j) M[j] = -(2 * Sk[j] + k[j] * tr) * ksq + 2 * k[j] * kSk;
       // multiplying by i: (x + i y) i = -y + i x, so the real part comes from the imaginary one.
       for (int j = 0; j < 3; ++j) {
         if (p == 0)
@@ -245,13 +257,13 @@ struct StressletTraits {
 struct StokesCombinedTraits {
   static constexpr Kernel kernel = Kernel::StokesCombined;
   static constexpr bool field = false;
-  static constexpr int n_src = 9;    // f/mu (3), q (3), nu (3)
-  static constexpr int n_grid = 12;  // f (3), q (x) nu (9)
+  static constexpr int n_src = 9;   // f/mu (3), q (3), nu (3)
+  static constexpr int n_grid = 9;  // f (3), the symmetric part of q (x) nu (6, StressletTraits)
   static constexpr int n_out = 3;
   static constexpr int n_linear = 3;
   static constexpr double final_scale = 1.0 / (8 * kPi);
   static constexpr std::array<ErrorTerm, 2> errors{{{ErrKind::Stokeslet, 0, 0}, {ErrKind::Stresslet, 1, 0}}};
-  static constexpr double pair_seconds = 3.1e-9;
+  static constexpr double check_seconds = 0.8e-9, pair_seconds = 9.0e-9;
   template <class T>
   static inline void grid_values(const T* s, T* g) {
     StokesletTraits::grid_values<T>(s, g);

@@ -289,15 +289,6 @@ int fft_friendly(int m) {
   }
 }
 
-namespace {
-
-struct Cost {
-  // Seconds per unit of work on one core, measured on the development machine (bench/); the pair
-  // evaluation cost is the kernel's (kernel_traits.hpp).
-  double cell = 30e-9, spread_point = 0.9e-9, window_eval = 40e-9, fft = 0.7e-9, cnv = 3e-9, interp_point = 0.9e-9;
-};
-
-}  // namespace
 
 std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points) {
   std::array<double, 3> n;
@@ -317,9 +308,38 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
                               double rc, const std::array<int, 3>& cells, int strength_components, int threads) {
   NearFieldLoad l;
   const double ncell = double(cells[0]) * cells[1] * cells[2];
-  l.colleagues = 1;
-  for (int d = 0; d < 3; ++d) l.colleagues *= 2.0 * std::max(1.0, std::ceil(rc * cells[d] / box[d] * (1 - 1e-12))) + 1.0;
-  l.checks_per_target = l.colleagues * double(n_sources) / ncell;
+  int K[3];
+  double w[3];
+  for (int d = 0; d < 3; ++d) {
+    K[d] = std::max(1, static_cast<int>(std::ceil(rc * cells[d] / box[d] * (1 - 1e-12))));
+    w[d] = box[d] / cells[d];
+  }
+  l.colleagues = (2.0 * K[0] + 1) * (2.0 * K[1] + 1) * (2.0 * K[2] + 1);
+  l.columns = (2.0 * K[0] + 1) * (2.0 * K[1] + 1);
+  // P2P scans, per target, the z-cells of each column of colleague cells that the sphere of radius
+  // r_c around the target reaches (cpu/p2p.cpp, target_runs): the mean number of cells over 4^3
+  // target positions in a cell, times the mean sources per cell. Beyond 400 columns (r_c many
+  // cell widths: thin boxes) the bound of all colleague cells (the sampling would cost more than
+  // such a plan is worth).
+  double cells_scanned = 0;
+  const double rc2 = rc * rc;
+  if (l.columns > 400) cells_scanned = 64.0 * l.colleagues;
+  else for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b)
+      for (int c = 0; c < 4; ++c) {
+        const double f[3] = {(a + 0.5) / 4, (b + 0.5) / 4, (c + 0.5) / 4};
+        auto gap = [&](int d, int o) { return o > 0 ? (o - f[d]) * w[d] : (o < 0 ? (f[d] - o - 1) * w[d] : 0.0); };
+        for (int ox = -K[0]; ox <= K[0]; ++ox)
+          for (int oy = -K[1]; oy <= K[1]; ++oy) {
+            const double g2 = gap(0, ox) * gap(0, ox) + gap(1, oy) * gap(1, oy);
+            if (g2 >= rc2) continue;
+            const double h = std::sqrt(rc2 - g2), z = f[2] * w[2];
+            const int z0 = std::max(-K[2], static_cast<int>(std::floor((z - h) / w[2])));
+            const int z1 = std::min(K[2], static_cast<int>(std::floor((z + h) / w[2])));
+            cells_scanned += z1 - z0 + 1;
+          }
+      }
+  l.checks_per_target = cells_scanned / 64.0 * double(n_sources) / ncell;
   l.pair_checks = double(n_targets) * l.checks_per_target;
   // Per thread: the colleague list (cell index + shift, 32 bytes; the per-axis offset lists are
   // smaller) and the compacted pair buffers (r^2, r_vec, strengths: 8 bytes each) of the
@@ -329,29 +349,37 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
   return l;
 }
 
-namespace {
-
+// The cost model (seed 000, section 5: a performance model per stage, its constants measured on
+// the machine; calibrate.cpp measures them, CostConstants in ewald.hpp lists the terms). P2P:
+// per target cell a fixed overhead, per target and column of colleague cells the set-up of its
+// runs, then every source of the runs is tested (the SIMD distance test) and the kernel is
+// evaluated on the pairs within r_c only (compacted first), so the cost has a per-check and a
+// per-pair term. Far field: P2G and G2P per point and window row (P^2 rows of P n_grid values)
+// plus the padded grid's fold / unfold, the FFTs per M log2 M, CNV per half-spectrum mode.
 double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
                   int P) {
-  const Cost c;
+  const CostConstants& c = in.costs;
+  const int v = std::clamp(in.cost_variant, 0, kCostVariants - 1);
   const double ncell = double(cells[0]) * cells[1] * cells[2];
-  const double nt = double(in.n_targets);
+  const double nt = double(in.n_targets), ns = double(in.n_sources);
+  const double V = in.box[0] * in.box[1] * in.box[2];
   const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
-  const double nnb = nl.colleagues;  // colleague (cell, image) pairs per target cell, see cpu/p2p.cpp
-  const double per_target_checks = nl.checks_per_target;
-  // The SIMD P2P evaluates every candidate of the colleague cells (masked), so its cost is per
-  // candidate (in.pair_seconds: measured per kernel at N = 1e5, one thread, AVX-512, including the
-  // gathering of the candidates), plus the per-cell work.
-  const double p2p = nt * per_target_checks * in.pair_seconds + nnb * ncell * c.cell;
-  const double P3 = double(P) * P * P;
+  const double occupied = ncell * -std::expm1(-nt / ncell);  // target cells holding a target (uniform points)
+  const double pairs = nt * ns * (4.0 / 3.0 * kPi * rc * rc * rc) / V;
+  const double p2p = c.p2p_cell * occupied + c.p2p_column * nt * nl.columns + c.p2p_check[v] * nl.pair_checks +
+                     c.p2p_pair[v] * pairs;
+  const double P2 = double(P) * P;
   const double mtot = double(M[0]) * M[1] * M[2];
-  const double ns = double(in.n_sources);
-  const double p2g = ns * (P3 * in.n_grid * c.spread_point + c.window_eval);
-  const double g2p = nt * (P3 * in.n_out * c.interp_point + c.window_eval);
-  const double fft = (in.n_grid + in.n_out) * c.fft * mtot * std::log2(std::max(2.0, mtot));
-  const double cnv = c.cnv * mtot * 0.5 * (in.n_grid + in.n_out);
+  const double padded = double(M[0] + 2 * P) * (M[1] + 2 * P) * (M[2] + 2 * P);
+  const double p2g = ns * P2 * (c.window_row + c.spread * P * in.n_grid) + c.grid_pass * in.n_grid * padded;
+  const double g2p = nt * P2 * (c.window_row + c.interp * P * in.n_out) + c.grid_pass * in.n_out * padded;
+  const double lm = std::log2(std::max(2.0, mtot));
+  const double fft = c.fft * std::max(0.5, 1.0 + c.fft_growth * (lm - 18.0)) * mtot * lm * (in.n_grid + in.n_out);
+  const double cnv = double(M[0]) * M[1] * (M[2] / 2 + 1) * (c.cnv_mode + c.cnv_component * (in.n_grid + in.n_out));
   return (p2p + p2g + g2p + fft + cnv) / std::max(1, in.threads);
 }
+
+namespace {
 
 // Smallest x in [lo, hi] with f(x) <= target for a decreasing f (geometric bisection).
 template <class F>

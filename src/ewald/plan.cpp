@@ -89,7 +89,7 @@ namespace {
 /// What the kernel's traits say, as values (for the parts of the plan that are not templates).
 struct KernelInfo {
   int n_src = 1, n_grid = 1, n_out = 1, n_linear = 1;
-  double final_scale = 1.0, pair_seconds = 0;
+  double final_scale = 1.0;
   std::vector<ErrorTerm> terms;
 };
 KernelInfo kernel_info(Kernel k, bool field) {
@@ -101,7 +101,6 @@ KernelInfo kernel_info(Kernel k, bool field) {
     i.n_out = K::n_out;
     i.n_linear = K::n_linear;
     i.final_scale = K::final_scale;
-    i.pair_seconds = K::pair_seconds;
     i.terms.assign(K::errors.begin(), K::errors.end());
     return i;
   });
@@ -157,7 +156,7 @@ struct EwaldPlan::Impl {
   std::shared_ptr<const Tuned> state(const std::vector<double>& v, double qscale, StageTimes& times) const;
   std::unique_ptr<Backend> prepare(const Params& p, const Window& w) const;
   void run(const Backend& b, const std::vector<double>& v, std::vector<double>& out, StageTimes& times,
-           std::size_t* coincident) const;
+           std::size_t* coincident, P2PCounts* counts = nullptr) const;
   Params report(const Params& p, double qscale) const;
   void validate(const Densities& d) const;
   // Removes the direct interaction of excluded pairs from out (plan units, (ns, n_out)).
@@ -472,13 +471,14 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.erfc_target = std::clamp(0.01 * rel, 1e-15, 1e-4);
   s.box = opt.box;
   s.threads = threads;
+  s.p2g_variant = opt.p2g_variant;
   s.params = p;
   s.window = w;
   return make_cpu_backend(pts, s);
 }
 
 void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::vector<double>& out,
-                          StageTimes& times, std::size_t* coincident) const {
+                          StageTimes& times, std::size_t* coincident, P2PCounts* counts) const {
   auto ws = b.workspace();
   b.load(*ws, v.data());
   {
@@ -512,6 +512,7 @@ void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::v
     b.store(*ws, out.data());
   }
   if (coincident) *coincident = b.coincident_pairs(*ws);
+  if (counts) *counts = b.p2p_counts(*ws);
 }
 
 Params EwaldPlan::Impl::report(const Params& p, double qscale) const {
@@ -546,7 +547,9 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     in.n_src = info.n_src;
     in.n_grid = info.n_grid;
     in.n_out = info.n_out;
-    in.pair_seconds = info.pair_seconds;
+    // the cost model's constants (measured per machine and cached, or built in: calibrate.cpp)
+    in.costs = cost_constants(opt.precision);
+    in.cost_variant = cost_variant(opt.kernel, opt.compute_field);
     in.box = opt.box;
     in.n_sources = pts.ns;
     in.n_targets = pts.nt;
@@ -766,7 +769,7 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   }
   const std::shared_ptr<const Tuned> t = I.state(v, qscale, r.times);
   std::vector<double> out;
-  I.run(*t->backend, v, out, r.times, &r.coincident_pairs);
+  I.run(*t->backend, v, out, r.times, &r.coincident_pairs, &r.p2p);
   if (!I.exclusions.empty()) {
     ScopedStage st(r.times, "exclusions");
     I.exclude(v, out);

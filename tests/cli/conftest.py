@@ -4,6 +4,11 @@ import shutil
 
 import pytest
 
+# The built-in cost-model constants (src/ewald/calibrate.cpp): the same parameter choice on every
+# machine, and no test run measures the machine or writes the per-machine cache (the tests of the
+# calibration set their own environment).
+os.environ.setdefault("ELLIPTICA_EWALD_COSTS", "builtin")
+
 
 @pytest.fixture(scope="session")
 def cli():

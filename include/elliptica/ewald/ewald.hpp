@@ -47,7 +47,8 @@
 ///   periodic (it depends on where the box's origin is), the seed and the reference codes drop
 ///   it, and for a closed surface with a constant density it vanishes (sum q.nu w = 0).
 /// - Stokes combined: u = stokeslet(f) + stresslet(q, nu) in one pass (seed 000, section 2.3):
-///   12 spread components (f and q (x) nu), 12 forward FFTs, CNV to 3, 3 inverse FFTs, one G2P,
+///   9 spread components (f and the symmetric part of q (x) nu, all the stresslet's multiplier
+///   sees), 9 forward FFTs, CNV to 3, 3 inverse FFTs, one G2P,
 ///   and one P2P loop evaluating both real-space kernels.
 ///
 /// ## Algorithm
@@ -115,6 +116,14 @@ enum class ToleranceKind { Relative, Absolute };
 /// Arithmetic of the stages (P2P, P2G, FFT, CNV, IFFT, G2P). Coordinates are wrapped into the
 /// box in double precision before any float32 arithmetic; results are returned as float64.
 enum class Precision { Single, Double };
+/// Implementation of the P2G and G2P stages (benchmarking; the results agree to round-off).
+/// CellOrdered (default): window weights cached at set_points, sources spread in slabs of
+/// x-planes owned by threads (no atomics) into a padded grid folded periodically; targets gather
+/// from the unfolded padded grid. Baseline (the seed's P2G-base / G2P-base): points in input
+/// order, window weights evaluated per point, periodic index wrap in the loops, threads over
+/// points with atomic grid updates (P2G).
+enum class P2GVariant { CellOrdered, Baseline };
+inline constexpr P2GVariant kDefaultP2GVariant = P2GVariant::CellOrdered;
 
 /// "single", "double".
 std::string to_string(Precision p);
@@ -143,6 +152,7 @@ struct Options {
   Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor(M, N))
   bool compute_energy = false;  ///< Laplace, targets = sources: also U = 1/2 sum q phi and forces F = q E
   int threads = 0;              ///< 0: all available (OpenMP default), else [1, 1024]
+  P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (benchmarking; see P2GVariant)
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6
   std::optional<double> rc;            ///< real-space cutoff, [1e-6 min(L), max(L)]
@@ -178,6 +188,13 @@ struct Params {
   std::string describe() const;    ///< multi-line human-readable report
 };
 
+/// Work of the P2P stage in one evaluation (diagnostics, e.g. for flop counts and the cost model).
+struct P2PCounts {
+  std::size_t candidates = 0;  ///< (target, source) distance tests (the runs of cells scanned)
+  std::size_t pairs = 0;       ///< pairs with coincidence <= r < r_c whose kernel was evaluated
+  int series_degree = 0;       ///< degree of the erfcx Chebyshev series (from the tolerance)
+};
+
 /// Result of one evaluation. values: (N_targets, 1) for the Laplace potential, (N_targets, 3) for
 /// the Stokes velocities; field: (N_targets, 3) for the Laplace field when asked for.
 struct Result {
@@ -186,6 +203,7 @@ struct Result {
   Params params;
   StageTimes times;  ///< seconds per stage: tune, set_points (first call only), P2P, P2G, FFT, CNV, IFFT, G2P, self
   std::size_t coincident_pairs = 0;  ///< (target, source) pairs coincident modulo the period, other than a source with itself
+  P2PCounts p2p;  ///< work of the P2P stage of this evaluation
   /// Stokeslet with compute_pressure: p(x_m) = 1/(4 pi) sum_p sum_n' f_n . r / |r|^3, r = x_m - y_n + pL
   /// (N_t,1), k = 0 excluded (zero mean pressure over the box; the mean gradient balancing the net
   /// force is not included); independent of the viscosity. Empty otherwise.
@@ -286,5 +304,98 @@ int strength_components(Kernel k);
 bool has_double_layer(Kernel k);
 /// Components of Result::values (1 Laplace, 3 otherwise).
 int value_components(Kernel k);
+
+
+// ---------------------------------------------------------------------------------------------
+// Cost model of the parameter choice, measured per machine (seed 000, section 5)
+
+/// Kernel variants of the cost model (the index of CostConstants::p2p_check and p2p_pair):
+/// 0 laplace, 1 laplace with the field, 2 stokeslet, 3 stokeslet with the pressure, 4 stresslet,
+/// 5 stokes-combined.
+inline constexpr int kCostVariants = 6;
+/// The variant of a kernel: second_quantity is the Laplace field (compute_field or
+/// compute_energy) or the stokeslet's pressure (compute_pressure).
+int cost_variant(Kernel k, bool second_quantity);
+/// "laplace", "laplace-field", "stokeslet", "stokeslet-pressure", "stresslet", "stokes-combined";
+/// throws InvalidArgument for v outside [0, kCostVariants).
+std::string cost_variant_name(int v);
+
+/// Constants of the cost model that chooses (r_c, xi, M, P) among the parameter sets meeting the
+/// tolerance: seconds of one core per unit of work (all finite and > 0), for one precision.
+/// The modelled time of one evaluation (src/ewald/params.cpp, model_cost) is, for Ns sources, Nt
+/// targets, n_src values per source, n_grid / n_out grid components, colleague list of the cell grid:
+///   P2P  p2p_cell  * occupied target cells
+///      + p2p_column * targets x columns of colleague cells (the set-up of a target's source runs)
+///      + p2p_check[v] * (target, source) distance tests (the sources of the runs)
+///      + p2p_pair[v]  * pairs within r_c (Nt Ns 4/3 pi r_c^3 / V for uniform points)
+///   P2G  Ns P^2 (window_row + spread P n_grid) + grid_pass n_grid (M1+2P)(M2+2P)(M3+2P)
+///   G2P  Nt P^2 (window_row + interp P n_out)  + grid_pass n_out  (M1+2P)(M2+2P)(M3+2P)
+///   FFT  fft(M) M log2(M) (n_grid + n_out), M = M1 M2 M3,
+///        fft(M) = fft * max(0.5, 1 + fft_growth (log2 M - 18)) (larger transforms leave the caches)
+///   CNV  M1 M2 (M3/2 + 1) (cnv_mode + cnv_component (n_grid + n_out))
+/// divided by the number of threads. window_eval (per point and axis) is the set_points stage's
+/// window evaluation, reported but not part of the choice (it does not depend on r_c).
+struct CostConstants {
+  Precision precision = Precision::Double;
+  /// Where the values come from: "builtin" (ELLIPTICA_EWALD_COSTS=builtin, or no measurement
+  /// possible), "measured" (in this process), "cache" (the per-machine cache file) or "file"
+  /// (ELLIPTICA_EWALD_COSTS=PATH).
+  std::string source = "builtin";
+  std::string file;         ///< the cache or constants file read or written ("" if none)
+  std::string cpu;          ///< CPU model name (/proc/cpuinfo), "unknown" if not found
+  std::string simd_target;  ///< SIMD instruction set of P2P's run-time dispatch (e.g. "AVX3", "AVX2")
+  std::string version;      ///< library version the constants were measured with
+  std::string build;        ///< "release", "debug", "asan" or "tsan"
+  std::string measured_at;  ///< UTC time of the measurement (ISO 8601), "" for builtin
+  double measure_seconds = 0;  ///< wall time the measurement took
+  double p2p_cell = 0, p2p_column = 0;
+  std::array<double, kCostVariants> p2p_check{}, p2p_pair{};
+  double spread = 0, interp = 0, window_row = 0, grid_pass = 0;
+  double fft = 0, fft_growth = 0;
+  double cnv_mode = 0, cnv_component = 0;
+  double window_eval = 0;
+};
+
+/// The built-in constants of precision p (deterministic; the same for every machine).
+CostConstants builtin_cost_constants(Precision p);
+
+/// The constants the parameter choice of this process uses for precision p, per the environment
+/// variable ELLIPTICA_EWALD_COSTS, decided on the first call (thread-safe; later calls return the
+/// same values until calibrate_costs() replaces them):
+///   unset or "auto": the per-machine cache file (cost_cache_file()) when it has an entry for this
+///     CPU model, SIMD target, library version, build and precision; otherwise they are measured
+///     (about 1-1.5 s, one thread) and written to the cache (atomically: a temporary file renamed
+///     into place). A corrupt cache file is ignored and replaced; an unwritable or missing cache
+///     directory keeps the measurement in memory. Never throws for cache problems.
+///   "builtin": builtin_cost_constants(p), no measurement (use it where the parameter choice must
+///     be the same on every machine, e.g. tests).
+///   a file name: the entry for precision p of that file (written by `elliptica ewald calibrate
+///     --output FILE` or a cache file; the built-in constants when it has no entry for p).
+///     Throws IOError when the file cannot be read or is not a constants file.
+CostConstants cost_constants(Precision p);
+
+/// Measures the constants of precision p now: small CPU-backend evaluations on one thread
+/// (uniform random points in the unit cube, every kernel variant; about 0.5-1.5 s), fitted by
+/// non-negative least squares. With write_cache (default) the entry is written to the cache
+/// file (CostConstants::file says where; "" when it could not be written, which is not an error).
+/// Unless ELLIPTICA_EWALD_COSTS is "builtin" or a file name, the process then uses the new values.
+/// Throws ResourceError only when memory runs out.
+CostConstants calibrate_costs(Precision p, bool write_cache = true);
+
+/// The cache file: $ELLIPTICA_CACHE_DIR/ewald_costs.json, else $XDG_CACHE_HOME/elliptica/...,
+/// else $HOME/.cache/elliptica/...; "" when none of these variables is set.
+std::string cost_cache_file();
+
+/// A JSON object of the constants and their key (precision, cpu, simd_target, version, build,
+/// source, measured_at, measure_seconds, the constants; p2p_check and p2p_pair as objects keyed by
+/// cost_variant_name()). indent: spaces before every line but the first.
+std::string cost_constants_json(const CostConstants& c, int indent = 0);
+
+/// The text of a constants file (the cache's format: {"format": "elliptica-ewald-costs",
+/// "format_version": 1, "entries": [cost_constants_json of each]}).
+std::string cost_constants_file_json(const std::vector<CostConstants>& entries);
+/// Writes cost_constants_file_json(entries) to path atomically (a temporary file in the same
+/// folder renamed into place). Throws IOError when it cannot be written.
+void write_cost_constants(const std::string& path, const std::vector<CostConstants>& entries);
 
 }  // namespace elliptica::ewald

@@ -8,6 +8,8 @@
 //   fft.cpp         FFT and IFFT (FFTW, plans made once, executed on per-call arrays)
 //   cnv.cpp         the kernel's Fourier multiplier over the half spectrum
 //   g2p.cpp         interpolation back to the targets
+//   p2g_baseline.cpp  P2G and G2P of P2GVariant::Baseline (input order, window on the fly,
+//                   periodic wrap in the loops, atomic scatter), for benchmarking
 //   self.cpp        own periodic images beyond r_c, background, stresslet k = 0 term
 // Threads: every parallel region has a num_threads clause (the plan's `threads`); nothing in a
 // region allocates or throws except P2P's buffers, whose failures are rethrown after it.
@@ -106,6 +108,7 @@ struct CpuGeometry {
   WindowCache<T> wsrc, wtrg;
   std::vector<int> slab_start, slab_order;  // P2G: sources by slabs of x-planes (threads own alternate slabs)
   int nslab = 1;
+  std::vector<int> src_rank, trg_rank;      // P2GVariant::Baseline: input index -> sorted position
   ErfcSeries series;                        // erfcx for P2P (degree from the tolerance)
   std::array<int, 3> reach{1, 1, 1};        // colleague offsets per axis (cells)
   std::unique_ptr<FftPlans<T>> fft;
@@ -125,6 +128,7 @@ struct CpuWorkspace final : Workspace {
   double total[2] = {0, 0};    // Laplace: total charge; stresslet: sum q.nu
   double moment[3] = {0, 0, 0};  // stresslet k = 0 term: sum (q.nu) y
   std::size_t coincident = 0;
+  std::size_t p2p_candidates = 0, p2p_pairs = 0;  // P2P distance tests, pairs within r_c evaluated
 };
 
 // Stage templates (explicitly instantiated for the five traits and both precisions in their files).
@@ -134,6 +138,9 @@ template <class T> void fft_forward(const CpuGeometry<T>& g, CpuWorkspace<T>& ws
 template <class T> void fft_backward(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class K, class T> void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class K, class T> void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+/// P2GVariant::Baseline (p2g_baseline.cpp): the same results to round-off.
+template <class K, class T> void p2g_baseline(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+template <class K, class T> void g2p_baseline(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class K, class T> void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 /// Own images: the matrix C with out += C s for a source that is also a target (self.cpp).
 template <class K> void self_images(const BackendSetup& s, double C[3][3]);

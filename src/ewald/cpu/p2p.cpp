@@ -1,7 +1,7 @@
 // P2P: the real-space sum of the spectral Ewald method over the colleague cells of each target
 // cell (seed 000, section 2.1 and algorithm 1), for any kernel's traits (kernel_traits.hpp).
-// Per target cell the candidates of its colleague cells are gathered once (structure of arrays)
-// and every target of the cell is summed over them by the SIMD loop of p2p_simd.cpp. A pair
+// Per target, the runs of cell-sorted sources its sphere of radius r_c can reach (target_runs)
+// are summed by the SIMD loop of p2p_simd.cpp, which reads the sources in place. A pair
 // closer than the coincidence distance contributes the limit r -> 0 of (real-space kernel -
 // free-space kernel) instead (K::self_limit): the self term when the targets are the sources.
 #include <algorithm>
@@ -33,7 +33,7 @@ ErfcSeries::ErfcSeries(double X, double target) {
     const double t = (u - shift) / scale;
     return erfcx_exact(2.0 * (1.0 / t - 1.0));
   };
-  for (int n = 4; n <= 28; ++n) {
+  for (int n = 4; n <= kMaxSeriesDegree; ++n) {
     const int np = n + 1;
     std::vector<double> f(np);
     for (int j = 0; j < np; ++j) f[j] = g(std::cos(kPi * (j + 0.5) / np));
@@ -68,32 +68,52 @@ double ErfcSeries::erfcx(double x) const {
 
 namespace {
 
-struct Neighbour {
-  int cell;
-  double sx, sy, sz;  // shift added to source coordinates (periodic image)
-};
+int floor_div(int a, int n) { return a >= 0 ? a / n : -((-a + n - 1) / n); }
 
-// The colleague cells of cell (i,j,k) with the periodic shifts of their sources: offsets
-// o in [-K_d, K_d] per axis, K_d = ceil(r_c / cell width) (2 for the cell list's width >= r_c/2:
-// 5 x 5 x 5 colleagues). Offset o maps to source cell (c + o) mod n and periodic image
-// floor((c + o)/n), so all (cell, image) pairs are distinct, and together they hold every image of
-// every source within r_c (several images of one source when r_c exceeds a box length).
+// The runs of sources that can lie within r_c of the target t (coordinates wrapped into the box,
+// in cell (i, j, k) of the cell list): for each column (x, y offsets in [-K, K]) of colleague
+// cells whose (x, y) distance from t is below r_c, the z-cells (offsets in [-K, K]) the sphere of
+// radius r_c around t reaches there. Offset o maps to cell (c + o) mod n and periodic image
+// floor((c + o)/n), so every image of every source within r_c is in exactly one run (several
+// images of one source when r_c exceeds a box length). Cell bounds are widened by 1e-12 L so that
+// the rounding of a point's cell index never drops a pair.
 template <class T>
-int colleagues(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, int i, int j, int k,
-               std::vector<Neighbour>& nb) {
-  const int c[3] = {i, j, k};
-  std::vector<std::pair<int, double>> ax[3];
-  for (int d = 0; d < 3; ++d)
-    for (int o = -K[d]; o <= K[d]; ++o) {
-      const int cc = c[d] + o;
-      const int img = cc >= 0 ? cc / cl.n[d] : -((-cc + cl.n[d] - 1) / cl.n[d]);
-      ax[d].emplace_back(cc - img * cl.n[d], img * box[d]);
+void target_runs(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, double rc,
+                 int i, int j, int k, const double t[3], std::vector<PairRun>& runs) {
+  const double w[3] = {box[0] / cl.n[0], box[1] / cl.n[1], box[2] / cl.n[2]};
+  const double slack = 1e-12 * std::max({box[0], box[1], box[2]});
+  const double rc2 = rc * rc;
+  auto gap = [&](int d, int cc) {  // distance from t to the (unwrapped) cell interval cc along d
+    const double lo = cc * w[d] - slack, hi = (cc + 1) * w[d] + slack;
+    return t[d] < lo ? lo - t[d] : (t[d] > hi ? t[d] - hi : 0.0);
+  };
+  for (int ox = -K[0]; ox <= K[0]; ++ox) {
+    const int cx = i + ox;
+    const double gx = gap(0, cx);
+    if (gx * gx >= rc2) continue;
+    const int imx = floor_div(cx, cl.n[0]);
+    const int ii = cx - imx * cl.n[0];
+    for (int oy = -K[1]; oy <= K[1]; ++oy) {
+      const int cy = j + oy;
+      const double gy = gap(1, cy);
+      const double g2 = gx * gx + gy * gy;
+      if (g2 >= rc2) continue;
+      const int imy = floor_div(cy, cl.n[1]);
+      const int jj = cy - imy * cl.n[1];
+      const double h = std::sqrt(rc2 - g2) + slack;
+      const int z0 = std::max(k - K[2], static_cast<int>(std::floor((t[2] - h) / w[2])));
+      const int z1 = std::min(k + K[2], static_cast<int>(std::floor((t[2] + h) / w[2])));
+      const int col = (ii * cl.n[1] + jj) * cl.n[2];
+      for (int cz = z0; cz <= z1;) {  // consecutive z-cells of one periodic image form one run
+        const int imz = floor_div(cz, cl.n[2]);
+        const int end = std::min(z1, (imz + 1) * cl.n[2] - 1);
+        const int kk = cz - imz * cl.n[2];
+        const int s0 = cl.start[col + kk], s1 = cl.start[col + kk + (end - cz) + 1];
+        if (s1 > s0) runs.push_back({s0, s1, imx * box[0], imy * box[1], imz * box[2]});
+        cz = end + 1;
+      }
     }
-  nb.clear();
-  for (const auto& [ii, sx] : ax[0])
-    for (const auto& [jj, sy] : ax[1])
-      for (const auto& [kk, sz] : ax[2]) nb.push_back({(ii * cl.n[1] + jj) * cl.n[2] + kk, sx, sy, sz});
-  return static_cast<int>(nb.size());
+  }
 }
 
 }  // namespace
@@ -106,25 +126,28 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const auto& box = g.setup.box;
   const double xi_d = g.setup.params.xi, rc = g.setup.params.rc;
   const double L = std::max({box[0], box[1], box[2]});
-  const double coinc2_d = (kCoincidenceRelative * L) * (kCoincidenceRelative * L);
+  const double coinc2 = (kCoincidenceRelative * L) * (kCoincidenceRelative * L);
   const T c = static_cast<T>(2.0 * xi_d / kSqrtPi);
   const std::array<int, 3> Kr = g.reach;
   const int ncells = trg.ncells();
   const int threads = g.setup.threads;
-  const std::vector<T>& q = ws.values;
-  const double width[3] = {box[0] / trg.n[0], box[1] / trg.n[1], box[2] / trg.n[2]};
+  const std::vector<T>& q = ws.values;  // (ns, nq) in cell-sorted order
+  const std::size_t ns = src.x.size();
+  // the values as nq arrays (structure of arrays), readable kPairPad past their end
+  const std::size_t qstride = ns + kPairPad;
+  std::vector<T> qs(qstride * nq, T(0));
+  for (std::size_t s = 0; s < ns; ++s)
+    for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
   ws.acc.assign(trg.x.size() * nout, 0.0);
-  std::size_t coincident = 0;
+  std::size_t coincident = 0, candidates = 0, pairs = 0;
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads) reduction(+ : coincident)
+#pragma omp parallel num_threads(threads) reduction(+ : coincident, candidates, pairs)
   {
-    // The candidates of the current target cell (structure of arrays, offsets from the cell's
-    // corner formed in float64 and rounded to T), its targets and their sums.
-    std::vector<T> cx, cy, cz, cq, tx, ty, tz, out;
-    std::vector<T> cxl, cyl, czl, txl, tyl, tzl;  // float32: rounding remainders of the offsets
-    constexpr bool lo = std::is_same_v<T, float>;
-    std::vector<std::size_t> ncoinc, scratch;
-    std::vector<Neighbour> nb;
+    std::size_t counts[2] = {0, 0};
+    std::vector<T> out, scratch;  // the cell's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
+    std::vector<std::size_t> ncoinc;
+    std::vector<PairRun> runs;
+    std::vector<int> run_begin;
 #pragma omp for schedule(dynamic, 4)
     for (int cellid = 0; cellid < ncells; ++cellid) {
       const int t0 = trg.start[cellid], t1 = trg.start[cellid + 1];
@@ -133,89 +156,37 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         const int i = cellid / (trg.n[1] * trg.n[2]);
         const int j = (cellid / trg.n[2]) % trg.n[1];
         const int k = cellid % trg.n[2];
-        const double corner[3] = {i * width[0], j * width[1], k * width[2]};
-        const int nn = colleagues(src, box, Kr, i, j, k, nb);
-        std::size_t cap = 0;
-        for (int b = 0; b < nn; ++b) cap += src.start[nb[b].cell + 1] - src.start[nb[b].cell];
-        // at least one whole padding chunk: the SIMD loop uses the last chunk as an all-outside filler
-        const std::size_t padded = (cap + kPairPad - 1) / kPairPad * kPairPad + kPairPad;
-        cx.resize(padded);
-        cy.resize(padded);
-        cz.resize(padded);
-        cq.resize(padded * nq);
-        if constexpr (lo) {
-          cxl.assign(padded, T(0));
-          cyl.assign(padded, T(0));
-          czl.assign(padded, T(0));
-        }
-        std::size_t m = 0;
-        for (int b = 0; b < nn; ++b) {
-          const int s0 = src.start[nb[b].cell], s1 = src.start[nb[b].cell + 1];
-          const double ox = nb[b].sx - corner[0], oy = nb[b].sy - corner[1], oz = nb[b].sz - corner[2];
-          for (int s = s0; s < s1; ++s, ++m) {
-            const double px = src.x[s] + ox, py = src.y[s] + oy, pz = src.z[s] + oz;
-            cx[m] = static_cast<T>(px);
-            cy[m] = static_cast<T>(py);
-            cz[m] = static_cast<T>(pz);
-            if constexpr (lo) {
-              cxl[m] = static_cast<T>(px - double(cx[m]));
-              cyl[m] = static_cast<T>(py - double(cy[m]));
-              czl[m] = static_cast<T>(pz - double(cz[m]));
-            }
-            for (int d = 0; d < nq; ++d) cq[d * padded + m] = q[std::size_t(s) * nq + d];
-          }
-        }
-        for (; m < padded; ++m) {  // far away: outside r_c in every lane
-          cx[m] = cy[m] = cz[m] = static_cast<T>(1e18);
-          for (int d = 0; d < nq; ++d) cq[d * padded + m] = T(0);
-        }
         const std::size_t nt = std::size_t(t1 - t0);
-        tx.resize(nt);
-        ty.resize(nt);
-        tz.resize(nt);
+        runs.clear();
+        run_begin.assign(1, 0);
+        for (int t = t0; t < t1; ++t) {
+          const double tp[3] = {trg.x[t], trg.y[t], trg.z[t]};
+          target_runs(src, box, Kr, rc, i, j, k, tp, runs);
+          run_begin.push_back(static_cast<int>(runs.size()));
+        }
         out.assign(nt * nout, T(0));
         ncoinc.assign(nt, 0);
-        if constexpr (lo) {
-          txl.resize(nt);
-          tyl.resize(nt);
-          tzl.resize(nt);
-        }
-        for (std::size_t t = 0; t < nt; ++t) {
-          const double px = trg.x[t0 + t] - corner[0], py = trg.y[t0 + t] - corner[1], pz = trg.z[t0 + t] - corner[2];
-          tx[t] = static_cast<T>(px);
-          ty[t] = static_cast<T>(py);
-          tz[t] = static_cast<T>(pz);
-          if constexpr (lo) {
-            txl[t] = static_cast<T>(px - double(tx[t]));
-            tyl[t] = static_cast<T>(py - double(ty[t]));
-            tzl[t] = static_cast<T>(pz - double(tz[t]));
-          }
-        }
         PairBlock<T> pb;
-        pb.cx = cx.data();
-        pb.cy = cy.data();
-        pb.cz = cz.data();
-        for (int d = 0; d < nq; ++d) pb.q[d] = cq.data() + d * padded;
-        pb.nc = padded;
-        pb.tx = tx.data();
-        pb.ty = ty.data();
-        pb.tz = tz.data();
+        pb.sx = src.x.data();
+        pb.sy = src.y.data();
+        pb.sz = src.z.data();
+        pb.ns = ns;
+        pb.q = qs.data();
+        pb.qstride = qstride;
+        pb.tx = trg.x.data() + t0;
+        pb.ty = trg.y.data() + t0;
+        pb.tz = trg.z.data() + t0;
         pb.nt = nt;
-        if constexpr (lo) {
-          pb.cxl = cxl.data();
-          pb.cyl = cyl.data();
-          pb.czl = czl.data();
-          pb.txl = txl.data();
-          pb.tyl = tyl.data();
-          pb.tzl = tzl.data();
-        }
+        pb.runs = runs.data();
+        pb.run_begin = run_begin.data();
+        pb.rc2 = rc * rc;
+        pb.coinc2 = coinc2;
         pb.xi = static_cast<T>(xi_d);
-        pb.rc2 = static_cast<T>(rc * rc);
-        pb.coinc2 = static_cast<T>(coinc2_d);
         pb.series = &g.series;
         pb.out = out.data();
         pb.ncoinc = ncoinc.data();
         pb.scratch = &scratch;
+        pb.counts = counts;
         p2p_cell<K, T>(pb);
         for (std::size_t t = 0; t < nt; ++t) {
           T self[nout] = {};
@@ -225,18 +196,17 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
             // free-space) kernel, as for every coincident pair
             K::template self_limit<T>(c, &q[std::size_t(t0 + t) * nq], self);
           } else if (nco > 0) {
-            // rare: other coincident sources; find them (the same test as the SIMD loop)
-            for (std::size_t jj = 0; jj < cap; ++jj) {
-              T rx = tx[t] - cx[jj], ry = ty[t] - cy[jj], rz = tz[t] - cz[jj];
-              if constexpr (lo) {
-                rx += txl[t] - cxl[jj];
-                ry += tyl[t] - cyl[jj];
-                rz += tzl[t] - czl[jj];
-              }
-              if (rx * rx + ry * ry + rz * rz < pb.coinc2) {
-                T sv[kMaxPairValues];
-                for (int d = 0; d < nq; ++d) sv[d] = cq[d * padded + jj];
-                K::template self_limit<T>(c, sv, self);
+            // rare: other coincident sources; find them (the same float64 test as the SIMD loop)
+            for (int r = run_begin[t]; r < run_begin[t + 1]; ++r) {
+              const PairRun& run = runs[std::size_t(r)];
+              const double ox = trg.x[t0 + t] - run.sx, oy = trg.y[t0 + t] - run.sy, oz = trg.z[t0 + t] - run.sz;
+              for (int s = run.s0; s < run.s1; ++s) {
+                const double rx = ox - src.x[s], ry = oy - src.y[s], rz = oz - src.z[s];
+                if (std::fma(rx, rx, std::fma(ry, ry, rz * rz)) < coinc2) {
+                  T sv[kMaxPairValues];
+                  for (int d = 0; d < nq; ++d) sv[d] = q[std::size_t(s) * nq + d];
+                  K::template self_limit<T>(c, sv, self);
+                }
               }
             }
           }
@@ -248,9 +218,13 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         errors.record(std::current_exception());
       }
     }
+    candidates += counts[0];
+    pairs += counts[1];
   }
   errors.rethrow();
   ws.coincident = coincident;
+  ws.p2p_candidates = candidates;
+  ws.p2p_pairs = pairs;
 }
 
 ELLIPTICA_EWALD_INSTANTIATE(p2p)

@@ -4,11 +4,13 @@
 // Highway rather than xsimd: Debian's xsimd 8.1 fixes the instruction set at compile time, so
 // run-time dispatch would need a hand-made multi-compilation; Highway's foreach_target does that.
 //
-// One call evaluates every target of a target cell against the candidate sources of the cell's
-// colleague cells (structure of arrays, offsets from the cell's corner in T): per target, the
-// kernel over all candidates, Lanes(d) at a time, with the pairs outside coincidence <= r < r_c
-// masked out (no compaction: it is branch- and gather-free; the cell width r_c/2 of the
-// near-field list keeps ~27% of the candidates within r_c).
+// One call evaluates every target of a target cell against the runs of sources that can lie
+// within r_c of it (p2p.cpp: per column of colleague cells, the z-range the sphere of radius r_c
+// around the target reaches), per target in two passes: a float64 distance test over the runs,
+// Lanes(d) at a time, that compacts the pairs with coincidence <= r < r_c (offsets rounded to T,
+// r^2, source values) into per-thread buffers by a lane permutation per chunk, then the kernel on
+// full vectors of those pairs only. Sources are read in place (cell-sorted structure of arrays),
+// nothing is gathered per cell.
 //
 // erfc: erfc(x) = exp(-x^2) erfcx(x), erfcx(x) a Chebyshev series in t = 1/(1 + x/2) on
 // [1/(1 + X/2), 1] (X = xi r_c) evaluated by Clenshaw's recurrence, its degree chosen from the
@@ -113,98 +115,191 @@ HWY_INLINE void RealSpace(D d, V ec, V ce, V ir, V xi2, V rx, V ry, V rz, const 
   }
 }
 
+// Compaction of up to 8 lanes: for each mask, the indices of its set lanes in ascending order
+// followed by the others, 4 bits each. A lane permutation (TableLookupLanes) by these indices,
+// computed once per chunk and applied to every array, replaces a Compress per array (Highway's
+// 64-bit Compress copies its own 2 KiB table on every call).
+struct CompactTable {
+  uint32_t p[256];
+  constexpr CompactTable() : p{} {
+    for (int m = 0; m < 256; ++m) {
+      uint32_t v = 0;
+      int k = 0;
+      for (int i = 0; i < 8; ++i)
+        if (m >> i & 1) v |= uint32_t(i) << (4 * k++);
+      for (int i = 0; i < 8; ++i)
+        if (!(m >> i & 1)) v |= uint32_t(i) << (4 * k++);
+      p[m] = v;
+    }
+  }
+};
+constexpr CompactTable kCompact{};
+
+template <class D>
+HWY_INLINE auto CompactIndices(D d, unsigned bits) {
+  const hn::RebindToSigned<D> di;
+  using TI = hn::TFromD<decltype(di)>;
+  const auto packed = hn::Set(di, static_cast<TI>(kCompact.p[bits]));
+  const auto shifts = hn::ShiftLeft<2>(hn::Iota(di, 0));
+  return hn::IndicesFromVec(d, hn::And(hn::Shr(packed, shifts), hn::Set(di, TI(7))));
+}
+
 // U chunks of Lanes(d) candidates are evaluated in lockstep: the kernel is a chain of dependent
 // steps (Newton, Clenshaw, exp), so independent chunks side by side hide its latency.
 constexpr int kUnroll = 3;
 
 template <class K, class T>
 void CellImpl(const PairBlock<T>& b) {
+  // pass 1 in float64 (offsets, distance test), N64 lanes; dq: N64 lanes of T for the compacted
+  // values; pass 2 in T, N lanes
+  const hn::ScalableTag<double> d64;
+  using V64 = hn::Vec<decltype(d64)>;
+  const size_t N64 = hn::Lanes(d64);
+  static_assert(hn::MaxLanes(decltype(d64)()) <= 8, "compaction table covers up to 8 lanes");
+  const hn::Rebind<T, decltype(d64)> dq;
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
   constexpr int ns = K::n_src, no = K::n_out, U = kUnroll;
   const ErfcSeries& es = *b.series;
-  const V xi = hn::Set(d, b.xi), xi2 = hn::Set(d, b.xi * b.xi), rc2 = hn::Set(d, b.rc2), co2 = hn::Set(d, b.coinc2);
+  const V xi = hn::Set(d, b.xi), xi2 = hn::Set(d, b.xi * b.xi);
   const V one = hn::Set(d, T(1)), half = hn::Set(d, T(0.5)), zero = hn::Zero(d);
+  const V64 rc2 = hn::Set(d64, b.rc2), co2 = hn::Set(d64, b.coinc2);
   const V tsc = hn::Set(d, static_cast<T>(es.scale)), tsh = hn::Set(d, static_cast<T>(es.shift));
   const V two_sqrtpi = hn::Set(d, static_cast<T>(2.0 / kSqrtPi));
   const T* cf = es.coef<T>();
   const int deg = es.degree;
-  // chunks with at least one candidate within r_c, for the current target
-  std::vector<size_t>& active = *b.scratch;
-  active.resize(b.nc / N + U);
+  V cv[kMaxSeriesDegree + 1];
+  for (int k = 0; k <= deg; ++k) cv[k] = hn::Set(d, cf[k]);
+  std::vector<T>& buf = *b.scratch;
+  // locals: the compiler cannot keep fields of b in registers across the buffer stores
+  const double* HWY_RESTRICT sx = b.sx;
+  const double* HWY_RESTRICT sy = b.sy;
+  const double* HWY_RESTRICT sz = b.sz;
+  const T* HWY_RESTRICT q = b.q;
+  const size_t nsrc = b.ns, qst = b.qstride;
   for (size_t t = 0; t < b.nt; ++t) {
-    const V tx = hn::Set(d, b.tx[t]), ty = hn::Set(d, b.ty[t]), tz = hn::Set(d, b.tz[t]);
-    const bool lo = b.cxl != nullptr;
-    const V txl = lo ? hn::Set(d, b.txl[t]) : zero, tyl = lo ? hn::Set(d, b.tyl[t]) : zero,
-            tzl = lo ? hn::Set(d, b.tzl[t]) : zero;
-    // r = target - candidate, with the remainders in float32
-    auto offset = [&](size_t j, V& rx, V& ry, V& rz) {
-      rx = hn::Sub(tx, hn::LoadU(d, b.cx + j));
-      ry = hn::Sub(ty, hn::LoadU(d, b.cy + j));
-      rz = hn::Sub(tz, hn::LoadU(d, b.cz + j));
-      if (lo) {
-        rx = hn::Add(rx, hn::Sub(txl, hn::LoadU(d, b.cxl + j)));
-        ry = hn::Add(ry, hn::Sub(tyl, hn::LoadU(d, b.cyl + j)));
-        rz = hn::Add(rz, hn::Sub(tzl, hn::LoadU(d, b.czl + j)));
-      }
-    };
+    const PairRun* r0 = b.runs + b.run_begin[t];
+    const PairRun* r1 = b.runs + b.run_begin[t + 1];
+    size_t ncand = 0;
+    for (const PairRun* r = r0; r != r1; ++r) ncand += size_t(r->s1 - r->s0);
+    // The compacted pairs of this target: offsets r (3), r^2 and the source values (ns), each an
+    // array of `cap` entries (the candidates, room for the full-vector stores past the count and
+    // for the padding of the last group of U chunks).
+    const size_t cap = ncand + (U + 1) * N + N64;
+    if (buf.size() < (4 + ns) * cap) buf.resize((4 + ns) * cap);
+    T* HWY_RESTRICT px = buf.data();
+    T* HWY_RESTRICT py = px + cap;
+    T* HWY_RESTRICT pz = py + cap;
+    T* HWY_RESTRICT pr2 = pz + cap;
+    T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap
+    // Pass 1 (distance test) over the runs: r = (target - shift) - source in float64, and the
+    // pairs with coincidence <= r < r_c compacted into the buffers (one lane permutation per
+    // chunk, applied to every array), so that pass 2 evaluates the kernel on full vectors only.
     size_t na = 0, nco = 0;
-    for (size_t j = 0; j < b.nc; j += N) {  // nc is padded to a multiple of N with far-away points
-      V rx, ry, rz;
-      offset(j, rx, ry, rz);
-      const V r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
-      nco += hn::CountTrue(d, hn::Lt(r2, co2));
-      active[na] = j;
-      na += !hn::AllFalse(d, hn::Lt(r2, rc2));
+    for (const PairRun* r = r0; r != r1; ++r) {
+      const V64 tx = hn::Set(d64, b.tx[t] - r->sx), ty = hn::Set(d64, b.ty[t] - r->sy),
+                tz = hn::Set(d64, b.tz[t] - r->sz);
+      const size_t s1 = size_t(r->s1);
+      for (size_t j = size_t(r->s0); j < s1; j += N64) {
+        V64 rx, ry, rz;
+        if (HWY_LIKELY(j + N64 <= nsrc)) {
+          rx = hn::Sub(tx, hn::LoadU(d64, sx + j));
+          ry = hn::Sub(ty, hn::LoadU(d64, sy + j));
+          rz = hn::Sub(tz, hn::LoadU(d64, sz + j));
+        } else {  // the end of the source arrays: copy the lanes that exist
+          HWY_ALIGN double cx[8] = {}, cy[8] = {}, cz[8] = {};
+          for (size_t l = 0; j + l < nsrc; ++l) {
+            cx[l] = sx[j + l];
+            cy[l] = sy[j + l];
+            cz[l] = sz[j + l];
+          }
+          rx = hn::Sub(tx, hn::Load(d64, cx));
+          ry = hn::Sub(ty, hn::Load(d64, cy));
+          rz = hn::Sub(tz, hn::Load(d64, cz));
+        }
+        const V64 r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
+        const auto valid = hn::FirstN(d64, s1 - j);
+        const auto close = hn::Lt(r2, co2);
+        const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
+        const auto near = hn::And(valid, close);
+        if (HWY_UNLIKELY(!hn::AllFalse(d64, near))) nco += hn::CountTrue(d64, near);
+        if (hn::AllFalse(d64, in)) continue;
+        uint8_t mb[8] = {};
+        hn::StoreMaskBits(d64, in, mb);
+        const auto idx = CompactIndices(dq, mb[0]);
+        auto put = [&](V64 v, T* dst) {
+          if constexpr (std::is_same_v<T, double>) hn::StoreU(hn::TableLookupLanes(v, idx), dq, dst);
+          else hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, v), idx), dq, dst);
+        };
+        put(rx, px + na);
+        put(ry, py + na);
+        put(rz, pz + na);
+        put(r2, pr2 + na);
+        for (int c = 0; c < ns; ++c)
+          hn::StoreU(hn::TableLookupLanes(hn::LoadU(dq, q + c * qst + j), idx), dq, pq + c * cap + na);
+        na += hn::CountTrue(d64, in);
+      }
     }
-    // pad the active list to a multiple of U with the last padding chunk (all lanes outside)
-    const size_t pad_chunk = b.nc - N;
-    const size_t nau = (na + U - 1) / U * U;
-    for (size_t k = na; k < nau; ++k) active[k] = pad_chunk;
+    // pad to whole groups of U chunks: zero offsets and values at r = r_c (every kernel term is
+    // finite there and multiplied by a zero offset or value)
+    const size_t nau = (na + U * N - 1) / (U * N) * (U * N);
+    for (size_t k = na; k < nau; ++k) {
+      px[k] = py[k] = pz[k] = T(0);
+      pr2[k] = static_cast<T>(b.rc2);
+      for (int c = 0; c < ns; ++c) pq[c * cap + k] = T(0);
+    }
+    // Pass 2: the kernel on the compacted pairs, U chunks in lockstep
     V acc[4] = {zero, zero, zero, zero};
-    for (size_t k = 0; k < nau; k += U) {
-      V rx[U], ry[U], rz[U], ir[U], x[U], u[U], b1[U], b2[U];
-      hn::Mask<decltype(d)> in[U];
+    for (size_t k = 0; k < nau; k += U * N) {
+      V ir[U], x[U], u[U], u2[U], b1[U], b2[U];
+#pragma GCC unroll 8
       for (int v = 0; v < U; ++v) {
-        const size_t j = active[k + v];
-        offset(j, rx[v], ry[v], rz[v]);
-        const V r2 = hn::MulAdd(rx[v], rx[v], hn::MulAdd(ry[v], ry[v], hn::Mul(rz[v], rz[v])));
-        in[v] = hn::And(hn::Lt(r2, rc2), hn::Ge(r2, co2));
-        const V r2s = hn::IfThenElse(in[v], r2, one);
-        // lanes outside: offsets zero, so that no kernel term overflows (the padding is 1e18 away:
-        // xi^2 r^2 is beyond float's range) and 0 * inf never makes a NaN
-        rx[v] = hn::IfThenElseZero(in[v], rx[v]);
-        ry[v] = hn::IfThenElseZero(in[v], ry[v]);
-        rz[v] = hn::IfThenElseZero(in[v], rz[v]);
-        ir[v] = InvSqrt(d, r2s);
-        x[v] = hn::Mul(xi, hn::Mul(r2s, ir[v]));  // xi r
+        const V r2 = hn::LoadU(d, pr2 + k + v * N);
+        ir[v] = InvSqrt(d, r2);
+        x[v] = hn::Mul(xi, hn::Mul(r2, ir[v]));  // xi r
         // erfcx(x) = sum_k c_k T_k(u), u = scale t + shift, t = 1/(1 + x/2): Clenshaw
         u[v] = hn::MulAdd(tsc, Inv(d, hn::MulAdd(half, x[v], one)), tsh);
         b1[v] = zero;
         b2[v] = zero;
       }
-      for (int kk = deg; kk >= 1; --kk) {
-        const V c = hn::Set(d, cf[kk]);
+      // b_k = 2u b_{k+1} - b_{k+2} + c_k as one FMA on the critical path ((c_k - b_{k+2}) is
+      // ready a step early), two steps per iteration so that b1 and b2 swap roles without moves
+#pragma GCC unroll 8
+      for (int v = 0; v < U; ++v) u2[v] = hn::Add(u[v], u[v]);
+      int kk = deg;
+      for (; kk >= 2; kk -= 2) {
+        const V c1 = cv[kk], c0 = cv[kk - 1];
+#pragma GCC unroll 8
         for (int v = 0; v < U; ++v) {
-          const V bk = hn::Add(hn::MulSub(hn::Add(u[v], u[v]), b1[v], b2[v]), c);
+          b2[v] = hn::MulAdd(u2[v], b1[v], hn::Sub(c1, b2[v]));  // b_kk
+          b1[v] = hn::MulAdd(u2[v], b2[v], hn::Sub(c0, b1[v]));  // b_{kk-1}
+        }
+      }
+      if (kk == 1) {
+#pragma GCC unroll 8
+        for (int v = 0; v < U; ++v) {
+          const V bk = hn::MulAdd(u2[v], b1[v], hn::Sub(cv[1], b2[v]));
           b2[v] = b1[v];
           b1[v] = bk;
         }
       }
+#pragma GCC unroll 8
       for (int v = 0; v < U; ++v) {
-        const size_t j = active[k + v];
-        const V erfcx = hn::Add(hn::MulSub(u[v], b1[v], b2[v]), hn::Set(d, cf[0]));
+        const size_t j = k + v * N;
+        const V erfcx = hn::Add(hn::MulSub(u[v], b1[v], b2[v]), cv[0]);
         const V e = hn::Exp(d, hn::Neg(hn::Mul(x[v], x[v])));
         const V ec = hn::Mul(hn::Mul(e, erfcx), ir[v]);        // erfc(xi r) / r
         const V ce = hn::Mul(xi, hn::Mul(two_sqrtpi, e));      // (2 xi / sqrt(pi)) e^{-xi^2 r^2}
         V s[ns];
-        for (int c = 0; c < ns; ++c) s[c] = hn::IfThenElseZero(in[v], hn::LoadU(d, b.q[c] + j));
-        RealSpace<K>(d, ec, ce, ir[v], xi2, rx[v], ry[v], rz[v], s, acc);
+        for (int c = 0; c < ns; ++c) s[c] = hn::LoadU(d, pq + c * cap + j);
+        RealSpace<K>(d, ec, ce, ir[v], xi2, hn::LoadU(d, px + j), hn::LoadU(d, py + j), hn::LoadU(d, pz + j), s, acc);
       }
     }
     for (int c = 0; c < no; ++c) b.out[t * no + c] += hn::GetLane(hn::SumOfLanes(d, acc[c]));
     b.ncoinc[t] += nco;
+    b.counts[0] += ncand;
+    b.counts[1] += na;
   }
 }
 

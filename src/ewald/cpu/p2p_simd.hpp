@@ -11,7 +11,8 @@ namespace elliptica::ewald::detail {
 
 /// erfcx(x) = exp(x^2) erfc(x) on [0, X] as a Chebyshev series in u = scale t + shift in [-1, 1],
 /// t = 1/(1 + x/2) in [1/(1 + X/2), 1]; the degree is the smallest whose maximal relative error
-/// is below the target (at most 28; the fit's own floor is ~1e-14).
+/// is below the target (at most kMaxSeriesDegree = 28; the fit's own floor is ~1e-14).
+inline constexpr int kMaxSeriesDegree = 28;
 struct ErfcSeries {
   int degree = 0;
   double scale = 1, shift = 0, max_rel_error = 0;
@@ -28,36 +29,43 @@ struct ErfcSeries {
   double erfcx(double x) const;
 };
 
-/// The candidates of one target cell and its targets (offsets from the cell's corner, in T).
-template <class T>
-struct PairBlock {
-  // candidates, padded to a multiple of kPairPad with at least kPairPad far-away points (the
-  // last chunk of the SIMD width is all padding)
-  const T *cx = nullptr, *cy = nullptr, *cz = nullptr;
-  const T* q[kMaxPairValues] = {};                      // n_src value arrays of the candidates
-  std::size_t nc = 0;                                   // candidates (padded count)
-  const T *tx = nullptr, *ty = nullptr, *tz = nullptr;  // targets
-  std::size_t nt = 0;
-  // float32 only: the rounding remainders of the offsets (c = hi + lo, c - hi rounded to T), so
-  // that r = (t_hi - c_hi) + (t_lo - c_lo) is accurate to T's rounding of r itself (t_hi - c_hi
-  // is exact for close pairs, Sterbenz) rather than of the offsets, ~r_c: the stresslet's 1/r^2
-  // would otherwise amplify it for close pairs by r_c / r.
-  const T *cxl = nullptr, *cyl = nullptr, *czl = nullptr, *txl = nullptr, *tyl = nullptr, *tzl = nullptr;
-  T xi = 0, rc2 = 0, coinc2 = 0;
-  const ErfcSeries* series = nullptr;
-  T* out = nullptr;  // (nt, n_out), added to
-  std::size_t* ncoinc = nullptr;  // (nt): candidates closer than the coincidence distance, added to
-  std::vector<std::size_t>* scratch = nullptr;  // per-thread work list of the SIMD loop
+/// A run of consecutive sources (in cell-sorted order) [s0, s1) that may hold sources within r_c
+/// of a target, with the periodic shift (sx, sy, sz) added to their coordinates.
+struct PairRun {
+  int s0 = 0, s1 = 0;
+  double sx = 0, sy = 0, sz = 0;
 };
 
-/// Adds the real-space sums over the candidates with coincidence <= r < r_c to b.out.
+/// The targets of one target cell with their source runs. Offsets r = target - (source + shift)
+/// are formed in float64 and rounded to T (float32: the pair's error is the rounding of r, not
+/// of the coordinates).
+template <class T>
+struct PairBlock {
+  const double *sx = nullptr, *sy = nullptr, *sz = nullptr;  // all sources, cell-sorted
+  std::size_t ns = 0;                                         // number of sources
+  const T* q = nullptr;    // n_src value arrays (cell-sorted): value c of source s at q[c * qstride + s]
+  std::size_t qstride = 0;  // >= ns + kPairPad (readable past the last source)
+  const double *tx = nullptr, *ty = nullptr, *tz = nullptr;   // the targets of the cell
+  std::size_t nt = 0;
+  const PairRun* runs = nullptr;  // runs of target t: [run_begin[t], run_begin[t + 1])
+  const int* run_begin = nullptr;
+  double rc2 = 0, coinc2 = 0;
+  T xi = 0;
+  const ErfcSeries* series = nullptr;
+  T* out = nullptr;               // (nt, n_out), added to
+  std::size_t* ncoinc = nullptr;  // (nt): sources closer than the coincidence distance, added to
+  std::vector<T>* scratch = nullptr;  // per-thread buffer of the compacted pairs
+  std::size_t* counts = nullptr;      // added to: [0] distance tests (run lengths), [1] pairs evaluated
+};
+
+/// Adds the real-space sums over the sources of the runs with coincidence <= r < r_c to b.out.
 template <class K, class T>
 void p2p_cell(const PairBlock<T>& b);
 
 /// Name of the instruction set the dispatch chose on this CPU (e.g. "AVX3" = AVX-512, "AVX2").
 std::string simd_target();
 
-/// SIMD width the candidate arrays are padded to (the largest any target uses, in elements).
+/// Elements the value arrays are readable past their end (the largest SIMD width of any target).
 inline constexpr std::size_t kPairPad = 16;
 
 }  // namespace elliptica::ewald::detail

@@ -103,11 +103,21 @@ class CpuBackend final : public Backend {
     }
   }
   void p2p(Workspace& w) const override { detail::p2p<K, T>(*g_, cast(w)); }
-  void p2g(Workspace& w) const override { detail::p2g<K, T>(*g_, cast(w)); }
+  void p2g(Workspace& w) const override {
+    if (g_->setup.p2g_variant == P2GVariant::Baseline)
+      detail::p2g_baseline<K, T>(*g_, cast(w));
+    else
+      detail::p2g<K, T>(*g_, cast(w));
+  }
   void fft(Workspace& w) const override { fft_forward<T>(*g_, cast(w)); }
   void cnv(Workspace& w) const override { detail::cnv<K, T>(*g_, cast(w)); }
   void ifft(Workspace& w) const override { fft_backward<T>(*g_, cast(w)); }
-  void g2p(Workspace& w) const override { detail::g2p<K, T>(*g_, cast(w)); }
+  void g2p(Workspace& w) const override {
+    if (g_->setup.p2g_variant == P2GVariant::Baseline)
+      detail::g2p_baseline<K, T>(*g_, cast(w));
+    else
+      detail::g2p<K, T>(*g_, cast(w));
+  }
   void self(Workspace& w) const override { self_term<K, T>(*g_, cast(w)); }
   void store(Workspace& w, double* out) const override {
     const CpuWorkspace<T>& ws = cast(w);
@@ -118,6 +128,9 @@ class CpuBackend final : public Backend {
         out[std::size_t(t.perm[i]) * K::n_out + c] = ws.acc[i * K::n_out + c] * K::final_scale;
   }
   std::size_t coincident_pairs(const Workspace& w) const override { return cast(w).coincident; }
+  P2PCounts p2p_counts(const Workspace& w) const override {
+    return {cast(w).p2p_candidates, cast(w).p2p_pairs, g_->series.degree};
+  }
 
  private:
   static CpuWorkspace<T>& cast(Workspace& w) { return static_cast<CpuWorkspace<T>&>(w); }
@@ -138,14 +151,27 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
   g->src = build_cells<T>(pts.src.data(), pts.ns, setup.box, p.cells);
   g->separate = pts.separate;
   if (pts.separate) g->trg = build_cells<T>(pts.trg.data(), pts.nt, setup.box, p.cells);
-  g->wsrc = window_cache<T>(pts.src.data(), g->src.perm, p, setup.window, threads);
-  if (pts.separate) g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
+  const bool baseline = setup.p2g_variant == P2GVariant::Baseline;
+  if (baseline) {
+    // The baseline P2G/G2P visit the points in input order and evaluate the window on the fly:
+    // no window cache, no slabs; only the input index -> sorted position maps.
+    auto rank = [](const std::vector<int>& perm) {
+      std::vector<int> r(perm.size());
+      for (std::size_t i = 0; i < perm.size(); ++i) r[std::size_t(perm[i])] = static_cast<int>(i);
+      return r;
+    };
+    g->src_rank = rank(g->src.perm);
+    if (pts.separate) g->trg_rank = rank(g->trg.perm);
+  } else {
+    g->wsrc = window_cache<T>(pts.src.data(), g->src.perm, p, setup.window, threads);
+    if (pts.separate) g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
+  }
   g->series = ErfcSeries(p.xi * p.rc, setup.erfc_target);
   for (int d = 0; d < 3; ++d)
     g->reach[d] = std::max(1, static_cast<int>(std::ceil(p.rc * g->src.n[d] / setup.box[d] * (1 - 1e-12))));
   // P2G threading: sources in slabs of W >= P padded x-planes; a source in slab s writes planes
   // [sW, (s+1)W + P - 1), so slabs of one parity never overlap and run concurrently.
-  {
+  if (!baseline) {
     const int span = p.grid[0] + p.P;  // range of padded j0 in x
     g->nslab = threads > 1 ? std::max(1, span / p.P) : 1;
     const int W = (span + g->nslab - 1) / g->nslab;

@@ -1,0 +1,33 @@
+#pragma once
+// Internal parts of the cost-model calibration (calibrate.cpp; not installed). The public entry
+// points are in include/elliptica/ewald/ewald.hpp (CostConstants, cost_constants, calibrate_costs).
+#include <string>
+#include <vector>
+
+#include "elliptica/ewald/ewald.hpp"
+
+namespace elliptica::ewald::detail {
+
+/// Revision of the cost model's terms (params.cpp, model_cost). Part of the cache key: a change of
+/// the terms makes older cache entries stale (they are measured again).
+inline constexpr int kCostModelRevision = 2;
+
+/// Forgets the constants this process uses, so that the next cost_constants() reads
+/// ELLIPTICA_EWALD_COSTS (and the cache) again. For tests.
+void reset_cost_constants();
+
+/// The key of this process and machine for precision p (precision, cpu, simd_target, version,
+/// build filled in; the constants are the built-in ones).
+CostConstants machine_key(Precision p);
+
+/// True when two entries have the same key (precision, cpu, simd_target, version, build).
+bool same_key(const CostConstants& a, const CostConstants& b);
+
+/// The valid entries of a constants file's text (entries with a missing or non-positive constant
+/// are skipped). Throws IOError when the text is not such a file (not JSON, wrong format tag).
+std::vector<CostConstants> parse_cost_constants(const std::string& text);
+
+/// True when every constant is finite and > 0 (fft_growth finite and >= 0).
+bool valid_constants(const CostConstants& c);
+
+}  // namespace elliptica::ewald::detail

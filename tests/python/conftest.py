@@ -1,0 +1,7 @@
+"""Shared set-up of the Python package's tests."""
+import os
+
+# The built-in cost-model constants (src/ewald/calibrate.cpp): the same parameter choice on every
+# machine, and no test run measures the machine or writes the per-machine cache (the tests of the
+# calibration set their own environment). Set before the package is first used.
+os.environ.setdefault("ELLIPTICA_EWALD_COSTS", "builtin")
