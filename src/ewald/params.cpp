@@ -308,10 +308,9 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
                               double rc, const std::array<int, 3>& cells, int strength_components, int threads) {
   NearFieldLoad l;
   const double ncell = double(cells[0]) * cells[1] * cells[2];
-  int K[3];
-  double w[3];
+  double K[3], w[3];  // reach in cells per axis (as double: thin boxes make it huge)
   for (int d = 0; d < 3; ++d) {
-    K[d] = std::max(1, static_cast<int>(std::ceil(rc * cells[d] / box[d] * (1 - 1e-12))));
+    K[d] = std::max(1.0, std::ceil(rc * cells[d] / box[d] * (1 - 1e-12)));
     w[d] = box[d] / cells[d];
   }
   l.colleagues = (2.0 * K[0] + 1) * (2.0 * K[1] + 1) * (2.0 * K[2] + 1);
@@ -329,13 +328,14 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
       for (int c = 0; c < 4; ++c) {
         const double f[3] = {(a + 0.5) / 4, (b + 0.5) / 4, (c + 0.5) / 4};
         auto gap = [&](int d, int o) { return o > 0 ? (o - f[d]) * w[d] : (o < 0 ? (f[d] - o - 1) * w[d] : 0.0); };
-        for (int ox = -K[0]; ox <= K[0]; ++ox)
-          for (int oy = -K[1]; oy <= K[1]; ++oy) {
+        const int kx = static_cast<int>(K[0]), ky = static_cast<int>(K[1]);  // <= 200 here
+        for (int ox = -kx; ox <= kx; ++ox)
+          for (int oy = -ky; oy <= ky; ++oy) {
             const double g2 = gap(0, ox) * gap(0, ox) + gap(1, oy) * gap(1, oy);
             if (g2 >= rc2) continue;
             const double h = std::sqrt(rc2 - g2), z = f[2] * w[2];
-            const int z0 = std::max(-K[2], static_cast<int>(std::floor((z - h) / w[2])));
-            const int z1 = std::min(K[2], static_cast<int>(std::floor((z + h) / w[2])));
+            const double z0 = std::max(-K[2], std::floor((z - h) / w[2]));
+            const double z1 = std::min(K[2], std::floor((z + h) / w[2]));
             cells_scanned += z1 - z0 + 1;
           }
       }

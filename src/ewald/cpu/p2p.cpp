@@ -101,8 +101,9 @@ void target_runs(const CellList<T>& cl, const std::array<double, 3>& box, const 
       const int imy = floor_div(cy, cl.n[1]);
       const int jj = cy - imy * cl.n[1];
       const double h = std::sqrt(rc2 - g2) + slack;
-      const int z0 = std::max(k - K[2], static_cast<int>(std::floor((t[2] - h) / w[2])));
-      const int z1 = std::min(k + K[2], static_cast<int>(std::floor((t[2] + h) / w[2])));
+      // clamped in float64 before the conversion (thin boxes: (t +- h)/w can exceed int's range)
+      const int z0 = static_cast<int>(std::max(double(k - K[2]), std::floor((t[2] - h) / w[2])));
+      const int z1 = static_cast<int>(std::min(double(k + K[2]), std::floor((t[2] + h) / w[2])));
       const int col = (ii * cl.n[1] + jj) * cl.n[2];
       for (int cz = z0; cz <= z1;) {  // consecutive z-cells of one periodic image form one run
         const int imz = floor_div(cz, cl.n[2]);
