@@ -8,6 +8,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/ewald/ewald.hpp"
+#include "ewald/internal.hpp"
 #include "reference/direct_ewald.hpp"
 
 namespace {
@@ -388,8 +389,9 @@ TEST_P(EwaldParams, ReportedParametersAreConsistent) {
     EXPECT_GE(p.grid[a], p.P);
     EXPECT_NEAR(p.h[a], box[a] / p.grid[a], 1e-14 * box[a]);
     EXPECT_GE(p.cells[a], 1);
-    if (p.cells[a] > 1) {  // one cell along an axis shorter than r_c / 2: images are visited instead
-      EXPECT_GE(box[a] / p.cells[a], 0.5 * p.rc * (1 - 1e-12)) << "cell width below rc / 2 on axis " << a;
+    if (p.cells[a] > 1) {  // one cell along an axis shorter than the width: images are visited instead
+      const double per_rc = a == 2 ? elliptica::ewald::detail::kCellsPerRcZ : elliptica::ewald::detail::kCellsPerRcXY;
+      EXPECT_GE(box[a] / p.cells[a], p.rc / per_rc * (1 - 1e-12)) << "cell width below rc / " << per_rc << " on axis " << a;
     }
   }
   EXPECT_GE(p.P, 2);

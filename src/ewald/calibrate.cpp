@@ -601,17 +601,18 @@ double best_of(int reps, F&& f) {
 struct P2PWork {
   double cells = 0, columns = 0, checks = 0, pairs = 0;
 };
-P2PWork count_p2p(const PointSet& pts, int n, double rc, const P2PCounts& done) {
-  std::vector<char> occ(std::size_t(n) * n * n, 0);
+P2PWork count_p2p(const PointSet& pts, const std::array<int, 3>& n, double rc, const P2PCounts& done) {
+  std::vector<char> occ(std::size_t(n[0]) * n[1] * n[2], 0);
   for (std::size_t i = 0; i < pts.ns; ++i) {
     int c[3];
-    for (int d = 0; d < 3; ++d) c[d] = cell_index(pts.src[3 * i + d], double(n), n);
-    occ[(std::size_t(c[0]) * n + c[1]) * n + c[2]] = 1;
+    for (int d = 0; d < 3; ++d) c[d] = cell_index(pts.src[3 * i + d], double(n[d]), n[d]);
+    occ[(std::size_t(c[0]) * n[1] + c[1]) * n[2] + c[2]] = 1;
   }
-  const int K = std::max(1, static_cast<int>(std::ceil(rc * n * (1 - 1e-12))));
+  const int Kx = std::max(1, static_cast<int>(std::ceil(rc * n[0] * (1 - 1e-12))));
+  const int Ky = std::max(1, static_cast<int>(std::ceil(rc * n[1] * (1 - 1e-12))));
   P2PWork r;
   for (char o : occ) r.cells += o;
-  r.columns = double(pts.ns) * (2.0 * K + 1) * (2.0 * K + 1);
+  r.columns = double(pts.ns) * (2.0 * Kx + 1) * (2.0 * Ky + 1);
   r.checks = double(done.candidates);
   r.pairs = double(done.pairs);
   return r;
@@ -623,13 +624,14 @@ void measure_into(CostConstants& c, Precision prec) {
   // ---- P2P -------------------------------------------------------------------------------------
   const std::size_t N = 6000;
   struct Layout {
-    int n;
-    double rc_cells;  // r_c in cell widths
+    int n;            // cells along x and y (and kCellsPerRcZ / kCellsPerRcXY times as many along z)
+    double rc_cells;  // r_c in cell widths along x and y
   };
-  // The tuner's cell lists have width >= r_c / 2 (cell_grid: n = floor(2 L / r_c), reach 2): the
-  // layouts are of that kind, 0.75 to 28 sources per cell, r_c = 2 or 1.85 cell widths.
-  const Layout layouts[] = {{20, 1.998}, {20, 1.85}, {12, 1.998}, {12, 1.85},
-                            {8, 1.998},  {8, 1.85},  {6, 1.998},  {6, 1.85}};
+  // The tuner's cell lists (cell_grid) have columns of width >= r_c / kCellsPerRcXY and cells of
+  // r_c / kCellsPerRcZ along z: the layouts are of that kind, 0.8 to 12 sources per cell.
+  const Layout layouts[] = {{12, kCellsPerRcXY * 0.999}, {12, 1.15}, {9, kCellsPerRcXY * 0.999}, {9, 1.15},
+                            {7, kCellsPerRcXY * 0.999},  {7, 1.15}, {5, kCellsPerRcXY * 0.999}, {5, 1.15}};
+  const int zf = static_cast<int>(std::lround(kCellsPerRcZ / kCellsPerRcXY));
   for (int v = 0; v < kCostVariants; ++v) {
     const KernelShape ks = shape(v);
     const bool dl = variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined;
@@ -638,13 +640,14 @@ void measure_into(CostConstants& c, Precision prec) {
     std::vector<double> bt;
     for (const Layout& L : layouts) {
       const double rc = L.rc_cells / L.n;
-      const Params p = make_params(3.5 / rc, rc, L.n, 8, 4);
+      Params p = make_params(3.5 / rc, rc, L.n, 8, 4);
+      p.cells = {L.n, L.n, zf * L.n};
       auto be = make_cpu_backend(pr.pts, setup_for(v, prec, p, erfc_target));
       auto ws = be->workspace();
       be->load(*ws, pr.values.data());
       be->p2p(*ws);  // warm-up (buffers, caches)
       const double t = best_of(v == 0 ? 3 : 2, [&] { be->p2p(*ws); });
-      const P2PWork k = count_p2p(pr.pts, L.n, rc, be->p2p_counts(*ws));
+      const P2PWork k = count_p2p(pr.pts, p.cells, rc, be->p2p_counts(*ws));
       A.push_back({k.cells, k.columns, k.checks, k.pairs});
       bt.push_back(t);
     }

@@ -101,12 +101,15 @@ constexpr double kMaxGridBytes = 8.0 * 1024 * 1024 * 1024;  // 8 GiB
 constexpr double kMaxPairChecks = 1e12;
 constexpr double kMaxNearFieldBytes = 4.0 * 1024 * 1024 * 1024;  // 4 GiB
 
-/// Cells per axis of the near-field cell list for cutoff rc: floor(2 L_d / rc) (width >= rc / 2), halved
-/// along the longest axis while there are more than min(8 n_points + 64, 2^26) cells.
+/// Cells per r_c of the P2P cell lists: x and y (column width >= r_c / 1.25), z (>= r_c / 5).
+inline constexpr double kCellsPerRcXY = 1.25, kCellsPerRcZ = 5.0;
+/// Cells per axis of the near-field cell list for cutoff rc: floor(kCellsPerRcXY L_d / rc) along x
+/// and y, floor(kCellsPerRcZ L_z / rc) along z (at least 1), halved along the axis with the most
+/// cells while there are more than min(8 n_points + 64, 2^26) cells.
 std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points);
 
 /// Near-field (P2P) load of a cutoff and cell grid, as visited by p2p() (cpu/p2p.cpp): every
-/// candidate of the colleague cells is evaluated (masked) by the SIMD loop.
+/// source of the runs a target visits is distance-tested by the SIMD loop.
 struct NearFieldLoad {
   double colleagues = 0;         ///< (cell, image) pairs within the reach of a target cell
   double columns = 0;            ///< columns of colleague cells (x, y offsets) per target

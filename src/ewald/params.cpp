@@ -292,9 +292,13 @@ int fft_friendly(int m) {
 
 std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points) {
   std::array<double, 3> n;
-  // width >= r_c / 2: 5 x 5 x 5 colleague cells whose union is closer to the sphere of radius r_c
-  // than 3 x 3 x 3 cells of width r_c (27% instead of 16% of the candidates within r_c)
-  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor(2.0 * box[d] / rc));
+  // Columns of width r_c / 1.25 in x and y, cells of r_c / 5 along z (cpu/p2p.cpp): the
+  // consecutive z-cells of a column are one run of sources, so fine z-cells trim the runs to the
+  // sphere of radius r_c without more runs, and wide columns keep the runs few (~13 per target).
+  // Measured at N = 1e5 (uniform, one thread, AVX-512) against cubic cells of r_c / 2: P2P
+  // 0.07-0.09 s instead of 0.11-0.12 (Laplace), 0.20 instead of 0.21 (stokeslet), with 2.9
+  // instead of 2.6 distance tests per pair.
+  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor((d == 2 ? kCellsPerRcZ : kCellsPerRcXY) * box[d] / rc));
   // More cells than ~8 per point only cost memory; coarser cells (width still >= r_c) are valid.
   const double cap = std::min(8.0 * double(n_points) + 64.0, double(1 << 26));
   while (n[0] * n[1] * n[2] > cap) {

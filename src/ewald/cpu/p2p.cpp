@@ -68,7 +68,12 @@ double ErfcSeries::erfcx(double x) const {
 
 namespace {
 
-int floor_div(int a, int n) { return a >= 0 ? a / n : -((-a + n - 1) / n); }
+/// A run of consecutive sources (in cell-sorted order) [s0, s1) that may hold sources within r_c
+/// of a target, with the periodic shift (sx, sy, sz) added to their coordinates.
+struct PairRun {
+  int s0 = 0, s1 = 0;
+  double sx = 0, sy = 0, sz = 0;
+};
 
 // The runs of sources that can lie within r_c of the target t (coordinates wrapped into the box,
 // in cell (i, j, k) of the cell list): for each column (x, y offsets in [-K, K]) of colleague
@@ -76,7 +81,9 @@ int floor_div(int a, int n) { return a >= 0 ? a / n : -((-a + n - 1) / n); }
 // radius r_c around t reaches there. Offset o maps to cell (c + o) mod n and periodic image
 // floor((c + o)/n), so every image of every source within r_c is in exactly one run (several
 // images of one source when r_c exceeds a box length). Cell bounds are widened by 1e-12 L so that
-// the rounding of a point's cell index never drops a pair.
+// the rounding of a point's cell index never drops a pair. The SIMD loop (p2p_simd.cpp) visits
+// the same runs (from the columns of cell_columns, with the same arithmetic); this list serves
+// the rare targets with coincident sources other than themselves.
 template <class T>
 void target_runs(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, double rc,
                  int i, int j, int k, const double t[3], std::vector<PairRun>& runs) {
@@ -117,6 +124,53 @@ void target_runs(const CellList<T>& cl, const std::array<double, 3>& box, const 
   }
 }
 
+// The colleague columns of the targets in cells (i, j, k0..k1) (x, y offsets in [-K, K] whose cell
+// interval lies closer than r_c to the target cells' in (x, y)) and a bound of the sources any
+// of these targets visits: the largest, over k in [k0, k1], number of sources in the z-cells
+// [k - K, k + K] of all columns (every image counted).
+template <class T>
+void block_columns(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, double rc,
+                   int i, int j, int k0, int k1, std::vector<PairColumn>& cols, std::vector<std::size_t>& per_k,
+                   std::size_t& max_candidates) {
+  const double w[3] = {box[0] / cl.n[0], box[1] / cl.n[1], box[2] / cl.n[2]};
+  const double slack = 1e-12 * std::max({box[0], box[1], box[2]});
+  cols.clear();
+  per_k.assign(std::size_t(k1 - k0 + 1), 0);
+  for (int ox = -K[0]; ox <= K[0]; ++ox) {
+    const double gx = std::max(0.0, std::max(0, std::abs(ox) - 1) * w[0] - 2 * slack);
+    const int cx = i + ox;
+    const int imx = floor_div(cx, cl.n[0]);
+    const int ii = cx - imx * cl.n[0];
+    for (int oy = -K[1]; oy <= K[1]; ++oy) {
+      const double gy = std::max(0.0, std::max(0, std::abs(oy) - 1) * w[1] - 2 * slack);
+      if (gx * gx + gy * gy >= rc * rc) continue;
+      const int cy = j + oy;
+      const int imy = floor_div(cy, cl.n[1]);
+      const int jj = cy - imy * cl.n[1];
+      PairColumn c;
+      c.base = (ii * cl.n[1] + jj) * cl.n[2];
+      c.x0 = cx * w[0] - slack;
+      c.x1 = (cx + 1) * w[0] + slack;
+      c.y0 = cy * w[1] - slack;
+      c.y1 = (cy + 1) * w[1] + slack;
+      c.sx = imx * box[0];
+      c.sy = imy * box[1];
+      cols.push_back(c);
+      auto count = [&](int cz) {
+        const int kk = cz - floor_div(cz, cl.n[2]) * cl.n[2];
+        return std::size_t(cl.start[c.base + kk + 1] - cl.start[c.base + kk]);
+      };
+      std::size_t win = 0;  // sources in z-cells [k - K, k + K], slid along k
+      for (int cz = k0 - K[2]; cz <= k0 + K[2]; ++cz) win += count(cz);
+      for (int k = k0; k <= k1; ++k) {
+        per_k[std::size_t(k - k0)] += win;
+        if (k < k1) win += count(k + K[2] + 1) - count(k - K[2]);
+      }
+    }
+  }
+  max_candidates = per_k.empty() ? 0 : *std::max_element(per_k.begin(), per_k.end());
+}
+
 }  // namespace
 
 template <class K, class T>
@@ -141,30 +195,38 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
   ws.acc.assign(trg.x.size() * nout, 0.0);
   std::size_t coincident = 0, candidates = 0, pairs = 0;
+  // Targets in blocks of consecutive z-cells of one (x, y) column of cells (contiguous in the
+  // cell-sorted order), ~64 targets per block: the colleague columns and the buffers are set up
+  // once per block.
+  const int nzc = trg.n[2];
+  const double per_cell = double(trg.x.size()) / std::max(1, ncells);
+  const int zb = std::clamp(static_cast<int>(std::lround(64.0 / std::max(per_cell, 1e-3))), 1, nzc);
+  const int nzb = (nzc + zb - 1) / zb;
+  const int nblocks = trg.n[0] * trg.n[1] * nzb;
   ParallelErrors errors;
 #pragma omp parallel num_threads(threads) reduction(+ : coincident, candidates, pairs)
   {
     std::size_t counts[2] = {0, 0};
-    std::vector<T> out, scratch;  // the cell's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
-    std::vector<std::size_t> ncoinc;
+    std::vector<T> out, scratch;  // the block's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
+    std::vector<std::size_t> ncoinc, per_k;
+    std::vector<PairColumn> cols;
     std::vector<PairRun> runs;
-    std::vector<int> run_begin;
-#pragma omp for schedule(dynamic, 4)
-    for (int cellid = 0; cellid < ncells; ++cellid) {
-      const int t0 = trg.start[cellid], t1 = trg.start[cellid + 1];
+    std::vector<int> tk;
+#pragma omp for schedule(dynamic, 2)
+    for (int blk = 0; blk < nblocks; ++blk) {
+      const int col2 = blk / nzb;  // (x, y) cell index i n1 + j
+      const int k0 = (blk % nzb) * zb, k1 = std::min(nzc, k0 + zb) - 1;
+      const int c0 = col2 * nzc + k0;
+      const int t0 = trg.start[c0], t1 = trg.start[c0 + (k1 - k0) + 1];
       if (t0 == t1 || errors.failed()) continue;
       try {  // the buffers grow here: a failure is kept and rethrown after the region
-        const int i = cellid / (trg.n[1] * trg.n[2]);
-        const int j = (cellid / trg.n[2]) % trg.n[1];
-        const int k = cellid % trg.n[2];
+        const int i = col2 / trg.n[1], j = col2 % trg.n[1];
         const std::size_t nt = std::size_t(t1 - t0);
-        runs.clear();
-        run_begin.assign(1, 0);
-        for (int t = t0; t < t1; ++t) {
-          const double tp[3] = {trg.x[t], trg.y[t], trg.z[t]};
-          target_runs(src, box, Kr, rc, i, j, k, tp, runs);
-          run_begin.push_back(static_cast<int>(runs.size()));
-        }
+        tk.resize(nt);
+        for (int k = k0; k <= k1; ++k)
+          for (int t = trg.start[c0 + k - k0]; t < trg.start[c0 + k - k0 + 1]; ++t) tk[std::size_t(t - t0)] = k;
+        std::size_t max_candidates = 0;
+        block_columns(src, box, Kr, rc, i, j, k0, k1, cols, per_k, max_candidates);
         out.assign(nt * nout, T(0));
         ncoinc.assign(nt, 0);
         PairBlock<T> pb;
@@ -178,8 +240,16 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.ty = trg.y.data() + t0;
         pb.tz = trg.z.data() + t0;
         pb.nt = nt;
-        pb.runs = runs.data();
-        pb.run_begin = run_begin.data();
+        pb.cell_start = src.start.data();
+        pb.cols = cols.data();
+        pb.ncols = static_cast<int>(cols.size());
+        pb.nz = src.n[2];
+        pb.tk = tk.data();
+        pb.Kz = Kr[2];
+        pb.wz = box[2] / src.n[2];
+        pb.Lz = box[2];
+        pb.slack = 1e-12 * L;
+        pb.max_candidates = max_candidates;
         pb.rc2 = rc * rc;
         pb.coinc2 = coinc2;
         pb.xi = static_cast<T>(xi_d);
@@ -197,9 +267,12 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
             // free-space) kernel, as for every coincident pair
             K::template self_limit<T>(c, &q[std::size_t(t0 + t) * nq], self);
           } else if (nco > 0) {
-            // rare: other coincident sources; find them (the same float64 test as the SIMD loop)
-            for (int r = run_begin[t]; r < run_begin[t + 1]; ++r) {
-              const PairRun& run = runs[std::size_t(r)];
+            // rare: other coincident sources; find them (the same runs and float64 test as the
+            // SIMD loop)
+            const double tp[3] = {trg.x[t0 + t], trg.y[t0 + t], trg.z[t0 + t]};
+            runs.clear();
+            target_runs(src, box, Kr, rc, i, j, tk[t], tp, runs);
+            for (const PairRun& run : runs) {
               const double ox = trg.x[t0 + t] - run.sx, oy = trg.y[t0 + t] - run.sy, oz = trg.z[t0 + t] - run.sz;
               for (int s = run.s0; s < run.s1; ++s) {
                 const double rx = ox - src.x[s], ry = oy - src.y[s], rz = oz - src.z[s];

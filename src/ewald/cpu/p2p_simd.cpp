@@ -32,21 +32,37 @@ HWY_BEFORE_NAMESPACE();
 namespace elliptica::ewald::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// 1/sqrt(a) and 1/a: the hardware approximation (float) refined by Newton steps (2 for float,
-// 3 for double from the float estimate: 12 -> 24 -> 48 -> 96 bits).
+// 1/sqrt(a) and 1/a: a hardware estimate refined by Newton steps. float: the float estimate
+// (12 or 14 bits), 2 steps. double on AVX-512: the 14-bit double estimate (vrsqrt14pd,
+// vrcp14pd), 2 steps (14 -> 28 -> 56 bits); other targets: the float estimate of the demoted
+// value, 3 steps (12 -> 24 -> 48 -> 96 bits).
+template <class D, class V>
+HWY_INLINE V Estimate(D d, V a, bool rsqrt, int& steps) {
+  using T = hn::TFromD<D>;
+  if constexpr (sizeof(T) == 4) {
+    steps = 2;
+    return rsqrt ? hn::ApproximateReciprocalSqrt(a) : hn::ApproximateReciprocal(a);
+  } else {
+#if HWY_TARGET <= HWY_AVX3
+    if constexpr (hn::MaxLanes(D()) == 8) {
+      steps = 2;
+      return V{rsqrt ? _mm512_rsqrt14_pd(a.raw) : _mm512_rcp14_pd(a.raw)};
+    }
+#endif
+    steps = 3;
+    const hn::Rebind<float, D> df;
+    const auto af = hn::DemoteTo(df, a);
+    return hn::PromoteTo(d, rsqrt ? hn::ApproximateReciprocalSqrt(af) : hn::ApproximateReciprocal(af));
+  }
+}
+
 template <class D, class V>
 HWY_INLINE V InvSqrt(D d, V a) {
   using T = hn::TFromD<D>;
-  V y;
-  if constexpr (sizeof(T) == 4) {
-    y = hn::ApproximateReciprocalSqrt(a);
-  } else {
-    const hn::Rebind<float, D> df;
-    y = hn::PromoteTo(d, hn::ApproximateReciprocalSqrt(hn::DemoteTo(df, a)));
-  }
+  int steps = 0;
+  V y = Estimate(d, a, true, steps);
   const V half = hn::Set(d, T(0.5)), three_half = hn::Set(d, T(1.5));
   const V ha = hn::Mul(half, a);
-  constexpr int steps = sizeof(T) == 4 ? 2 : 3;
   for (int i = 0; i < steps; ++i) y = hn::Mul(y, hn::NegMulAdd(ha, hn::Mul(y, y), three_half));
   return y;
 }
@@ -54,15 +70,9 @@ HWY_INLINE V InvSqrt(D d, V a) {
 template <class D, class V>
 HWY_INLINE V Inv(D d, V a) {
   using T = hn::TFromD<D>;
-  V y;
-  if constexpr (sizeof(T) == 4) {
-    y = hn::ApproximateReciprocal(a);
-  } else {
-    const hn::Rebind<float, D> df;
-    y = hn::PromoteTo(d, hn::ApproximateReciprocal(hn::DemoteTo(df, a)));
-  }
+  int steps = 0;
+  V y = Estimate(d, a, false, steps);
   const V two = hn::Set(d, T(2));
-  constexpr int steps = sizeof(T) == 4 ? 2 : 3;
   for (int i = 0; i < steps; ++i) y = hn::Mul(y, hn::NegMulAdd(a, y, two));
   return y;
 }
@@ -161,6 +171,8 @@ void CellImpl(const PairBlock<T>& b) {
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
   constexpr int ns = K::n_src, no = K::n_out, U = kUnroll;
+  // the Laplace potential alone needs r^2 only: the offsets are neither stored nor loaded
+  constexpr bool kOffsets = !(K::kernel == Kernel::Laplace && !K::field);
   const ErfcSeries& es = *b.series;
   const V xi = hn::Set(d, b.xi), xi2 = hn::Set(d, b.xi * b.xi);
   const V one = hn::Set(d, T(1)), half = hn::Set(d, T(0.5)), zero = hn::Zero(d);
@@ -171,74 +183,98 @@ void CellImpl(const PairBlock<T>& b) {
   const int deg = es.degree;
   V cv[kMaxSeriesDegree + 1];
   for (int k = 0; k <= deg; ++k) cv[k] = hn::Set(d, cf[k]);
+  // the compacted pairs of one target: offsets r (3), r^2 and the source values (ns), each an
+  // array of `cap` entries (room for the candidates, the full-vector stores past the count and
+  // the padding of the last group of U chunks)
+  const size_t cap = b.max_candidates + (U + 1) * N + N64;
   std::vector<T>& buf = *b.scratch;
+  if (buf.size() < (4 + ns) * cap) buf.resize((4 + ns) * cap);
   // locals: the compiler cannot keep fields of b in registers across the buffer stores
   const double* HWY_RESTRICT sx = b.sx;
   const double* HWY_RESTRICT sy = b.sy;
   const double* HWY_RESTRICT sz = b.sz;
   const T* HWY_RESTRICT q = b.q;
+  const int* HWY_RESTRICT start = b.cell_start;
   const size_t nsrc = b.ns, qst = b.qstride;
+  const int nz = b.nz, Kz = b.Kz;
+  const double inv_wz = 1.0 / b.wz, Lz = b.Lz, slack = b.slack, rc2s = b.rc2;
+  T* HWY_RESTRICT px = buf.data();
+  T* HWY_RESTRICT py = px + cap;
+  T* HWY_RESTRICT pz = py + cap;
+  T* HWY_RESTRICT pr2 = pz + cap;
+  T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap
   for (size_t t = 0; t < b.nt; ++t) {
-    const PairRun* r0 = b.runs + b.run_begin[t];
-    const PairRun* r1 = b.runs + b.run_begin[t + 1];
-    size_t ncand = 0;
-    for (const PairRun* r = r0; r != r1; ++r) ncand += size_t(r->s1 - r->s0);
-    // The compacted pairs of this target: offsets r (3), r^2 and the source values (ns), each an
-    // array of `cap` entries (the candidates, room for the full-vector stores past the count and
-    // for the padding of the last group of U chunks).
-    const size_t cap = ncand + (U + 1) * N + N64;
-    if (buf.size() < (4 + ns) * cap) buf.resize((4 + ns) * cap);
-    T* HWY_RESTRICT px = buf.data();
-    T* HWY_RESTRICT py = px + cap;
-    T* HWY_RESTRICT pz = py + cap;
-    T* HWY_RESTRICT pr2 = pz + cap;
-    T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap
+    const double ttx = b.tx[t], tty = b.ty[t], ttz = b.tz[t];
+    const int kz = b.tk[t];
     // Pass 1 (distance test) over the runs: r = (target - shift) - source in float64, and the
     // pairs with coincidence <= r < r_c compacted into the buffers (one lane permutation per
-    // chunk, applied to every array), so that pass 2 evaluates the kernel on full vectors only.
-    size_t na = 0, nco = 0;
-    for (const PairRun* r = r0; r != r1; ++r) {
-      const V64 tx = hn::Set(d64, b.tx[t] - r->sx), ty = hn::Set(d64, b.ty[t] - r->sy),
-                tz = hn::Set(d64, b.tz[t] - r->sz);
-      const size_t s1 = size_t(r->s1);
-      for (size_t j = size_t(r->s0); j < s1; j += N64) {
-        V64 rx, ry, rz;
-        if (HWY_LIKELY(j + N64 <= nsrc)) {
-          rx = hn::Sub(tx, hn::LoadU(d64, sx + j));
-          ry = hn::Sub(ty, hn::LoadU(d64, sy + j));
-          rz = hn::Sub(tz, hn::LoadU(d64, sz + j));
-        } else {  // the end of the source arrays: copy the lanes that exist
-          HWY_ALIGN double cx[8] = {}, cy[8] = {}, cz[8] = {};
-          for (size_t l = 0; j + l < nsrc; ++l) {
-            cx[l] = sx[j + l];
-            cy[l] = sy[j + l];
-            cz[l] = sz[j + l];
+    // chunk, applied to every array; no branch on the outcome), so that pass 2 evaluates the
+    // kernel on full vectors only.
+    size_t na = 0, nco = 0, ncand = 0;
+    for (int c = 0; c < b.ncols; ++c) {
+      const PairColumn& col = b.cols[c];
+      const double gx = ttx < col.x0 ? col.x0 - ttx : (ttx > col.x1 ? ttx - col.x1 : 0.0);
+      const double gy = tty < col.y0 ? col.y0 - tty : (tty > col.y1 ? tty - col.y1 : 0.0);
+      const double g2 = gx * gx + gy * gy;
+      if (g2 >= rc2s) continue;
+      // the z-cells the sphere reaches in this column, clamped in float64 before the conversion
+      // (thin boxes: (t +- h)/w can exceed int's range)
+      const double h = std::sqrt(rc2s - g2) + slack;
+      const int z0 = static_cast<int>(std::max(double(kz - Kz), std::floor((ttz - h) * inv_wz)));
+      const int z1 = static_cast<int>(std::min(double(kz + Kz), std::floor((ttz + h) * inv_wz)));
+      const V64 tx = hn::Set(d64, ttx - col.sx), ty = hn::Set(d64, tty - col.sy);
+      for (int cz = z0; cz <= z1;) {  // consecutive z-cells of one periodic image form one run
+        const int imz = cz >= 0 && cz < nz ? 0 : floor_div(cz, nz);
+        const int end = std::min(z1, (imz + 1) * nz - 1);
+        const int kk = cz - imz * nz;
+        const size_t s0 = size_t(start[col.base + kk]), s1 = size_t(start[col.base + kk + (end - cz) + 1]);
+        cz = end + 1;
+        ncand += s1 - s0;
+        const V64 tz = hn::Set(d64, ttz - imz * Lz);
+        for (size_t j = s0; j < s1; j += N64) {
+          V64 rx, ry, rz;
+          if (HWY_LIKELY(j + N64 <= nsrc)) {
+            rx = hn::Sub(tx, hn::LoadU(d64, sx + j));
+            ry = hn::Sub(ty, hn::LoadU(d64, sy + j));
+            rz = hn::Sub(tz, hn::LoadU(d64, sz + j));
+          } else {  // the end of the source arrays: copy the lanes that exist
+            HWY_ALIGN double cx[8] = {}, cy[8] = {}, cz8[8] = {};
+            for (size_t l = 0; j + l < nsrc; ++l) {
+              cx[l] = sx[j + l];
+              cy[l] = sy[j + l];
+              cz8[l] = sz[j + l];
+            }
+            rx = hn::Sub(tx, hn::Load(d64, cx));
+            ry = hn::Sub(ty, hn::Load(d64, cy));
+            rz = hn::Sub(tz, hn::Load(d64, cz8));
           }
-          rx = hn::Sub(tx, hn::Load(d64, cx));
-          ry = hn::Sub(ty, hn::Load(d64, cy));
-          rz = hn::Sub(tz, hn::Load(d64, cz));
+          const V64 r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
+          const auto valid = hn::FirstN(d64, s1 - j);
+          const auto close = hn::Lt(r2, co2);
+          const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
+          nco += hn::CountTrue(d64, hn::And(valid, close));
+          uint8_t mb[8] = {};
+          hn::StoreMaskBits(d64, in, mb);
+          const auto idx = CompactIndices(dq, mb[0]);
+          if constexpr (std::is_same_v<T, double>) {
+            if constexpr (kOffsets) {
+              hn::StoreU(hn::TableLookupLanes(rx, idx), dq, px + na);
+              hn::StoreU(hn::TableLookupLanes(ry, idx), dq, py + na);
+              hn::StoreU(hn::TableLookupLanes(rz, idx), dq, pz + na);
+            }
+            hn::StoreU(hn::TableLookupLanes(r2, idx), dq, pr2 + na);
+          } else {
+            if constexpr (kOffsets) {
+              hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, rx), idx), dq, px + na);
+              hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, ry), idx), dq, py + na);
+              hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, rz), idx), dq, pz + na);
+            }
+            hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, r2), idx), dq, pr2 + na);
+          }
+          for (int c2 = 0; c2 < ns; ++c2)
+            hn::StoreU(hn::TableLookupLanes(hn::LoadU(dq, q + c2 * qst + j), idx), dq, pq + c2 * cap + na);
+          na += size_t(hwy::PopCount(mb[0]));
         }
-        const V64 r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
-        const auto valid = hn::FirstN(d64, s1 - j);
-        const auto close = hn::Lt(r2, co2);
-        const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
-        const auto near = hn::And(valid, close);
-        if (HWY_UNLIKELY(!hn::AllFalse(d64, near))) nco += hn::CountTrue(d64, near);
-        if (hn::AllFalse(d64, in)) continue;
-        uint8_t mb[8] = {};
-        hn::StoreMaskBits(d64, in, mb);
-        const auto idx = CompactIndices(dq, mb[0]);
-        auto put = [&](V64 v, T* dst) {
-          if constexpr (std::is_same_v<T, double>) hn::StoreU(hn::TableLookupLanes(v, idx), dq, dst);
-          else hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, v), idx), dq, dst);
-        };
-        put(rx, px + na);
-        put(ry, py + na);
-        put(rz, pz + na);
-        put(r2, pr2 + na);
-        for (int c = 0; c < ns; ++c)
-          hn::StoreU(hn::TableLookupLanes(hn::LoadU(dq, q + c * qst + j), idx), dq, pq + c * cap + na);
-        na += hn::CountTrue(d64, in);
       }
     }
     // pad to whole groups of U chunks: zero offsets and values at r = r_c (every kernel term is
@@ -293,7 +329,10 @@ void CellImpl(const PairBlock<T>& b) {
         const V ce = hn::Mul(xi, hn::Mul(two_sqrtpi, e));      // (2 xi / sqrt(pi)) e^{-xi^2 r^2}
         V s[ns];
         for (int c = 0; c < ns; ++c) s[c] = hn::LoadU(d, pq + c * cap + j);
-        RealSpace<K>(d, ec, ce, ir[v], xi2, hn::LoadU(d, px + j), hn::LoadU(d, py + j), hn::LoadU(d, pz + j), s, acc);
+        if constexpr (kOffsets)
+          RealSpace<K>(d, ec, ce, ir[v], xi2, hn::LoadU(d, px + j), hn::LoadU(d, py + j), hn::LoadU(d, pz + j), s, acc);
+        else
+          RealSpace<K>(d, ec, ce, ir[v], xi2, zero, zero, zero, s, acc);
       }
     }
     for (int c = 0; c < no; ++c) b.out[t * no + c] += hn::GetLane(hn::SumOfLanes(d, acc[c]));

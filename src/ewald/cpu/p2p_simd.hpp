@@ -1,6 +1,7 @@
 #pragma once
 // Interface of the SIMD P2P inner loops (p2p_simd.cpp, Google Highway with run-time dispatch).
 #include <cstddef>
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -29,26 +30,37 @@ struct ErfcSeries {
   double erfcx(double x) const;
 };
 
-/// A run of consecutive sources (in cell-sorted order) [s0, s1) that may hold sources within r_c
-/// of a target, with the periodic shift (sx, sy, sz) added to their coordinates.
-struct PairRun {
-  int s0 = 0, s1 = 0;
-  double sx = 0, sy = 0, sz = 0;
+/// A column of colleague cells (fixed x and y cell offsets from the target cell) whose (x, y)
+/// extent lies closer than r_c to the target cell. Its cells along z are consecutive in the
+/// cell-sorted order: cell (ii, jj, kk) starts at cell_start[base + kk].
+struct PairColumn {
+  int base = 0;                      // cell-list index of cell (ii, jj, 0), ii, jj wrapped into the box
+  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // the column's x and y extent, unwrapped, widened by the slack
+  double sx = 0, sy = 0;             // the periodic shift of the column's image (x, y)
 };
 
-/// The targets of one target cell with their source runs. Offsets r = target - (source + shift)
-/// are formed in float64 and rounded to T (float32: the pair's error is the rounding of r, not
-/// of the coordinates).
+/// The targets of a block of target cells (i, j, k0..k1) with the colleague columns of that block. Per target, the
+/// SIMD loop visits, in each column whose (x, y) distance from the target is below r_c, the
+/// z-cells the sphere of radius r_c around the target reaches there (offsets [-Kz, Kz] from the
+/// target's cell kz; offset o maps to cell (kz + o) mod nz and periodic image floor((kz + o)/nz)),
+/// consecutive cells of one image as one run of sources read in place. Offsets
+/// r = target - (source + shift) are formed in float64 and rounded to T (float32: the pair's
+/// error is the rounding of r, not of the coordinates).
 template <class T>
 struct PairBlock {
   const double *sx = nullptr, *sy = nullptr, *sz = nullptr;  // all sources, cell-sorted
   std::size_t ns = 0;                                         // number of sources
   const T* q = nullptr;    // n_src value arrays (cell-sorted): value c of source s at q[c * qstride + s]
   std::size_t qstride = 0;  // >= ns + kPairPad (readable past the last source)
+  const int* cell_start = nullptr;  // the source cell list's start array (ncells + 1)
   const double *tx = nullptr, *ty = nullptr, *tz = nullptr;   // the targets of the cell
   std::size_t nt = 0;
-  const PairRun* runs = nullptr;  // runs of target t: [run_begin[t], run_begin[t + 1])
-  const int* run_begin = nullptr;
+  const PairColumn* cols = nullptr;  // the colleague columns of the targets' (x, y) cell
+  int ncols = 0;
+  const int* tk = nullptr;           // (nt): the z index of each target's cell
+  int nz = 1, Kz = 1;                // cells along z, reach along z
+  double wz = 1, Lz = 1, slack = 0;  // cell width and box length along z; bound widening
+  std::size_t max_candidates = 0;    // upper bound of the sources any target of the block visits
   double rc2 = 0, coinc2 = 0;
   T xi = 0;
   const ErfcSeries* series = nullptr;
@@ -64,6 +76,9 @@ void p2p_cell(const PairBlock<T>& b);
 
 /// Name of the instruction set the dispatch chose on this CPU (e.g. "AVX3" = AVX-512, "AVX2").
 std::string simd_target();
+
+/// floor(a / n) for n > 0.
+inline int floor_div(int a, int n) { return a >= 0 ? a / n : -((-a + n - 1) / n); }
 
 /// Elements the value arrays are readable past their end (the largest SIMD width of any target).
 inline constexpr std::size_t kPairPad = 16;
