@@ -4,18 +4,21 @@
 // targets, cubic and non-cubic boxes, r_c below and above half a box length (several images of
 // one source), float64 and float32.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <array>
 #include <cmath>
 #include <tuple>
 
 #include "elliptica/ewald/ewald.hpp"
+#include "ewald/cpu/p2p_simd.hpp"
 #include "reference/direct_ewald.hpp"
 
 namespace {
 
 using elliptica::ConstMatrixView;
 using elliptica::ewald::EwaldPlan;
+using elliptica::ewald::Densities;
 using elliptica::ewald::Kernel;
 using elliptica::ewald::Options;
 using elliptica::ewald::Precision;
@@ -74,5 +77,98 @@ TEST_P(P2PRuns, EvaluatedPairsAreExactlyThoseWithinRc) {
 INSTANTIATE_TEST_SUITE_P(Boxes, P2PRuns,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Values(0.12, 0.6),
                                             ::testing::Bool()));
+
+// Every instruction set the CPU supports (Highway's run-time dispatch: SSE4, AVX2, AVX-512, ...)
+// gives the result of the best one to rounding, for every kernel variant (Laplace with and
+// without the field, stokeslet with and without the pressure, stresslet, combined) in float64
+// and float32, self and separate targets: the SIMD paths differ (compaction, gathers, the
+// reciprocal estimates), the pairs and the formulas do not. Each result is also checked against
+// the direct Ewald sum at the plan's tolerance, so a target that is wrong everywhere fails too.
+struct Variant {
+  Kernel k;
+  bool second;  // Laplace field / stokeslet pressure
+};
+
+class P2PTargets : public ::testing::TestWithParam<std::tuple<int, bool, bool>> {};
+
+TEST_P(P2PTargets, EveryInstructionSetAgrees) {
+  const Variant variants[] = {{Kernel::Laplace, false},   {Kernel::Laplace, true},   {Kernel::Stokeslet, false},
+                              {Kernel::Stokeslet, true},  {Kernel::Stresslet, false}, {Kernel::StokesCombined, false}};
+  const auto [vi, single, separate] = GetParam();
+  const Variant v = variants[vi];
+  const std::array<double, 3> box{1.0, 1.3, 0.8};
+  const std::size_t n = 300;
+  const auto x = make_points(Distribution::Clustered, n, box, 11);
+  const auto y = make_points(Distribution::Uniform, 40, box, 12);
+  const auto q1 = make_strengths(n, 1, 13, true), f = make_strengths(n, 3, 14, true);
+  const auto d = make_strengths(n, 3, 15, false), nu = make_strengths(n, 3, 16, false);
+  const bool dl = elliptica::ewald::has_double_layer(v.k);
+  const double eps = single ? 1e-4 : 1e-9;
+  auto run = [&]() {
+    Options o;
+    o.kernel = v.k;
+    o.box = box;
+    o.tolerance = eps;
+    o.precision = single ? Precision::Single : Precision::Double;
+    o.compute_field = v.second && v.k == Kernel::Laplace;
+    o.compute_pressure = v.second && v.k == Kernel::Stokeslet;
+    o.rc = 0.3;  // fixed: the same pairs for every instruction set
+    EwaldPlan plan(o);
+    const auto nuv = dl ? std::optional<ConstMatrixView<double>>(ConstMatrixView<double>(nu, 3)) : std::nullopt;
+    if (separate) plan.set_points(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(y, 3), nuv);
+    else plan.set_points(ConstMatrixView<double>(x, 3), std::nullopt, nuv);
+    Densities dens;
+    if (v.k == Kernel::Laplace) dens.strengths = ConstMatrixView<double>(q1, 1);
+    if (v.k == Kernel::Stokeslet || v.k == Kernel::StokesCombined) dens.strengths = ConstMatrixView<double>(f, 3);
+    if (dl) dens.dipoles = ConstMatrixView<double>(d, 3);
+    const Result r = plan.evaluate(dens);
+    return std::make_pair(r.values.values, std::string(elliptica::ewald::detail::simd_target()));
+  };
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  const auto best = run();
+  int tried = 0;
+  for (int64_t t : targets) {
+    hwy::SetSupportedTargetsForTest(t);
+    const auto r = run();
+    hwy::SetSupportedTargetsForTest(0);
+    ++tried;
+    ASSERT_EQ(r.first.size(), best.first.size());
+    EXPECT_LT(rel_rms_err(r.first, best.first), single ? 1e-5 : 1e-13) << r.second << " vs " << best.second;
+  }
+  EXPECT_GE(tried, 1);
+  // against the classical Ewald sum (the potential / velocity columns)
+  RefOptions ro;
+  ro.box = box;
+  std::vector<double> s;
+  switch (v.k) {
+    case Kernel::Laplace: ro.kernel = RefKernel::Laplace; s = q1; break;
+    case Kernel::Stokeslet: ro.kernel = RefKernel::Stokeslet; s = f; break;
+    case Kernel::Stresslet:
+      ro.kernel = RefKernel::Stresslet;
+      for (std::size_t i = 0; i < n; ++i) {
+        for (int a = 0; a < 3; ++a) s.push_back(d[3 * i + a]);
+        for (int a = 0; a < 3; ++a) s.push_back(nu[3 * i + a]);
+      }
+      break;
+    case Kernel::StokesCombined:
+      ro.kernel = RefKernel::StokesCombined;
+      for (std::size_t i = 0; i < n; ++i) {
+        for (int a = 0; a < 3; ++a) s.push_back(f[3 * i + a]);
+        for (int a = 0; a < 3; ++a) s.push_back(d[3 * i + a]);
+        for (int a = 0; a < 3; ++a) s.push_back(nu[3 * i + a]);
+      }
+      break;
+  }
+  const std::vector<double> ref = direct_ewald(ro, x, s, separate ? &y : nullptr).values;
+  const int cols = v.k == Kernel::Laplace ? 1 : 3, stride = static_cast<int>(best.first.size() / (ref.size() / cols));
+  std::vector<double> got;
+  for (std::size_t i = 0; i < ref.size() / cols; ++i)
+    for (int c = 0; c < cols; ++c) got.push_back(best.first[i * stride + c]);
+  EXPECT_LT(rel_rms_err(got, ref), eps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, P2PTargets,
+                         ::testing::Combine(::testing::Range(0, 6), ::testing::Bool(), ::testing::Bool()));
 
 }  // namespace

@@ -6,6 +6,9 @@
 // free-space kernel) instead (K::self_limit): the self term when the targets are the sources.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <string>
 
 #include "elliptica/core/error.hpp"
@@ -188,11 +191,19 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const int threads = g.setup.threads;
   const std::vector<T>& q = ws.values;  // (ns, nq) in cell-sorted order
   const std::size_t ns = src.x.size();
-  // the values as nq arrays (structure of arrays), readable kPairPad past their end
+  // the values as nq arrays (structure of arrays), readable kPairPad past their end, or (gathered
+  // per pair) interleaved with a row of zeros appended for the padding of the pair lists
+  constexpr bool gathers = p2p_gathers<K>();
+  // the gather indices are integers as wide as T: int32 for float32 plans
+  if (gathers && double(ns + 1) * nq > double(std::numeric_limits<std::make_signed_t<std::conditional_t<sizeof(T) == 4, int32_t, int64_t>>>::max()))
+    throw ResourceError("P2P: " + std::to_string(ns) + " sources with " + std::to_string(nq) +
+                        " values each exceed the 32-bit indices of a single-precision plan; use double precision");
   const std::size_t qstride = ns + kPairPad;
-  std::vector<T> qs(qstride * nq, T(0));
-  for (std::size_t s = 0; s < ns; ++s)
-    for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
+  std::vector<T> qs(gathers ? (ns + 1) * nq : qstride * nq, T(0));
+  if (gathers) std::copy(q.begin(), q.begin() + std::ptrdiff_t(ns * nq), qs.begin());
+  else
+    for (std::size_t s = 0; s < ns; ++s)
+      for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
   ws.acc.assign(trg.x.size() * nout, 0.0);
   std::size_t coincident = 0, candidates = 0, pairs = 0;
   // Targets in blocks of consecutive z-cells of one (x, y) column of cells (contiguous in the
@@ -234,8 +245,9 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.sy = src.y.data();
         pb.sz = src.z.data();
         pb.ns = ns;
-        pb.q = qs.data();
+        pb.q = gathers ? nullptr : qs.data();
         pb.qstride = qstride;
+        pb.qa = gathers ? qs.data() : nullptr;
         pb.tx = trg.x.data() + t0;
         pb.ty = trg.y.data() + t0;
         pb.tz = trg.z.data() + t0;

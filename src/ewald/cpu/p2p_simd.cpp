@@ -24,6 +24,7 @@
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 
+#include <cstring>
 #include <vector>
 
 #include "ewald/cpu/p2p_simd.hpp"
@@ -173,6 +174,13 @@ void CellImpl(const PairBlock<T>& b) {
   constexpr int ns = K::n_src, no = K::n_out, U = kUnroll;
   // the Laplace potential alone needs r^2 only: the offsets are neither stored nor loaded
   constexpr bool kOffsets = !(K::kernel == Kernel::Laplace && !K::field);
+  // 3 or more values per source: pass 1 stores the source's index, pass 2 gathers its values
+  // from the interleaved copy (one index per pair instead of ns compacted arrays)
+  constexpr bool kGather = p2p_gathers<K>();
+  const hn::RebindToSigned<decltype(dq)> dqi;  // pass-1 index lanes (as wide as T)
+  const hn::RebindToSigned<decltype(d)> di;    // pass-2 index lanes
+  using TI = hn::TFromD<decltype(di)>;
+  const auto iota_ns = hn::Mul(hn::Iota(dqi, 0), hn::Set(dqi, static_cast<TI>(ns)));
   const ErfcSeries& es = *b.series;
   const V xi = hn::Set(d, b.xi), xi2 = hn::Set(d, b.xi * b.xi);
   const V one = hn::Set(d, T(1)), half = hn::Set(d, T(0.5)), zero = hn::Zero(d);
@@ -187,8 +195,9 @@ void CellImpl(const PairBlock<T>& b) {
   // array of `cap` entries (room for the candidates, the full-vector stores past the count and
   // the padding of the last group of U chunks)
   const size_t cap = b.max_candidates + (U + 1) * N + N64;
+  constexpr int nval = kGather ? 1 : ns;  // compacted value arrays: the index, or the values
   std::vector<T>& buf = *b.scratch;
-  if (buf.size() < (4 + ns) * cap) buf.resize((4 + ns) * cap);
+  if (buf.size() < (4 + nval) * cap) buf.resize((4 + nval) * cap);
   // locals: the compiler cannot keep fields of b in registers across the buffer stores
   const double* HWY_RESTRICT sx = b.sx;
   const double* HWY_RESTRICT sy = b.sy;
@@ -202,7 +211,9 @@ void CellImpl(const PairBlock<T>& b) {
   T* HWY_RESTRICT py = px + cap;
   T* HWY_RESTRICT pz = py + cap;
   T* HWY_RESTRICT pr2 = pz + cap;
-  T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap
+  T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap; with kGather: the index (bits of TI)
+  const T* HWY_RESTRICT qa = b.qa;  // with kGather: the values interleaved, (ns + 1, n_src), last row 0
+  const TI zero_row = static_cast<TI>(b.ns * size_t(ns));
   for (size_t t = 0; t < b.nt; ++t) {
     const double ttx = b.tx[t], tty = b.ty[t], ttz = b.tz[t];
     const int kz = b.tk[t];
@@ -271,8 +282,13 @@ void CellImpl(const PairBlock<T>& b) {
             }
             hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, r2), idx), dq, pr2 + na);
           }
-          for (int c2 = 0; c2 < ns; ++c2)
-            hn::StoreU(hn::TableLookupLanes(hn::LoadU(dq, q + c2 * qst + j), idx), dq, pq + c2 * cap + na);
+          if constexpr (kGather) {
+            const auto gi = hn::Add(hn::Set(dqi, static_cast<TI>(j * size_t(ns))), iota_ns);
+            hn::StoreU(hn::BitCast(dq, hn::TableLookupLanes(gi, CompactIndices(dqi, mb[0]))), dq, pq + na);
+          } else {
+            for (int c2 = 0; c2 < ns; ++c2)
+              hn::StoreU(hn::TableLookupLanes(hn::LoadU(dq, q + c2 * qst + j), idx), dq, pq + c2 * cap + na);
+          }
           na += size_t(hwy::PopCount(mb[0]));
         }
       }
@@ -283,7 +299,8 @@ void CellImpl(const PairBlock<T>& b) {
     for (size_t k = na; k < nau; ++k) {
       px[k] = py[k] = pz[k] = T(0);
       pr2[k] = static_cast<T>(b.rc2);
-      for (int c = 0; c < ns; ++c) pq[c * cap + k] = T(0);
+      if constexpr (kGather) std::memcpy(pq + k, &zero_row, sizeof(T));  // the row of zeros
+      else for (int c = 0; c < ns; ++c) pq[c * cap + k] = T(0);
     }
     // Pass 2: the kernel on the compacted pairs, U chunks in lockstep
     V acc[4] = {zero, zero, zero, zero};
@@ -328,7 +345,12 @@ void CellImpl(const PairBlock<T>& b) {
         const V ec = hn::Mul(hn::Mul(e, erfcx), ir[v]);        // erfc(xi r) / r
         const V ce = hn::Mul(xi, hn::Mul(two_sqrtpi, e));      // (2 xi / sqrt(pi)) e^{-xi^2 r^2}
         V s[ns];
-        for (int c = 0; c < ns; ++c) s[c] = hn::LoadU(d, pq + c * cap + j);
+        if constexpr (kGather) {
+          const auto gi = hn::BitCast(di, hn::LoadU(d, pq + j));
+          for (int c = 0; c < ns; ++c) s[c] = hn::GatherIndex(d, qa + c, gi);
+        } else {
+          for (int c = 0; c < ns; ++c) s[c] = hn::LoadU(d, pq + c * cap + j);
+        }
         if constexpr (kOffsets)
           RealSpace<K>(d, ec, ce, ir[v], xi2, hn::LoadU(d, px + j), hn::LoadU(d, py + j), hn::LoadU(d, pz + j), s, acc);
         else

@@ -52,6 +52,8 @@ struct PairBlock {
   std::size_t ns = 0;                                         // number of sources
   const T* q = nullptr;    // n_src value arrays (cell-sorted): value c of source s at q[c * qstride + s]
   std::size_t qstride = 0;  // >= ns + kPairPad (readable past the last source)
+  const T* qa = nullptr;    // p2p_gathers<K>() instead of q: value c of source s at qa[s * n_src + c],
+                            // (ns + 1) rows, the last one zero
   const int* cell_start = nullptr;  // the source cell list's start array (ncells + 1)
   const double *tx = nullptr, *ty = nullptr, *tz = nullptr;   // the targets of the cell
   std::size_t nt = 0;
@@ -69,6 +71,11 @@ struct PairBlock {
   std::vector<T>* scratch = nullptr;  // per-thread buffer of the compacted pairs
   std::size_t* counts = nullptr;      // added to: [0] distance tests (run lengths), [1] pairs evaluated
 };
+
+/// Whether the SIMD loop gathers the source values per pair (PairBlock::qa, 3 or more values per
+/// source) instead of compacting them with the offsets (PairBlock::q).
+template <class K>
+constexpr bool p2p_gathers() { return K::n_src >= 3; }
 
 /// Adds the real-space sums over the sources of the runs with coincidence <= r < r_c to b.out.
 template <class K, class T>
