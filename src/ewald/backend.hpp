@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "elliptica/ewald/ewald.hpp"
@@ -47,6 +48,25 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::unique_ptr<Workspace> workspace() const = 0;
+  /// A workspace for one evaluation: one that an earlier evaluation returned (its grids and
+  /// buffers keep their memory, so a repeated evaluation neither allocates nor page-faults its
+  /// grids again), else a new one. Thread-safe; every stage re-initialises what it reads.
+  std::unique_ptr<Workspace> acquire() const {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (!pool_.empty()) {
+        std::unique_ptr<Workspace> w = std::move(pool_.back());
+        pool_.pop_back();
+        return w;
+      }
+    }
+    return workspace();
+  }
+  /// Keeps a workspace for the next evaluation (one per evaluation that ran concurrently).
+  void release(std::unique_ptr<Workspace> w) const {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    pool_.push_back(std::move(w));
+  }
   /// Loads the source values (ns, n_src of the kernel's traits) given in caller order.
   virtual void load(Workspace& ws, const double* values) const = 0;
   virtual void p2p(Workspace& ws) const = 0;
@@ -63,6 +83,10 @@ class Backend {
   virtual std::size_t coincident_pairs(const Workspace& ws) const = 0;
   /// Distance tests and evaluated pairs of the last P2P, and the erfcx series degree.
   virtual P2PCounts p2p_counts(const Workspace& ws) const = 0;
+
+ private:
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<Workspace>> pool_;
 };
 
 /// The set_points stage on the CPU: sorts the points into the cell list of the parameters,

@@ -479,7 +479,9 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
 
 void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::vector<double>& out,
                           StageTimes& times, std::size_t* coincident, P2PCounts* counts) const {
-  auto ws = b.workspace();
+  // a kept workspace (repeated evaluations reuse its grids); returned to the backend only after
+  // a complete evaluation
+  std::unique_ptr<Workspace> ws = b.acquire();
   b.load(*ws, v.data());
   {
     ScopedStage st(times, "P2P");
@@ -513,6 +515,7 @@ void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::v
   }
   if (coincident) *coincident = b.coincident_pairs(*ws);
   if (counts) *counts = b.p2p_counts(*ws);
+  b.release(std::move(ws));
 }
 
 Params EwaldPlan::Impl::report(const Params& p, double qscale) const {

@@ -56,6 +56,13 @@ ErfcSeries::ErfcSeries(double X, double target) {
     if (max_rel_error <= target) break;
   }
   cf.assign(cd.begin(), cd.end());
+  // exp: Taylor remainder of e^r on |r| <= ln(2)/2, relative to e^r >= e^(-ln2/2)
+  const double h = 0.5 * std::log(2.0);
+  double term = h;  // h^(d+1) / (d+1)!
+  for (exp_degree = 1; exp_degree < kMaxExpDegree; ++exp_degree) {
+    term *= h / (exp_degree + 1);
+    if (term * std::exp(h) <= 0.5 * target) break;
+  }
 }
 
 double ErfcSeries::erfcx(double x) const {

@@ -78,6 +78,35 @@ HWY_INLINE V Inv(D d, V a) {
   return y;
 }
 
+// exp(a) for a <= 0 (the Gaussians exp(-xi^2 r^2) of the kernels), to the tolerance's accuracy:
+// a = n ln 2 + r with n = round(a / ln 2) (the round-to-nearest trick: adding 1.5 2^m leaves n in
+// the low mantissa bits, m = 52 / 23), r in [-ln2/2, ln2/2] by a two-part ln 2 (Cody-Waite),
+// e^r by Horner on the Taylor coefficients 1/k! up to `deg` (ErfcSeries::exp_degree), 2^n put
+// into the exponent bits. a is clamped at -700 (float: -85): e^a is then below 1e-304 (1e-37)
+// where the exact value is smaller still, and every caller multiplies it by bounded factors.
+template <class D, class V>
+HWY_INLINE V ExpNeg(D d, V a, const V* inv_fact, int deg) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToSigned<D> di;
+  using TI = hn::TFromD<decltype(di)>;
+  constexpr bool dbl = sizeof(T) == 8;
+  constexpr int mant = dbl ? 52 : 23;
+  const T magic = dbl ? T(6755399441055744.0) : T(12582912.0);  // 1.5 2^52, 1.5 2^23
+  const V ln2_hi = hn::Set(d, dbl ? T(0.6931471805596629565116018) : T(0.693145751953125f));
+  const V ln2_lo = hn::Set(d, dbl ? T(0.28235290563031577122588448175e-12) : T(1.428606765330187045e-06f));
+  a = hn::Max(a, hn::Set(d, dbl ? T(-700) : T(-85)));
+  const V t = hn::MulAdd(a, hn::Set(d, T(1.4426950408889634)), hn::Set(d, magic));  // magic + n
+  const V n = hn::Sub(t, hn::Set(d, magic));
+  const V r = hn::NegMulAdd(n, ln2_lo, hn::NegMulAdd(n, ln2_hi, a));
+  V p = inv_fact[deg];
+  for (int k = deg - 1; k >= 0; --k) p = hn::MulAdd(p, r, inv_fact[k]);
+  // 2^n: the exponent bits of (n + bias); t's low bits hold magic's mantissa + n
+  const TI bias = dbl ? TI(1023) : TI(127);
+  const TI magic_bits = dbl ? TI(0x4338000000000000LL) : TI(0x4B400000);
+  const auto e = hn::ShiftLeft<mant>(hn::Add(hn::BitCast(di, t), hn::Set(di, static_cast<TI>(bias - magic_bits))));
+  return hn::Mul(p, hn::BitCast(d, e));
+}
+
 // The real-space kernels of kernel_traits.hpp on vectors (the same formulas; r = target - source).
 template <class K, class D, class V>
 HWY_INLINE void RealSpace(D d, V ec, V ce, V ir, V xi2, V rx, V ry, V rz, const V* s, V* a) {
@@ -191,6 +220,15 @@ void CellImpl(const PairBlock<T>& b) {
   const int deg = es.degree;
   V cv[kMaxSeriesDegree + 1];
   for (int k = 0; k <= deg; ++k) cv[k] = hn::Set(d, cf[k]);
+  const int edeg = es.exp_degree;
+  V inv_fact[kMaxExpDegree + 1];
+  {
+    double f = 1;
+    for (int k = 0; k <= edeg; ++k) {
+      if (k > 0) f /= k;
+      inv_fact[k] = hn::Set(d, static_cast<T>(f));
+    }
+  }
   // the compacted pairs of one target: offsets r (3), r^2 and the source values (ns), each an
   // array of `cap` entries (room for the candidates, the full-vector stores past the count and
   // the padding of the last group of U chunks)
@@ -341,7 +379,7 @@ void CellImpl(const PairBlock<T>& b) {
       for (int v = 0; v < U; ++v) {
         const size_t j = k + v * N;
         const V erfcx = hn::Add(hn::MulSub(u[v], b1[v], b2[v]), cv[0]);
-        const V e = hn::Exp(d, hn::Neg(hn::Mul(x[v], x[v])));
+        const V e = ExpNeg(d, hn::Neg(hn::Mul(x[v], x[v])), inv_fact, edeg);
         const V ec = hn::Mul(hn::Mul(e, erfcx), ir[v]);        // erfc(xi r) / r
         const V ce = hn::Mul(xi, hn::Mul(two_sqrtpi, e));      // (2 xi / sqrt(pi)) e^{-xi^2 r^2}
         V s[ns];

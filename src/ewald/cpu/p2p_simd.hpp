@@ -14,11 +14,16 @@ namespace elliptica::ewald::detail {
 /// t = 1/(1 + x/2) in [1/(1 + X/2), 1]; the degree is the smallest whose maximal relative error
 /// is below the target (at most kMaxSeriesDegree = 28; the fit's own floor is ~1e-14).
 inline constexpr int kMaxSeriesDegree = 28;
+inline constexpr int kMaxExpDegree = 16;
 struct ErfcSeries {
   int degree = 0;
   double scale = 1, shift = 0, max_rel_error = 0;
   std::vector<double> cd;  // coefficients c_0 .. c_degree
   std::vector<float> cf;
+  /// exp(-x^2) of the kernels: 2^n e^r, |r| <= ln(2)/2, e^r by its Taylor polynomial of this
+  /// degree, the smallest whose remainder (ln 2 / 2)^(d+1) / (d+1)! (times e^(ln2/2)) is below the
+  /// same target (at most kMaxExpDegree).
+  int exp_degree = 0;
   ErfcSeries() = default;
   ErfcSeries(double X, double target);
   template <class T>
