@@ -52,8 +52,9 @@
 ///   and one P2P loop evaluating both real-space kernels.
 ///
 /// ## Algorithm
-/// u = P2P (real space, cell list with cell width >= r_c / 2, 5 x 5 x 5 colleague cells, pairs with
-///     r < r_c, evaluated in SIMD: Google Highway with run-time dispatch, AVX2 / AVX-512)
+/// u = P2P (real space, cell list of columns >= r_c / 1.25 wide in x, y and z-cells >= r_c / 5, per
+///     target and colleague column one run of the z-cells the sphere r < r_c reaches; pairs with
+///     r < r_c evaluated in SIMD: Google Highway with run-time dispatch, SSE4 / AVX2 / AVX-512)
 ///   + far field: P2G (Kaiser-Bessel window of P grid points, shape beta, evaluated per bin by a
 ///     piecewise polynomial of degree nu with Horner's rule) -> FFT (FFTW r2c) -> CNV (diagonal
 ///     multiplication by the kernel's Fourier multiplier / w_hat^2 over the half spectrum)
@@ -168,7 +169,7 @@ struct Params {
   double rc = 0;                   ///< real-space cutoff radius [length]
   std::array<int, 3> grid{0, 0, 0};  ///< FFT grid M per axis
   std::array<double, 3> h{0, 0, 0};  ///< grid spacing L_i / M_i
-  std::array<int, 3> cells{0, 0, 0}; ///< near-field cell list, cells per axis (width >= rc / 2)
+  std::array<int, 3> cells{0, 0, 0}; ///< near-field cell list, cells per axis (width >= rc / 1.25 in x, y; >= rc / 5 in z)
   int P = 0;                       ///< window support in grid points
   double beta = 0;                 ///< Kaiser-Bessel shape parameter
   int poly_degree = 0;             ///< piecewise polynomial degree nu

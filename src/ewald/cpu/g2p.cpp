@@ -3,6 +3,7 @@
 // then every target gathers its P^3 neighbourhood with contiguous (vectorisable) rows, using
 // the window weights cached at set_points. Adds to the P2P accumulator.
 #include <algorithm>
+#include <vector>
 
 #include "ewald/cpu/cpu.hpp"
 
@@ -20,6 +21,10 @@ void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const std::size_t nreal = g.fft->nreal();
   const T* gr = ws.grid.real;
   T* pg = ws.pad.data();
+  // grid index of each padded index along z (periodic), computed once rather than per value
+  std::vector<int> izs(static_cast<std::size_t>(PM[2]));
+  for (int pz = 0; pz < PM[2]; ++pz) izs[std::size_t(pz)] = ((pz - P) % M[2] + M[2]) % M[2];
+  const int* iz_of = izs.data();
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int px = 0; px < PM[0]; ++px) {
     const int ix = ((px - P) % M[0] + M[0]) % M[0];
@@ -28,10 +33,7 @@ void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       T* dst = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
       for (int c = 0; c < nc; ++c) {
         const T* src = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
-        for (int pz = 0; pz < PM[2]; ++pz) {
-          const int iz = ((pz - P) % M[2] + M[2]) % M[2];
-          dst[std::size_t(pz) * nc + c] = src[iz];
-        }
+        for (int pz = 0; pz < PM[2]; ++pz) dst[std::size_t(pz) * nc + c] = src[iz_of[pz]];
       }
     }
   }

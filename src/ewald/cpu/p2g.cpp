@@ -5,6 +5,7 @@
 // then the padding is folded back periodically into the FFT input (component-major grids).
 // Threads: sources by slabs of x-planes (set_points.cpp); slabs of one parity never overlap.
 #include <algorithm>
+#include <vector>
 
 #include "ewald/cpu/cpu.hpp"
 
@@ -58,6 +59,10 @@ void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   // Fold: grid[c][(px-P) mod M1][(py-P) mod M2][(pz-P) mod M3] += pad[px][py][pz][c].
   const std::size_t nreal = g.fft->nreal();
   T* gr = ws.grid.real;
+  // grid index of each padded index along z (periodic), computed once rather than per value
+  std::vector<int> izs(static_cast<std::size_t>(PM[2]));
+  for (int pz = 0; pz < PM[2]; ++pz) izs[std::size_t(pz)] = ((pz - P) % M[2] + M[2]) % M[2];
+  const int* iz_of = izs.data();
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int ix = 0; ix < M[0]; ++ix) {
     for (int c = 0; c < nc; ++c)
@@ -68,10 +73,7 @@ void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         const T* src = pg + std::size_t(px) * S1 + std::size_t(py) * S2;
         for (int c = 0; c < nc; ++c) {
           T* dst = gr + nreal * c + (std::size_t(ix) * M[1] + iy) * M[2];
-          for (int pz = 0; pz < PM[2]; ++pz) {
-            const int iz = ((pz - P) % M[2] + M[2]) % M[2];
-            dst[iz] += src[std::size_t(pz) * nc + c];
-          }
+          for (int pz = 0; pz < PM[2]; ++pz) dst[iz_of[pz]] += src[std::size_t(pz) * nc + c];
         }
       }
     }
