@@ -728,7 +728,8 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"peak_memory_bytes\": " << peak_bytes << ",\n"
        << "  \"coincident_pairs\": " << res.coincident_pairs << ",\n"
        << "  \"p2p\": {\"candidates\": " << res.p2p.candidates << ", \"pairs\": " << res.p2p.pairs
-       << ", \"series_degree\": " << res.p2p.series_degree << "},\n"
+       << ", \"series_degree\": " << res.p2p.series_degree << ", \"exp_degree\": " << res.p2p.exp_degree
+       << "},\n"
        << "  \"cost_model\": " << ewald::cost_constants_json(ewald::cost_constants(opt.precision), 2) << ",\n"
        << "  \"energy\": " << (a.energy ? jnum(res.energy) : "null") << ",\n"
        << "  \"inputs\": {\"sources\": " << jstr_or_null(use_gro ? std::string() : a.sources)

@@ -72,6 +72,8 @@ TEST_P(P2PRuns, EvaluatedPairsAreExactlyThoseWithinRc) {
   EXPECT_EQ(r.p2p.pairs, expected) << "rc " << rc;
   EXPECT_GE(r.p2p.candidates, r.p2p.pairs);
   EXPECT_GT(r.p2p.series_degree, 0);
+  EXPECT_GT(r.p2p.exp_degree, 0);
+  EXPECT_LE(r.p2p.exp_degree, 16);
 }
 
 INSTANTIATE_TEST_SUITE_P(Boxes, P2PRuns,

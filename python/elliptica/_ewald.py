@@ -258,7 +258,8 @@ class EwaldInfo:
         excluded.
     p2p : dict
         Work of the P2P stage: ``candidates`` (distance tests), ``pairs`` (pairs within r_c whose
-        kernel was evaluated) and ``series_degree`` (degree of the erfcx series).
+        kernel was evaluated), ``series_degree`` (degree of the erfcx series) and ``exp_degree``
+        (degree of the Taylor polynomial of the Gaussian exp(-xi^2 r^2)).
     """
 
     kernel: Kernel
@@ -642,7 +643,8 @@ class EwaldPlan:
 
     def _result(self, out):
         values, field, params, times, energy, forces, coincident, pressure, p2p = out
-        p2p = {"candidates": int(p2p[0]), "pairs": int(p2p[1]), "series_degree": int(p2p[2])}
+        p2p = {"candidates": int(p2p[0]), "pairs": int(p2p[1]), "series_degree": int(p2p[2]),
+               "exp_degree": int(p2p[3])}
         info = EwaldInfo(kernel=self._kernel, params=params, times=times, coincident_pairs=int(coincident), p2p=p2p)
         if self._kernel == Kernel.laplace:
             return EwaldResult(potential=values, field=field, velocity=None, info=info, energy=energy, forces=forces)

@@ -170,7 +170,7 @@ struct PyEwaldPlan {
     if (o.compute_pressure) pressure = to_numpy_shaped(std::move(r.pressure), 0, "pressure");
     return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
                           r.coincident_pairs, pressure,
-                          nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree));
+                          nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree, r.p2p.exp_degree));
   }
 
   void set_points(const InArray& sources, const std::optional<InArray>& targets,

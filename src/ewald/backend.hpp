@@ -81,7 +81,7 @@ class Backend {
   virtual void store(Workspace& ws, double* out) const = 0;
   /// Coincident (target, source) pairs of the last P2P other than a source with itself.
   virtual std::size_t coincident_pairs(const Workspace& ws) const = 0;
-  /// Distance tests and evaluated pairs of the last P2P, and the erfcx series degree.
+  /// Distance tests and evaluated pairs of the last P2P, the erfcx series and exp degrees.
   virtual P2PCounts p2p_counts(const Workspace& ws) const = 0;
 
  private:

@@ -118,6 +118,14 @@ def test_laplace_potential_only(system, refs, tol):
     phi = r.potential
     assert phi.shape == (N,) and r.values is phi
     assert rel_rms(phi - refs["phi"], refs["phi"]) < tol
+    # P2P work: every pair within r_c is distance-tested; the degrees grow as the tolerance falls
+    w = r.info.p2p
+    assert set(w) == {"candidates", "pairs", "series_degree", "exp_degree"}
+    assert 0 < w["pairs"] <= w["candidates"]
+    assert 0 < w["series_degree"] <= 28 and 0 < w["exp_degree"] <= 16
+    if tol < 1e-6:
+        coarse = elliptica.ewald("laplace", x, q.reshape(-1, 1), L, tol=1e-3).info.p2p
+        assert coarse["exp_degree"] < w["exp_degree"] and coarse["series_degree"] < w["series_degree"]
 
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-8])

@@ -194,6 +194,7 @@ struct P2PCounts {
   std::size_t candidates = 0;  ///< (target, source) distance tests (the runs of cells scanned)
   std::size_t pairs = 0;       ///< pairs with coincidence <= r < r_c whose kernel was evaluated
   int series_degree = 0;       ///< degree of the erfcx Chebyshev series (from the tolerance)
+  int exp_degree = 0;          ///< degree of the Taylor polynomial of exp(-xi^2 r^2) (from the tolerance)
 };
 
 /// Result of one evaluation. values: (N_targets, 1) for the Laplace potential, (N_targets, 3) for

@@ -228,6 +228,7 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     std::vector<T> out, scratch;  // the block's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
     std::vector<std::size_t> ncoinc, per_k;
     std::vector<PairColumn> cols;
+    std::vector<double> colxy, zscratch;  // the columns' extents (4 arrays, padded to 8), z ranges
     std::vector<PairRun> runs;
     std::vector<int> tk;
 #pragma omp for schedule(dynamic, 2)
@@ -245,6 +246,14 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
           for (int t = trg.start[c0 + k - k0]; t < trg.start[c0 + k - k0 + 1]; ++t) tk[std::size_t(t - t0)] = k;
         std::size_t max_candidates = 0;
         block_columns(src, box, Kr, rc, i, j, k0, k1, cols, per_k, max_candidates);
+        const std::size_t cpad = (cols.size() + 7) / 8 * 8;
+        colxy.assign(4 * cpad, 1e300);  // padding: beyond reach
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+          colxy[c] = cols[c].x0;
+          colxy[cpad + c] = cols[c].x1;
+          colxy[2 * cpad + c] = cols[c].y0;
+          colxy[3 * cpad + c] = cols[c].y1;
+        }
         out.assign(nt * nout, T(0));
         ncoinc.assign(nt, 0);
         PairBlock<T> pb;
@@ -262,6 +271,11 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.cell_start = src.start.data();
         pb.cols = cols.data();
         pb.ncols = static_cast<int>(cols.size());
+        pb.colx0 = colxy.data();
+        pb.colx1 = colxy.data() + cpad;
+        pb.coly0 = colxy.data() + 2 * cpad;
+        pb.coly1 = colxy.data() + 3 * cpad;
+        pb.zscratch = &zscratch;
         pb.nz = src.n[2];
         pb.tk = tk.data();
         pb.Kz = Kr[2];

@@ -252,6 +252,11 @@ void CellImpl(const PairBlock<T>& b) {
   T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap; with kGather: the index (bits of TI)
   const T* HWY_RESTRICT qa = b.qa;  // with kGather: the values interleaved, (ns + 1, n_src), last row 0
   const TI zero_row = static_cast<TI>(b.ns * size_t(ns));
+  // per target: the z-cell range [zr[c], zr[colpad + c]] of each column (empty: lo > hi)
+  const int colpad = (b.ncols + int(N64) - 1) / int(N64) * int(N64);
+  std::vector<double>& zbuf = *b.zscratch;
+  if (zbuf.size() < 2 * size_t(colpad)) zbuf.resize(2 * size_t(colpad));
+  double* HWY_RESTRICT zr = zbuf.data();
   for (size_t t = 0; t < b.nt; ++t) {
     const double ttx = b.tx[t], tty = b.ty[t], ttz = b.tz[t];
     const int kz = b.tk[t];
@@ -260,17 +265,30 @@ void CellImpl(const PairBlock<T>& b) {
     // chunk, applied to every array; no branch on the outcome), so that pass 2 evaluates the
     // kernel on full vectors only.
     size_t na = 0, nco = 0, ncand = 0;
+    // the z-cells the sphere reaches in each column, N64 columns at a time: the (x, y) distance g
+    // from the target to the column, h = sqrt(r_c^2 - g^2), the z-cell range of [t_z - h, t_z + h]
+    // clamped to the reach in float64 before the conversion (thin boxes: (t +- h)/w can exceed
+    // int's range); columns out of reach get an empty range
+    {
+      const V64 vtx = hn::Set(d64, ttx), vty = hn::Set(d64, tty), vtz = hn::Set(d64, ttz);
+      const V64 zlo = hn::Set(d64, double(kz - Kz)), zhi = hn::Set(d64, double(kz + Kz));
+      const V64 vinv = hn::Set(d64, inv_wz), vsl = hn::Set(d64, slack), vrc2 = hn::Set(d64, rc2s), z64 = hn::Zero(d64);
+      for (int c = 0; c < b.ncols; c += int(N64)) {
+        const V64 gx = hn::Max(hn::Max(hn::Sub(hn::LoadU(d64, b.colx0 + c), vtx), hn::Sub(vtx, hn::LoadU(d64, b.colx1 + c))), z64);
+        const V64 gy = hn::Max(hn::Max(hn::Sub(hn::LoadU(d64, b.coly0 + c), vty), hn::Sub(vty, hn::LoadU(d64, b.coly1 + c))), z64);
+        const V64 g2 = hn::MulAdd(gx, gx, hn::Mul(gy, gy));
+        const V64 h = hn::Add(hn::Sqrt(hn::Max(hn::Sub(vrc2, g2), z64)), vsl);
+        const V64 lo = hn::Max(zlo, hn::Floor(hn::Mul(hn::Sub(vtz, h), vinv)));
+        const V64 hi = hn::Min(zhi, hn::Floor(hn::Mul(hn::Add(vtz, h), vinv)));
+        const auto out = hn::Ge(g2, vrc2);
+        hn::StoreU(hn::IfThenElse(out, hn::Set(d64, 1.0), lo), d64, zr + c);
+        hn::StoreU(hn::IfThenElse(out, hn::Set(d64, 0.0), hi), d64, zr + colpad + c);
+      }
+    }
     for (int c = 0; c < b.ncols; ++c) {
+      if (zr[c] > zr[colpad + c]) continue;
+      const int z0 = static_cast<int>(zr[c]), z1 = static_cast<int>(zr[colpad + c]);
       const PairColumn& col = b.cols[c];
-      const double gx = ttx < col.x0 ? col.x0 - ttx : (ttx > col.x1 ? ttx - col.x1 : 0.0);
-      const double gy = tty < col.y0 ? col.y0 - tty : (tty > col.y1 ? tty - col.y1 : 0.0);
-      const double g2 = gx * gx + gy * gy;
-      if (g2 >= rc2s) continue;
-      // the z-cells the sphere reaches in this column, clamped in float64 before the conversion
-      // (thin boxes: (t +- h)/w can exceed int's range)
-      const double h = std::sqrt(rc2s - g2) + slack;
-      const int z0 = static_cast<int>(std::max(double(kz - Kz), std::floor((ttz - h) * inv_wz)));
-      const int z1 = static_cast<int>(std::min(double(kz + Kz), std::floor((ttz + h) * inv_wz)));
       const V64 tx = hn::Set(d64, ttx - col.sx), ty = hn::Set(d64, tty - col.sy);
       for (int cz = z0; cz <= z1;) {  // consecutive z-cells of one periodic image form one run
         const int imz = cz >= 0 && cz < nz ? 0 : floor_div(cz, nz);

@@ -64,6 +64,9 @@ struct PairBlock {
   std::size_t nt = 0;
   const PairColumn* cols = nullptr;  // the colleague columns of the targets' (x, y) cell
   int ncols = 0;
+  // the columns' x and y extent as arrays, readable up to ncols rounded up to 8 (the padding
+  // columns lie beyond reach: x0 = +1e300)
+  const double *colx0 = nullptr, *colx1 = nullptr, *coly0 = nullptr, *coly1 = nullptr;
   const int* tk = nullptr;           // (nt): the z index of each target's cell
   int nz = 1, Kz = 1;                // cells along z, reach along z
   double wz = 1, Lz = 1, slack = 0;  // cell width and box length along z; bound widening
@@ -74,6 +77,7 @@ struct PairBlock {
   T* out = nullptr;               // (nt, n_out), added to
   std::size_t* ncoinc = nullptr;  // (nt): sources closer than the coincidence distance, added to
   std::vector<T>* scratch = nullptr;  // per-thread buffer of the compacted pairs
+  std::vector<double>* zscratch = nullptr;  // per-thread buffer of the columns' z ranges
   std::size_t* counts = nullptr;      // added to: [0] distance tests (run lengths), [1] pairs evaluated
 };
 

@@ -129,7 +129,7 @@ class CpuBackend final : public Backend {
   }
   std::size_t coincident_pairs(const Workspace& w) const override { return cast(w).coincident; }
   P2PCounts p2p_counts(const Workspace& w) const override {
-    return {cast(w).p2p_candidates, cast(w).p2p_pairs, g_->series.degree};
+    return {cast(w).p2p_candidates, cast(w).p2p_pairs, g_->series.degree, g_->series.exp_degree};
   }
 
  private:
