@@ -46,7 +46,7 @@ struct Record::Field {
 };
 
 /// JSON text of r: an object with the fields in order; strings escaped (RFC 8259: quote,
-/// backslash, control characters as \uXXXX), reals with 10 significant digits, non-finite reals
+/// backslash, control characters as \u00hh escapes), reals with 10 significant digits, non-finite reals
 /// as null. `indent`: spaces before each nested line (the object's own braces unindented).
 std::string to_json(const Record& r, int indent = 0);
 

@@ -136,15 +136,17 @@ void target_runs(const CellList<T>& cl, const std::array<double, 3>& box, const 
 
 // The colleague columns of the targets in cells (i, j, k0..k1) (x, y offsets in [-K, K] whose cell
 // interval lies closer than r_c to the target cells' in (x, y)) and a bound of the sources any
-// of these targets visits: the largest, over k in [k0, k1], number of sources in the z-cells
+// of these targets visits (the columns' x, y extents into ext, padded for the SIMD loop): the
+// largest, over k in [k0, k1], number of sources in the z-cells
 // [k - K, k + K] of all columns (every image counted).
 template <class T>
 void block_columns(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, double rc,
-                   int i, int j, int k0, int k1, std::vector<PairColumn>& cols, std::vector<std::size_t>& per_k,
+                   int i, int j, int k0, int k1, std::vector<PairColumn>& cols, PairColumnExtents& ext, std::vector<std::size_t>& per_k,
                    std::size_t& max_candidates) {
   const double w[3] = {box[0] / cl.n[0], box[1] / cl.n[1], box[2] / cl.n[2]};
   const double slack = 1e-12 * std::max({box[0], box[1], box[2]});
   cols.clear();
+  ext.clear();
   per_k.assign(std::size_t(k1 - k0 + 1), 0);
   for (int ox = -K[0]; ox <= K[0]; ++ox) {
     const double gx = std::max(0.0, std::max(0, std::abs(ox) - 1) * w[0] - 2 * slack);
@@ -159,10 +161,7 @@ void block_columns(const CellList<T>& cl, const std::array<double, 3>& box, cons
       const int jj = cy - imy * cl.n[1];
       PairColumn c;
       c.base = (ii * cl.n[1] + jj) * cl.n[2];
-      c.x0 = cx * w[0] - slack;
-      c.x1 = (cx + 1) * w[0] + slack;
-      c.y0 = cy * w[1] - slack;
-      c.y1 = (cy + 1) * w[1] + slack;
+      ext.push(cx * w[0] - slack, (cx + 1) * w[0] + slack, cy * w[1] - slack, (cy + 1) * w[1] + slack);
       c.sx = imx * box[0];
       c.sy = imy * box[1];
       cols.push_back(c);
@@ -178,6 +177,7 @@ void block_columns(const CellList<T>& cl, const std::array<double, 3>& box, cons
       }
     }
   }
+  ext.pad();
   max_candidates = per_k.empty() ? 0 : *std::max_element(per_k.begin(), per_k.end());
 }
 
@@ -228,7 +228,8 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     std::vector<T> out, scratch;  // the block's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
     std::vector<std::size_t> ncoinc, per_k;
     std::vector<PairColumn> cols;
-    std::vector<double> colxy, zscratch;  // the columns' extents (4 arrays, padded to 8), z ranges
+    PairColumnExtents ext;          // the columns' x, y extents
+    std::vector<double> zscratch;   // the columns' z ranges per target
     std::vector<PairRun> runs;
     std::vector<int> tk;
 #pragma omp for schedule(dynamic, 2)
@@ -245,15 +246,7 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         for (int k = k0; k <= k1; ++k)
           for (int t = trg.start[c0 + k - k0]; t < trg.start[c0 + k - k0 + 1]; ++t) tk[std::size_t(t - t0)] = k;
         std::size_t max_candidates = 0;
-        block_columns(src, box, Kr, rc, i, j, k0, k1, cols, per_k, max_candidates);
-        const std::size_t cpad = (cols.size() + 7) / 8 * 8;
-        colxy.assign(4 * cpad, 1e300);  // padding: beyond reach
-        for (std::size_t c = 0; c < cols.size(); ++c) {
-          colxy[c] = cols[c].x0;
-          colxy[cpad + c] = cols[c].x1;
-          colxy[2 * cpad + c] = cols[c].y0;
-          colxy[3 * cpad + c] = cols[c].y1;
-        }
+        block_columns(src, box, Kr, rc, i, j, k0, k1, cols, ext, per_k, max_candidates);
         out.assign(nt * nout, T(0));
         ncoinc.assign(nt, 0);
         PairBlock<T> pb;
@@ -271,10 +264,10 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.cell_start = src.start.data();
         pb.cols = cols.data();
         pb.ncols = static_cast<int>(cols.size());
-        pb.colx0 = colxy.data();
-        pb.colx1 = colxy.data() + cpad;
-        pb.coly0 = colxy.data() + 2 * cpad;
-        pb.coly1 = colxy.data() + 3 * cpad;
+        pb.colx0 = ext.x0.data();
+        pb.colx1 = ext.x1.data();
+        pb.coly0 = ext.y0.data();
+        pb.coly1 = ext.y1.data();
         pb.zscratch = &zscratch;
         pb.nz = src.n[2];
         pb.tk = tk.data();

@@ -40,8 +40,21 @@ struct ErfcSeries {
 /// cell-sorted order: cell (ii, jj, kk) starts at cell_start[base + kk].
 struct PairColumn {
   int base = 0;                      // cell-list index of cell (ii, jj, 0), ii, jj wrapped into the box
-  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // the column's x and y extent, unwrapped, widened by the slack
   double sx = 0, sy = 0;             // the periodic shift of the column's image (x, y)
+};
+
+/// The x and y extents of the columns (unwrapped, widened by the slack) as arrays for the SIMD
+/// loop, padded to a multiple of 8 with columns beyond reach (x0 = x1 = +1e300).
+struct PairColumnExtents {
+  std::vector<double> x0, x1, y0, y1;
+  void clear() { x0.clear(); x1.clear(); y0.clear(); y1.clear(); }
+  void push(double a0, double a1, double b0, double b1) {
+    x0.push_back(a0); x1.push_back(a1); y0.push_back(b0); y1.push_back(b1);
+  }
+  void pad() {
+    const std::size_t n = (x0.size() + 7) / 8 * 8;
+    for (auto* v : {&x0, &x1, &y0, &y1}) v->resize(n, 1e300);
+  }
 };
 
 /// The targets of a block of target cells (i, j, k0..k1) with the colleague columns of that block. Per target, the
