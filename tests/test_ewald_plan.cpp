@@ -159,6 +159,70 @@ TEST(EwaldCoincidence, TargetsOnePeriodAwayFromTheSources) {
   EXPECT_LT(rel_rms_err(sep.values.values, self.values.values), 2e-9);
 }
 
+// float32 applies the same rule: its distance test (block-local float32 hi + lo offsets) lists
+// pairs up to twice the coincidence distance as close and decides them in float64, so exact
+// duplicates, copies one period away and a pair just beyond the coincidence distance come out
+// as in float64.
+TEST(EwaldCoincidence, SinglePrecisionAppliesTheSameRule) {
+  const std::array<double, 3> box{1.0, 1.3, 0.7};
+  const double L = 1.3;
+  const std::size_t n = 60;
+  auto x = make_points(Distribution::Uniform, n, box, 12);
+  auto q = make_strengths(n, 1, 13, true);
+  for (int a = 0; a < 3; ++a) x[3 + a] = x[a];  // source 1 duplicates source 0
+  // source 2 lies 1.5 coincidence distances from source 3: a pair (huge, but a pair)
+  for (int a = 0; a < 3; ++a) x[6 + a] = x[9 + a];
+  x[6] += 1.5 * elliptica::ewald::kCoincidenceRelative * L;
+  auto run = [&](elliptica::ewald::Precision p, const std::vector<double>& pts) {
+    Options o;
+    o.box = box;
+    o.tolerance = p == elliptica::ewald::Precision::Single ? 1e-4 : 1e-10;
+    o.precision = p;
+    EwaldPlan plan(o);
+    return plan.evaluate(ConstMatrixView<double>(pts, 3), ConstMatrixView<double>(q, 1));
+  };
+  const Result d = run(elliptica::ewald::Precision::Double, x);
+  const Result s = run(elliptica::ewald::Precision::Single, x);
+  EXPECT_EQ(d.coincident_pairs, 2u);
+  EXPECT_EQ(s.coincident_pairs, 2u);
+  // the close pair's ~1/(2e-13) terms at targets 2 and 3, in float64 on both paths
+  for (std::size_t i : {std::size_t(2), std::size_t(3)}) {
+    EXPECT_GT(std::abs(d.values.values[i]), 1e11);
+    EXPECT_NEAR(s.values.values[i], d.values.values[i], 1e-6 * std::abs(d.values.values[i]));
+  }
+  std::vector<double> ds, ss;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != 2 && i != 3) {
+      ds.push_back(d.values.values[i]);
+      ss.push_back(s.values.values[i]);
+    }
+  EXPECT_LT(rel_rms_err(ss, ds), 1e-4);
+  // the duplicate one period away (x and z): coincident after wrapping, in float32 too
+  auto y = x;
+  y[3] += box[0];
+  y[5] -= 3 * box[2];
+  const Result sy = run(elliptica::ewald::Precision::Single, y);
+  EXPECT_EQ(sy.coincident_pairs, 2u);
+  EXPECT_LT(rel_rms_err(sy.values.values, s.values.values), 1e-6);
+  // separate targets one period away from every source (stokeslet: gathered values)
+  Options o;
+  o.kernel = Kernel::Stokeslet;
+  o.tolerance = 1e-4;
+  o.precision = elliptica::ewald::Precision::Single;
+  EwaldPlan plan(o);
+  const std::size_t m = 80;
+  const auto z = make_points(Distribution::Uniform, m, {1.0, 1.0, 1.0}, 14);
+  const auto f = make_strengths(m, 3, 15, true);
+  std::vector<double> t = z;
+  for (std::size_t i = 0; i < m; ++i) t[3 * i + (i % 3)] += (i % 2 ? 1.0 : -2.0);
+  const Result self = plan.evaluate(ConstMatrixView<double>(z, 3), ConstMatrixView<double>(f, 3));
+  const Result sep =
+      plan.evaluate(ConstMatrixView<double>(z, 3), ConstMatrixView<double>(f, 3), ConstMatrixView<double>(t, 3));
+  EXPECT_EQ(self.coincident_pairs, 0u);
+  EXPECT_EQ(sep.coincident_pairs, m);
+  EXPECT_LT(rel_rms_err(sep.values.values, self.values.values), 1e-5);
+}
+
 TEST(EwaldEmptyTargets, EveryKernelReturnsAnEmptyResult) {
   const std::size_t n = 20;
   const auto x = make_points(Distribution::Uniform, n, {1, 1, 1}, 16);

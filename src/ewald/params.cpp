@@ -320,7 +320,7 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
   l.colleagues = (2.0 * K[0] + 1) * (2.0 * K[1] + 1) * (2.0 * K[2] + 1);
   l.columns = (2.0 * K[0] + 1) * (2.0 * K[1] + 1);
   // P2P scans, per target, the z-cells of each column of colleague cells that the sphere of radius
-  // r_c around the target reaches (cpu/p2p.cpp, target_runs): the mean number of cells over 4^3
+  // r_c around the target reaches (cpu/p2p_simd.cpp): the mean number of cells over 4^3
   // target positions in a cell, times the mean sources per cell. Beyond 400 columns (r_c many
   // cell widths: thin boxes) the bound of all colleague cells (the sampling would cost more than
   // such a plan is worth).

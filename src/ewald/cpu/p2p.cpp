@@ -1,9 +1,11 @@
 // P2P: the real-space sum of the spectral Ewald method over the colleague cells of each target
 // cell (seed 000, section 2.1 and algorithm 1), for any kernel's traits (kernel_traits.hpp).
-// Per target, the runs of cell-sorted sources its sphere of radius r_c can reach (target_runs)
-// are summed by the SIMD loop of p2p_simd.cpp, which reads the sources in place. A pair
-// closer than the coincidence distance contributes the limit r -> 0 of (real-space kernel -
-// free-space kernel) instead (K::self_limit): the self term when the targets are the sources.
+// Targets in blocks of consecutive z-cells of one column of cells; per block the colleague
+// columns (block_columns), per target the SIMD loop of p2p_simd.cpp sums the z-cells of each
+// column its sphere of radius r_c reaches. The loop lists the pairs closer than the coincidence
+// distance (float32: twice that) instead of summing them; here such a pair contributes the limit
+// r -> 0 of (real-space kernel - free-space kernel) (K::self_limit: the self term when the
+// targets are the sources) if r < the coincidence distance, else its real-space kernel in float64.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -78,62 +80,6 @@ double ErfcSeries::erfcx(double x) const {
 
 namespace {
 
-/// A run of consecutive sources (in cell-sorted order) [s0, s1) that may hold sources within r_c
-/// of a target, with the periodic shift (sx, sy, sz) added to their coordinates.
-struct PairRun {
-  int s0 = 0, s1 = 0;
-  double sx = 0, sy = 0, sz = 0;
-};
-
-// The runs of sources that can lie within r_c of the target t (coordinates wrapped into the box,
-// in cell (i, j, k) of the cell list): for each column (x, y offsets in [-K, K]) of colleague
-// cells whose (x, y) distance from t is below r_c, the z-cells (offsets in [-K, K]) the sphere of
-// radius r_c around t reaches there. Offset o maps to cell (c + o) mod n and periodic image
-// floor((c + o)/n), so every image of every source within r_c is in exactly one run (several
-// images of one source when r_c exceeds a box length). Cell bounds are widened by 1e-12 L so that
-// the rounding of a point's cell index never drops a pair. The SIMD loop (p2p_simd.cpp) visits
-// the same runs (from the columns of cell_columns, with the same arithmetic); this list serves
-// the rare targets with coincident sources other than themselves.
-template <class T>
-void target_runs(const CellList<T>& cl, const std::array<double, 3>& box, const std::array<int, 3>& K, double rc,
-                 int i, int j, int k, const double t[3], std::vector<PairRun>& runs) {
-  const double w[3] = {box[0] / cl.n[0], box[1] / cl.n[1], box[2] / cl.n[2]};
-  const double slack = 1e-12 * std::max({box[0], box[1], box[2]});
-  const double rc2 = rc * rc;
-  auto gap = [&](int d, int cc) {  // distance from t to the (unwrapped) cell interval cc along d
-    const double lo = cc * w[d] - slack, hi = (cc + 1) * w[d] + slack;
-    return t[d] < lo ? lo - t[d] : (t[d] > hi ? t[d] - hi : 0.0);
-  };
-  for (int ox = -K[0]; ox <= K[0]; ++ox) {
-    const int cx = i + ox;
-    const double gx = gap(0, cx);
-    if (gx * gx >= rc2) continue;
-    const int imx = floor_div(cx, cl.n[0]);
-    const int ii = cx - imx * cl.n[0];
-    for (int oy = -K[1]; oy <= K[1]; ++oy) {
-      const int cy = j + oy;
-      const double gy = gap(1, cy);
-      const double g2 = gx * gx + gy * gy;
-      if (g2 >= rc2) continue;
-      const int imy = floor_div(cy, cl.n[1]);
-      const int jj = cy - imy * cl.n[1];
-      const double h = std::sqrt(rc2 - g2) + slack;
-      // clamped in float64 before the conversion (thin boxes: (t +- h)/w can exceed int's range)
-      const int z0 = static_cast<int>(std::max(double(k - K[2]), std::floor((t[2] - h) / w[2])));
-      const int z1 = static_cast<int>(std::min(double(k + K[2]), std::floor((t[2] + h) / w[2])));
-      const int col = (ii * cl.n[1] + jj) * cl.n[2];
-      for (int cz = z0; cz <= z1;) {  // consecutive z-cells of one periodic image form one run
-        const int imz = floor_div(cz, cl.n[2]);
-        const int end = std::min(z1, (imz + 1) * cl.n[2] - 1);
-        const int kk = cz - imz * cl.n[2];
-        const int s0 = cl.start[col + kk], s1 = cl.start[col + kk + (end - cz) + 1];
-        if (s1 > s0) runs.push_back({s0, s1, imx * box[0], imy * box[1], imz * box[2]});
-        cz = end + 1;
-      }
-    }
-  }
-}
-
 // The colleague columns of the targets in cells (i, j, k0..k1) (x, y offsets in [-K, K] whose cell
 // interval lies closer than r_c to the target cells' in (x, y)) and a bound of the sources any
 // of these targets visits (the columns' x, y extents into ext, padded for the SIMD loop): the
@@ -192,7 +138,11 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const double xi_d = g.setup.params.xi, rc = g.setup.params.rc;
   const double L = std::max({box[0], box[1], box[2]});
   const double coinc2 = (kCoincidenceRelative * L) * (kCoincidenceRelative * L);
-  const T c = static_cast<T>(2.0 * xi_d / kSqrtPi);
+  const double cd = 2.0 * xi_d / kSqrtPi;
+  // float32's distance test lists pairs up to twice the coincidence distance as close (its
+  // offsets carry ~1e-14 L of rounding besides the relative 2^-23): every pair within the
+  // coincidence distance is among them; at least the smallest normal float
+  const double close2 = sizeof(T) == 4 ? std::max(4 * coinc2, double(std::numeric_limits<float>::min())) : coinc2;
   const std::array<int, 3> Kr = g.reach;
   const int ncells = trg.ncells();
   const int threads = g.setup.threads;
@@ -226,12 +176,13 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   {
     std::size_t counts[2] = {0, 0};
     std::vector<T> out, scratch;  // the block's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
-    std::vector<std::size_t> ncoinc, per_k;
+    std::vector<std::size_t> per_k;
     std::vector<PairColumn> cols;
     PairColumnExtents ext;          // the columns' x, y extents
     std::vector<double> zscratch;   // the columns' z ranges per target
-    std::vector<PairRun> runs;
-    std::vector<int> tk;
+    std::vector<float> lscratch;    // float32: the block-local sources
+    std::vector<int> iscratch, tk;
+    std::vector<ClosePair> close;   // the block's close pairs
 #pragma omp for schedule(dynamic, 2)
     for (int blk = 0; blk < nblocks; ++blk) {
       const int col2 = blk / nzb;  // (x, y) cell index i n1 + j
@@ -248,7 +199,7 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         std::size_t max_candidates = 0;
         block_columns(src, box, Kr, rc, i, j, k0, k1, cols, ext, per_k, max_candidates);
         out.assign(nt * nout, T(0));
-        ncoinc.assign(nt, 0);
+        close.clear();
         PairBlock<T> pb;
         pb.sx = src.x.data();
         pb.sy = src.y.data();
@@ -278,41 +229,39 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.max_candidates = max_candidates;
         pb.rc2 = rc * rc;
         pb.coinc2 = coinc2;
+        pb.close2 = close2;
         pb.xi = static_cast<T>(xi_d);
         pb.series = &g.series;
         pb.out = out.data();
-        pb.ncoinc = ncoinc.data();
+        pb.close = &close;
         pb.scratch = &scratch;
+        pb.lscratch = &lscratch;
+        pb.iscratch = &iscratch;
         pb.counts = counts;
         p2p_cell<K, T>(pb);
+        // the close pairs (in target order): r < the coincidence distance contributes the limit
+        // r -> 0 of (real-space - free-space) kernel (K::self_limit; the target's own source, same
+        // sorted index, when the targets are the sources); float32 also lists pairs a little
+        // farther (up to sqrt(close2)), whose real-space kernel is evaluated here in float64
+        std::size_t ci = 0;
         for (std::size_t t = 0; t < nt; ++t) {
-          T self[nout] = {};
-          const std::size_t nco = ncoinc[t];
-          if (nco == 1 && !g.separate) {
-            // the target's own source (same sorted index): the self limit of (real-space -
-            // free-space) kernel, as for every coincident pair
-            K::template self_limit<T>(c, &q[std::size_t(t0 + t) * nq], self);
-          } else if (nco > 0) {
-            // rare: other coincident sources; find them (the same runs and float64 test as the
-            // SIMD loop)
-            const double tp[3] = {trg.x[t0 + t], trg.y[t0 + t], trg.z[t0 + t]};
-            runs.clear();
-            target_runs(src, box, Kr, rc, i, j, tk[t], tp, runs);
-            for (const PairRun& run : runs) {
-              const double ox = trg.x[t0 + t] - run.sx, oy = trg.y[t0 + t] - run.sy, oz = trg.z[t0 + t] - run.sz;
-              for (int s = run.s0; s < run.s1; ++s) {
-                const double rx = ox - src.x[s], ry = oy - src.y[s], rz = oz - src.z[s];
-                if (std::fma(rx, rx, std::fma(ry, ry, rz * rz)) < coinc2) {
-                  T sv[kMaxPairValues];
-                  for (int d = 0; d < nq; ++d) sv[d] = q[std::size_t(s) * nq + d];
-                  K::template self_limit<T>(c, sv, self);
-                }
-              }
+          double extra[4] = {0, 0, 0, 0};
+          for (; ci < close.size() && close[ci].t == t; ++ci) {
+            const ClosePair& cp = close[ci];
+            double sv[kMaxPairValues];
+            for (int d = 0; d < nq; ++d) sv[d] = double(q[cp.s * nq + d]);
+            const double r2 = std::fma(cp.rx, cp.rx, std::fma(cp.ry, cp.ry, cp.rz * cp.rz));
+            if (r2 < coinc2) {
+              K::template self_limit<double>(cd, sv, extra);
+              if (g.separate || cp.s != std::size_t(t0) + t) ++coincident;
+            } else if (r2 < rc * rc) {
+              const double r = std::sqrt(r2), ir = 1.0 / r;
+              K::template real_space<double>(std::erfc(xi_d * r) * ir, cd * std::exp(-xi_d * xi_d * r2), ir, xi_d * xi_d,
+                                             cp.rx, cp.ry, cp.rz, sv, extra[0], extra[1], extra[2], extra[3]);
             }
           }
-          coincident += (!g.separate && nco > 0) ? nco - 1 : nco;
           double* o = ws.acc.data() + static_cast<std::size_t>(t0 + t) * nout;
-          for (int d = 0; d < nout; ++d) o[d] = double(out[t * nout + d]) + double(self[d]);
+          for (int d = 0; d < nout; ++d) o[d] = double(out[t * nout + d]) + extra[d];
         }
       } catch (...) {
         errors.record(std::current_exception());

@@ -4,13 +4,14 @@
 // Highway rather than xsimd: Debian's xsimd 8.1 fixes the instruction set at compile time, so
 // run-time dispatch would need a hand-made multi-compilation; Highway's foreach_target does that.
 //
-// One call evaluates every target of a target cell against the runs of sources that can lie
-// within r_c of it (p2p.cpp: per column of colleague cells, the z-range the sphere of radius r_c
-// around the target reaches), per target in two passes: a float64 distance test over the runs,
-// Lanes(d) at a time, that compacts the pairs with coincidence <= r < r_c (offsets rounded to T,
-// r^2, source values) into per-thread buffers by a lane permutation per chunk, then the kernel on
-// full vectors of those pairs only. Sources are read in place (cell-sorted structure of arrays),
-// nothing is gathered per cell.
+// One call evaluates every target of a block of target cells against the runs of sources that
+// can lie within r_c of it (per column of colleague cells, the z-range the sphere of radius r_c
+// around the target reaches), per target in two passes: a distance test over the runs that
+// compacts the pairs with coincidence <= r < r_c (offsets in T, r^2, source values or their
+// index) into per-thread buffers by a lane permutation per chunk and lists the closer ones, then
+// the kernel on full vectors of the compacted pairs only. float64 reads the cell-sorted sources
+// in place (runs split at periodic images); float32 tests on float32 lanes, twice as many, against
+// a block-local copy of the columns' sources (PairBlock), one run per column.
 //
 // erfc: erfc(x) = exp(-x^2) erfcx(x), erfcx(x) a Chebyshev series in t = 1/(1 + x/2) on
 // [1/(1 + X/2), 1] (X = xi r_c) evaluated by Clenshaw's recurrence, its degree chosen from the
@@ -24,6 +25,7 @@
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -190,7 +192,8 @@ constexpr int kUnroll = 3;
 
 template <class K, class T>
 void CellImpl(const PairBlock<T>& b) {
-  // pass 1 in float64 (offsets, distance test), N64 lanes; dq: N64 lanes of T for the compacted
+  // pass 1 (distance test) in float64, N64 lanes (float32: on the block-local hi + lo copy, N
+  // lanes); dq: N64 lanes of T for the compacted
   // values; pass 2 in T, N lanes
   const hn::ScalableTag<double> d64;
   using V64 = hn::Vec<decltype(d64)>;
@@ -257,6 +260,111 @@ void CellImpl(const PairBlock<T>& b) {
   std::vector<double>& zbuf = *b.zscratch;
   if (zbuf.size() < 2 * size_t(colpad)) zbuf.resize(2 * size_t(colpad));
   double* HWY_RESTRICT zr = zbuf.data();
+  // float32: the sources of every column's z-cells [zbase, zbase + nzl) (unwrapped, every image)
+  // copied into block-local coordinates as float32 hi + lo (PairBlock); cell z of column c starts
+  // at lst[c * (nzl + 1) + z - zbase]; lg: the cell-sorted index of each copied source
+  constexpr bool kLocal = std::is_same_v<T, float>;
+  const float *lxh = nullptr, *lxl = nullptr, *lyh = nullptr, *lyl = nullptr, *lzh = nullptr, *lzl = nullptr;
+  const float* lval = nullptr;  // ns value arrays (without kGather), lcap apart
+  const int *lst = nullptr, *lg = nullptr;
+  int zbase = 0, nzl = 0;
+  size_t lcap = 0;
+  double ox = 0, oy = 0, oz = 0;
+  if constexpr (kLocal) {
+    int kmin = b.tk[0], kmax = b.tk[0];
+    for (size_t t = 1; t < b.nt; ++t) {
+      kmin = std::min(kmin, b.tk[t]);
+      kmax = std::max(kmax, b.tk[t]);
+    }
+    zbase = kmin - Kz;
+    nzl = kmax - kmin + 2 * Kz + 1;
+    ox = b.tx[0];
+    oy = b.ty[0];
+    oz = b.tz[0];
+    std::vector<int>& iv = *b.iscratch;
+    const size_t nst = size_t(b.ncols) * size_t(nzl + 1);
+    iv.resize(nst);
+    size_t tot = 0;
+    for (int c = 0; c < b.ncols; ++c)
+      for (int z = 0; z <= nzl; ++z) {
+        iv[size_t(c) * size_t(nzl + 1) + size_t(z)] = static_cast<int>(tot);
+        if (z == nzl) break;
+        const int cz = zbase + z;
+        const int kk = cz - floor_div(cz, nz) * nz;
+        tot += size_t(start[b.cols[c].base + kk + 1] - start[b.cols[c].base + kk]);
+      }
+    lcap = tot + 2 * N64 + N;  // room for the full-vector stores of the copy and the reads past the end
+    iv.resize(nst + lcap);
+    constexpr int nlv = kGather ? 0 : ns;
+    std::vector<float>& lv = *b.lscratch;
+    if (lv.size() < (6 + nlv) * lcap) lv.resize((6 + nlv) * lcap);
+    float* HWY_RESTRICT wxh = lv.data();
+    float* HWY_RESTRICT wxl = wxh + lcap;
+    float* HWY_RESTRICT wyh = wxl + lcap;
+    float* HWY_RESTRICT wyl = wyh + lcap;
+    float* HWY_RESTRICT wzh = wyl + lcap;
+    float* HWY_RESTRICT wzl = wzh + lcap;
+    float* HWY_RESTRICT wv = wzl + lcap;
+    int* HWY_RESTRICT wg = iv.data() + nst;
+    for (int c = 0; c < b.ncols; ++c) {
+      const PairColumn& col = b.cols[c];
+      const V64 shx = hn::Set(d64, col.sx - ox), shy = hn::Set(d64, col.sy - oy);
+      for (int z = 0; z < nzl;) {  // consecutive z-cells of one periodic image: one run
+        const int cz = zbase + z;
+        const int imz = floor_div(cz, nz);
+        const int kk = cz - imz * nz;
+        const int zend = std::min(nzl - 1, (imz + 1) * nz - 1 - zbase);
+        const size_t s0 = size_t(start[col.base + kk]), s1 = size_t(start[col.base + kk + (zend - z) + 1]);
+        const size_t o0 = size_t(iv[size_t(c) * size_t(nzl + 1) + size_t(z)]);
+        z = zend + 1;
+        const V64 shz = hn::Set(d64, imz * Lz - oz);
+        size_t o = o0;
+        for (size_t j = s0; j < s1; j += N64, o += N64) {
+          V64 vx, vy, vz;
+          if (HWY_LIKELY(j + N64 <= nsrc)) {
+            vx = hn::LoadU(d64, sx + j);
+            vy = hn::LoadU(d64, sy + j);
+            vz = hn::LoadU(d64, sz + j);
+          } else {  // the end of the source arrays: copy the lanes that exist
+            HWY_ALIGN double cx[8] = {}, cy[8] = {}, cz8[8] = {};
+            for (size_t l = 0; j + l < nsrc; ++l) {
+              cx[l] = sx[j + l];
+              cy[l] = sy[j + l];
+              cz8[l] = sz[j + l];
+            }
+            vx = hn::Load(d64, cx);
+            vy = hn::Load(d64, cy);
+            vz = hn::Load(d64, cz8);
+          }
+          auto split = [&](V64 v, float* h, float* l) {
+            const auto vh = hn::DemoteTo(dq, v);
+            hn::StoreU(vh, dq, h + o);
+            hn::StoreU(hn::DemoteTo(dq, hn::Sub(v, hn::PromoteTo(d64, vh))), dq, l + o);
+          };
+          split(hn::Add(vx, shx), wxh, wxl);
+          split(hn::Add(vy, shy), wyh, wyl);
+          split(hn::Add(vz, shz), wzh, wzl);
+        }
+        for (size_t j = s0; j < s1; ++j) wg[o0 + (j - s0)] = static_cast<int>(j);
+        if constexpr (!kGather)
+          for (int c2 = 0; c2 < ns; ++c2) std::memcpy(wv + c2 * lcap + o0, q + c2 * qst + s0, (s1 - s0) * sizeof(float));
+      }
+    }
+    // the entries past the last source: finite (read by masked lanes)
+    for (size_t k = tot; k < lcap; ++k) {
+      wxh[k] = wxl[k] = wyh[k] = wyl[k] = wzh[k] = wzl[k] = 0.0f;
+      wg[k] = 0;
+      if constexpr (!kGather)
+        for (int c2 = 0; c2 < ns; ++c2) wv[c2 * lcap + k] = 0.0f;
+    }
+    lxh = wxh; lxl = wxl; lyh = wyh; lyl = wyl; lzh = wzh; lzl = wzl; lval = wv;
+    lst = iv.data();
+    lg = wg;
+  }
+  const V close2 = hn::Set(d, static_cast<T>(b.close2)), rc2t = hn::Set(d, static_cast<T>(b.rc2));
+  const auto iota_i = hn::Iota(di, 0);
+  const auto lane_mask = hn::Set(di, static_cast<TI>(N - 1));
+  std::vector<ClosePair>& closev = *b.close;
   for (size_t t = 0; t < b.nt; ++t) {
     const double ttx = b.tx[t], tty = b.ty[t], ttz = b.tz[t];
     const int kz = b.tk[t];
@@ -264,7 +372,7 @@ void CellImpl(const PairBlock<T>& b) {
     // pairs with coincidence <= r < r_c compacted into the buffers (one lane permutation per
     // chunk, applied to every array; no branch on the outcome), so that pass 2 evaluates the
     // kernel on full vectors only.
-    size_t na = 0, nco = 0, ncand = 0;
+    size_t na = 0, ncand = 0;
     // the z-cells the sphere reaches in each column, N64 columns at a time: the (x, y) distance g
     // from the target to the column, h = sqrt(r_c^2 - g^2), the z-cell range of [t_z - h, t_z + h]
     // clamped to the reach in float64 before the conversion (thin boxes: (t +- h)/w can exceed
@@ -285,6 +393,56 @@ void CellImpl(const PairBlock<T>& b) {
         hn::StoreU(hn::IfThenElse(out, hn::Set(d64, 0.0), hi), d64, zr + colpad + c);
       }
     }
+    if constexpr (kLocal) {
+      // float32 lanes on the block-local copy: one run per column
+      const double tlx = ttx - ox, tly = tty - oy, tlz = ttz - oz;
+      const float fhx = static_cast<float>(tlx), fhy = static_cast<float>(tly), fhz = static_cast<float>(tlz);
+      const V thx = hn::Set(d, fhx), thy = hn::Set(d, fhy), thz = hn::Set(d, fhz);
+      const V tlox = hn::Set(d, static_cast<float>(tlx - fhx)), tloy = hn::Set(d, static_cast<float>(tly - fhy)),
+              tloz = hn::Set(d, static_cast<float>(tlz - fhz));
+      for (int c = 0; c < b.ncols; ++c) {
+        if (zr[c] > zr[colpad + c]) continue;
+        const int z0 = static_cast<int>(zr[c]) - zbase, z1 = static_cast<int>(zr[colpad + c]) - zbase;
+        const int* cs = lst + size_t(c) * size_t(nzl + 1);
+        const size_t l0 = size_t(cs[z0]), l1 = size_t(cs[z1 + 1]);
+        ncand += l1 - l0;
+        for (size_t j = l0; j < l1; j += N) {
+          const V rx = hn::Add(hn::Sub(thx, hn::LoadU(d, lxh + j)), hn::Sub(tlox, hn::LoadU(d, lxl + j)));
+          const V ry = hn::Add(hn::Sub(thy, hn::LoadU(d, lyh + j)), hn::Sub(tloy, hn::LoadU(d, lyl + j)));
+          const V rz = hn::Add(hn::Sub(thz, hn::LoadU(d, lzh + j)), hn::Sub(tloz, hn::LoadU(d, lzl + j)));
+          const V r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
+          const auto valid = hn::FirstN(d, l1 - j);
+          const auto close = hn::And(valid, hn::Lt(r2, close2));
+          const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2t)));
+          if (HWY_UNLIKELY(!hn::AllFalse(d, close))) {  // the target's own source, or rare
+            uint8_t mb[8] = {};
+            hn::StoreMaskBits(d, close, mb);
+            for (size_t l = 0; l < N; ++l)
+              if (mb[l / 8] >> (l % 8) & 1) {
+                const size_t k = j + l;
+                closev.push_back({t, size_t(lg[k]), tlx - (double(lxh[k]) + double(lxl[k])),
+                                  tly - (double(lyh[k]) + double(lyl[k])), tlz - (double(lzh[k]) + double(lzl[k]))});
+              }
+          }
+          const auto lanes = hn::And(hn::Compress(iota_i, hn::RebindMask(di, in)), lane_mask);
+          const auto idx = hn::IndicesFromVec(d, lanes);
+          if constexpr (kOffsets) {
+            hn::StoreU(hn::TableLookupLanes(rx, idx), d, px + na);
+            hn::StoreU(hn::TableLookupLanes(ry, idx), d, py + na);
+            hn::StoreU(hn::TableLookupLanes(rz, idx), d, pz + na);
+          }
+          hn::StoreU(hn::TableLookupLanes(r2, idx), d, pr2 + na);
+          if constexpr (kGather) {
+            const auto gi = hn::Mul(hn::LoadU(di, lg + j), hn::Set(di, static_cast<TI>(ns)));
+            hn::StoreU(hn::BitCast(d, hn::TableLookupLanes(gi, hn::IndicesFromVec(di, lanes))), d, pq + na);
+          } else {
+            for (int c2 = 0; c2 < ns; ++c2)
+              hn::StoreU(hn::TableLookupLanes(hn::LoadU(d, lval + c2 * lcap + j), idx), d, pq + c2 * cap + na);
+          }
+          na += hn::CountTrue(d, in);
+        }
+      }
+    } else {
     for (int c = 0; c < b.ncols; ++c) {
       if (zr[c] > zr[colpad + c]) continue;
       const int z0 = static_cast<int>(zr[c]), z1 = static_cast<int>(zr[colpad + c]);
@@ -317,27 +475,27 @@ void CellImpl(const PairBlock<T>& b) {
           }
           const V64 r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
           const auto valid = hn::FirstN(d64, s1 - j);
-          const auto close = hn::Lt(r2, co2);
+          const auto close = hn::And(valid, hn::Lt(r2, co2));
           const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
-          nco += hn::CountTrue(d64, hn::And(valid, close));
+          if (HWY_UNLIKELY(!hn::AllFalse(d64, close))) {  // the target's own source, or rare
+            HWY_ALIGN double ax[8], ay[8], az[8];
+            hn::Store(rx, d64, ax);
+            hn::Store(ry, d64, ay);
+            hn::Store(rz, d64, az);
+            uint8_t mc[8] = {};
+            hn::StoreMaskBits(d64, close, mc);
+            for (size_t l = 0; l < N64; ++l)
+              if (mc[0] >> l & 1) closev.push_back({t, j + l, ax[l], ay[l], az[l]});
+          }
           uint8_t mb[8] = {};
           hn::StoreMaskBits(d64, in, mb);
           const auto idx = CompactIndices(dq, mb[0]);
-          if constexpr (std::is_same_v<T, double>) {
-            if constexpr (kOffsets) {
-              hn::StoreU(hn::TableLookupLanes(rx, idx), dq, px + na);
-              hn::StoreU(hn::TableLookupLanes(ry, idx), dq, py + na);
-              hn::StoreU(hn::TableLookupLanes(rz, idx), dq, pz + na);
-            }
-            hn::StoreU(hn::TableLookupLanes(r2, idx), dq, pr2 + na);
-          } else {
-            if constexpr (kOffsets) {
-              hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, rx), idx), dq, px + na);
-              hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, ry), idx), dq, py + na);
-              hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, rz), idx), dq, pz + na);
-            }
-            hn::StoreU(hn::TableLookupLanes(hn::DemoteTo(dq, r2), idx), dq, pr2 + na);
+          if constexpr (kOffsets) {
+            hn::StoreU(hn::TableLookupLanes(rx, idx), dq, px + na);
+            hn::StoreU(hn::TableLookupLanes(ry, idx), dq, py + na);
+            hn::StoreU(hn::TableLookupLanes(rz, idx), dq, pz + na);
           }
+          hn::StoreU(hn::TableLookupLanes(r2, idx), dq, pr2 + na);
           if constexpr (kGather) {
             const auto gi = hn::Add(hn::Set(dqi, static_cast<TI>(j * size_t(ns))), iota_ns);
             hn::StoreU(hn::BitCast(dq, hn::TableLookupLanes(gi, CompactIndices(dqi, mb[0]))), dq, pq + na);
@@ -348,6 +506,7 @@ void CellImpl(const PairBlock<T>& b) {
           na += size_t(hwy::PopCount(mb[0]));
         }
       }
+    }
     }
     // pad to whole groups of U chunks: zero offsets and values at r = r_c (every kernel term is
     // finite there and multiplied by a zero offset or value)
@@ -414,7 +573,6 @@ void CellImpl(const PairBlock<T>& b) {
       }
     }
     for (int c = 0; c < no; ++c) b.out[t * no + c] += hn::GetLane(hn::SumOfLanes(d, acc[c]));
-    b.ncoinc[t] += nco;
     b.counts[0] += ncand;
     b.counts[1] += na;
   }

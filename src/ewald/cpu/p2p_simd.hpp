@@ -57,13 +57,27 @@ struct PairColumnExtents {
   }
 };
 
+/// A (target, source image) pair closer than the coincidence test of the SIMD loop: its
+/// contribution is left to the caller (p2p.cpp: the self limit when r < the coincidence distance,
+/// else the real-space kernel in float64). t: the target's index in the block; s: the source's
+/// cell-sorted index; r = target - (source + shift) in float64.
+struct ClosePair {
+  std::size_t t = 0, s = 0;
+  double rx = 0, ry = 0, rz = 0;
+};
+
 /// The targets of a block of target cells (i, j, k0..k1) with the colleague columns of that block. Per target, the
 /// SIMD loop visits, in each column whose (x, y) distance from the target is below r_c, the
 /// z-cells the sphere of radius r_c around the target reaches there (offsets [-Kz, Kz] from the
-/// target's cell kz; offset o maps to cell (kz + o) mod nz and periodic image floor((kz + o)/nz)),
-/// consecutive cells of one image as one run of sources read in place. Offsets
-/// r = target - (source + shift) are formed in float64 and rounded to T (float32: the pair's
-/// error is the rounding of r, not of the coordinates).
+/// target's cell kz; offset o maps to cell (kz + o) mod nz and periodic image floor((kz + o)/nz)).
+/// float64: consecutive cells of one image are one run of sources read in place, offsets
+/// r = target - (source + shift) formed in float64. float32: the block first copies the sources of
+/// its columns' z-cells [min kz - Kz, max kz + Kz] (every image) into block-local coordinates
+/// (source + shift - origin, origin = the block's first target) held as float32 pairs hi + lo
+/// (hi = the value rounded, lo = the rest rounded), so that a column's reach is one run and the
+/// distance test runs on float32 lanes; r = (t_hi - s_hi) + (t_lo - s_lo) has a relative error
+/// of ~2u in each component (u = 2^-24) plus ~u^2 times the block's extent, as the rounding of
+/// a float64 offset.
 template <class T>
 struct PairBlock {
   const double *sx = nullptr, *sy = nullptr, *sz = nullptr;  // all sources, cell-sorted
@@ -87,10 +101,13 @@ struct PairBlock {
   double rc2 = 0, coinc2 = 0;
   T xi = 0;
   const ErfcSeries* series = nullptr;
+  double close2 = 0;              // float32: the test of close pairs (>= coinc2, see ClosePair)
   T* out = nullptr;               // (nt, n_out), added to
-  std::size_t* ncoinc = nullptr;  // (nt): sources closer than the coincidence distance, added to
+  std::vector<ClosePair>* close = nullptr;  // pairs with r^2 < coinc2 (float32: < close2), appended to
   std::vector<T>* scratch = nullptr;  // per-thread buffer of the compacted pairs
   std::vector<double>* zscratch = nullptr;  // per-thread buffer of the columns' z ranges
+  std::vector<float>* lscratch = nullptr;   // float32: per-thread buffer of the block-local sources
+  std::vector<int>* iscratch = nullptr;     // float32: their cell-sorted indices and the columns' starts
   std::size_t* counts = nullptr;      // added to: [0] distance tests (run lengths), [1] pairs evaluated
 };
 
@@ -99,7 +116,8 @@ struct PairBlock {
 template <class K>
 constexpr bool p2p_gathers() { return K::n_src >= 3; }
 
-/// Adds the real-space sums over the sources of the runs with coincidence <= r < r_c to b.out.
+/// Adds the real-space sums over the sources of the runs with coincidence <= r < r_c to b.out
+/// (float32: close2 <= r^2 < r_c^2) and appends the closer pairs to b.close.
 template <class K, class T>
 void p2p_cell(const PairBlock<T>& b);
 
