@@ -33,6 +33,7 @@ struct EwaldArgs {
   std::string forces_out;  ///< with --energy: the forces F = q E (N,3)
   std::string summary;     ///< JSON summary of the run
   int threads = ewald::Options{}.threads;
+  bool fft_measure = ewald::Options{}.fft_measure;  ///< flag: FFTW_MEASURE planning
   double xi = 0, rc = 0, beta = 0;
   std::string grid;
   int P = 0, degree = 0;

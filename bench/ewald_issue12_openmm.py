@@ -86,10 +86,14 @@ def omm_params(ctx, nb):
         return float("nan"), "?"
 
 
-def ours_plan(X, Q, box, tol, precision):
+FFT_MEASURE = False  # --fft-measure: our plans (not the reference) with FFTW_MEASURE
+
+
+def ours_plan(X, Q, box, tol, precision, reference=False):
     import elliptica
 
-    plan = elliptica.EwaldPlan("laplace", box=box, tol=tol, threads=1, precision=precision, energy=True)
+    plan = elliptica.EwaldPlan("laplace", box=box, tol=tol, threads=1, precision=precision, energy=True,
+                               fft_measure=FFT_MEASURE and not reference)
     plan.set_points(X)
     return plan
 
@@ -119,19 +123,24 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--final-repeats", type=int, default=5)
     ap.add_argument("--out", default=str(C.OUT / "openmm"))
+    ap.add_argument("--fft-measure", action="store_true",
+                    help="our plans with fft_measure=True (FFTW_MEASURE at set_points; its time is in first_s)")
     a = ap.parse_args()
+    global FFT_MEASURE
+    FFT_MEASURE = a.fft_measure
     import openmm
 
     info = benchlib.machine()
     info["openmm"] = openmm.__version__
     info["affinity"] = sorted(os.sched_getaffinity(0))
+    info["ours_fft_measure"] = a.fft_measure
     X, Q, box = water(a.rep)
     n = len(Q)
     benchlib.log(f"{n} atoms, box {box:.5f} nm, affinity {info['affinity']}, load {benchlib.loadavg()}")
 
     # reference
     t0 = time.perf_counter()
-    ref_plan = ours_plan(X, Q, box, 1e-12, "double")
+    ref_plan = ours_plan(X, Q, box, 1e-12, "double", reference=True)
     Fref, Uref = ours_eval(ref_plan, Q)
     info["reference"] = (f"ours tol 1e-12 double, {time.perf_counter() - t0:.1f} s, "
                          f"rc {ref_plan.params['rc']:.4g}, grid {tuple(ref_plan.params['grid'])}, U = {Uref:.6f} kJ/mol")
@@ -176,7 +185,7 @@ def main() -> None:
 
     # spot check of the reference with OpenMM's Reference platform (double) on one box
     x1, q1, b1 = water(1)
-    rp = ours_plan(x1, q1, b1, 1e-12, "double")
+    rp = ours_plan(x1, q1, b1, 1e-12, "double", reference=True)
     F1, U1 = ours_eval(rp, q1)
     ctx, _ = omm_context(x1, q1, b1, 0.9, 1e-7, platform="Reference")
     Fo, Uo = omm_forces(ctx)

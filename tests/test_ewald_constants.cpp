@@ -390,7 +390,8 @@ TEST_P(EwaldParams, ReportedParametersAreConsistent) {
     EXPECT_NEAR(p.h[a], box[a] / p.grid[a], 1e-14 * box[a]);
     EXPECT_GE(p.cells[a], 1);
     if (p.cells[a] > 1) {  // one cell along an axis shorter than the width: images are visited instead
-      const double per_rc = a == 2 ? elliptica::ewald::detail::kCellsPerRcZ : elliptica::ewald::detail::kCellsPerRcXY;
+      const double per_rc = a == 2 ? elliptica::ewald::detail::kCellsPerRcZ
+                                   : elliptica::ewald::detail::cells_per_rc_xy(o.precision);
       EXPECT_GE(box[a] / p.cells[a], p.rc / per_rc * (1 - 1e-12)) << "cell width below rc / " << per_rc << " on axis " << a;
     }
   }

@@ -403,6 +403,8 @@ NB_MODULE(_core, m) {
       .def_rw("compute_energy", &Options::compute_energy,
               "Laplace, targets = sources: also the energy U = 1/2 sum q phi and the forces F = q E")
       .def_rw("threads", &Options::threads, "OpenMP threads, 0: all available")
+      .def_rw("fft_measure", &Options::fft_measure,
+              "FFTW_MEASURE planning at set_points instead of FFTW_ESTIMATE (for plans evaluated many times)")
       .def_rw("xi", &Options::xi, nb::for_setter(nb::arg("value").none()))
       .def_rw("rc", &Options::rc, nb::for_setter(nb::arg("value").none()))
       .def_rw("grid", &Options::grid, nb::for_setter(nb::arg("value").none()))

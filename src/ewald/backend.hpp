@@ -34,6 +34,7 @@ struct BackendSetup {
   double erfc_target = 1e-15;  ///< relative accuracy of erfc in P2P (a fraction of the relative tolerance)
   std::array<double, 3> box{1, 1, 1};
   int threads = 1;
+  bool fft_measure = false;  ///< FFTW_MEASURE instead of FFTW_ESTIMATE (Options::fft_measure)
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (cpu/p2g.cpp, g2p.cpp, p2g_baseline.cpp)
   Params params;
   Window window;

@@ -624,14 +624,15 @@ void measure_into(CostConstants& c, Precision prec) {
   // ---- P2P -------------------------------------------------------------------------------------
   const std::size_t N = 6000;
   struct Layout {
-    int n;            // cells along x and y (and kCellsPerRcZ / kCellsPerRcXY times as many along z)
+    int n;            // cells along x and y (and kCellsPerRcZ / cells_per_rc_xy times as many along z)
     double rc_cells;  // r_c in cell widths along x and y
   };
-  // The tuner's cell lists (cell_grid) have columns of width >= r_c / kCellsPerRcXY and cells of
-  // r_c / kCellsPerRcZ along z: the layouts are of that kind, 0.8 to 12 sources per cell.
-  const Layout layouts[] = {{12, kCellsPerRcXY * 0.999}, {12, 1.15}, {9, kCellsPerRcXY * 0.999}, {9, 1.15},
-                            {7, kCellsPerRcXY * 0.999},  {7, 1.15}, {5, kCellsPerRcXY * 0.999}, {5, 1.15}};
-  const int zf = static_cast<int>(std::lround(kCellsPerRcZ / kCellsPerRcXY));
+  // The tuner's cell lists (cell_grid) have columns of width >= r_c / cells_per_rc_xy(prec) and
+  // cells of r_c / kCellsPerRcZ along z: the layouts are of that kind, 0.8 to 12 sources per cell.
+  const double xy = cells_per_rc_xy(prec), lo = 0.92 * xy;
+  const Layout layouts[] = {{12, xy * 0.999}, {12, lo}, {9, xy * 0.999}, {9, lo},
+                            {7, xy * 0.999},  {7, lo},  {5, xy * 0.999}, {5, lo}};
+  const int zf = static_cast<int>(std::lround(kCellsPerRcZ / xy));
   for (int v = 0; v < kCostVariants; ++v) {
     const KernelShape ks = shape(v);
     const bool dl = variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined;
@@ -692,7 +693,7 @@ void measure_into(CostConstants& c, Precision prec) {
     const Problem pr = uniform_problem(f.n, ks.n_src, dl, 99 + f.M + f.P);
     const double rc = 0.03;
     Params p = make_params(3.5 / rc, rc, 1, f.M, f.P);
-    p.cells = cell_grid({1, 1, 1}, rc, 2 * f.n);
+    p.cells = cell_grid({1, 1, 1}, rc, 2 * f.n, prec);
     auto be = make_cpu_backend(pr.pts, setup_for(f.v, prec, p, erfc_target));
     auto ws = be->workspace();
     be->load(*ws, pr.values.data());

@@ -101,12 +101,16 @@ constexpr double kMaxGridBytes = 8.0 * 1024 * 1024 * 1024;  // 8 GiB
 constexpr double kMaxPairChecks = 1e12;
 constexpr double kMaxNearFieldBytes = 4.0 * 1024 * 1024 * 1024;  // 4 GiB
 
-/// Cells per r_c of the P2P cell lists: x and y (column width >= r_c / 1.25), z (>= r_c / 5).
-inline constexpr double kCellsPerRcXY = 1.25, kCellsPerRcZ = 5.0;
-/// Cells per axis of the near-field cell list for cutoff rc: floor(kCellsPerRcXY L_d / rc) along x
-/// and y, floor(kCellsPerRcZ L_z / rc) along z (at least 1), halved along the axis with the most
-/// cells while there are more than min(8 n_points + 64, 2^26) cells.
-std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points);
+/// Cells per r_c of the P2P cell lists along z (cells >= r_c / 5) and along x and y (columns
+/// >= r_c / 1.25 wide in float64, >= r_c in float32: 3 x 3 colleague columns; the float32 distance
+/// test runs on twice as many lanes, so fewer, longer runs pay off; measured in params.cpp).
+inline constexpr double kCellsPerRcZ = 5.0;
+constexpr double cells_per_rc_xy(Precision p) { return p == Precision::Single ? 1.0 : 1.25; }
+/// Cells per axis of the near-field cell list for cutoff rc: floor(cells_per_rc_xy(prec) L_d / rc)
+/// along x and y, floor(kCellsPerRcZ L_z / rc) along z (at least 1), halved along the axis with the
+/// most cells while there are more than min(8 n_points + 64, 2^26) cells.
+std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points,
+                             Precision prec = Precision::Double);
 
 /// Near-field (P2P) load of a cutoff and cell grid, as visited by p2p() (cpu/p2p.cpp): every
 /// source of the runs a target visits is distance-tested by the SIMD loop.

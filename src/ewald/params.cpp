@@ -290,15 +290,20 @@ int fft_friendly(int m) {
 }
 
 
-std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points) {
+std::array<int, 3> cell_grid(const std::array<double, 3>& box, double rc, std::size_t n_points, Precision prec) {
   std::array<double, 3> n;
   // Columns of width r_c / 1.25 in x and y, cells of r_c / 5 along z (cpu/p2p.cpp): the
   // consecutive z-cells of a column are one run of sources, so fine z-cells trim the runs to the
   // sphere of radius r_c without more runs, and wide columns keep the runs few (~13 per target).
   // Measured at N = 1e5 (uniform, one thread, AVX-512) against cubic cells of r_c / 2: P2P
   // 0.07-0.09 s instead of 0.11-0.12 (Laplace), 0.20 instead of 0.21 (stokeslet), with 2.9
-  // instead of 2.6 distance tests per pair.
-  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor((d == 2 ? kCellsPerRcZ : kCellsPerRcXY) * box[d] / rc));
+  // instead of 2.6 distance tests per pair. float32 (16 lanes per distance test on AVX-512):
+  // columns of r_c (3 x 3 colleague columns, ~9 runs per target) measured faster: water box, 81000
+  // atoms, Laplace field at 1e-3, P2P 0.0373 -> 0.0322 s; uniform N = 1e5 at 1e-4, stokeslet
+  // 0.0566 -> 0.0514, Laplace field 0.0453 -> 0.0373 (r_c / 1.5 and / 0.8 were slower); in
+  // float64 the same change was neutral to 7% slower.
+  const double xy = cells_per_rc_xy(prec);
+  for (int d = 0; d < 3; ++d) n[d] = std::max(1.0, std::floor((d == 2 ? kCellsPerRcZ : xy) * box[d] / rc));
   // More cells than ~8 per point only cost memory; coarser cells (width still >= r_c) are valid.
   const double cap = std::min(8.0 * double(n_points) + 64.0, double(1 << 26));
   while (n[0] * n[1] * n[2] > cap) {
@@ -498,7 +503,7 @@ Params choose_params(const TuneInput& in) {
       xi = solve_decreasing([&](double x) { return real_ok(x, rc); }, 1.0, 0.1 / rc, 40.0 / rc);
       if (!std::isfinite(xi)) continue;
     }
-    const std::array<int, 3> cells = cell_grid(in.box, rc, in.n_sources + in.n_targets);
+    const std::array<int, 3> cells = cell_grid(in.box, rc, in.n_sources + in.n_targets, in.costs.precision);
     {
       const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
       if (nl.pair_checks > kMaxPairChecks || nl.bytes > kMaxNearFieldBytes) {

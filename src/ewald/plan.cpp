@@ -154,7 +154,8 @@ struct EwaldPlan::Impl {
   double source_weight(const std::vector<double>& v, std::size_t i, int layer) const;
   std::shared_ptr<const Tuned> tune(const std::vector<double>& v, double qscale, StageTimes& times) const;
   std::shared_ptr<const Tuned> state(const std::vector<double>& v, double qscale, StageTimes& times) const;
-  std::unique_ptr<Backend> prepare(const Params& p, const Window& w) const;
+  // pilot: the tuner's pilot evaluation (FFTW_ESTIMATE whatever fft_measure says)
+  std::unique_ptr<Backend> prepare(const Params& p, const Window& w, bool pilot = false) const;
   void run(const Backend& b, const std::vector<double>& v, std::vector<double>& out, StageTimes& times,
            std::size_t* coincident, P2PCounts* counts = nullptr) const;
   Params report(const Params& p, double qscale) const;
@@ -459,7 +460,7 @@ double EwaldPlan::Impl::density(const std::vector<double>& v, int layer) const {
   return std::max(nt ? acc / double(nt) : 0.0, Q / V);
 }
 
-std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window& w) const {
+std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window& w, bool pilot) const {
   BackendSetup s;
   s.kernel = opt.kernel;
   s.field = opt.compute_field;
@@ -471,6 +472,7 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.erfc_target = std::clamp(0.01 * rel, 1e-15, 1e-4);
   s.box = opt.box;
   s.threads = threads;
+  s.fft_measure = opt.fft_measure && !pilot;
   s.p2g_variant = opt.p2g_variant;
   s.params = p;
   s.window = w;
@@ -649,7 +651,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       const Params pilot = finish(choose_params(in), std::max(typ[0], floor[0]));
       std::vector<double> out;
       StageTimes pt;
-      run(*prepare(pilot, t->window), v, out, pt, nullptr);
+      run(*prepare(pilot, t->window, true), v, out, pt, nullptr);
       double meas[2] = {rms_of(out, info.n_out, 0, opt.kernel == Kernel::Laplace ? 1 : 3) / info.final_scale, 0};
       if (opt.compute_field)
         meas[1] = opt.kernel == Kernel::Laplace ? rms_of(out, info.n_out, 1, 3)

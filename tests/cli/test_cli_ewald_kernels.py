@@ -172,18 +172,32 @@ def test_empty_targets_give_empty_output(cli, tmp_path, kernel, fmt):
     assert elliptica.read_array(tmp_path / "u.csv").shape == ((0, 4) if kernel == "laplace" else (0, 3))
 
 
+def test_fft_measure_flag(cli, tmp_path):
+    # --fft-measure: FFTW_MEASURE plans, recorded in the summary, the same values to rounding
+    write_system(tmp_path)
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "a.npy", "--summary", tmp_path / "a.json", "-q", "--threads", "1")
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "b.npy", "--fft-measure", "--summary", tmp_path / "b.json", "-q",
+              "--threads", "1")
+    assert json.loads((tmp_path / "b.json").read_text())["fft_measure"] is True
+    assert json.loads((tmp_path / "a.json").read_text())["fft_measure"] is False
+    a, b = np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
+
+
 def test_summary_fields(cli, tmp_path):
     s = write_system(tmp_path)
     ewald_cli(cli, tmp_path, "laplace", tmp_path / "phi.npy", "--field", "--summary", tmp_path / "s.json", "-q",
               "--threads", "1")
     js = json.loads((tmp_path / "s.json").read_text())
     for key in ("kernel", "n_sources", "n_targets", "targets_are_sources", "box", "tolerance", "tolerance_kind",
-                "precision", "single_precision_floor", "viscosity", "field", "zero_mode", "threads", "exclusions", "params", "times",
+                "precision", "single_precision_floor", "viscosity", "field", "zero_mode", "threads", "fft_measure",
+                "exclusions", "params", "times",
                 "read_seconds", "wall_seconds", "peak_memory_bytes", "coincident_pairs", "energy", "inputs",
                 "outputs"):
         assert key in js, key
     assert js["kernel"] == "laplace" and js["n_sources"] == N and js["n_targets"] == N
     assert js["targets_are_sources"] is True and js["field"] is True and js["threads"] == 1
+    assert js["fft_measure"] is elliptica.ewald_defaults().fft_measure is False
     assert js["box"] == list(BOX) and js["tolerance"] == 1e-8 and js["tolerance_kind"] == "relative"
     assert js["precision"] == elliptica._core.precision_name(elliptica.ewald_defaults().precision)
     assert js["viscosity"] is None  # laplace: no viscosity

@@ -425,6 +425,19 @@ def test_defaults_come_from_the_library():
         assert sig.parameters["tol"].default == d.tolerance
         assert sig.parameters["viscosity"].default == d.viscosity
         assert sig.parameters["threads"].default == d.threads
+        assert sig.parameters["fft_measure"].default == d.fft_measure is False
+
+
+def test_fft_measure_gives_the_estimate_plans_results(system):
+    # FFTW_MEASURE times candidate plans on scratch arrays: same sums to rounding, same parameters
+    x, q, f, t = system
+    plans = [elliptica.EwaldPlan("laplace", box=L, tol=1e-8, field=True, fft_measure=m, threads=1) for m in (False, True)]
+    for p in plans:
+        p.set_points(x)
+    a, b = (p.evaluate(q) for p in plans)
+    assert a.info.params["grid"] == b.info.params["grid"]
+    np.testing.assert_allclose(b.potential, a.potential, rtol=0, atol=1e-12 * np.abs(a.potential).max())
+    np.testing.assert_allclose(b.field, a.field, rtol=0, atol=1e-12 * np.abs(a.field).max())
 
 
 def test_result_attributes_do_not_depend_on_flags(system):

@@ -52,8 +52,8 @@
 ///   and one P2P loop evaluating both real-space kernels.
 ///
 /// ## Algorithm
-/// u = P2P (real space, cell list of columns >= r_c / 1.25 wide in x, y and z-cells >= r_c / 5, per
-///     target and colleague column one run of the z-cells the sphere r < r_c reaches; pairs with
+/// u = P2P (real space, cell list of columns >= r_c / 1.25 (float32: r_c) wide in x, y and z-cells
+///     >= r_c / 5, per target and colleague column one run of the z-cells the sphere r < r_c reaches; pairs with
 ///     r < r_c evaluated in SIMD: Google Highway with run-time dispatch, SSE4 / AVX2 / AVX-512)
 ///   + far field: P2G (Kaiser-Bessel window of P grid points, shape beta, evaluated per bin by a
 ///     piecewise polynomial of degree nu with Horner's rule) -> FFT (FFTW r2c) -> CNV (diagonal
@@ -153,6 +153,11 @@ struct Options {
   Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor(M, N))
   bool compute_energy = false;  ///< Laplace, targets = sources: also U = 1/2 sum q phi and forces F = q E
   int threads = 0;              ///< 0: all available (OpenMP default), else [1, 1024]
+  /// FFTW planner: false (default) FFTW_ESTIMATE, plans in ~1 ms; true FFTW_MEASURE, FFTW times
+  /// candidate plans at set_points (0.2-1 s per grid and precision, once per geometry) for
+  /// transforms up to 2x faster at some sizes (e.g. 96^3 float32: 4 transforms 17 -> 8.6 ms).
+  /// For plans evaluated many times; results agree to rounding.
+  bool fft_measure = false;
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (benchmarking; see P2GVariant)
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6
@@ -169,7 +174,7 @@ struct Params {
   double rc = 0;                   ///< real-space cutoff radius [length]
   std::array<int, 3> grid{0, 0, 0};  ///< FFT grid M per axis
   std::array<double, 3> h{0, 0, 0};  ///< grid spacing L_i / M_i
-  std::array<int, 3> cells{0, 0, 0}; ///< near-field cell list, cells per axis (width >= rc / 1.25 in x, y; >= rc / 5 in z)
+  std::array<int, 3> cells{0, 0, 0}; ///< near-field cell list, cells per axis (width >= rc / 1.25 in x, y (float32: rc); >= rc / 5 in z)
   int P = 0;                       ///< window support in grid points
   double beta = 0;                 ///< Kaiser-Bessel shape parameter
   int poly_degree = 0;             ///< piecewise polynomial degree nu

@@ -81,7 +81,8 @@ struct FftPlans {
   typename Fftw<T>::plan fwd = nullptr, bwd = nullptr;
   std::size_t nreal() const { return std::size_t(M[0]) * M[1] * M[2]; }
   std::size_t ncplx() const { return std::size_t(M[0]) * M[1] * (M[2] / 2 + 1); }
-  FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads);
+  /// measure: FFTW_MEASURE (times candidate plans on scratch arrays), else FFTW_ESTIMATE.
+  FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads, bool measure = false);
   FftPlans(const FftPlans&) = delete;
   FftPlans& operator=(const FftPlans&) = delete;
   ~FftPlans();

@@ -22,11 +22,11 @@ template <> struct Api<double> {
   static void free(void* p) { fftw_free(p); }
   static void init_threads() { fftw_init_threads(); }
   static void plan_with_nthreads(int n) { fftw_plan_with_nthreads(n); }
-  static fftw_plan r2c(const int* n, int how, double* in, fftw_complex* out, int dr, int dc) {
-    return fftw_plan_many_dft_r2c(3, n, how, in, nullptr, 1, dr, out, nullptr, 1, dc, FFTW_ESTIMATE);
+  static fftw_plan r2c(const int* n, int how, double* in, fftw_complex* out, int dr, int dc, unsigned flags) {
+    return fftw_plan_many_dft_r2c(3, n, how, in, nullptr, 1, dr, out, nullptr, 1, dc, flags);
   }
-  static fftw_plan c2r(const int* n, int how, fftw_complex* in, double* out, int dc, int dr) {
-    return fftw_plan_many_dft_c2r(3, n, how, in, nullptr, 1, dc, out, nullptr, 1, dr, FFTW_ESTIMATE);
+  static fftw_plan c2r(const int* n, int how, fftw_complex* in, double* out, int dc, int dr, unsigned flags) {
+    return fftw_plan_many_dft_c2r(3, n, how, in, nullptr, 1, dc, out, nullptr, 1, dr, flags);
   }
   static void destroy(fftw_plan p) { fftw_destroy_plan(p); }
 };
@@ -36,11 +36,11 @@ template <> struct Api<float> {
   static void free(void* p) { fftwf_free(p); }
   static void init_threads() { fftwf_init_threads(); }
   static void plan_with_nthreads(int n) { fftwf_plan_with_nthreads(n); }
-  static fftwf_plan r2c(const int* n, int how, float* in, fftwf_complex* out, int dr, int dc) {
-    return fftwf_plan_many_dft_r2c(3, n, how, in, nullptr, 1, dr, out, nullptr, 1, dc, FFTW_ESTIMATE);
+  static fftwf_plan r2c(const int* n, int how, float* in, fftwf_complex* out, int dr, int dc, unsigned flags) {
+    return fftwf_plan_many_dft_r2c(3, n, how, in, nullptr, 1, dr, out, nullptr, 1, dc, flags);
   }
-  static fftwf_plan c2r(const int* n, int how, fftwf_complex* in, float* out, int dc, int dr) {
-    return fftwf_plan_many_dft_c2r(3, n, how, in, nullptr, 1, dc, out, nullptr, 1, dr, FFTW_ESTIMATE);
+  static fftwf_plan c2r(const int* n, int how, fftwf_complex* in, float* out, int dc, int dr, unsigned flags) {
+    return fftwf_plan_many_dft_c2r(3, n, how, in, nullptr, 1, dc, out, nullptr, 1, dr, flags);
   }
   static void destroy(fftwf_plan p) { fftwf_destroy_plan(p); }
 };
@@ -54,7 +54,7 @@ void threads_init() {
 }  // namespace
 
 template <class T>
-FftPlans<T>::FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads) : M(m) {
+FftPlans<T>::FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads, bool measure) : M(m) {
   threads_init<T>();
   ncomp = std::max(n_grid, n_out);
   std::lock_guard<std::mutex> lk(fftw_mutex());
@@ -67,8 +67,10 @@ FftPlans<T>::FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int th
   }
   Api<T>::plan_with_nthreads(threads);
   const int n[3] = {M[0], M[1], M[2]};
-  fwd = Api<T>::r2c(n, n_grid, real, cplx, int(nreal()), int(ncplx()));
-  bwd = Api<T>::c2r(n, n_out, cplx, real, int(ncplx()), int(nreal()));
+  // FFTW_MEASURE overwrites the arrays while it times candidate plans: these scratch ones
+  const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+  fwd = Api<T>::r2c(n, n_grid, real, cplx, int(nreal()), int(ncplx()), flags);
+  bwd = Api<T>::c2r(n, n_out, cplx, real, int(ncplx()), int(nreal()), flags);
   Api<T>::free(real);
   Api<T>::free(cplx);
   if (!fwd || !bwd) {

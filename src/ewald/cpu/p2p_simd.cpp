@@ -508,21 +508,21 @@ void CellImpl(const PairBlock<T>& b) {
       }
     }
     }
-    // pad to whole groups of U chunks: zero offsets and values at r = r_c (every kernel term is
-    // finite there and multiplied by a zero offset or value)
-    const size_t nau = (na + U * N - 1) / (U * N) * (U * N);
+    // pad to whole chunks: zero offsets and values at r = r_c (every kernel term is finite there
+    // and multiplied by a zero offset or value)
+    const size_t nau = (na + N - 1) / N * N;
     for (size_t k = na; k < nau; ++k) {
       px[k] = py[k] = pz[k] = T(0);
       pr2[k] = static_cast<T>(b.rc2);
       if constexpr (kGather) std::memcpy(pq + k, &zero_row, sizeof(T));  // the row of zeros
       else for (int c = 0; c < ns; ++c) pq[c * cap + k] = T(0);
     }
-    // Pass 2: the kernel on the compacted pairs, U chunks in lockstep
+    // Pass 2: the kernel on the compacted pairs, UU chunks in lockstep (U, then the last 1 or 2)
     V acc[4] = {zero, zero, zero, zero};
-    for (size_t k = 0; k < nau; k += U * N) {
-      V ir[U], x[U], u[U], u2[U], b1[U], b2[U];
+    auto group = [&]<int UU>(size_t k) {
+      V ir[UU], x[UU], u[UU], u2[UU], b1[UU], b2[UU];
 #pragma GCC unroll 8
-      for (int v = 0; v < U; ++v) {
+      for (int v = 0; v < UU; ++v) {
         const V r2 = hn::LoadU(d, pr2 + k + v * N);
         ir[v] = InvSqrt(d, r2);
         x[v] = hn::Mul(xi, hn::Mul(r2, ir[v]));  // xi r
@@ -534,26 +534,26 @@ void CellImpl(const PairBlock<T>& b) {
       // b_k = 2u b_{k+1} - b_{k+2} + c_k as one FMA on the critical path ((c_k - b_{k+2}) is
       // ready a step early), two steps per iteration so that b1 and b2 swap roles without moves
 #pragma GCC unroll 8
-      for (int v = 0; v < U; ++v) u2[v] = hn::Add(u[v], u[v]);
+      for (int v = 0; v < UU; ++v) u2[v] = hn::Add(u[v], u[v]);
       int kk = deg;
       for (; kk >= 2; kk -= 2) {
         const V c1 = cv[kk], c0 = cv[kk - 1];
 #pragma GCC unroll 8
-        for (int v = 0; v < U; ++v) {
+        for (int v = 0; v < UU; ++v) {
           b2[v] = hn::MulAdd(u2[v], b1[v], hn::Sub(c1, b2[v]));  // b_kk
           b1[v] = hn::MulAdd(u2[v], b2[v], hn::Sub(c0, b1[v]));  // b_{kk-1}
         }
       }
       if (kk == 1) {
 #pragma GCC unroll 8
-        for (int v = 0; v < U; ++v) {
+        for (int v = 0; v < UU; ++v) {
           const V bk = hn::MulAdd(u2[v], b1[v], hn::Sub(cv[1], b2[v]));
           b2[v] = b1[v];
           b1[v] = bk;
         }
       }
 #pragma GCC unroll 8
-      for (int v = 0; v < U; ++v) {
+      for (int v = 0; v < UU; ++v) {
         const size_t j = k + v * N;
         const V erfcx = hn::Add(hn::MulSub(u[v], b1[v], b2[v]), cv[0]);
         const V e = ExpNeg(d, hn::Neg(hn::Mul(x[v], x[v])), inv_fact, edeg);
@@ -571,7 +571,12 @@ void CellImpl(const PairBlock<T>& b) {
         else
           RealSpace<K>(d, ec, ce, ir[v], xi2, zero, zero, zero, s, acc);
       }
-    }
+    };
+    const size_t nfull = na / (U * N) * (U * N);
+    for (size_t k = 0; k < nfull; k += U * N) group.template operator()<U>(k);
+    size_t k = nfull;
+    for (; k + 2 * N <= nau; k += 2 * N) group.template operator()<2>(k);
+    if (k < nau) group.template operator()<1>(k);
     for (int c = 0; c < no; ++c) b.out[t * no + c] += hn::GetLane(hn::SumOfLanes(d, acc[c]));
     b.counts[0] += ncand;
     b.counts[1] += na;

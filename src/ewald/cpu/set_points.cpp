@@ -198,7 +198,7 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
                    "the FFT grids (M = " + std::to_string(p.grid[0]) + " x " + std::to_string(p.grid[1]) + " x " +
                        std::to_string(p.grid[2]) + ") and the set_points caches (cell lists, window weights)");
   }
-  g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, K::n_out, threads);
+  g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, K::n_out, threads, setup.fft_measure);
   self_images<K>(setup, g->self_image);
   auto b = std::make_unique<CpuBackend<K, T>>(std::move(g));
   if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined)
