@@ -190,6 +190,101 @@ HWY_INLINE auto CompactIndices(D d, unsigned bits) {
 // steps (Newton, Clenshaw, exp), so independent chunks side by side hide its latency.
 constexpr int kUnroll = 3;
 
+// The float32 block-local copy of the colleague columns' sources (see CellImpl) and the compacted
+// pair buffers, as one argument each.
+struct LocalSources {
+  const float *xh, *xl, *yh, *yl, *zh, *zl;  // coordinates hi + lo
+  const float* val;                           // ns value arrays, cap apart (without gathers)
+  const int* g;                               // cell-sorted source index
+  const int* start;                           // column c, z-cell z: start[c (nzl + 1) + z - zbase]
+  size_t cap;
+  int nzl, zbase;
+};
+struct PairBuffers {
+  float *px, *py, *pz, *pr2, *pq;
+  size_t cap;
+  int* close;  // the block-local indices of the close sources (room for every source tested)
+};
+
+// Pass 1 of one target in float32 (CellImpl): per column its z-range [zr[c], zr[colpad + c]]
+// (unwrapped cells, one run in the block-local copy), r = (t_hi - s_hi) + (t_lo - s_lo), the pairs
+// with close2 <= r^2 < r_c^2 compacted into the buffers and the block-local indices of the closer
+// ones into pb.close (nclose of them). Returns the pairs compacted; adds the sources tested to
+// ncand. Not inlined and without calls: the loop keeps its pointers and vectors in registers.
+template <class K>
+HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const double* HWY_RESTRICT zr, int colpad,
+                            int ncols, const double tloc[3], double close2d, double rc2d, size_t& nclose,
+                            size_t& ncand) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t N = hn::Lanes(d);
+  constexpr int ns = K::n_src;
+  constexpr bool kOffsets = !(K::kernel == Kernel::Laplace && !K::field);
+  constexpr bool kGather = p2p_gathers<K>();
+  const V close2 = hn::Set(d, static_cast<float>(close2d)), rc2 = hn::Set(d, static_cast<float>(rc2d));
+  const auto iota_i = hn::Iota(di, 0);
+  const auto lane_mask = hn::Set(di, static_cast<int32_t>(N - 1));
+  const float fhx = static_cast<float>(tloc[0]), fhy = static_cast<float>(tloc[1]), fhz = static_cast<float>(tloc[2]);
+  const V thx = hn::Set(d, fhx), thy = hn::Set(d, fhy), thz = hn::Set(d, fhz);
+  const V tlox = hn::Set(d, static_cast<float>(tloc[0] - fhx)), tloy = hn::Set(d, static_cast<float>(tloc[1] - fhy)),
+          tloz = hn::Set(d, static_cast<float>(tloc[2] - fhz));
+  const float* HWY_RESTRICT lxh = ls.xh;
+  const float* HWY_RESTRICT lxl = ls.xl;
+  const float* HWY_RESTRICT lyh = ls.yh;
+  const float* HWY_RESTRICT lyl = ls.yl;
+  const float* HWY_RESTRICT lzh = ls.zh;
+  const float* HWY_RESTRICT lzl = ls.zl;
+  float* HWY_RESTRICT px = pb.px;
+  float* HWY_RESTRICT py = pb.py;
+  float* HWY_RESTRICT pz = pb.pz;
+  float* HWY_RESTRICT pr2 = pb.pr2;
+  float* HWY_RESTRICT pq = pb.pq;
+  size_t na = 0, tested = 0, ncl = 0;
+  int* HWY_RESTRICT cl = pb.close;
+  for (int c = 0; c < ncols; ++c) {
+    if (zr[c] > zr[colpad + c]) continue;
+    const int z0 = static_cast<int>(zr[c]) - ls.zbase, z1 = static_cast<int>(zr[colpad + c]) - ls.zbase;
+    const int* cs = ls.start + size_t(c) * size_t(ls.nzl + 1);
+    const size_t l0 = size_t(cs[z0]), l1 = size_t(cs[z1 + 1]);
+    tested += l1 - l0;
+    for (size_t j = l0; j < l1; j += N) {
+      const V rx = hn::Add(hn::Sub(thx, hn::LoadU(d, lxh + j)), hn::Sub(tlox, hn::LoadU(d, lxl + j)));
+      const V ry = hn::Add(hn::Sub(thy, hn::LoadU(d, lyh + j)), hn::Sub(tloy, hn::LoadU(d, lyl + j)));
+      const V rz = hn::Add(hn::Sub(thz, hn::LoadU(d, lzh + j)), hn::Sub(tloz, hn::LoadU(d, lzl + j)));
+      const V r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
+      const auto valid = hn::FirstN(d, l1 - j);
+      const auto close = hn::And(valid, hn::Lt(r2, close2));
+      const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
+      if (HWY_UNLIKELY(!hn::AllFalse(d, close))) {  // the target's own source, or rare
+        uint8_t mb[8] = {};
+        hn::StoreMaskBits(d, close, mb);
+        for (size_t l = 0; l < N; ++l)
+          if (mb[l / 8] >> (l % 8) & 1) cl[ncl++] = static_cast<int>(j + l);
+      }
+      const auto lanes = hn::And(hn::Compress(iota_i, hn::RebindMask(di, in)), lane_mask);
+      const auto idx = hn::IndicesFromVec(d, lanes);
+      if constexpr (kOffsets) {
+        hn::StoreU(hn::TableLookupLanes(rx, idx), d, px + na);
+        hn::StoreU(hn::TableLookupLanes(ry, idx), d, py + na);
+        hn::StoreU(hn::TableLookupLanes(rz, idx), d, pz + na);
+      }
+      hn::StoreU(hn::TableLookupLanes(r2, idx), d, pr2 + na);
+      if constexpr (kGather) {
+        const auto gi = hn::Mul(hn::LoadU(di, ls.g + j), hn::Set(di, static_cast<int32_t>(ns)));
+        hn::StoreU(hn::BitCast(d, hn::TableLookupLanes(gi, hn::IndicesFromVec(di, lanes))), d, pq + na);
+      } else {
+        for (int c2 = 0; c2 < ns; ++c2)
+          hn::StoreU(hn::TableLookupLanes(hn::LoadU(d, ls.val + c2 * ls.cap + j), idx), d, pq + c2 * pb.cap + na);
+      }
+      na += hn::CountTrue(d, in);
+    }
+  }
+  ncand += tested;
+  nclose = ncl;
+  return na;
+}
+
 template <class K, class T>
 void CellImpl(const PairBlock<T>& b) {
   // pass 1 (distance test) in float64, N64 lanes (float32: on the block-local hi + lo copy, N
@@ -267,6 +362,7 @@ void CellImpl(const PairBlock<T>& b) {
   const float *lxh = nullptr, *lxl = nullptr, *lyh = nullptr, *lyl = nullptr, *lzh = nullptr, *lzl = nullptr;
   const float* lval = nullptr;  // ns value arrays (without kGather), lcap apart
   const int *lst = nullptr, *lg = nullptr;
+  int* closeidx = nullptr;  // float32: the block-local indices of one target's close sources
   int zbase = 0, nzl = 0;
   size_t lcap = 0;
   double ox = 0, oy = 0, oz = 0;
@@ -294,7 +390,7 @@ void CellImpl(const PairBlock<T>& b) {
         tot += size_t(start[b.cols[c].base + kk + 1] - start[b.cols[c].base + kk]);
       }
     lcap = tot + 2 * N64 + N;  // room for the full-vector stores of the copy and the reads past the end
-    iv.resize(nst + lcap);
+    iv.resize(nst + lcap + b.max_candidates + N);  // + the close sources of one target
     constexpr int nlv = kGather ? 0 : ns;
     std::vector<float>& lv = *b.lscratch;
     if (lv.size() < (6 + nlv) * lcap) lv.resize((6 + nlv) * lcap);
@@ -360,10 +456,8 @@ void CellImpl(const PairBlock<T>& b) {
     lxh = wxh; lxl = wxl; lyh = wyh; lyl = wyl; lzh = wzh; lzl = wzl; lval = wv;
     lst = iv.data();
     lg = wg;
+    closeidx = wg + lcap;
   }
-  const V close2 = hn::Set(d, static_cast<T>(b.close2)), rc2t = hn::Set(d, static_cast<T>(b.rc2));
-  const auto iota_i = hn::Iota(di, 0);
-  const auto lane_mask = hn::Set(di, static_cast<TI>(N - 1));
   std::vector<ClosePair>& closev = *b.close;
   for (size_t t = 0; t < b.nt; ++t) {
     const double ttx = b.tx[t], tty = b.ty[t], ttz = b.tz[t];
@@ -394,53 +488,15 @@ void CellImpl(const PairBlock<T>& b) {
       }
     }
     if constexpr (kLocal) {
-      // float32 lanes on the block-local copy: one run per column
-      const double tlx = ttx - ox, tly = tty - oy, tlz = ttz - oz;
-      const float fhx = static_cast<float>(tlx), fhy = static_cast<float>(tly), fhz = static_cast<float>(tlz);
-      const V thx = hn::Set(d, fhx), thy = hn::Set(d, fhy), thz = hn::Set(d, fhz);
-      const V tlox = hn::Set(d, static_cast<float>(tlx - fhx)), tloy = hn::Set(d, static_cast<float>(tly - fhy)),
-              tloz = hn::Set(d, static_cast<float>(tlz - fhz));
-      for (int c = 0; c < b.ncols; ++c) {
-        if (zr[c] > zr[colpad + c]) continue;
-        const int z0 = static_cast<int>(zr[c]) - zbase, z1 = static_cast<int>(zr[colpad + c]) - zbase;
-        const int* cs = lst + size_t(c) * size_t(nzl + 1);
-        const size_t l0 = size_t(cs[z0]), l1 = size_t(cs[z1 + 1]);
-        ncand += l1 - l0;
-        for (size_t j = l0; j < l1; j += N) {
-          const V rx = hn::Add(hn::Sub(thx, hn::LoadU(d, lxh + j)), hn::Sub(tlox, hn::LoadU(d, lxl + j)));
-          const V ry = hn::Add(hn::Sub(thy, hn::LoadU(d, lyh + j)), hn::Sub(tloy, hn::LoadU(d, lyl + j)));
-          const V rz = hn::Add(hn::Sub(thz, hn::LoadU(d, lzh + j)), hn::Sub(tloz, hn::LoadU(d, lzl + j)));
-          const V r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
-          const auto valid = hn::FirstN(d, l1 - j);
-          const auto close = hn::And(valid, hn::Lt(r2, close2));
-          const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2t)));
-          if (HWY_UNLIKELY(!hn::AllFalse(d, close))) {  // the target's own source, or rare
-            uint8_t mb[8] = {};
-            hn::StoreMaskBits(d, close, mb);
-            for (size_t l = 0; l < N; ++l)
-              if (mb[l / 8] >> (l % 8) & 1) {
-                const size_t k = j + l;
-                closev.push_back({t, size_t(lg[k]), tlx - (double(lxh[k]) + double(lxl[k])),
-                                  tly - (double(lyh[k]) + double(lyl[k])), tlz - (double(lzh[k]) + double(lzl[k]))});
-              }
-          }
-          const auto lanes = hn::And(hn::Compress(iota_i, hn::RebindMask(di, in)), lane_mask);
-          const auto idx = hn::IndicesFromVec(d, lanes);
-          if constexpr (kOffsets) {
-            hn::StoreU(hn::TableLookupLanes(rx, idx), d, px + na);
-            hn::StoreU(hn::TableLookupLanes(ry, idx), d, py + na);
-            hn::StoreU(hn::TableLookupLanes(rz, idx), d, pz + na);
-          }
-          hn::StoreU(hn::TableLookupLanes(r2, idx), d, pr2 + na);
-          if constexpr (kGather) {
-            const auto gi = hn::Mul(hn::LoadU(di, lg + j), hn::Set(di, static_cast<TI>(ns)));
-            hn::StoreU(hn::BitCast(d, hn::TableLookupLanes(gi, hn::IndicesFromVec(di, lanes))), d, pq + na);
-          } else {
-            for (int c2 = 0; c2 < ns; ++c2)
-              hn::StoreU(hn::TableLookupLanes(hn::LoadU(d, lval + c2 * lcap + j), idx), d, pq + c2 * cap + na);
-          }
-          na += hn::CountTrue(d, in);
-        }
+      const LocalSources ls{lxh, lxl, lyh, lyl, lzh, lzl, lval, lg, lst, lcap, nzl, zbase};
+      const PairBuffers pbuf{px, py, pz, pr2, pq, cap, closeidx};
+      const double tloc[3] = {ttx - ox, tty - oy, ttz - oz};
+      size_t nclose = 0;
+      na = TestF32<K>(ls, pbuf, zr, colpad, b.ncols, tloc, b.close2, b.rc2, nclose, ncand);
+      for (size_t i = 0; i < nclose; ++i) {
+        const size_t k = size_t(closeidx[i]);
+        closev.push_back({t, size_t(lg[k]), tloc[0] - (double(lxh[k]) + double(lxl[k])),
+                          tloc[1] - (double(lyh[k]) + double(lyl[k])), tloc[2] - (double(lzh[k]) + double(lzl[k]))});
       }
     } else {
     for (int c = 0; c < b.ncols; ++c) {
