@@ -468,7 +468,18 @@ MeshReport validate_and_orient(Mesh& m) {
   // (4) outward orientation per component from its signed volume.
   rep.components = components.size();
   for (const auto& elems : components) {
-    const Vec3 o = m.vertices[static_cast<std::size_t>(m.triangles[elems.front()][0])];
+    // Origin: the centre of the component's bounding box, which does not depend on the element
+    // or vertex numbering and keeps |v - o| <= half the box diagonal (the rounding of the signed
+    // volume is ~ eps x elements x diagonal^3; an origin at a far vertex would make it depend on
+    // which vertex comes first).
+    Vec3 lo = m.vertices[static_cast<std::size_t>(m.triangles[elems.front()][0])], hi = lo;
+    for (auto e : elems)
+      for (auto vi : m.triangles[e])
+        for (int d = 0; d < 3; ++d) {
+          lo[d] = std::min(lo[d], m.vertices[static_cast<std::size_t>(vi)][d]);
+          hi[d] = std::max(hi[d], m.vertices[static_cast<std::size_t>(vi)][d]);
+        }
+    const Vec3 o{0.5 * lo[0] + 0.5 * hi[0], 0.5 * lo[1] + 0.5 * hi[1], 0.5 * lo[2] + 0.5 * hi[2]};
     double vol = 0.0, area = 0.0;
     for (auto e : elems) {
       const auto& t = m.triangles[e];
