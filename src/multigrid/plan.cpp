@@ -44,6 +44,13 @@ MultigridPlan::MultigridPlan(CsrMatrix A, const GridShape& shape, const Multigri
   init(opt);
 }
 
+MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOptions& opt, const NearNullSpace& B) {
+  if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
+  AmgOptions ao = opt.amg;
+  ao.threads = opt.threads;
+  return MultigridPlan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B)), opt);
+}
+
 MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {
   if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
   init(opt);
@@ -53,6 +60,7 @@ void MultigridPlan::init(const MultigridOptions& opt) {
   if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
   opt_ = opt;
   opt_.hierarchy.threads = opt.threads;
+  opt_.amg.threads = opt.threads;
   opt_.cycle.threads = opt.threads;
   opt_.cycle.smoother.threads = opt.threads;
   opt_.solver.krylov.threads = opt.threads;

@@ -18,6 +18,7 @@
 
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
@@ -48,7 +49,8 @@ struct OuterSolverOptions {
 /// solve, (2,2) cycle with the optimised 4th-kind Chebyshev-Jacobi smoother, GMRES(20) to 1e-6
 /// in at most 500 iterations, threads 0 (omp_get_max_threads()).
 struct MultigridOptions {
-  HierarchyOptions hierarchy;
+  HierarchyOptions hierarchy;  ///< the geometric hierarchy (MultigridPlan(A, shape, opt))
+  AmgOptions amg;              ///< the smoothed-aggregation hierarchy (MultigridPlan::smoothed_aggregation)
   VCycleOptions cycle;
   OuterSolverOptions solver;
   /// Threads of everything the plan runs (replaces hierarchy.threads, cycle.threads,
@@ -72,6 +74,12 @@ class MultigridPlan {
   /// rtol outside (0,1), max_iterations < 1, restart < 1, Cg with a non-symmetric cycle), and
   /// what Hierarchy::geometric, Smoother and VCycle throw.
   MultigridPlan(CsrMatrix A, const GridShape& shape, const MultigridOptions& opt = {});
+  /// The smoothed-aggregation hierarchy of A (amg.hpp, opt.amg; its threads replaced by
+  /// opt.threads) with near-null space B (empty: constants per block unknown) and the plan's cycle
+  /// and outer solver over it: the multigrid of a user's matrix without a grid. Throws what
+  /// smoothed_aggregation() throws and what the other constructors throw.
+  static MultigridPlan smoothed_aggregation(CsrMatrix A, const MultigridOptions& opt = {},
+                                            const NearNullSpace& B = {});
   /// Over a hierarchy built elsewhere (levels of any kind, any coarse solver); opt.hierarchy is
   /// not used.
   MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt = {});

@@ -1,0 +1,76 @@
+/// @file coarse_direct.cpp
+/// Coarsest-level solve of the algebraic hierarchies (amg.hpp): sparse LDL^T (Eigen's
+/// SimplicialLDLT, approximate minimum degree ordering) with zero pivots dropped, i.e. a
+/// pseudo-inverse on the null space of a positive semi-definite operator.
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/multigrid/amg.hpp"
+
+namespace elliptica::multigrid {
+
+struct SparseDirect::Impl {
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt;
+  Eigen::VectorXd dinv;  ///< 1 / pivot, 0 for a dropped (null) pivot
+};
+
+SparseDirect::SparseDirect(const CsrMatrix& A) : impl_(std::make_unique<Impl>()), n_(A.rows) {
+  if (A.rows != A.cols)
+    throw InvalidArgument("SparseDirect: the matrix must be square, got " + std::to_string(A.rows) + " x " +
+                          std::to_string(A.cols));
+  if (A.rows == 0) throw InvalidArgument("SparseDirect: empty matrix");
+  double scale = 0;
+  for (double v : A.val) scale = std::max(scale, std::abs(v));
+  const CsrMatrix T = A.transpose();
+  for (std::size_t q = 0; q < A.nnz(); ++q)
+    if (A.col[q] != T.col[q] || std::abs(A.val[q] - T.val[q]) > 1e-10 * scale)
+      throw NumericalError("SparseDirect: the coarsest operator is not symmetric; the algebraic hierarchy needs a symmetric matrix");
+  std::vector<Eigen::Triplet<double>> trip;
+  trip.reserve(A.nnz());
+  for (std::size_t i = 0; i < A.rows; ++i)
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p)
+      trip.emplace_back(static_cast<int>(i), A.col[static_cast<std::size_t>(p)], A.val[static_cast<std::size_t>(p)]);
+  Eigen::SparseMatrix<double> M(static_cast<Eigen::Index>(n_), static_cast<Eigen::Index>(n_));
+  M.setFromTriplets(trip.begin(), trip.end());
+  impl_->ldlt.compute(M);
+  // Eigen reports NumericalIssue only for an exactly zero pivot; those and tiny ones are handled
+  // below from the pivots themselves.
+  if (impl_->ldlt.info() != Eigen::Success && impl_->ldlt.info() != Eigen::NumericalIssue)
+    throw NumericalError("SparseDirect: the LDL^T factorisation of the coarsest operator failed");
+  const Eigen::VectorXd d = impl_->ldlt.vectorD();
+  const double dmax = d.cwiseAbs().maxCoeff();
+  if (!(dmax > 0) || !std::isfinite(dmax))
+    throw NumericalError("SparseDirect: the coarsest operator is zero or not finite");
+  impl_->dinv.resize(d.size());
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    if (std::abs(d[i]) <= 1e-11 * dmax) {
+      impl_->dinv[i] = 0.0;
+      ++null_pivots_;
+    } else if (d[i] < 0) {
+      throw NumericalError("SparseDirect: the coarsest operator is indefinite (negative pivot " + std::to_string(d[i]) +
+                           " of largest " + std::to_string(dmax) + "); the algebraic hierarchy needs a symmetric "
+                           "positive (semi-)definite matrix");
+    } else {
+      impl_->dinv[i] = 1.0 / d[i];
+    }
+  }
+}
+
+SparseDirect::~SparseDirect() = default;
+
+void SparseDirect::apply(const double* b, double* x) const {
+  const auto n = static_cast<Eigen::Index>(n_);
+  const auto& f = impl_->ldlt;
+  Eigen::VectorXd y = f.permutationP() * Eigen::Map<const Eigen::VectorXd>(b, n);
+  f.matrixL().solveInPlace(y);
+  y = y.cwiseProduct(impl_->dinv);
+  f.matrixU().solveInPlace(y);
+  Eigen::Map<Eigen::VectorXd>(x, n) = f.permutationPinv() * y;
+}
+
+}  // namespace elliptica::multigrid

@@ -1,0 +1,213 @@
+/// @file smoothed_aggregation.cpp
+/// The smoothed-aggregation hierarchy (amg.hpp; Vanek, Mandel, Brezina 1996): per level strength
+/// graph, standard aggregation, tentative prolongator, Jacobi prolongator smoothing (step 4,
+/// eq. (3.6) there), Galerkin coarse operator; SparseDirect on the coarsest level. Also the
+/// rigid-body modes of linear elasticity.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/multigrid/amg.hpp"
+#include "elliptica/multigrid/smoother.hpp"
+
+namespace elliptica::multigrid {
+
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, int dim) {
+  if (dim != 2 && dim != 3) throw InvalidArgument("rigid_body_modes: dim must be 2 or 3, got " + std::to_string(dim));
+  const auto d = static_cast<std::size_t>(dim);
+  if (coords.empty() || coords.size() % d != 0)
+    throw InvalidArgument("rigid_body_modes: " + std::to_string(coords.size()) + " coordinates are not nodes x " +
+                          std::to_string(dim));
+  const std::size_t nn = coords.size() / d, n = nn * d;
+  double c[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < nn; ++i)
+    for (std::size_t a = 0; a < d; ++a) c[a] += coords[i * d + a] / static_cast<double>(nn);
+  NearNullSpace B;
+  B.k = dim == 2 ? 3 : 6;
+  B.B.assign(n * B.k, 0.0);
+  auto at = [&](std::size_t node, std::size_t comp, std::size_t col) -> double& { return B.B[node * d + comp + n * col]; };
+  for (std::size_t i = 0; i < nn; ++i) {
+    const double x = coords[i * d] - c[0], y = coords[i * d + 1] - c[1], z = dim == 3 ? coords[i * d + 2] - c[2] : 0.0;
+    for (std::size_t a = 0; a < d; ++a) at(i, a, a) = 1.0;  // translations
+    if (dim == 2) {
+      at(i, 0, 2) = -y;  // rotation about z
+      at(i, 1, 2) = x;
+    } else {
+      at(i, 1, 3) = -z;  // about x
+      at(i, 2, 3) = y;
+      at(i, 0, 4) = z;  // about y
+      at(i, 2, 4) = -x;
+      at(i, 0, 5) = -y;  // about z
+      at(i, 1, 5) = x;
+    }
+  }
+  return B;
+}
+
+namespace {
+
+/// P = T - w D^-1 (A T), rows merged with a dense accumulator (columns sorted).
+CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w) {
+  const CsrMatrix AT = multiply(A, T);
+  CsrMatrix P;
+  P.rows = T.rows;
+  P.cols = T.cols;
+  P.row_ptr.assign(P.rows + 1, 0);
+  std::vector<double> acc(T.cols, 0.0);
+  std::vector<std::int64_t> marker(T.cols, -1);
+  std::vector<std::int32_t> cols;
+  for (std::size_t i = 0; i < P.rows; ++i) {
+    cols.clear();
+    auto add = [&](std::int32_t c, double v) {
+      const auto cc = static_cast<std::size_t>(c);
+      if (marker[cc] != static_cast<std::int64_t>(i)) {
+        marker[cc] = static_cast<std::int64_t>(i);
+        acc[cc] = 0.0;
+        cols.push_back(c);
+      }
+      acc[cc] += v;
+    };
+    for (std::int64_t p = T.row_ptr[i]; p < T.row_ptr[i + 1]; ++p)
+      add(T.col[static_cast<std::size_t>(p)], T.val[static_cast<std::size_t>(p)]);
+    const double s = -w / diag[i];
+    for (std::int64_t p = AT.row_ptr[i]; p < AT.row_ptr[i + 1]; ++p)
+      add(AT.col[static_cast<std::size_t>(p)], s * AT.val[static_cast<std::size_t>(p)]);
+    std::sort(cols.begin(), cols.end());
+    for (auto c : cols) {
+      const double v = acc[static_cast<std::size_t>(c)];
+      if (v == 0.0) continue;
+      P.col.push_back(c);
+      P.val.push_back(v);
+    }
+    P.row_ptr[i + 1] = static_cast<std::int64_t>(P.col.size());
+  }
+  return P;
+}
+
+/// Coarse unknowns from zero columns of T (directions an aggregate cannot represent) have empty
+/// rows in P^T A P: give them a unit diagonal (decoupled; P maps them to zero).
+void unit_diagonal_on_empty_rows(CsrMatrix& A) {
+  std::vector<std::size_t> empty;
+  for (std::size_t i = 0; i < A.rows; ++i) {
+    bool any = false;
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1] && !any; ++p) any = A.val[static_cast<std::size_t>(p)] != 0.0;
+    if (!any) empty.push_back(i);
+  }
+  if (empty.empty()) return;
+  CsrMatrix B;
+  B.rows = A.rows;
+  B.cols = A.cols;
+  B.row_ptr.assign(A.rows + 1, 0);
+  std::size_t e = 0;
+  for (std::size_t i = 0; i < A.rows; ++i) {
+    if (e < empty.size() && empty[e] == i) {
+      B.col.push_back(static_cast<std::int32_t>(i));
+      B.val.push_back(1.0);
+      ++e;
+    } else {
+      for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+        B.col.push_back(A.col[static_cast<std::size_t>(p)]);
+        B.val.push_back(A.val[static_cast<std::size_t>(p)]);
+      }
+    }
+    B.row_ptr[i + 1] = static_cast<std::int64_t>(B.col.size());
+  }
+  A = std::move(B);
+}
+
+void check_options(const AmgOptions& o) {
+  const std::string w = "smoothed aggregation: ";
+  if (!(o.strength_threshold >= 0.0 && o.strength_threshold < 1.0))
+    throw InvalidArgument(w + "strength_threshold must be in [0, 1), got " + std::to_string(o.strength_threshold));
+  if (o.block_size < 1) throw InvalidArgument(w + "block_size must be >= 1, got " + std::to_string(o.block_size));
+  if (!(o.prolongator_omega >= 0.0 && o.prolongator_omega < 2.0))
+    throw InvalidArgument(w + "prolongator_omega must be in [0, 2), got " + std::to_string(o.prolongator_omega));
+  if (o.lambda_iterations < 1)
+    throw InvalidArgument(w + "lambda_iterations must be >= 1, got " + std::to_string(o.lambda_iterations));
+  if (o.coarse_size < 1) throw InvalidArgument(w + "coarse_size must be >= 1");
+  if (o.max_levels < 2)
+    throw InvalidArgument(w + "max_levels must be >= 2 (a one-level hierarchy is not multigrid), got " +
+                          std::to_string(o.max_levels));
+  if (o.threads < 0) throw InvalidArgument(w + "threads must be >= 0, got " + std::to_string(o.threads));
+}
+
+}  // namespace
+
+Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNullSpace& B0) {
+  check_options(opt);
+  const std::string w = "smoothed aggregation: ";
+  if (A.rows != A.cols)
+    throw InvalidArgument(w + "the matrix must be square, got " + std::to_string(A.rows) + " x " + std::to_string(A.cols));
+  A.validate();
+  const std::size_t n = A.rows;
+  const auto b = static_cast<std::size_t>(opt.block_size);
+  if (n % b != 0)
+    throw InvalidArgument(w + std::to_string(n) + " rows are not divisible by block_size " + std::to_string(b));
+  if (n <= opt.coarse_size)
+    throw InvalidArgument(w + "the matrix has " + std::to_string(n) + " unknowns, not more than coarse_size = " +
+                          std::to_string(opt.coarse_size) +
+                          ": the hierarchy would have one level (a direct solve, not multigrid); lower coarse_size or "
+                          "solve it directly");
+  {
+    const std::vector<double> d = A.diagonal();
+    for (std::size_t i = 0; i < n; ++i)
+      if (!(d[i] > 0.0))
+        throw InvalidArgument(w + "diagonal entry " + std::to_string(i) + " is " + std::to_string(d[i]) +
+                              "; the hierarchy needs a symmetric positive (semi-)definite matrix with a positive diagonal");
+  }
+  NearNullSpace B = B0;
+  if (B.k == 0 && B.B.empty()) {
+    B.k = b;
+    B.B.assign(n * b, 0.0);
+    for (std::size_t i = 0; i < n; ++i) B.B[i + n * (i % b)] = 1.0;
+  } else if (B.k == 0 || B.B.size() != n * B.k) {
+    throw InvalidArgument(w + "near-null space must be n x k (n = " + std::to_string(n) + "), got " +
+                          std::to_string(B.B.size()) + " values for k = " + std::to_string(B.k));
+  } else {
+    for (double v : B.B)
+      if (!std::isfinite(v)) throw InvalidArgument(w + "near-null space has a non-finite entry");
+  }
+
+  std::vector<Level> levels;
+  levels.push_back(Level::from_matrix(std::move(A), GridShape{}, opt.threads));
+  std::size_t bl = b;
+  while (levels.size() < static_cast<std::size_t>(opt.max_levels) && levels.back().rows() > opt.coarse_size) {
+    Level& f = levels.back();
+    const CsrMatrix& Af = *f.matrix;
+    const std::size_t nf = Af.rows;
+    const CsrMatrix S = strength_graph(Af, opt.strength_threshold, static_cast<int>(bl));
+    const Aggregates agg = standard_aggregation(S);
+    if (agg.count == 0) break;
+    TentativeProlongator tp = tentative_prolongator(agg, static_cast<int>(bl), B, nf);
+    if (tp.T.cols >= nf) break;  // no reduction: stop here
+    CsrMatrix P;
+    if (opt.prolongator_omega > 0.0) {
+      SmootherOptions so;
+      so.base = BaseSmoother::Jacobi;
+      so.kind = Polynomial::Simple;
+      so.lambda_safety = 1.0;
+      so.lambda_iterations = opt.lambda_iterations;
+      so.threads = opt.threads;
+      const double lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
+      P = smooth_prolongator(Af, f.diagonal, tp.T, opt.prolongator_omega / lambda);
+    } else {
+      P = std::move(tp.T);
+    }
+    f.R = P.transpose();
+    CsrMatrix Ac = triple_product(f.R, Af, P, opt.threads);
+    f.P = std::move(P);
+    unit_diagonal_on_empty_rows(Ac);
+    levels.push_back(Level::from_matrix(std::move(Ac), GridShape{}, opt.threads));
+    B = std::move(tp.coarse);
+    bl = B.k;
+  }
+  if (levels.size() < 2)
+    throw InvalidArgument(w + "the aggregation of the " + std::to_string(n) +
+                          " unknowns made no coarser level (no strong connections: is the matrix diagonal?); a "
+                          "one-level hierarchy is not multigrid");
+  auto coarse = std::make_shared<const SparseDirect>(*levels.back().matrix);
+  return Hierarchy(std::move(levels), std::move(coarse), 0);
+}
+
+}  // namespace elliptica::multigrid
