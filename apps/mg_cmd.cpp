@@ -138,6 +138,9 @@ std::function<void(int, double)> progress_printer(bool quiet) {
 // mg solve: the Poisson problems
 // ------------------------------------------------------------------------------------------
 
+void print_levels(std::ostream& os, const mg::MultigridPlan& plan);
+void parse_cycle_order(const std::string& order, mg::VCycleOptions& vo);
+
 int run_solve_problem(const MgSolveArgs& a) {
   const bool three = a.problem == "poisson3d";
   if (a.problem != "poisson2d" && !three)
@@ -164,16 +167,7 @@ int run_solve_problem(const MgSolveArgs& a) {
   mo.threads = a.threads;
   mo.hierarchy.coarsening = a.coarsening;
   mg::VCycleOptions& vo = mo.cycle;
-  {
-    const std::string ord = a.order.empty() ? std::to_string(defaults.cycle.pre) + "," + std::to_string(defaults.cycle.post)
-                                            : a.order;
-    const auto parts = split(ord, ',');
-    if (parts.size() != 2) throw InvalidArgument("--order: expected M,N (pre- and post-smoothing orders), got '" + ord + "'");
-    vo.pre = to_int(parts[0], "--order");
-    vo.post = to_int(parts[1], "--order");
-    if (vo.pre < 0 || vo.post < 0 || vo.pre + vo.post < 1 || vo.pre > 200 || vo.post > 200)
-      throw InvalidArgument("--order: need 0 <= M, N <= 200 and M + N >= 1, got '" + ord + "'");
-  }
+  parse_cycle_order(a.order, vo);
   vo.smoother.kind = parse_kind(a.smoother);
   vo.smoother.base = parse_base(a.base);
   vo.smoother.subdomain = a.subdomain;
@@ -206,7 +200,6 @@ int run_solve_problem(const MgSolveArgs& a) {
   const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
   const mg::MultigridPlan plan(tp.A, tp.shape, mo);
   const mg::Hierarchy* h = &plan.hierarchy();
-  const mg::VCycle& vc = plan.cycle();
   const double t_setup = seconds_since(t0);
 
   const std::size_t N = tp.b.size();
@@ -242,16 +235,7 @@ int run_solve_problem(const MgSolveArgs& a) {
                  "elliptica: warning: the hierarchy has one level (n = %d is not a multiple of the coarsening factor %d "
                  "with n/c >= 2): the solve is the coarse direct solve, not multigrid\n",
                  a.n, a.coarsening);
-  os << "  level   unknowns        nnz   lambda_max(SA)\n";
-  for (std::size_t j = 0; j < h->num_levels(); ++j) {
-    const auto& L = h->level(j);
-    const std::size_t nnz = L.matrix ? L.matrix->nnz() : 0;
-    if (j + 1 < h->num_levels())
-      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   %.6g\n", j, L.rows(), nnz, vc.smoother(j).lambda_max());
-    else
-      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   (exact solve)\n", j, L.rows(), nnz);
-    os << buf;
-  }
+  print_levels(os, plan);
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
   os << "iterations: " << res.iterations << "\n";
   os << "fine-grid matvecs: " << matvecs << "\n";
@@ -274,9 +258,176 @@ int run_solve_problem(const MgSolveArgs& a) {
 // mg solve --matrix: polynomial-smoother preconditioned Krylov on a user's matrix
 // ------------------------------------------------------------------------------------------
 
+/// The hierarchy levels of a plan as the table of `mg solve` (unknowns, nonzeros, lambda_max).
+void print_levels(std::ostream& os, const mg::MultigridPlan& plan) {
+  const mg::Hierarchy& h = plan.hierarchy();
+  char buf[160];
+  os << "  level   unknowns        nnz   lambda_max(SA)\n";
+  for (std::size_t j = 0; j < h.num_levels(); ++j) {
+    const auto& L = h.level(j);
+    const std::size_t nnz = L.matrix ? L.matrix->nnz() : 0;
+    if (j + 1 < h.num_levels())
+      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   %.6g\n", j, L.rows(), nnz, plan.cycle().smoother(j).lambda_max());
+    else
+      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   (exact solve)\n", j, L.rows(), nnz);
+    os << buf;
+  }
+}
+
+/// The (M,N) cycle orders of --order (default: the library's).
+void parse_cycle_order(const std::string& order, mg::VCycleOptions& vo) {
+  const mg::MultigridOptions defaults{};
+  const std::string ord =
+      order.empty() ? std::to_string(defaults.cycle.pre) + "," + std::to_string(defaults.cycle.post) : order;
+  const auto parts = split(ord, ',');
+  if (parts.size() != 2) throw InvalidArgument("--order: expected M,N (pre- and post-smoothing orders), got '" + ord + "'");
+  vo.pre = to_int(parts[0], "--order");
+  vo.post = to_int(parts[1], "--order");
+  if (vo.pre < 0 || vo.post < 0 || vo.pre + vo.post < 1 || vo.pre > 200 || vo.post > 200)
+    throw InvalidArgument("--order: need 0 <= M, N <= 200 and M + N >= 1, got '" + ord + "'");
+}
+
+/// --near-null FILE: n x k values (rows: unknowns, columns: vectors) as a column-major NearNullSpace.
+mg::NearNullSpace read_near_null(const std::string& path, std::size_t n) {
+  const Array2D v = io::read_array(path);
+  if (v.rows != n || v.cols < 1)
+    throw InvalidArgument("--near-null " + path + ": expected " + std::to_string(n) + " rows (one per unknown) and k >= 1 columns, got " +
+                          std::to_string(v.rows) + " x " + std::to_string(v.cols));
+  require_finite(v.view(), "--near-null (" + path + ")");
+  mg::NearNullSpace B;
+  B.k = v.cols;
+  B.B.resize(n * B.k);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < B.k; ++c) B.B[i + n * c] = v.values[i * v.cols + c];
+  return B;
+}
+
+/// mg solve --matrix with a hierarchy (--amg sa or geometric): MultigridPlan over the matrix.
+int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file, double t_read) {
+  mg::MultigridOptions mo;
+  mo.threads = a.threads;
+  parse_cycle_order(a.order, mo.cycle);
+  mo.cycle.smoother.kind = parse_kind(a.smoother);
+  mo.cycle.smoother.base = parse_base(a.base);
+  mo.cycle.smoother.subdomain = a.subdomain;
+  mo.cycle.smoother.overlap = a.overlap;
+  const std::string kry = a.krylov.empty() ? "pcg" : a.krylov;
+  const bool legacy20 = kry == "gmres20" || kry == "fgmres20";
+  if (kry != "none" && kry != "gmres" && kry != "fgmres" && kry != "pcg" && !legacy20)
+    throw InvalidArgument("--krylov: expected pcg, gmres, fgmres or none, got '" + kry + "'");
+  mo.solver.method = mg::solver_method_from_string(legacy20 ? kry.substr(0, kry.size() - 2) : kry);
+  if (kry == "pcg" && (mo.cycle.pre != mo.cycle.post || mo.cycle.smoother.base == mg::BaseSmoother::RAS))
+    throw InvalidArgument("--krylov pcg needs a symmetric V-cycle: equal orders (--order K,K) and base jacobi or asm; got --order " +
+                          std::to_string(mo.cycle.pre) + "," + std::to_string(mo.cycle.post) + " --base " + a.base +
+                          " (use --krylov gmres or fgmres for one-sided or RAS cycles)");
+  mo.solver.krylov.rtol = a.tol;
+  mo.solver.krylov.max_iterations = a.max_iter;
+  mo.solver.krylov.restart = legacy20 ? 20 : a.restart;
+  if (!a.quiet) {
+    if (mo.solver.method == mg::SolverMethod::Stationary)
+      mo.solver.krylov.progress = [](int it, double rel) { std::fprintf(stderr, "  cycle %4d  rel. residual %.3e\n", it, rel); };
+    else
+      mo.solver.krylov.progress = progress_printer(false);
+  }
+  const std::size_t N = A.rows, nnz = A.nnz();
+  std::string what;
+  if (!a.quiet) std::fprintf(stderr, "building the %s hierarchy and smoothers...\n", a.amg == "sa" ? "smoothed-aggregation" : "geometric");
+  const auto t0 = Clock::now();
+  std::unique_ptr<mg::MultigridPlan> plan;
+  if (a.amg == "geometric") {
+    if (a.coarsening != 2 && a.coarsening != 8)
+      throw InvalidArgument("--coarsening must be 2 or 8, got " + std::to_string(a.coarsening));
+    const auto parts = split(a.shape, ',');
+    if (parts.empty() || parts.size() > 3) throw InvalidArgument("--shape: expected NX,NY[,NZ] (unknowns per axis), got '" + a.shape + "'");
+    mg::GridShape g;
+    g.dim = static_cast<int>(parts.size());
+    std::size_t prod = 1;
+    for (std::size_t d = 0; d < parts.size(); ++d) {
+      g.n[d] = to_int(parts[d], "--shape");
+      if (g.n[d] < 1) throw InvalidArgument("--shape: entries must be >= 1, got '" + a.shape + "'");
+      prod *= static_cast<std::size_t>(g.n[d]);
+    }
+    if (prod != N)
+      throw InvalidArgument("--shape " + a.shape + " has " + std::to_string(prod) + " unknowns but the matrix has " + std::to_string(N) +
+                            " rows");
+    mo.hierarchy.coarsening = a.coarsening;
+    plan = std::make_unique<mg::MultigridPlan>(std::move(A), g, mo);
+    what = "geometric, coarsening " + std::to_string(a.coarsening) + ", shape " + a.shape;
+    if (plan->hierarchy().num_levels() < 2)
+      throw InvalidArgument("--amg geometric: the grid " + a.shape + " cannot be coarsened by " + std::to_string(a.coarsening) +
+                            " (intervals per axis, unknowns + 1, must be divisible by it): a one-level hierarchy is not "
+                            "multigrid; use --amg sa");
+  } else {
+    if (a.block_size < 1) throw InvalidArgument("--block-size must be >= 1, got " + std::to_string(a.block_size));
+    {  // the sign of the diagonal says more than the size check below: name it first
+      const std::vector<double> d = A.diagonal();
+      for (std::size_t i = 0; i < N; ++i)
+        if (d[i] < 0)
+          throw InvalidArgument("the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " + fmt_g(d[i]) +
+                                "), so it is not symmetric positive definite (for a negative definite system A x = b, "
+                                "solve -A x = -b)");
+    }
+    if (N <= a.coarse_size)
+      throw InvalidArgument("--amg sa: the matrix has " + std::to_string(N) + " unknowns, not more than --coarse-size " +
+                            std::to_string(a.coarse_size) +
+                            ": the hierarchy would have one level (a direct solve, not multigrid); use --amg none "
+                            "(a polynomial-smoother preconditioner) or a smaller --coarse-size");
+    mo.amg.block_size = a.block_size;
+    mo.amg.strength_threshold = a.strength;
+    mo.amg.coarse_size = a.coarse_size;
+    const mg::NearNullSpace B = a.near_null.empty() ? mg::NearNullSpace{} : read_near_null(a.near_null, N);
+    plan = std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::smoothed_aggregation(std::move(A), mo, B));
+    what = "smoothed aggregation, strength " + fmt_g(a.strength) + ", block size " + std::to_string(a.block_size) +
+           ", near-null vectors " + (B.k ? std::to_string(B.k) + " (" + a.near_null + ")" : "constants");
+  }
+  const double t_setup = seconds_since(t0);
+  std::vector<double> x(N, 0.0);
+  const auto t1 = Clock::now();
+  const mg::SolveResult res = plan->solve(b.values.data(), x.data());
+  const double t_solve = seconds_since(t1);
+
+  const mg::Hierarchy& h = plan->hierarchy();
+  char buf[256];
+  std::ostream& os = std::cout;
+  os << "elliptica mg solve: matrix " << a.matrix << " (" << N << " x " << N << ", " << nnz << " nonzeros)\n";
+  os << "hierarchy: " << what << "\n";
+  os << "smoother: " << a.smoother << " (base " << a.base << "), order (" << mo.cycle.pre << "," << mo.cycle.post << "), krylov "
+     << kry << ", tol " << fmt_g(a.tol) << "\n";
+  std::snprintf(buf, sizeof buf, "levels: %zu, operator complexity: %.4f, grid complexity: %.4f\n", h.num_levels(),
+                h.operator_complexity(), h.grid_complexity());
+  os << buf;
+  print_levels(os, *plan);
+  os << "converged: " << (res.converged ? "yes" : "no") << "\n";
+  os << "iterations: " << res.iterations << "\n";
+  os << "fine-grid matvecs: " << res.matvecs << "\n";
+  std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: read %.4g s, setup %.4g s, solve %.4g s\n",
+                res.rho, res.final_relative_residual, t_read, t_setup, t_solve);
+  os << buf;
+  if (!res.converged)
+    throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
+                       " iterations (reached " + fmt("%.3e", res.final_relative_residual) + "); nothing was written");
+  for (double v : x)
+    if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
+  Array2D xo(N, 1, 1);
+  xo.values = x;
+  io::write_array(out_file, xo);
+  out_file.commit();
+  os << "wrote " << a.out << ": shape (" << N << ",)\n";
+  return 0;
+}
+
 int run_solve_matrix(const MgSolveArgs& a) {
-  for (const CLI::Option* o : {a.o_problem, a.o_n, a.o_lx, a.o_ly, a.o_lz, a.o_coarsening})
-    if (o->count()) throw InvalidArgument(o->get_name() + " does not apply with --matrix (no hierarchy is built)");
+  if (a.amg != "sa" && a.amg != "geometric" && a.amg != "none")
+    throw InvalidArgument("--amg: expected sa, geometric or none, got '" + a.amg + "'");
+  const bool hierarchy = a.amg != "none";
+  for (const CLI::Option* o : {a.o_problem, a.o_n, a.o_lx, a.o_ly, a.o_lz})
+    if (o->count()) throw InvalidArgument(o->get_name() + " does not apply with --matrix (it belongs to --problem)");
+  for (const CLI::Option* o : {a.o_coarsening, a.o_shape})
+    if (o->count() && a.amg != "geometric") throw InvalidArgument(o->get_name() + " applies only to --amg geometric");
+  if (a.amg == "geometric" && !a.o_shape->count())
+    throw InvalidArgument("--amg geometric needs --shape NX,NY[,NZ] (unknowns per axis of the matrix's grid)");
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_coarse_size})
+    if (o->count() && a.amg != "sa") throw InvalidArgument(o->get_name() + " applies only to --amg sa");
   if (!a.o_rhs->count()) throw InvalidArgument("--matrix needs --rhs b.npy");
   if (!a.o_out->count()) throw InvalidArgument("--matrix needs --out x.npy");
   if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must satisfy 0 < tol < 1, got " + fmt_g(a.tol));
@@ -285,7 +436,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
   const mg::SmootherSolveOptions ssd{};
   int k = ssd.order;
-  if (!a.order.empty()) {
+  if (!a.order.empty() && !hierarchy) {
     const auto parts = split(a.order, ',');
     if (parts.size() != 1) throw InvalidArgument("--order: with --matrix give one smoother order K, got '" + a.order + "'");
     k = to_int(parts[0], "--order");
@@ -298,7 +449,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   so.overlap = a.overlap;
   so.threads = a.threads;
   const std::string kry = a.krylov.empty() ? mg::to_string(ssd.solver.method) : a.krylov;
-  if (kry != "gmres20" && kry != "fgmres20" && kry != "pcg" && kry != "gmres" && kry != "fgmres")
+  if (!hierarchy && kry != "gmres20" && kry != "fgmres20" && kry != "pcg" && kry != "gmres" && kry != "fgmres")
     throw InvalidArgument("--krylov with --matrix: expected pcg, gmres or fgmres (gmres20/fgmres20: restart 20), got '" + kry + "'");
   if (kry == "pcg" && so.base == mg::BaseSmoother::RAS)
     throw InvalidArgument("--krylov pcg needs a symmetric preconditioner; RAS is not (use --base jacobi|asm, or --krylov gmres)");
@@ -337,6 +488,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
     if (A.row_ptr[i + 1] == A.row_ptr[i])
       throw InvalidArgument(a.matrix + ": row " + std::to_string(i + 1) + " has no entries, so the matrix is singular");
   const double t_read = seconds_since(t0);
+  if (hierarchy) return run_matrix_multigrid(a, std::move(A), b, out_file, t_read);
 
   mg::SmootherSolveOptions sso;
   sso.smoother = so;
@@ -459,7 +611,8 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "Problems: poisson2d/3d: -Laplacian (5/7-point) on [0,Lx]x[0,Ly](x[0,Lz]), zero Dirichlet boundary, n intervals per axis;\n"
       "  exact u = sin(3 pi x/Lx) sin(4 pi y/Ly) [* sin(2 pi z/Lz) in 3D] + g (fixed random g), b = A u, x0 = 0.\n"
       "--order M,N: pre/post smoothing orders (N = 0: one-sided cycle). pcg only for symmetric cycles (M == N, base jacobi|asm).\n"
-      "--matrix A.mtx --rhs b.npy --out x.npy: smoother of order --order K (default 4) as a preconditioner, default --krylov pcg.\n"
+      "--matrix A.mtx --rhs b.npy --out x.npy: a V-cycle over the --amg hierarchy (default sa) as a --krylov preconditioner\n"
+      "  (default pcg); --amg none: the smoother of order --order K (default 4) alone as the preconditioner.\n"
       "Matvecs: a smoothing of order k counts k, each cycle m + n + 1, plus the solver's own products.\n"
       "rho = (||r_N||/||r_0||)^(1/N). Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical, 5 not converged,\n"
       "6 out of resources.");
@@ -483,6 +636,19 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   sc->add_option("--max-iter", s.max_iter, "iteration cap (cycles or Krylov iterations)")->capture_default_str();
   sc->add_option("--threads", s.threads, "OpenMP threads (0: all available)")->capture_default_str();
   s.o_matrix = sc->add_option("--matrix", s.matrix, "SPD matrix, Matrix Market (.mtx)");
+  const mg::AmgOptions amgd{};
+  s.o_amg = sc->add_option("--amg", s.amg, "with --matrix: sa (smoothed aggregation), geometric (needs --shape) or none (no hierarchy)")
+                ->capture_default_str();
+  s.o_shape = sc->add_option("--shape", s.shape, "NX,NY[,NZ]: unknowns per axis of the matrix's grid (--amg geometric)");
+  s.o_near_null = sc->add_option("--near-null", s.near_null,
+                                 "n x k near-null-space vectors, .npy or text (--amg sa; default: constants per block unknown)");
+  s.o_block_size = sc->add_option("--block-size", s.block_size, "unknowns per node, interleaved (--amg sa; 2/3 for elasticity)")
+                       ->capture_default_str();
+  s.o_strength = sc->add_option("--strength", s.strength, "strength-of-connection threshold theta in [0,1) (--amg sa)")
+                     ->capture_default_str();
+  s.o_coarse_size = sc->add_option("--coarse-size", s.coarse_size,
+                                   "coarsen until at most this many unknowns, then factorise (--amg sa; default " +
+                                       std::to_string(amgd.coarse_size) + ")");
   s.o_rhs = sc->add_option("--rhs", s.rhs, "right-hand side (.npy or text), with --matrix");
   s.o_out = sc->add_option("--out", s.out, "solution file (.npy, else CSV), with --matrix; written atomically");
   sc->add_flag("--quiet,-q", s.quiet, "no progress on stderr");

@@ -4,7 +4,8 @@
 ///   `mg solve`  geometric multigrid (polynomial smoothers, (m,n) V-cycle) on the finite-difference
 ///               Poisson test problems, as a stationary solver or as a GMRES/FGMRES/PCG
 ///               preconditioner, through multigrid::MultigridPlan (plan.hpp; its defaults are the
-///               CLI's); or Chebyshev-Jacobi preconditioned CG on a user's SPD .mtx matrix;
+///               CLI's); or a user's SPD .mtx matrix with a smoothed-aggregation (default) or
+///               geometric (--shape) hierarchy, or a polynomial smoother alone (--amg none);
 ///   `mg study`  the seed's section-3 study (multigrid/study.hpp: every smoother kind, every split
 ///               m + n = 2k), CSV + table of best configurations + checks of the seed's qualitative
 ///               findings + PNG plots (the study module runs the plotting script).
@@ -34,9 +35,19 @@ struct MgSolveArgs {
   int threads = 0;
   int subdomain = multigrid::MultigridOptions{}.cycle.smoother.subdomain, overlap = multigrid::MultigridOptions{}.cycle.smoother.overlap;
   std::string matrix, rhs, out;
+  /// --matrix mode: the hierarchy: "sa" (smoothed aggregation, the default), "geometric" (needs
+  /// --shape), "none" (a polynomial smoother of order K as the preconditioner, no hierarchy).
+  std::string amg = "sa";
+  std::string shape;      ///< "NX,NY[,NZ]" (--amg geometric)
+  std::string near_null;  ///< .npy / text file of n x k near-null-space vectors (--amg sa)
+  int block_size = multigrid::AmgOptions{}.block_size;
+  double strength = multigrid::AmgOptions{}.strength_threshold;
+  std::size_t coarse_size = multigrid::AmgOptions{}.coarse_size;
   bool quiet = false;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
-              *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr;
+              *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
+              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_coarse_size = nullptr,
+              *o_amg = nullptr;
 };
 
 /// Raw command-line values of `elliptica mg study`.

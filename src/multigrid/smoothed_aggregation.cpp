@@ -144,18 +144,19 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
   const auto b = static_cast<std::size_t>(opt.block_size);
   if (n % b != 0)
     throw InvalidArgument(w + std::to_string(n) + " rows are not divisible by block_size " + std::to_string(b));
+  {
+    const std::vector<double> d = A.diagonal();
+    for (std::size_t i = 0; i < n; ++i)
+      if (!(d[i] > 0.0))
+        throw InvalidArgument(w + "the matrix has a " + (d[i] < 0 ? "negative" : "zero") + " diagonal entry (row " +
+                              std::to_string(i + 1) + ", 1-based: " + std::to_string(d[i]) +
+                              "), so it is not symmetric positive definite; the hierarchy needs a positive diagonal");
+  }
   if (n <= opt.coarse_size)
     throw InvalidArgument(w + "the matrix has " + std::to_string(n) + " unknowns, not more than coarse_size = " +
                           std::to_string(opt.coarse_size) +
                           ": the hierarchy would have one level (a direct solve, not multigrid); lower coarse_size or "
                           "solve it directly");
-  {
-    const std::vector<double> d = A.diagonal();
-    for (std::size_t i = 0; i < n; ++i)
-      if (!(d[i] > 0.0))
-        throw InvalidArgument(w + "diagonal entry " + std::to_string(i) + " is " + std::to_string(d[i]) +
-                              "; the hierarchy needs a symmetric positive (semi-)definite matrix with a positive diagonal");
-  }
   NearNullSpace B = B0;
   if (B.k == 0 && B.B.empty()) {
     B.k = b;

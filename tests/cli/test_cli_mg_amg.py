@@ -1,0 +1,160 @@
+"""`elliptica mg solve --matrix` with a hierarchy (issue 13): smoothed aggregation (the default),
+the geometric hierarchy on a given grid shape, near-null-space vectors from a file, and the
+refusals (a matrix too small for a hierarchy, options of the wrong hierarchy, a grid that cannot
+be coarsened). Solutions are checked against scipy's sparse direct solve.
+"""
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.sparse")
+spla = pytest.importorskip("scipy.sparse.linalg")
+sio = pytest.importorskip("scipy.io")
+
+INVALID, IOERR = 2, 3
+
+
+def run(cli, *args, timeout=300):
+    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def field(out, name):
+    m = re.search(rf"^{re.escape(name)}:\s*(\S+)", out, re.M)
+    assert m, f"no '{name}:' line in output:\n{out}"
+    return m.group(1)
+
+
+def poisson2d(nx, ny):
+    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
+    ty = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(ny, ny))
+    return (sp.kron(sp.eye(ny), tx) + sp.kron(ty, sp.eye(nx))).tocsr()
+
+
+def elasticity2d(n, E=1.0, nu=0.3):
+    """Plane-strain Q1 elasticity on [0,1]^2, n x n elements, clamped at x = 0; (u_x, u_y)
+    interleaved per free node. Returns (A, coords of the free nodes (m, 2))."""
+    h = 1.0 / n
+    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
+    g = 1 / np.sqrt(3)
+    sx, sy = np.array([-1, 1, 1, -1.0]), np.array([-1, -1, 1, 1.0])
+    Ke = np.zeros((8, 8))
+    for s in (-g, g):
+        for t in (-g, g):
+            dx = 0.25 * sx * (1 + sy * t) * 2 / h
+            dy = 0.25 * sy * (1 + sx * s) * 2 / h
+            Bm = np.zeros((3, 8))
+            Bm[0, 0::2], Bm[1, 1::2], Bm[2, 0::2], Bm[2, 1::2] = dx, dy, dy, dx
+            D = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
+            Ke += Bm.T @ D @ Bm * h * h / 4
+    node = lambda i, j: -1 if i == 0 else (i - 1) + n * j  # noqa: E731
+    rows, cols, vals = [], [], []
+    for j in range(n):
+        for i in range(n):
+            nodes = [node(i, j), node(i + 1, j), node(i + 1, j + 1), node(i, j + 1)]
+            dofs = [2 * a + p if a >= 0 else -1 for a in nodes for p in (0, 1)]
+            for a, da in enumerate(dofs):
+                for b, db in enumerate(dofs):
+                    if da >= 0 and db >= 0:
+                        rows.append(da), cols.append(db), vals.append(Ke[a, b])
+    m = n * (n + 1)
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * m, 2 * m))
+    coords = np.array([(i * h, j * h) for j in range(n + 1) for i in range(1, n + 1)])
+    return A, coords
+
+
+def rigid_body_modes_2d(coords):
+    c = coords - coords.mean(axis=0)
+    m = len(c)
+    B = np.zeros((2 * m, 3))
+    B[0::2, 0] = 1
+    B[1::2, 1] = 1
+    B[0::2, 2], B[1::2, 2] = -c[:, 1], c[:, 0]
+    return B
+
+
+def solve(cli, tmp_path, A, b, *extra, name="x.npy"):
+    sio.mmwrite(str(tmp_path / "A.mtx"), A)
+    np.save(tmp_path / "b.npy", b)
+    out = tmp_path / name
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "b.npy", "--out", out, "-q", *extra)
+    return r, out
+
+
+def test_sa_is_the_default_and_solves(cli, tmp_path):
+    A = poisson2d(120, 97)  # no 2^k m - 1 structure
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    r, out = solve(cli, tmp_path, A, b, "--tol", 1e-10)
+    assert r.returncode == 0, r.stderr
+    assert "hierarchy: smoothed aggregation" in r.stdout
+    assert "krylov pcg" in r.stdout
+    assert int(field(r.stdout, "levels").rstrip(",")) >= 3
+    assert int(field(r.stdout, "iterations")) <= 20
+    x = np.load(out)
+    assert np.linalg.norm(A @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    xref = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(x - xref) <= 1e-6 * np.linalg.norm(xref)  # cond(A) ~ 6e3
+
+
+def test_sa_elasticity_with_near_null_file(cli, tmp_path):
+    A, coords = elasticity2d(30)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    np.save(tmp_path / "rbm.npy", rigid_body_modes_2d(coords))
+    r1, out1 = solve(cli, tmp_path, A, b, "--block-size", 2, "--near-null", tmp_path / "rbm.npy", "--tol", 1e-8,
+                     name="x1.npy")
+    assert r1.returncode == 0, r1.stderr
+    assert "near-null vectors 3" in r1.stdout
+    r2, _ = solve(cli, tmp_path, A, b, "--block-size", 2, "--tol", 1e-8, name="x2.npy")
+    assert r2.returncode == 0, r2.stderr
+    it1, it2 = int(field(r1.stdout, "iterations")), int(field(r2.stdout, "iterations"))
+    assert it1 < it2, (it1, it2)
+    x = np.load(out1)
+    assert np.linalg.norm(A @ x - b) <= 1e-8 * np.linalg.norm(b) * 1.01
+
+
+def test_geometric_on_a_given_shape(cli, tmp_path):
+    A = poisson2d(63, 31)
+    b = np.ones(A.shape[0])
+    r, out = solve(cli, tmp_path, A, b, "--amg", "geometric", "--shape", "63,31", "--tol", 1e-9)
+    assert r.returncode == 0, r.stderr
+    assert "hierarchy: geometric" in r.stdout
+    assert int(field(r.stdout, "levels").rstrip(",")) >= 4
+    x = np.load(out)
+    assert np.linalg.norm(A @ x - b) <= 1e-9 * np.linalg.norm(b) * 1.01
+    # a grid that cannot be coarsened is refused, not solved by the coarse direct solve
+    A2 = poisson2d(60, 30)
+    r, out = solve(cli, tmp_path, A2, np.ones(A2.shape[0]), "--amg", "geometric", "--shape", "60,30", name="y.npy")
+    assert r.returncode == INVALID and "one-level" in r.stderr, r.stderr
+    assert not out.exists()
+    r, out = solve(cli, tmp_path, A2, np.ones(A2.shape[0]), "--amg", "geometric", "--shape", "60,31", name="z.npy")
+    assert r.returncode == INVALID and "--shape" in r.stderr and "1800" in r.stderr, r.stderr
+
+
+def test_refusals(cli, tmp_path):
+    small = poisson2d(10, 10)
+    r, out = solve(cli, tmp_path, small, np.ones(100))
+    assert r.returncode == INVALID and "one level" in r.stderr and "--amg none" in r.stderr, r.stderr
+    assert not out.exists()
+    r, out = solve(cli, tmp_path, small, np.ones(100), "--amg", "none")
+    assert r.returncode == 0, r.stderr
+    out.unlink()
+    A = poisson2d(30, 30)
+    b = np.ones(900)
+    for extra, needle in [(("--amg", "amgx"), "--amg"),
+                          (("--amg", "none", "--near-null", "v.npy"), "--near-null"),
+                          (("--amg", "none", "--block-size", "2"), "--block-size"),
+                          (("--shape", "30,30"), "--shape"),
+                          (("--coarsening", "8"), "--coarsening"),
+                          (("--amg", "geometric"), "--shape"),
+                          (("--block-size", "7"), "divisible"),
+                          (("--strength", "1.5"), "strength")]:
+        r, out = solve(cli, tmp_path, A, b, *extra)
+        assert r.returncode == INVALID, (extra, r.returncode, r.stderr)
+        assert needle in r.stderr, (extra, r.stderr)
+        assert not out.exists()
+    np.save(tmp_path / "bad.npy", np.ones((899, 1)))
+    r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "bad.npy")
+    assert r.returncode == INVALID and "899" in r.stderr, r.stderr
+    r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "missing.npy")
+    assert r.returncode == IOERR and "missing.npy" in r.stderr, r.stderr
