@@ -243,6 +243,40 @@ def _smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda
     )
 
 
+def _cycle_order(order):
+    try:
+        if isinstance(order, str) or len(order) != 2:
+            raise ValueError
+        m_pre = _int(order[0], "order[0] (pre)")
+        n_post = _int(order[1], "order[1] (post)")
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"order must be (pre, post) smoothing orders, got {order!r}") from None
+    if m_pre < 0 or n_post < 0 or m_pre + n_post < 1:
+        raise InvalidArgumentError(f"order (pre, post) must be >= 0 with pre + post >= 1, got {order!r}")
+    return m_pre, n_post
+
+
+def rigid_body_modes(coords):
+    """Rigid-body modes of linear elasticity, the near-null space of ``MultigridPlan.from_matrix``.
+
+    ``coords``: ndarray((nodes, dim), float64), dim 2 or 3, the node coordinates in the order of
+    the matrix's nodes, whose ``dim`` unknowns are interleaved (``block_size=dim``). Returns
+    ndarray((nodes * dim, k), float64): k = 3 (dim 2: two translations, the rotation (-y, x)) or
+    6 (dim 3: three translations, rotations about x, y, z), about the centroid. C++
+    ``multigrid::rigid_body_modes``. Raises InvalidArgumentError for another shape.
+    """
+    try:
+        c = np.asarray(coords, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"coords is not a numeric array: {e}") from None
+    if c.ndim != 2 or c.shape[1] not in (2, 3) or c.shape[0] < 1:
+        raise InvalidArgumentError(f"coords must have shape (nodes, 2) or (nodes, 3), got shape {c.shape}")
+    if not np.all(np.isfinite(c)):
+        raise InvalidArgumentError("coords contains NaN or Inf")
+    flat, k = _core._MultigridPlan._rigid_body_modes(np.ascontiguousarray(c.ravel()), c.shape[1])
+    return np.asarray(flat).reshape((k, c.shape[0] * c.shape[1])).T.copy()
+
+
 class MultigridPlan:
     """Geometric multigrid V-cycle on a structured grid: hierarchy + polynomial smoothers.
 
@@ -304,15 +338,7 @@ class MultigridPlan:
             raise InvalidArgumentError(f"shape must be a tuple of 1-3 positive integers, got {shape!r}") from None
         if not 1 <= len(shape) <= 3:
             raise InvalidArgumentError(f"shape must have 1, 2 or 3 entries, got {len(shape)}")
-        try:
-            if isinstance(order, str) or len(order) != 2:
-                raise ValueError
-            m_pre = _int(order[0], "order[0] (pre)")
-            n_post = _int(order[1], "order[1] (post)")
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"order must be (pre, post) smoothing orders, got {order!r}") from None
-        if m_pre < 0 or n_post < 0 or m_pre + n_post < 1:
-            raise InvalidArgumentError(f"order (pre, post) must be >= 0 with pre + post >= 1, got {order!r}")
+        m_pre, n_post = _cycle_order(order)
         coarsening = _int(coarsening, "coarsening")
         if coarsening not in (2, 8):
             raise InvalidArgumentError(f"coarsening must be 2 or 8, got {coarsening}")
@@ -336,6 +362,96 @@ class MultigridPlan:
                 f"the hierarchy has one level (intervals per axis {tuple(n + 1 for n in shape)} not divisible by "
                 f"the coarsening factor {coarsening} with at least 2 left): every solve is the coarse direct "
                 "solve, not multigrid", RuntimeWarning, stacklevel=2)
+
+    @classmethod
+    def from_matrix(cls, A, *, method="sa", near_null=None, block_size=_D["block_size"], strength=_D["strength"],
+                    prolongator_omega=_D["prolongator_omega"], coarse_size=_D["coarse_size"],
+                    max_levels=_D["amg_max_levels"], shape=None, coarsening=_D["coarsening"], smoother=_D["smoother"],
+                    base=_D["base"], order=tuple(_D["order"]), lambda_max=None, lambda_safety=_D["lambda_safety"],
+                    lambda_iterations=_D["lambda_iterations"], lmin_ratio=_D["lmin_ratio"], omega=_D["omega"],
+                    subdomain=_D["subdomain"], overlap=_D["overlap"], threads=_D["threads"]):
+        """Multigrid for a user's matrix: a hierarchy built from ``A`` alone (``method="sa"``,
+        smoothed aggregation) or on a grid (``method="geometric"``, needs ``shape``), with the
+        same cycle, smoothers and solves as the constructor's plans.
+
+        ``A``: square symmetric positive (semi-)definite matrix, any scipy sparse format or a dense
+        ndarray((n, n), float64) (converted to CSR float64).
+        ``method="sa"`` (C++ ``MultigridPlan::smoothed_aggregation``, ``multigrid/amg.hpp``):
+        ``near_null``: ndarray((n, k), float64) near-null-space vectors (default: the constants
+        of each of the ``block_size`` unknowns per node; for elasticity the rigid-body modes,
+        :func:`rigid_body_modes`); ``block_size`` unknowns per node, interleaved (node i owns
+        rows ``b*i .. b*i+b-1``); ``strength`` theta in [0, 1): i, j strongly coupled when
+        ``|a_ij| >= theta sqrt(|a_ii a_jj|)``; ``prolongator_omega`` (4/3; 0: unsmoothed
+        aggregation); ``coarse_size``: coarsen until at most this many unknowns, factorised
+        there (a sparse LDL^T that keeps a pure-Neumann null space); ``max_levels`` >= 2.
+        ``method="geometric"``: ``shape=(nx, ny[, nz])`` and ``coarsening`` as in the constructor.
+        Cycle and smoother keywords as in the constructor. ``solve()`` of such a plan defaults to
+        ``krylov="pcg"`` (as ``elliptica mg solve --matrix``).
+
+        Raises InvalidArgumentError (ValueError) for bad keywords, a non-square or non-finite
+        matrix, ``near_null`` of the wrong shape, a matrix too small for more than one level
+        (``n <= coarse_size``: a one-level hierarchy is a direct solve, not multigrid) or one
+        without strong couplings; NumericalError (RuntimeError) when the coarsest operator is found
+        indefinite. The same C++ plan as ``elliptica mg solve --matrix A.mtx --amg sa``.
+        """
+        method = _choice(method, ("sa", "geometric"), "method")
+        if method == "geometric":
+            if shape is None:
+                raise InvalidArgumentError("method='geometric' needs shape=(nx, ny[, nz]) (unknowns per axis)")
+            for name, value in (("near_null", near_null),):
+                if value is not None:
+                    raise InvalidArgumentError(f"{name} applies only to method='sa'")
+            with warnings.catch_warnings():  # a one-level hierarchy is an error here, not a warning
+                warnings.simplefilter("ignore", RuntimeWarning)
+                plan = cls(A, shape=shape, coarsening=coarsening, smoother=smoother, base=base, order=order,
+                           lambda_max=lambda_max, lambda_safety=lambda_safety, lambda_iterations=lambda_iterations,
+                           lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads)
+            if plan.levels < 2:
+                raise InvalidArgumentError(
+                    f"method='geometric': the grid {tuple(shape)} cannot be coarsened by {coarsening}: a one-level "
+                    "hierarchy is not multigrid; use method='sa'")
+            plan._default_krylov = "pcg"
+            plan._method = "geometric"
+            return plan
+        if shape is not None:
+            raise InvalidArgumentError("shape applies only to method='geometric' (smoothed aggregation needs no grid)")
+        m_pre, n_post = _cycle_order(order)
+        indptr, indices, data, rows = _csr_arrays(A)
+        block_size = _int(block_size, "block_size", 1)
+        if near_null is None:
+            nn, k = np.zeros(0), 0
+        else:
+            try:
+                B = np.asarray(near_null, dtype=np.float64)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgumentError(f"near_null is not a numeric array: {e}") from None
+            if B.ndim == 1:
+                B = B[:, None]
+            if B.ndim != 2 or B.shape[0] != rows or B.shape[1] < 1:
+                raise InvalidArgumentError(
+                    f"near_null must have shape ({rows}, k) (one row per unknown), got shape {B.shape}")
+            if not np.all(np.isfinite(B)):
+                raise InvalidArgumentError("near_null contains NaN or Inf")
+            nn, k = np.ascontiguousarray(B.ravel(order="F")), B.shape[1]
+        self = cls.__new__(cls)
+        self._order = (m_pre, n_post)
+        self._plan = _core._MultigridPlan._smoothed_aggregation(
+            indptr, indices, data, rows, nn, k, block_size, _real(strength, "strength"),
+            _real(prolongator_omega, "prolongator_omega"), _int(coarse_size, "coarse_size", 1),
+            _int(max_levels, "max_levels", 2), m_pre, n_post,
+            **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
+                             subdomain, overlap),
+            threads=_int(threads, "threads", 0),
+        )
+        self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
+        self._default_krylov = "pcg"
+        self._method = "sa"
+        return self
+
+    @property
+    def method(self):
+        """The hierarchy: ``"geometric"`` or ``"sa"`` (smoothed aggregation)."""
+        return getattr(self, "_method", "geometric")
 
     @property
     def A(self):
@@ -376,13 +492,14 @@ class MultigridPlan:
         n = self.size
         return self._plan.cycle(_vector(b, n, "b"), _vector(x, n, "x"))
 
-    def solve(self, b, x0=None, *, tol=_D["tol"], maxiter=_D["maxiter"], krylov=_D["krylov"], restart=_D["restart"]):
+    def solve(self, b, x0=None, *, tol=_D["tol"], maxiter=_D["maxiter"], krylov=None, restart=_D["restart"]):
         """Solves ``A x = b`` to ``||b - A x|| <= tol ||b - A x0||``; returns a :class:`SolveResult`
         (unpacks as ``x, info``).
 
         ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles), ``"gmres"``
         (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"`` (only for a
-        symmetric cycle: pre == post and base jacobi/asm). Defaults (:func:`elliptica.multigrid_defaults`): krylov, tol,
+        symmetric cycle: pre == post and base jacobi/asm); None: ``"pcg"`` for plans from
+        :meth:`from_matrix`, else the library's default. Defaults (:func:`elliptica.multigrid_defaults`): krylov, tol,
         maxiter, restart of the C++ plan. ``info``: a :class:`SolveInfo` (``converged``,
         ``iterations``, ``residual_history``, ``matvecs`` (a cycle costing pre + post + 1),
         ``rho``, ``final_relative_residual``). Does not raise when not converged: check
@@ -392,6 +509,8 @@ class MultigridPlan:
         b = _vector(b, n, "b")
         x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
         maxiter = _int(maxiter, "maxiter", 0)
+        if krylov is None:
+            krylov = getattr(self, "_default_krylov", _D["krylov"])
         krylov = _choice(krylov, _KRYLOV, "krylov")
         x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1))
         return SolveResult(x, SolveInfo(info))

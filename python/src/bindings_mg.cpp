@@ -26,6 +26,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/poisson.hpp"
@@ -172,6 +173,12 @@ nb::dict multigrid_defaults() {
   o["maxiter"] = d.solver.krylov.max_iterations;
   o["restart"] = d.solver.krylov.restart;
   o["threads"] = d.threads;
+  // MultigridPlan.from_matrix(method="sa") (multigrid::AmgOptions)
+  o["strength"] = d.amg.strength_threshold;
+  o["block_size"] = d.amg.block_size;
+  o["prolongator_omega"] = d.amg.prolongator_omega;
+  o["coarse_size"] = d.amg.coarse_size;
+  o["amg_max_levels"] = d.amg.max_levels;
   // elliptica.chebyshev_cg (multigrid::smoother_solve)
   const mg::SmootherSolveOptions c{};
   o["cg_smoother"] = polynomial_name(c.smoother.kind);
@@ -188,6 +195,7 @@ struct PyMultigridPlan {
   std::unique_ptr<mg::MultigridPlan> plan;
   std::mutex mutex;
 
+  explicit PyMultigridPlan(std::unique_ptr<mg::MultigridPlan> p) : plan(std::move(p)) {}
   PyMultigridPlan(CsrMatrix A, const std::vector<int>& shape, const mg::MultigridOptions& opt) {
     const mg::GridShape g = make_shape(shape);
     if (g.dim == 0) throw InvalidArgument("shape (unknowns per axis) is required for geometric coarsening");
@@ -372,6 +380,43 @@ void init_multigrid(nb::module_& m) {
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "shape"_a, "coarsening"_a, "max_levels"_a, "pre"_a,
           "post"_a, "kind"_a, "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a,
           "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a, "threads"_a = 0)
+      .def_static(
+          "_smoothed_aggregation",
+          [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const InVec& near_null,
+             std::size_t k, int block_size, double strength, double prolongator_omega, std::size_t coarse_size,
+             int max_levels, int pre, int post, const std::string& kind, const std::string& base, double lmin_ratio,
+             std::optional<double> lambda_max, double lambda_safety, int lambda_iterations, double omega,
+             int subdomain, int overlap, int threads) {
+            mg::MultigridOptions o;
+            o.cycle.pre = pre;
+            o.cycle.post = post;
+            o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
+                                                     omega, subdomain, overlap);
+            o.amg.block_size = block_size;
+            o.amg.strength_threshold = strength;
+            o.amg.prolongator_omega = prolongator_omega;
+            o.amg.coarse_size = coarse_size;
+            o.amg.max_levels = max_levels;
+            o.threads = threads;
+            mg::NearNullSpace B;
+            B.k = k;
+            B.B.assign(near_null.data(), near_null.data() + near_null.shape(0));
+            CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
+            nb::gil_scoped_release release;
+            return new PyMultigridPlan(
+                std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::smoothed_aggregation(std::move(A), o, B)));
+          },
+          "indptr"_a, "indices"_a, "data"_a, "rows"_a, "near_null"_a, "k"_a, "block_size"_a, "strength"_a,
+          "prolongator_omega"_a, "coarse_size"_a, "max_levels"_a, "pre"_a, "post"_a, "kind"_a, "base"_a,
+          "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a, "subdomain"_a,
+          "overlap"_a, "threads"_a = 0, nb::rv_policy::take_ownership)
+      .def_static(
+          "_rigid_body_modes",
+          [](const InVec& coords, int dim) {
+            mg::NearNullSpace B = mg::rigid_body_modes(std::vector<double>(coords.data(), coords.data() + coords.shape(0)), dim);
+            return nb::make_tuple(vec_to_numpy(std::move(B.B)), B.k);
+          },
+          "coords"_a, "dim"_a)
       .def("cycle", &PyMultigridPlan::cycle, "b"_a, "x"_a)
       .def("apply", &PyMultigridPlan::apply, "r"_a)
       .def("solve", &PyMultigridPlan::solve, "b"_a, "x0"_a, "tol"_a, "maxiter"_a, "krylov"_a, "restart"_a)

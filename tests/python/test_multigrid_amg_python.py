@@ -1,0 +1,135 @@
+"""elliptica.MultigridPlan.from_matrix (issue 13): smoothed aggregation over scipy matrices,
+rigid-body modes, the geometric hierarchy on a given shape, and the refusals. Solutions are checked
+against scipy's sparse direct solve."""
+import numpy as np
+import pytest
+
+import elliptica
+
+sp = pytest.importorskip("scipy.sparse")
+spla = pytest.importorskip("scipy.sparse.linalg")
+
+
+def poisson2d(nx, ny):
+    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
+    ty = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(ny, ny))
+    return (sp.kron(sp.eye(ny), tx) + sp.kron(ty, sp.eye(nx))).tocsr()
+
+
+def neumann2d(n):
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tolil()
+    t[0, 0] = t[n - 1, n - 1] = 1.0
+    t = t.tocsr()
+    return (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+
+
+def elasticity2d(n, E=1.0, nu=0.3):
+    """Plane-strain Q1 elasticity on [0,1]^2 (n x n elements), clamped at x = 0; (u_x, u_y) per node."""
+    h = 1.0 / n
+    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
+    g = 1 / np.sqrt(3)
+    sx, sy = np.array([-1, 1, 1, -1.0]), np.array([-1, -1, 1, 1.0])
+    D = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
+    Ke = np.zeros((8, 8))
+    for s in (-g, g):
+        for t in (-g, g):
+            dx, dy = 0.25 * sx * (1 + sy * t) * 2 / h, 0.25 * sy * (1 + sx * s) * 2 / h
+            Bm = np.zeros((3, 8))
+            Bm[0, 0::2], Bm[1, 1::2], Bm[2, 0::2], Bm[2, 1::2] = dx, dy, dy, dx
+            Ke += Bm.T @ D @ Bm * h * h / 4
+    rows, cols, vals = [], [], []
+    for j in range(n):
+        for i in range(n):
+            nodes = [(i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)]
+            dofs = [-1 if a == 0 else 2 * ((a - 1) + n * b) + p for a, b in nodes for p in (0, 1)]
+            for a, da in enumerate(dofs):
+                for c, dc in enumerate(dofs):
+                    if da >= 0 and dc >= 0:
+                        rows.append(da), cols.append(dc), vals.append(Ke[a, c])
+    m = n * (n + 1)
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * m, 2 * m))
+    coords = np.array([(i * h, j * h) for j in range(n + 1) for i in range(1, n + 1)])
+    return A, coords
+
+
+def test_sa_poisson_any_size():
+    A = poisson2d(137, 101)
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    plan = elliptica.MultigridPlan.from_matrix(A)
+    assert plan.method == "sa" and plan.levels >= 3 and plan.operator_complexity < 1.6
+    x, info = plan.solve(b, tol=1e-10)
+    assert info.converged and info.iterations <= 20
+    assert np.linalg.norm(A @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    xref = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(x - xref) <= 1e-6 * np.linalg.norm(xref)
+    # h-independence: a 3x finer grid needs at most a few more iterations
+    A3 = poisson2d(411, 303)
+    b3 = np.ones(A3.shape[0])
+    _, info3 = elliptica.MultigridPlan.from_matrix(A3).solve(b3, tol=1e-10)
+    assert info3.converged and info3.iterations <= info.iterations + 3, (info.iterations, info3.iterations)
+
+
+def test_sa_elasticity_rigid_body_modes():
+    A, coords = elasticity2d(30)
+    B = elliptica.rigid_body_modes(coords)
+    assert B.shape == (A.shape[0], 3)
+    # rotation about the centroid: u = (-y, x) relative to it
+    c = coords - coords.mean(axis=0)
+    assert np.allclose(B[0::2, 2], -c[:, 1]) and np.allclose(B[1::2, 2], c[:, 0])
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    x1, i1 = elliptica.MultigridPlan.from_matrix(A, block_size=2, near_null=B).solve(b, tol=1e-8)
+    x2, i2 = elliptica.MultigridPlan.from_matrix(A, block_size=2).solve(b, tol=1e-8)
+    assert i1.converged and i2.converged
+    assert i1.iterations < i2.iterations, (i1.iterations, i2.iterations)
+    assert np.linalg.norm(A @ x1 - b) <= 1e-8 * np.linalg.norm(b) * 1.01
+
+
+def test_sa_pure_neumann():
+    A = neumann2d(90)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    b -= b.mean()  # consistent: orthogonal to the constants
+    x, info = elliptica.MultigridPlan.from_matrix(A).solve(b, tol=1e-8)
+    assert info.converged and info.iterations <= 25
+    assert np.linalg.norm(A @ x - b) <= 1e-8 * np.linalg.norm(b) * 1.01
+
+
+def test_geometric_from_matrix():
+    A = poisson2d(63, 63)
+    plan = elliptica.MultigridPlan.from_matrix(A, method="geometric", shape=(63, 63))
+    assert plan.method == "geometric" and plan.levels >= 5
+    x, info = plan.solve(np.ones(A.shape[0]), tol=1e-9)
+    assert info.converged
+    with pytest.raises(elliptica.InvalidArgumentError, match="one-level"):
+        elliptica.MultigridPlan.from_matrix(poisson2d(60, 60), method="geometric", shape=(60, 60))
+
+
+def test_refusals():
+    E = elliptica.InvalidArgumentError
+    with pytest.raises(E, match="one level"):
+        elliptica.MultigridPlan.from_matrix(poisson2d(10, 10))
+    A = poisson2d(30, 30)
+    with pytest.raises(E, match="near_null must have shape"):
+        elliptica.MultigridPlan.from_matrix(A, near_null=np.ones((899, 1)))
+    with pytest.raises(E, match="NaN"):
+        elliptica.MultigridPlan.from_matrix(A, near_null=np.full((900, 1), np.nan))
+    with pytest.raises(E, match="strength"):
+        elliptica.MultigridPlan.from_matrix(A, strength=1.5)
+    with pytest.raises(E, match="divisible"):
+        elliptica.MultigridPlan.from_matrix(A, block_size=7)
+    with pytest.raises(E, match="shape applies only"):
+        elliptica.MultigridPlan.from_matrix(A, shape=(30, 30))
+    with pytest.raises(E, match="needs shape"):
+        elliptica.MultigridPlan.from_matrix(A, method="geometric")
+    with pytest.raises(E, match="method"):
+        elliptica.MultigridPlan.from_matrix(A, method="amgx")
+    with pytest.raises(E, match="no coarser level"):
+        elliptica.MultigridPlan.from_matrix(sp.identity(1000, format="csr") * 2.0)
+    with pytest.raises(E, match="coords must have shape"):
+        elliptica.rigid_body_modes(np.ones((5, 4)))
+
+
+def test_defaults_come_from_cpp():
+    d = elliptica.multigrid_defaults()
+    for key in ("strength", "block_size", "prolongator_omega", "coarse_size", "amg_max_levels"):
+        assert key in d
+    assert d["coarse_size"] >= 1 and d["amg_max_levels"] >= 2
