@@ -7,12 +7,27 @@
 #include <Eigen/SparseCore>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/multigrid/amg.hpp"
 
 namespace elliptica::multigrid {
+
+namespace {
+/// Pivots with |d| <= kNullPivot x max|d| are null. The Galerkin products of a singular operator
+/// (pure Neumann) leave its null pivot at ~1e-11 of the largest on 1e6-unknown problems (rounding
+/// of fine-level entries ~1e3 x larger than the coarsest ones, summed over the levels); a genuine
+/// pivot that small would mean a coarsest operator with condition number 1e8.
+constexpr double kNullPivot = 1e-8;
+
+std::string fmt_e(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3e", v);
+  return b;
+}
+}  // namespace
 
 struct SparseDirect::Impl {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt;
@@ -48,12 +63,12 @@ SparseDirect::SparseDirect(const CsrMatrix& A) : impl_(std::make_unique<Impl>())
     throw NumericalError("SparseDirect: the coarsest operator is zero or not finite");
   impl_->dinv.resize(d.size());
   for (Eigen::Index i = 0; i < d.size(); ++i) {
-    if (std::abs(d[i]) <= 1e-11 * dmax) {
+    if (std::abs(d[i]) <= kNullPivot * dmax) {
       impl_->dinv[i] = 0.0;
       ++null_pivots_;
     } else if (d[i] < 0) {
-      throw NumericalError("SparseDirect: the coarsest operator is indefinite (negative pivot " + std::to_string(d[i]) +
-                           " of largest " + std::to_string(dmax) + "); the algebraic hierarchy needs a symmetric "
+      throw NumericalError("SparseDirect: the coarsest operator is indefinite (negative pivot " + fmt_e(d[i]) +
+                           " of largest " + fmt_e(dmax) + "); the algebraic hierarchy needs a symmetric "
                            "positive (semi-)definite matrix");
     } else {
       impl_->dinv[i] = 1.0 / d[i];

@@ -85,6 +85,42 @@ CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag
   return P;
 }
 
+/// The filtered matrix of prolongator smoothing (Vanek, Mandel, Brezina 1996, section 3): the
+/// entries of A between strongly connected nodes (and within a node's block) kept, the others
+/// dropped and added to the diagonal (so A_F has A's row sums). With every connection strong it is
+/// A itself. S: the strength graph on nodes of b unknowns.
+CsrMatrix filtered_matrix(const CsrMatrix& A, const CsrMatrix& S, std::size_t b) {
+  CsrMatrix F;
+  F.rows = A.rows;
+  F.cols = A.cols;
+  F.row_ptr.assign(A.rows + 1, 0);
+  F.col.reserve(A.nnz());
+  F.val.reserve(A.nnz());
+  std::vector<std::int64_t> mark(S.rows, -1);
+  for (std::size_t i = 0; i < A.rows; ++i) {
+    const std::size_t I = i / b;
+    for (std::int64_t p = S.row_ptr[I]; p < S.row_ptr[I + 1]; ++p)
+      mark[static_cast<std::size_t>(S.col[static_cast<std::size_t>(p)])] = static_cast<std::int64_t>(i);
+    double lumped = 0.0;
+    std::size_t diag_pos = static_cast<std::size_t>(-1);
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+      const auto j = static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]);
+      const double v = A.val[static_cast<std::size_t>(p)];
+      const std::size_t J = j / b;
+      if (J == I || mark[J] == static_cast<std::int64_t>(i)) {
+        if (j == i) diag_pos = F.col.size();
+        F.col.push_back(static_cast<std::int32_t>(j));
+        F.val.push_back(v);
+      } else {
+        lumped += v;
+      }
+    }
+    if (diag_pos != static_cast<std::size_t>(-1)) F.val[diag_pos] += lumped;
+    F.row_ptr[i + 1] = static_cast<std::int64_t>(F.col.size());
+  }
+  return F;
+}
+
 /// Coarse unknowns from zero columns of T (directions an aggregate cannot represent) have empty
 /// rows in P^T A P: give them a unit diagonal (decoupled; P maps them to zero).
 void unit_diagonal_on_empty_rows(CsrMatrix& A) {
@@ -177,21 +213,47 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     Level& f = levels.back();
     const CsrMatrix& Af = *f.matrix;
     const std::size_t nf = Af.rows;
-    const CsrMatrix S = strength_graph(Af, opt.strength_threshold, static_cast<int>(bl));
-    const Aggregates agg = standard_aggregation(S);
+    // theta_l = theta 2^-l (Vanek et al. 1996: the Galerkin operators' off-diagonal entries
+    // shrink relative to the diagonal level by level); when a level has no strong connections at
+    // its threshold (every node isolated), every connection counts.
+    const double theta = opt.strength_threshold * std::ldexp(1.0, -static_cast<int>(levels.size() - 1));
+    CsrMatrix S = strength_graph(Af, theta, static_cast<int>(bl));
+    Aggregates agg = standard_aggregation(S);
+    if ((agg.count == 0 || agg.count * B.k >= nf) && theta > 0.0) {
+      S = strength_graph(Af, 0.0, static_cast<int>(bl));
+      agg = standard_aggregation(S);
+    }
     if (agg.count == 0) break;
     TentativeProlongator tp = tentative_prolongator(agg, static_cast<int>(bl), B, nf);
     if (tp.T.cols >= nf) break;  // no reduction: stop here
     CsrMatrix P;
     if (opt.prolongator_omega > 0.0) {
+      // smoothing with the filtered matrix keeps P's sparsity along the strong connections (with
+      // theta = 0 it is A); lambda ~ rho(D_F^-1 A_F) by Lanczos
+      bool filter = theta > 0.0 && S.nnz() + Af.rows / bl < Af.nnz() / (bl * bl);
+      const CsrMatrix AF = filter ? filtered_matrix(Af, S, bl) : CsrMatrix{};
+      std::vector<double> dF = filter ? AF.diagonal() : f.diagonal;
+      if (filter && !std::all_of(dF.begin(), dF.end(), [](double d) { return d > 0.0; })) {
+        filter = false;  // lumping made a diagonal entry non-positive (positive weak couplings)
+        dF = f.diagonal;
+      }
       SmootherOptions so;
       so.base = BaseSmoother::Jacobi;
       so.kind = Polynomial::Simple;
       so.lambda_safety = 1.0;
       so.lambda_iterations = opt.lambda_iterations;
       so.threads = opt.threads;
-      const double lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
-      P = smooth_prolongator(Af, f.diagonal, tp.T, opt.prolongator_omega / lambda);
+      double lambda = 0.0;
+      if (filter) {
+        try {
+          lambda = Smoother(AF, so).lambda_max();
+        } catch (const NumericalError&) {
+          filter = false;  // lumped blocks of a system (elasticity) can make A_F indefinite
+          dF = f.diagonal;
+        }
+      }
+      if (!filter) lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
+      P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda);
     } else {
       P = std::move(tp.T);
     }

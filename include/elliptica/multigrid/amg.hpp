@@ -7,8 +7,10 @@
 ///
 /// Set-up per level (each step in a file of its own under src/multigrid/):
 /// 1. strength of connection (strength.cpp): nodes i != j are strongly connected when
-///    |a_ij| >= theta sqrt(|a_ii a_jj|) (block unknowns: the Frobenius norms of the b x b blocks
-///    in place of |a_ij|; Vanek et al. 1996, eq. (3.2)); the strength graph is symmetrised.
+///    |a_ij| >= theta_l sqrt(|a_ii a_jj|) (block unknowns: the Frobenius norms of the b x b blocks
+///    in place of |a_ij|; Vanek et al. 1996, eq. (3.2)) with theta_l = theta 2^-l on level l; the
+///    strength graph is symmetrised. A level whose aggregation at theta_l makes no coarse level
+///    (no strong couplings) is aggregated with every coupling strong.
 /// 2. aggregation (aggregation.cpp): Vanek's greedy three-pass "standard" aggregation (the one of
 ///    Vanek et al. 1996, section 3, and pyamg's standard_aggregation): pass 1 makes every node
 ///    whose strong neighbours are all free the root of an aggregate {node + strong neighbours};
@@ -23,9 +25,13 @@
 ///    size). Directions an aggregate cannot represent (fewer rows than k, or B dependent there)
 ///    become zero columns of T; their coarse unknowns are decoupled (diagonal 1 in the coarse
 ///    operator) and never touch the fine level.
-/// 4. prolongator smoothing (smoothed_aggregation.cpp): P = (I - omega / lambda D^-1 A) T with
-///    lambda ~ rho(D^-1 A) from a Lanczos estimate and omega = 4/3 (Vanek et al. 1996, eq. (3.6));
-///    omega = 0 keeps P = T (plain aggregation).
+/// 4. prolongator smoothing (smoothed_aggregation.cpp): P = (I - omega / lambda D_F^-1 A_F) T
+///    with the filtered matrix A_F (A with its weak couplings added to the diagonal, Vanek et al.
+///    1996, section 3; A itself when every coupling is strong, or when lumping makes A_F
+///    indefinite, as for some elasticity blocks), lambda ~ rho(D_F^-1 A_F) from a Lanczos
+///    estimate and omega = 4/3 (eq. (3.6) there); omega = 0 keeps P = T (plain aggregation).
+///    Filtering keeps P's stencil along the strong couplings: without it the coarse operators
+///    of a stretched mesh densify level by level.
 /// 5. Galerkin coarse operator A_c = P^T A P (sparse.hpp's triple_product).
 /// Coarsening stops at coarse_size unknowns or max_levels levels; the coarsest operator is
 /// factorised by a sparse LDL^T (coarse_direct.cpp: Eigen's SimplicialLDLT, approximate minimum
@@ -44,8 +50,9 @@ namespace elliptica::multigrid {
 /// Options of the smoothed-aggregation hierarchy; AmgOptions{} holds the library's defaults (the
 /// CLI's and Python's defaults are read from it).
 struct AmgOptions {
-  /// theta in [0, 1): strength threshold of step 1 (0: every off-diagonal entry is strong).
-  double strength_threshold = 0.0;
+  /// theta in [0, 1): strength threshold of step 1 on the finest level, halved on each coarser one
+  /// (Vanek et al. 1996, section 3: 0.08 (1/2)^l); 0: every off-diagonal entry is strong.
+  double strength_threshold = 0.08;
   /// b >= 1: unknowns per node, interleaved (node i owns rows b i .. b i + b - 1; 2 or 3 for
   /// elasticity). rows must be divisible by b.
   int block_size = 1;
@@ -102,7 +109,8 @@ TentativeProlongator tentative_prolongator(const Aggregates& agg, int block_size
                                            std::size_t n);
 
 /// Exact solve on the coarsest level by a sparse LDL^T factorisation (Eigen SimplicialLDLT with
-/// AMD ordering) of a symmetric positive semi-definite matrix; pivots below 1e-11 x the largest
+/// AMD ordering) of a symmetric positive semi-definite matrix; pivots of magnitude below 1e-8 x the
+/// largest (the rounding level the Galerkin products leave on a singular operator's null pivot)
 /// are treated as zero (pseudo-inverse on that direction: the constant of a singular pure-Neumann
 /// operator), and null_pivots() says how many there were. As an operator: fixed, symmetric.
 /// Throws NumericalError when the matrix is not symmetric (relative 1e-10 of its largest entry) or
