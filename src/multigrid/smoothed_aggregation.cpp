@@ -87,9 +87,12 @@ CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag
 
 /// The filtered matrix of prolongator smoothing (Vanek, Mandel, Brezina 1996, section 3): the
 /// entries of A between strongly connected nodes (and within a node's block) kept, the others
-/// dropped and added to the diagonal (so A_F has A's row sums). With every connection strong it is
-/// A itself. S: the strength graph on nodes of b unknowns.
-CsrMatrix filtered_matrix(const CsrMatrix& A, const CsrMatrix& S, std::size_t b) {
+/// dropped and added to the diagonal. With one near-null vector B (k = 1) the dropped entry
+/// a_ij goes to the diagonal as a_ij B_j / B_i, so that A_F B = A B and smoothing keeps the
+/// near-null space in P's range (on coarse levels B is not constant: plain lumping, which keeps
+/// row sums, would lose it); otherwise a_ij itself (row sums kept). With every connection strong
+/// it is A itself. S: the strength graph on nodes of b unknowns.
+CsrMatrix filtered_matrix(const CsrMatrix& A, const CsrMatrix& S, std::size_t b, const NearNullSpace& B) {
   CsrMatrix F;
   F.rows = A.rows;
   F.cols = A.cols;
@@ -111,6 +114,8 @@ CsrMatrix filtered_matrix(const CsrMatrix& A, const CsrMatrix& S, std::size_t b)
         if (j == i) diag_pos = F.col.size();
         F.col.push_back(static_cast<std::int32_t>(j));
         F.val.push_back(v);
+      } else if (B.k == 1 && B.B[i] != 0.0) {
+        lumped += v * B.B[j] / B.B[i];
       } else {
         lumped += v;
       }
@@ -231,7 +236,7 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
       // smoothing with the filtered matrix keeps P's sparsity along the strong connections (with
       // theta = 0 it is A); lambda ~ rho(D_F^-1 A_F) by Lanczos
       bool filter = theta > 0.0 && S.nnz() + Af.rows / bl < Af.nnz() / (bl * bl);
-      const CsrMatrix AF = filter ? filtered_matrix(Af, S, bl) : CsrMatrix{};
+      const CsrMatrix AF = filter ? filtered_matrix(Af, S, bl, B) : CsrMatrix{};
       std::vector<double> dF = filter ? AF.diagonal() : f.diagonal;
       if (filter && !std::all_of(dF.begin(), dF.end(), [](double d) { return d > 0.0; })) {
         filter = false;  // lumping made a diagonal entry non-positive (positive weak couplings)

@@ -70,20 +70,37 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
   // of a pair strong both ways; the aggregation reads the pattern only)
   std::vector<std::int64_t> r, c;
   std::vector<double> v;
-  for (std::size_t I = 0; I < nn; ++I)
+  auto link = [&](std::size_t I, std::size_t J, double s) {
+    r.push_back(static_cast<std::int64_t>(I));
+    c.push_back(static_cast<std::int64_t>(J));
+    v.push_back(s);
+    r.push_back(static_cast<std::int64_t>(J));
+    c.push_back(static_cast<std::int64_t>(I));
+    v.push_back(s);
+  };
+  for (std::size_t I = 0; I < nn; ++I) {
+    bool any = false;
+    std::size_t best = I;
+    double best_ratio = 0.0, best_s = 0.0;
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p) {
       const auto J = static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]);
       const double s = G.val[static_cast<std::size_t>(p)];
       if (J == I || s == 0.0) continue;
-      if (s >= theta * std::sqrt(d[I] * d[J])) {
-        r.push_back(static_cast<std::int64_t>(I));
-        c.push_back(static_cast<std::int64_t>(J));
-        v.push_back(s);
-        r.push_back(static_cast<std::int64_t>(J));
-        c.push_back(static_cast<std::int64_t>(I));
-        v.push_back(s);
+      const double ratio = s / std::sqrt(d[I] * d[J]);
+      if (ratio >= theta) {
+        link(I, J, s);
+        any = true;
+      } else if (ratio > best_ratio) {
+        best_ratio = ratio;
+        best_s = s;
+        best = J;
       }
     }
+    // A coupled node keeps at least its strongest coupling: left out of every aggregate it
+    // would get a zero row of P, and the coarse space would lose the near-null space there
+    // (a pure-Neumann operator's constant). Only decoupled rows (kept Dirichlet rows) stay alone.
+    if (!any && best != I) link(I, best, best_s);
+  }
   return CsrMatrix::from_triplets(nn, nn, r, c, v);
 }
 

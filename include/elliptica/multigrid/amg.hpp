@@ -9,7 +9,9 @@
 /// 1. strength of connection (strength.cpp): nodes i != j are strongly connected when
 ///    |a_ij| >= theta_l sqrt(|a_ii a_jj|) (block unknowns: the Frobenius norms of the b x b blocks
 ///    in place of |a_ij|; Vanek et al. 1996, eq. (3.2)) with theta_l = theta 2^-l on level l; the
-///    strength graph is symmetrised. A level whose aggregation at theta_l makes no coarse level
+///    strength graph is symmetrised, and a node with couplings but none strong keeps its
+///    strongest one (otherwise it would get a zero row of P and the coarse space would lose the
+///    near-null space there). A level whose aggregation at theta_l makes no coarse level
 ///    (no strong couplings) is aggregated with every coupling strong.
 /// 2. aggregation (aggregation.cpp): Vanek's greedy three-pass "standard" aggregation (the one of
 ///    Vanek et al. 1996, section 3, and pyamg's standard_aggregation): pass 1 makes every node
@@ -86,7 +88,8 @@ struct NearNullSpace {
 NearNullSpace rigid_body_modes(const std::vector<double>& coords, int dim);
 
 /// Strength graph of step 1 on the node graph (n / b nodes): a CSR pattern without the diagonal,
-/// symmetrised (i ~ j when either direction is strong); val holds the measure |a_ij| or
+/// symmetrised (i ~ j when either direction is strong), every coupled node keeping at least its
+/// strongest coupling; val holds the measure |a_ij| or
 /// ||A_IJ||_F (summed over both directions where both are strong; the aggregation reads the
 /// pattern only). Throws InvalidArgument for theta outside [0, 1), b < 1, rows not divisible by b.
 CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size);
