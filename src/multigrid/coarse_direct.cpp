@@ -58,7 +58,11 @@ SparseDirect::SparseDirect(const CsrMatrix& A) : impl_(std::make_unique<Impl>())
   if (impl_->ldlt.info() != Eigen::Success && impl_->ldlt.info() != Eigen::NumericalIssue)
     throw NumericalError("SparseDirect: the LDL^T factorisation of the coarsest operator failed");
   const Eigen::VectorXd d = impl_->ldlt.vectorD();
-  const double dmax = d.cwiseAbs().maxCoeff();
+  double dmax = 0.0;  // a plain loop: Eigen's cwiseAbs().maxCoeff() trips a g++ 12 AVX-512 warning
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    if (!std::isfinite(d[i])) throw NumericalError("SparseDirect: the LDL^T factorisation of the coarsest operator is not finite");
+    dmax = std::max(dmax, std::abs(d[i]));
+  }
   if (!(dmax > 0) || !std::isfinite(dmax))
     throw NumericalError("SparseDirect: the coarsest operator is zero or not finite");
   impl_->dinv.resize(d.size());

@@ -257,7 +257,10 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
           dF = f.diagonal;
         }
       }
-      if (!filter) lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
+      if (!filter) {
+        lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
+        f.jacobi_lambda = lambda;  // the V-cycle's Jacobi smoother reuses it
+      }
       P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda);
     } else {
       P = std::move(tp.T);

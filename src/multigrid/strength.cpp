@@ -3,7 +3,9 @@
 /// eq. (3.2)): i ~ j when |a_ij| >= theta sqrt(|a_ii a_jj|), on the node graph of b x b blocks
 /// (Frobenius norms), symmetrised.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "elliptica/core/error.hpp"
@@ -66,18 +68,12 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
   for (std::size_t I = 0; I < nn; ++I)
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p)
       if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) == I) d[I] = G.val[static_cast<std::size_t>(p)];
-  // strong entries (I, J), I != J, and their mirror images (from_triplets sums the two entries
-  // of a pair strong both ways; the aggregation reads the pattern only)
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  auto link = [&](std::size_t I, std::size_t J, double s) {
-    r.push_back(static_cast<std::int64_t>(I));
-    c.push_back(static_cast<std::int64_t>(J));
-    v.push_back(s);
-    r.push_back(static_cast<std::int64_t>(J));
-    c.push_back(static_cast<std::int64_t>(I));
-    v.push_back(s);
-  };
+  // directed strong couplings I -> J (row I), then S = Sd + Sd^T merged row by row (both sorted)
+  CsrMatrix Sd;
+  Sd.rows = Sd.cols = nn;
+  Sd.row_ptr.assign(nn + 1, 0);
+  Sd.col.reserve(G.nnz());
+  Sd.val.reserve(G.nnz());
   for (std::size_t I = 0; I < nn; ++I) {
     bool any = false;
     std::size_t best = I;
@@ -88,7 +84,8 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
       if (J == I || s == 0.0) continue;
       const double ratio = s / std::sqrt(d[I] * d[J]);
       if (ratio >= theta) {
-        link(I, J, s);
+        Sd.col.push_back(static_cast<std::int32_t>(J));
+        Sd.val.push_back(s);
         any = true;
       } else if (ratio > best_ratio) {
         best_ratio = ratio;
@@ -99,9 +96,38 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
     // A coupled node keeps at least its strongest coupling: left out of every aggregate it
     // would get a zero row of P, and the coarse space would lose the near-null space there
     // (a pure-Neumann operator's constant). Only decoupled rows (kept Dirichlet rows) stay alone.
-    if (!any && best != I) link(I, best, best_s);
+    if (!any && best != I) {
+      Sd.col.push_back(static_cast<std::int32_t>(best));
+      Sd.val.push_back(best_s);
+    }
+    Sd.row_ptr[I + 1] = static_cast<std::int64_t>(Sd.col.size());
   }
-  return CsrMatrix::from_triplets(nn, nn, r, c, v);
+  const CsrMatrix St = Sd.transpose();
+  CsrMatrix S;
+  S.rows = S.cols = nn;
+  S.row_ptr.assign(nn + 1, 0);
+  S.col.reserve(Sd.nnz() + Sd.nnz() / 8);
+  S.val.reserve(Sd.nnz() + Sd.nnz() / 8);
+  for (std::size_t I = 0; I < nn; ++I) {
+    std::int64_t p = Sd.row_ptr[I], q = St.row_ptr[I];
+    const std::int64_t pe = Sd.row_ptr[I + 1], qe = St.row_ptr[I + 1];
+    while (p < pe || q < qe) {
+      const std::int32_t cp = p < pe ? Sd.col[static_cast<std::size_t>(p)] : INT32_MAX;
+      const std::int32_t cq = q < qe ? St.col[static_cast<std::size_t>(q)] : INT32_MAX;
+      if (cp == cq) {
+        S.col.push_back(cp);
+        S.val.push_back(Sd.val[static_cast<std::size_t>(p++)] + St.val[static_cast<std::size_t>(q++)]);
+      } else if (cp < cq) {
+        S.col.push_back(cp);
+        S.val.push_back(Sd.val[static_cast<std::size_t>(p++)]);
+      } else {
+        S.col.push_back(cq);
+        S.val.push_back(St.val[static_cast<std::size_t>(q++)]);
+      }
+    }
+    S.row_ptr[I + 1] = static_cast<std::int64_t>(S.col.size());
+  }
+  return S;
 }
 
 }  // namespace elliptica::multigrid

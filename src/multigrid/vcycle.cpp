@@ -37,7 +37,10 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
   so.threads = opt_.threads;
   for (std::size_t j = 0; j + 1 < L; ++j) {
     const Level& lv = h_->level(j);
-    smoothers_.emplace_back(*lv.A, lv.diagonal, so, lv.shape);
+    SmootherOptions sj = so;
+    if (sj.base == BaseSmoother::Jacobi && !sj.lambda_max && lv.jacobi_lambda > 0.0)
+      sj.lambda_max = sj.lambda_safety * lv.jacobi_lambda;  // the set-up's estimate of rho(D^-1 A)
+    smoothers_.emplace_back(*lv.A, lv.diagonal, sj, lv.shape);
   }
   r_.resize(L);
   bc_.resize(L);

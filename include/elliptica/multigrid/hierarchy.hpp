@@ -54,6 +54,10 @@ struct Level {
   CsrMatrix R;
   GridShape shape;
   std::shared_ptr<const CsrMatrix> matrix;
+  /// rho(D^-1 A) as a hierarchy's set-up estimated it (the largest Ritz value of a Lanczos run;
+  /// 0: not known). A V-cycle's Jacobi-based smoother uses lambda_safety times it instead of
+  /// estimating again (smoothed aggregation needs it for its prolongator smoothing).
+  double jacobi_lambda = 0.0;
 
   std::size_t rows() const { return A ? A->size() : 0; }
   /// A level made from a CSR matrix: A = SharedCsrOperator(matrix, threads), diagonal = its
