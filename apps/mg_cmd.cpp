@@ -469,6 +469,17 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (mi.rows != mi.cols)
     throw InvalidArgument(a.matrix + ": the matrix must be square, got " + std::to_string(mi.rows) + " x " + std::to_string(mi.cols));
   if (mi.rows == 0) throw InvalidArgument(a.matrix + ": the matrix is empty");
+  // A nonsingular square matrix has an entry in every row: a coordinate file needs at least
+  // `rows` entry lines, or ceil(rows / 2) in symmetric storage (an entry (i, j) stands for two
+  // rows). Fewer means a size line inconsistent with the body (say 10^9 rows over a 3-line body):
+  // a file error, reported before the right-hand side is compared with the declared rows.
+  const std::size_t min_entries = mi.symmetric ? (mi.rows + 1) / 2 : mi.rows;
+  if (!mi.array && mi.entries < min_entries)
+    throw IOError(a.matrix + ": the size line declares " + std::to_string(mi.rows) + " rows but only " +
+                  std::to_string(mi.entries) + " entries" + (mi.symmetric ? " in symmetric storage" : "") +
+                  ", too few to give every row an entry (at least " + std::to_string(min_entries) +
+                  " needed), so the file cannot hold a nonsingular square system: a wrong size line, an incomplete body "
+                  "or a singular matrix");
   io::ReadInfo rinfo;
   Array2D b = io::read_array(a.rhs, &rinfo);
   if (rinfo.header_line > 0 && !a.quiet)
@@ -487,6 +498,15 @@ int run_solve_matrix(const MgSolveArgs& a) {
   for (std::size_t i = 0; i < A.rows; ++i)
     if (A.row_ptr[i + 1] == A.row_ptr[i])
       throw InvalidArgument(a.matrix + ": row " + std::to_string(i + 1) + " has no entries, so the matrix is singular");
+  // PCG on an unsymmetric matrix diverges or breaks down: refuse before any set-up or iteration,
+  // with every --amg (the check of smoother_solve and MultigridPlan, here with 1-based indices
+  // and the CLI's remedy).
+  if (kry == "pcg") {
+    const SymmetryReport sym = check_symmetry(A);
+    if (!sym.symmetric)
+      throw InvalidArgument(a.matrix + ": " + describe_asymmetry(sym, 1) +
+                            "; PCG needs a symmetric positive definite matrix: use --krylov gmres");
+  }
   const double t_read = seconds_since(t0);
   if (hierarchy) return run_matrix_multigrid(a, std::move(A), b, out_file, t_read);
 

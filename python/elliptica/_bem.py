@@ -30,6 +30,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError
+from ._format import show as _show
 from ._fmm import points3
 from ._record import Record
 
@@ -80,7 +81,7 @@ def icosphere(refinements=2, radius=1.0):
     ``radius`` finite and > 0 (InvalidArgumentError otherwise).
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
-        raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
+        raise InvalidArgumentError(f"refinements must be an integer, got {_show(refinements)}")
     return _core.bem_icosphere(int(refinements), float(radius))
 
 
@@ -92,7 +93,7 @@ def octasphere(refinements=2, radius=1.0):
     arguments as :func:`icosphere`.
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
-        raise InvalidArgumentError(f"refinements must be an integer, got {refinements!r}")
+        raise InvalidArgumentError(f"refinements must be an integer, got {_show(refinements)}")
     return _core.bem_octasphere(int(refinements), float(radius))
 
 
@@ -266,16 +267,16 @@ class HelmholtzBEM:
         if vertices.shape[0] == 0 or triangles.shape[0] == 0:
             raise InvalidArgumentError("mesh is empty")
         if isinstance(k, (str, bytes, bool, np.bool_)):
-            raise InvalidArgumentError(f"k must be a number, got {k!r}")
+            raise InvalidArgumentError(f"k must be a number, got {_show(k)}")
         try:
             k = complex(k)
         except (TypeError, ValueError):
-            raise InvalidArgumentError(f"k must be a number, got {k!r}") from None
+            raise InvalidArgumentError(f"k must be a number, got {_show(k)}") from None
         # k itself is checked by the C++ plan (one rule for every caller)
         if bc not in ("neumann", "dirichlet"):
-            raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {bc!r}")
+            raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {_show(bc)}")
         if precond not in ("bd", "ifmm", "none", None):
-            raise InvalidArgumentError(f"precond must be 'bd', 'ifmm' or 'none', got {precond!r}")
+            raise InvalidArgumentError(f"precond must be 'bd', 'ifmm' or 'none', got {_show(precond)}")
         ifmm_eps = float(ifmm_eps)  # its range, and those of the other ifmm_* options: the C++ plan
         if alpha is not None:
             alpha = complex(alpha)
@@ -285,7 +286,7 @@ class HelmholtzBEM:
         if not (0 < tol < 1):
             raise InvalidArgumentError(f"tol must be in (0, 1), got {tol}")
         if operator not in ("auto", "dense", "fmm"):
-            raise InvalidArgumentError(f"operator must be 'auto', 'dense' or 'fmm', got {operator!r}")
+            raise InvalidArgumentError(f"operator must be 'auto', 'dense' or 'fmm', got {_show(operator)}")
         fmm_tol = float(fmm_tol)
         if fmm_tol != 0 and not (1e-14 < fmm_tol < 0.5):
             raise InvalidArgumentError(f"fmm_tol must be in (1e-14, 0.5) or 0 (automatic), got {fmm_tol}")
@@ -300,7 +301,7 @@ class HelmholtzBEM:
         if bd_level is not None and int(bd_level) < 0:
             raise InvalidArgumentError(f"bd_level must be >= 0 or None, got {bd_level}")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {threads!r}")
+            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {_show(threads)}")
         self.bc = bc
         self.precond = precond or "none"
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
@@ -377,7 +378,7 @@ class HelmholtzBEM:
         ``tol`` within ``max_iter``.
         """
         if not isinstance(keep_surface, (bool, np.bool_)):
-            raise InvalidArgumentError(f"keep_surface must be True or False, got {keep_surface!r}")
+            raise InvalidArgumentError(f"keep_surface must be True or False, got {_show(keep_surface)}")
         if np.iscomplexobj(directions):
             raise InvalidArgumentError("directions must be real, got a complex array")
         try:

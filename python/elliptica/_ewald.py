@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError, Kernel, Precision, ToleranceKind
+from ._format import show as _show
 
 __all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults", "single_precision_floor",
            "ewald_calibrate", "ewald_cost_constants"]
@@ -65,7 +66,7 @@ def _parse_enum(value, table, enum_type, what):
     if isinstance(value, str) and value.strip().lower() in table:
         return table[value.strip().lower()]
     raise InvalidArgumentError(
-        f"{what} must be one of {sorted(table)} (or elliptica.{enum_type.__name__}), got {value!r}"
+        f"{what} must be one of {sorted(table)} (or elliptica.{enum_type.__name__}), got {_show(value)}"
     )
 
 
@@ -79,7 +80,7 @@ def _parse_kernel(value):
             return _core.kernel_from_string(value.strip().lower().replace("_", "-"))
         except InvalidArgumentError:
             pass
-    raise InvalidArgumentError(f"kernel must be one of {_KERNEL_NAMES} (or elliptica.Kernel), got {value!r}")
+    raise InvalidArgumentError(f"kernel must be one of {_KERNEL_NAMES} (or elliptica.Kernel), got {_show(value)}")
 
 
 def _parse_precision(value):
@@ -92,7 +93,7 @@ def _parse_precision(value):
         except InvalidArgumentError:
             pass
     raise InvalidArgumentError(
-        f"precision must be 'single' or 'double' (or elliptica.Precision), got {value!r}"
+        f"precision must be 'single' or 'double' (or elliptica.Precision), got {_show(value)}"
     )
 
 
@@ -198,9 +199,9 @@ def _as_box(box):
     try:
         b = tuple(float(v) for v in box)
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"box must be a positive number or 3 positive lengths, got {box!r}") from None
+        raise InvalidArgumentError(f"box must be a positive number or 3 positive lengths, got {_show(box)}") from None
     if len(b) != 3:
-        raise InvalidArgumentError(f"box must have 3 lengths (L1, L2, L3), got {len(b)}: {box!r}")
+        raise InvalidArgumentError(f"box must have 3 lengths (L1, L2, L3), got {len(b)}: {_show(box)}")
     return b
 
 
@@ -208,7 +209,7 @@ def _as_int(v, name):
     try:
         return operator.index(v)
     except TypeError:
-        raise InvalidArgumentError(f"{name} must be an integer, got {v!r}") from None
+        raise InvalidArgumentError(f"{name} must be an integer, got {_show(v)}") from None
 
 
 def _as_grid(grid):
@@ -220,9 +221,9 @@ def _as_grid(grid):
     try:
         g = tuple(_as_int(v, "grid") for v in grid)
     except TypeError:
-        raise InvalidArgumentError(f"grid must be an integer or 3 integers, got {grid!r}") from None
+        raise InvalidArgumentError(f"grid must be an integer or 3 integers, got {_show(grid)}") from None
     if len(g) != 3:
-        raise InvalidArgumentError(f"grid must have 3 sizes (M1, M2, M3), got {len(g)}: {grid!r}")
+        raise InvalidArgumentError(f"grid must have 3 sizes (M1, M2, M3), got {len(g)}: {_show(grid)}")
     return g
 
 
@@ -236,7 +237,7 @@ def _num(v, name):
     try:
         return float(v)
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{name} must be a number, got {v!r}") from None
+        raise InvalidArgumentError(f"{name} must be a number, got {_show(v)}") from None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError
+from ._format import show as _show
 
 __all__ = ["HelmholtzFMM"]
 
@@ -111,13 +112,13 @@ class HelmholtzFMM:
                 raise InvalidArgumentError(f"normals must be unit vectors: row {bad[0]} has length "
                                            f"{np.linalg.norm(nrm[bad[0]]):.6g}")
         if isinstance(k, (str, bytes, bool, np.bool_)):
-            raise InvalidArgumentError(f"k must be a number, got {k!r}")
+            raise InvalidArgumentError(f"k must be a number, got {_show(k)}")
         try:
             kc = complex(k)
         except (TypeError, ValueError):
-            raise InvalidArgumentError(f"k must be a number, got {k!r}") from None
+            raise InvalidArgumentError(f"k must be a number, got {_show(k)}") from None
         if not (np.isfinite(kc.real) and np.isfinite(kc.imag)) or kc == 0 or kc.imag < 0:
-            raise InvalidArgumentError(f"k must be finite, nonzero, with Im k >= 0, got {k!r}")
+            raise InvalidArgumentError(f"k must be finite, nonzero, with Im k >= 0, got {_show(k)}")
         tol = float(tol)
         if not (1e-14 < tol < 0.5):
             raise InvalidArgumentError(f"tol must be in (1e-14, 0.5), got {tol}")
@@ -128,7 +129,7 @@ class HelmholtzFMM:
             if ml < 1:
                 raise InvalidArgumentError(f"max_leaf must be >= 1 or None, got {max_leaf}")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {threads!r}")
+            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {_show(threads)}")
         self._n = x.shape[0]
         self._has_normals = nrm is not None
         self._impl = _core._HelmholtzFMM(x, nrm, kc, tol, ml, int(threads))

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgumentError
+from ._format import show as _show
 from ._record import Record
 
 __all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "SolveResult", "SolveInfo",
@@ -32,6 +33,7 @@ _D = DEFAULTS
 _SMOOTHERS = ("simple", "cheb1", "cheb1opt", "cheb4", "opt4")
 _BASES = ("jacobi", "asm", "ras")
 _KRYLOV = ("none", "gmres", "fgmres", "pcg")
+_CG_KRYLOV = ("pcg", "gmres", "fgmres")
 _PROBLEMS = ("poisson1d", "poisson2d", "poisson3d")
 
 
@@ -46,12 +48,12 @@ def _sparse():
 def _choice(value, allowed, what):
     if isinstance(value, str) and value.strip().lower() in allowed:
         return value.strip().lower()
-    raise InvalidArgumentError(f"{what} must be one of {list(allowed)}, got {value!r}")
+    raise InvalidArgumentError(f"{what} must be one of {list(allowed)}, got {_show(value)}")
 
 
 def _int(value, what, minimum=None):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidArgumentError(f"{what} must be an integer, got {value!r}")
+        raise InvalidArgumentError(f"{what} must be an integer, got {_show(value)}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise InvalidArgumentError(f"{what} must be >= {minimum}, got {value}")
@@ -60,7 +62,7 @@ def _int(value, what, minimum=None):
 
 def _real(value, what):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidArgumentError(f"{what} must be a real number, got {value!r}")
+        raise InvalidArgumentError(f"{what} must be a real number, got {_show(value)}")
     value = float(value)
     if not np.isfinite(value):
         raise InvalidArgumentError(f"{what} must be finite, got {value}")
@@ -69,7 +71,9 @@ def _real(value, what):
 
 def _csr_arrays(A, name="A"):
     """(indptr int64, indices int32, data float64, n) of a square scipy sparse (or dense) matrix
-    with a positive diagonal (a necessary condition for SPD, checked here for a clear message)."""
+    with at least as many stored entries as rows (checked before converting, so a huge declared
+    shape over a few entries allocates nothing) and a positive diagonal (a necessary condition for
+    SPD, checked here for a clear message)."""
     sp = _sparse()
     if not sp.issparse(A):
         if isinstance(A, np.ndarray) and A.ndim == 2:
@@ -82,6 +86,14 @@ def _csr_arrays(A, name="A"):
         raise InvalidArgumentError(f"{name} must be square, got shape {A.shape}")
     if A.shape[0] == 0:
         raise InvalidArgumentError(f"{name} is empty (shape {A.shape})")
+    # Before the conversion below allocates for the declared shape: fewer stored entries than rows
+    # leave a row empty, so the matrix is singular (a 10^9 x 10^9 matrix with 3 entries is refused
+    # at once, as the CLI refuses such a Matrix Market size line).
+    if A.nnz < A.shape[0]:
+        raise InvalidArgumentError(
+            f"{name} has {A.shape[0]} rows but only {A.nnz} stored entries: a nonsingular matrix needs at least "
+            "one entry in every row"
+        )
     try:
         A = sp.csr_matrix(A, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as e:
@@ -95,7 +107,7 @@ def _csr_arrays(A, name="A"):
     if bad.size:
         i = int(bad[0])
         raise InvalidArgumentError(
-            f"{name} must be symmetric positive definite, but its diagonal entry at row {i} is {diag[i]!r} "
+            f"{name} must be symmetric positive definite, but its diagonal entry at row {i} is {float(diag[i]):g} "
             f"(not > 0; {bad.size} such rows)"
         )
     if A.shape[0] >= 2**31:
@@ -135,11 +147,11 @@ def _lengths(lengths, dim):
     try:
         L = [float(v) for v in lengths]
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"lengths must be {dim} positive numbers, got {lengths!r}") from None
+        raise InvalidArgumentError(f"lengths must be {dim} positive numbers, got {_show(lengths)}") from None
     if len(L) != dim:
-        raise InvalidArgumentError(f"lengths must have {dim} entries for a {dim}-D problem, got {len(L)}: {lengths!r}")
+        raise InvalidArgumentError(f"lengths must have {dim} entries for a {dim}-D problem, got {len(L)}: {_show(lengths)}")
     if not all(np.isfinite(x) and x > 0 for x in L):
-        raise InvalidArgumentError(f"lengths must be finite and positive, got {lengths!r}")
+        raise InvalidArgumentError(f"lengths must be finite and positive, got {_show(lengths)}")
     return tuple(L + [1.0] * (3 - dim))
 
 
@@ -158,7 +170,7 @@ def poisson_fd(n, lengths=(1.0, 1.0), *, dim=None):
     if dim is None:
         if not hasattr(lengths, "__len__"):
             raise InvalidArgumentError(
-                f"lengths must be a tuple with one length per axis (or give dim= with a scalar), got {lengths!r}"
+                f"lengths must be a tuple with one length per axis (or give dim= with a scalar), got {_show(lengths)}"
             )
         dim = len(lengths)
     dim = _int(dim, "dim", 1)
@@ -250,9 +262,9 @@ def _cycle_order(order):
         m_pre = _int(order[0], "order[0] (pre)")
         n_post = _int(order[1], "order[1] (post)")
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"order must be (pre, post) smoothing orders, got {order!r}") from None
+        raise InvalidArgumentError(f"order must be (pre, post) smoothing orders, got {_show(order)}") from None
     if m_pre < 0 or n_post < 0 or m_pre + n_post < 1:
-        raise InvalidArgumentError(f"order (pre, post) must be >= 0 with pre + post >= 1, got {order!r}")
+        raise InvalidArgumentError(f"order (pre, post) must be >= 0 with pre + post >= 1, got {_show(order)}")
     return m_pre, n_post
 
 
@@ -321,7 +333,7 @@ class MultigridPlan:
             dim = int(problem[-2])
             lengths = (_real(lx, "lx"), _real(ly, "ly"), _real(lz, "lz"))[:dim]
             if shape is not None and tuple(shape) != (n - 1,) * dim:
-                raise InvalidArgumentError(f"shape {tuple(shape)} does not match problem {problem!r} with n = {n}")
+                raise InvalidArgumentError(f"shape {_show(tuple(shape))} does not match problem {problem!r} with n = {n}")
             shape = (n - 1,) * dim
             A = poisson_fd(n, lengths)
         elif n is not None:
@@ -335,7 +347,7 @@ class MultigridPlan:
         try:
             shape = [_int(s, "shape entries", 1) for s in shape]
         except TypeError:
-            raise InvalidArgumentError(f"shape must be a tuple of 1-3 positive integers, got {shape!r}") from None
+            raise InvalidArgumentError(f"shape must be a tuple of 1-3 positive integers, got {_show(shape)}") from None
         if not 1 <= len(shape) <= 3:
             raise InvalidArgumentError(f"shape must have 1, 2 or 3 entries, got {len(shape)}")
         m_pre, n_post = _cycle_order(order)
@@ -408,7 +420,7 @@ class MultigridPlan:
                            lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads)
             if plan.levels < 2:
                 raise InvalidArgumentError(
-                    f"method='geometric': the grid {tuple(shape)} cannot be coarsened by {coarsening}: a one-level "
+                    f"method='geometric': the grid {_show(tuple(shape))} cannot be coarsened by {_show(coarsening)}: a one-level "
                     "hierarchy is not multigrid; use method='sa'")
             plan._default_krylov = "pcg"
             plan._method = "geometric"
@@ -498,8 +510,10 @@ class MultigridPlan:
 
         ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles), ``"gmres"``
         (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"`` (only for a
-        symmetric cycle: pre == post and base jacobi/asm); None: ``"pcg"`` for plans from
-        :meth:`from_matrix`, else the library's default. Defaults (:func:`elliptica.multigrid_defaults`): krylov, tol,
+        symmetric cycle: pre == post and base jacobi/asm, and a symmetric A: an unsymmetric one
+        raises InvalidArgumentError naming the worst pair, 0-based, before any iteration); None:
+        ``"pcg"`` for plans from :meth:`from_matrix`, else the library's default. Defaults
+        (:func:`elliptica.multigrid_defaults`): krylov, tol,
         maxiter, restart of the C++ plan. ``info``: a :class:`SolveInfo` (``converged``,
         ``iterations``, ``residual_history``, ``matvecs`` (a cycle costing pre + post + 1),
         ``rho``, ``final_relative_residual``). Does not raise when not converged: check
@@ -537,21 +551,27 @@ def chebyshev_cg(A, b, *, smoother=_D["cg_smoother"], order=_D["cg_order"], tol=
                  maxiter=_D["cg_maxiter"], x0=None, base=_D["cg_base"], lambda_max=None,
                  lambda_safety=_D["lambda_safety"], lambda_iterations=_D["lambda_iterations"],
                  lmin_ratio=_D["lmin_ratio"], omega=_D["omega"], subdomain=_D["subdomain"], overlap=_D["overlap"],
-                 threads=_D["threads"]):
+                 threads=_D["threads"], krylov=_D["cg_krylov"], restart=_D["cg_restart"]):
     """Preconditioned CG on an SPD matrix with a polynomial smoother of order ``order`` as the
     preconditioner (no hierarchy): ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}, base
-    jacobi (or asm with index blocks of ``subdomain``); ras is rejected (not symmetric).
+    jacobi (or asm with index blocks of ``subdomain``); ras is rejected under PCG (not symmetric).
+    ``krylov``: ``"pcg"`` (the default), or ``"gmres"`` / ``"fgmres"`` (GMRES(``restart``), right
+    preconditioned) for a matrix that is not symmetric, as ``--krylov`` of the CLI's ``--matrix`` mode.
 
     ``A``: square SPD scipy sparse matrix (converted to CSR float64); ``b``: shape (n,).
+    Under ``"pcg"`` A is checked for symmetry first (pattern and values, ``|a_ij - a_ji| <= 1e-12
+    sqrt(m_i m_j)`` with ``m_i`` the largest magnitude of row i; C++ ``check_symmetry``): an
+    unsymmetric A raises InvalidArgumentError naming the worst pair (0-based) before any iteration.
     Returns a :class:`SolveResult` ``(x, info)`` with ``info`` as in :meth:`MultigridPlan.solve` plus ``lambda_max``
     (matvecs counts ``order`` per preconditioner application). Stops at
     ``||b - A x|| <= tol ||b - A x0||`` or ``maxiter`` iterations. Options are keyword-only; the
     defaults are the C++ ``multigrid::SmootherSolveOptions{}`` (:func:`multigrid_defaults`: keys
     ``cg_smoother``, ``cg_order``, ``cg_tol``, ``cg_maxiter``; the smoother's other parameters as
     for :class:`MultigridPlan`). Calls the C++ ``multigrid::smoother_solve``, as
-    ``elliptica mg solve --matrix`` does. Raises InvalidArgumentError on bad input, NumericalError
-    when A is found indefinite.
+    ``elliptica mg solve --matrix`` does. Raises InvalidArgumentError on bad input (an unsymmetric
+    A under ``"pcg"`` included), NumericalError when A is found indefinite.
     """
+    krylov = _choice(krylov, _CG_KRYLOV, "krylov")
     indptr, indices, data, n = _csr_arrays(A)
     b = _vector(b, n, "b")
     x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
@@ -560,6 +580,6 @@ def chebyshev_cg(A, b, *, smoother=_D["cg_smoother"], order=_D["cg_order"], tol=
         indptr, indices, data, n, b, x0, _int(order, "order", 1), _real(tol, "tol"), maxiter,
         **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                          subdomain, overlap),
-        threads=_int(threads, "threads", 0),
+        threads=_int(threads, "threads", 0), krylov=krylov, restart=_int(restart, "restart", 1),
     )
     return SolveResult(x, SolveInfo(info))

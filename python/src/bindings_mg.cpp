@@ -75,6 +75,14 @@ CsrMatrix make_csr(const InI64& indptr, const InI32& indices, const InVec& data,
   return A;
 }
 
+/// Python's words for an unsymmetric matrix under PCG (indices 0-based, as in scipy); called
+/// before the C++ solvers, whose own check would suggest "gmres" without the keyword.
+void require_symmetric(const elliptica::SymmetryReport& s) {
+  if (!s.symmetric)
+    throw InvalidArgument("A: " + elliptica::describe_asymmetry(s) +
+                          ", 0-based; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
+}
+
 nb::tuple csr_to_tuple(CsrMatrix&& A) {
   const std::size_t rows = A.rows, cols = A.cols;
   nb::object indptr = vec_to_numpy(std::move(A.row_ptr));
@@ -186,6 +194,8 @@ nb::dict multigrid_defaults() {
   o["cg_order"] = c.order;
   o["cg_tol"] = c.solver.krylov.rtol;
   o["cg_maxiter"] = c.solver.krylov.max_iterations;
+  o["cg_krylov"] = mg::to_string(c.solver.method);
+  o["cg_restart"] = c.solver.krylov.restart;
   return o;
 }
 
@@ -194,6 +204,7 @@ nb::dict multigrid_defaults() {
 struct PyMultigridPlan {
   std::unique_ptr<mg::MultigridPlan> plan;
   std::mutex mutex;
+  std::optional<elliptica::SymmetryReport> symmetry;  // of the fine matrix, at the first pcg solve (under mutex)
 
   explicit PyMultigridPlan(std::unique_ptr<mg::MultigridPlan> p) : plan(std::move(p)) {}
   PyMultigridPlan(CsrMatrix A, const std::vector<int>& shape, const mg::MultigridOptions& opt) {
@@ -252,6 +263,10 @@ struct PyMultigridPlan {
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
+      if (so.method == mg::SolverMethod::Cg && h().level(0).matrix) {
+        if (!symmetry) symmetry = elliptica::check_symmetry(*h().level(0).matrix);
+        require_symmetric(*symmetry);
+      }
       r = plan->solve(b.data(), x.data(), so);
     }
     nb::object xo = vec_to_numpy(std::move(x));
@@ -322,8 +337,11 @@ void init_multigrid(nb::module_& m) {
       [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const InVec& b,
          const InVec& x0, int order, double tol, int maxiter, const std::string& kind, const std::string& base,
          double lmin_ratio, std::optional<double> lambda_max, double lambda_safety, int lambda_iterations,
-         double omega, int subdomain, int overlap, int threads) {
+         double omega, int subdomain, int overlap, int threads, const std::string& krylov, int restart) {
         if (threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(threads));
+        if (krylov != "pcg" && krylov != "gmres" && krylov != "fgmres")
+          throw InvalidArgument("krylov must be one of 'pcg', 'gmres', 'fgmres', got '" + krylov + "'");
+        if (restart < 1) throw InvalidArgument("restart must be >= 1, got " + std::to_string(restart));
         if (order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(order));
         if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
         if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
@@ -336,13 +354,15 @@ void init_multigrid(nb::module_& m) {
         sso.smoother = so;
         sso.order = order;
         sso.threads = threads;
-        sso.solver.method = mg::SolverMethod::Cg;
+        sso.solver.method = mg::solver_method_from_string(krylov);
         sso.solver.krylov.rtol = tol;
         sso.solver.krylov.max_iterations = maxiter;
+        sso.solver.krylov.restart = restart;
         std::vector<double> x(x0.data(), x0.data() + rows);
         mg::SmootherSolveResult r;
         {
           nb::gil_scoped_release release;
+          if (sso.solver.method == mg::SolverMethod::Cg) require_symmetric(elliptica::check_symmetry(A));
           r = mg::smoother_solve(A, b.data(), x.data(), sso);
         }
         nb::object xo = vec_to_numpy(std::move(x));
@@ -354,7 +374,7 @@ void init_multigrid(nb::module_& m) {
       },
       "indptr"_a, "indices"_a, "data"_a, "rows"_a, "b"_a, "x0"_a, "order"_a, "tol"_a, "maxiter"_a, "kind"_a,
       "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a,
-      "subdomain"_a, "overlap"_a, "threads"_a = 0);
+      "subdomain"_a, "overlap"_a, "threads"_a = 0, "krylov"_a = "pcg", "restart"_a = 20);
 
   m.def("_multigrid_defaults", &multigrid_defaults, "The C++ defaults of a multigrid plan (MultigridOptions{}).");
 

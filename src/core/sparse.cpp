@@ -4,6 +4,7 @@
 #include "elliptica/core/sparse.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -24,6 +25,57 @@ CsrOperator::CsrOperator(const CsrMatrix& A, int threads, bool symmetric)
     throw InvalidArgument("CsrOperator: the matrix must be square, got " + std::to_string(A.rows) + " x " +
                           std::to_string(A.cols));
   if (threads < 0) throw InvalidArgument("CsrOperator: threads must be >= 0, got " + std::to_string(threads));
+}
+
+SymmetryReport check_symmetry(const CsrMatrix& A, double rtol) {
+  if (A.rows != A.cols)
+    throw InvalidArgument("check_symmetry: the matrix must be square, got " + std::to_string(A.rows) + " x " +
+                          std::to_string(A.cols));
+  if (!(rtol >= 0.0 && std::isfinite(rtol)))
+    throw InvalidArgument("check_symmetry: rtol must be finite and >= 0, got " + std::to_string(rtol));
+  const std::size_t n = A.rows;
+  std::vector<double> m(n, 0.0);  // row scales max_k |a_ik|
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) m[i] = std::max(m[i], std::abs(A.val[p]));
+  SymmetryReport rep;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+      const auto j = static_cast<std::size_t>(A.col[p]);
+      if (j == i) continue;
+      // a_ji by binary search in row j (sorted columns).
+      const std::int32_t* b = A.col.data() + A.row_ptr[j];
+      const std::int32_t* e = A.col.data() + A.row_ptr[j + 1];
+      const std::int32_t* q = std::lower_bound(b, e, static_cast<std::int32_t>(i));
+      const bool found = q != e && static_cast<std::size_t>(*q) == i;
+      if (!found) rep.structurally_symmetric = false;
+      const double aij = A.val[p];
+      const double aji = found ? A.val[static_cast<std::size_t>(q - A.col.data())] : 0.0;
+      const double diff = std::abs(aij - aji);
+      if (diff == 0.0) continue;
+      const double scale = std::sqrt(m[i]) * std::sqrt(m[j]);
+      const double dev = scale > 0.0 ? diff / scale : std::numeric_limits<double>::infinity();
+      if (dev > rep.deviation) {
+        rep.deviation = dev;
+        rep.row = i;
+        rep.col = j;
+        rep.a_ij = aij;
+        rep.a_ji = aji;
+      }
+      if (diff > rtol * scale) rep.symmetric = false;
+    }
+  }
+  return rep;
+}
+
+std::string describe_asymmetry(const SymmetryReport& r, int base) {
+  auto num = [](double v) {
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
+  };
+  const auto b = static_cast<std::size_t>(base);
+  return "the matrix is not symmetric (a_ij = " + num(r.a_ij) + ", a_ji = " + num(r.a_ji) + " at row " +
+         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ")";
 }
 
 void CsrMatrix::multiply(const double* x, double* y, int threads) const {

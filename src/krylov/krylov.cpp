@@ -26,9 +26,11 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
+#include "elliptica/core/sparse.hpp"
 
 namespace elliptica::krylov {
 namespace {
@@ -346,6 +348,21 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
   return res;
 }
 
+/// At a CG breakdown (r^H M^{-1} r <= 0 or p^H A p <= 0): when A is a CsrOperator over a real
+/// matrix that is not symmetric (check_symmetry), that is the cause; throws InvalidArgument
+/// saying so instead of the "not positive definite" of the caller. Returns otherwise.
+template <class T>
+void throw_if_unsymmetric(const std::string& name, int iteration, const LinearOperator<T>& A) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (const auto* c = dynamic_cast<const CsrOperator*>(&A)) {
+      const SymmetryReport sym = check_symmetry(c->matrix());
+      if (!sym.symmetric)
+        throw InvalidArgument(name + " breakdown at iteration " + std::to_string(iteration) + ": " +
+                              describe_asymmetry(sym) + "; CG needs a symmetric positive definite matrix: use gmres");
+    }
+  }
+}
+
 template <class T>
 Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt) {
   const char* who = M != nullptr ? "pcg" : "cg";
@@ -387,6 +404,7 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     if (!std::isfinite(rho))
       throw NumericalError(name + ": the preconditioner produced NaN or Inf at iteration " + std::to_string(iteration));
     if (!(rho > 0.0)) {
+      throw_if_unsymmetric(name, iteration, A);
       std::ostringstream s;
       s << name << " breakdown at iteration " << iteration << ": r^H M^{-1} r = " << rho
         << " <= 0, the preconditioner is not positive definite";
@@ -407,6 +425,7 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     if (!std::isfinite(pap))
       throw NumericalError(name + ": the operator produced NaN or Inf at iteration " + std::to_string(it + 1));
     if (!(pap > 0.0)) {
+      throw_if_unsymmetric(name, it + 1, A);
       std::ostringstream s;
       s << name << " breakdown at iteration " << it + 1 << ": p^H A p = " << pap
         << " <= 0, the operator is not Hermitian positive definite";

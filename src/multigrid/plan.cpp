@@ -81,8 +81,18 @@ void MultigridPlan::check_solver(const OuterSolverOptions& s) const {
   if (s.method == SolverMethod::Cg && !cycle_->is_symmetric())
     throw InvalidArgument(
         "MultigridPlan: pcg needs a symmetric V-cycle (pre == post order and base jacobi or asm); use gmres or fgmres");
+  if (s.method == SolverMethod::Cg) require_symmetric_matrix();
   if (s.method == SolverMethod::Gmres && !cycle_->is_fixed())
     throw InvalidArgument("MultigridPlan: the cycle is not a fixed map (its coarse solver is iterative); use fgmres");
+}
+
+void MultigridPlan::require_symmetric_matrix() const {
+  const CsrMatrix* A = h_->level(0).matrix.get();
+  if (A == nullptr) return;  // a matrix-free fine level: nothing to check
+  if (!symmetry_) symmetry_ = check_symmetry(*A);
+  if (!symmetry_->symmetric)
+    throw InvalidArgument("MultigridPlan: " + describe_asymmetry(*symmetry_) +
+                          "; PCG needs a symmetric positive definite matrix: use gmres or fgmres");
 }
 
 SolveResult MultigridPlan::solve(const double* b, double* x) const { return solve(b, x, opt_.solver); }
@@ -116,6 +126,16 @@ SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* 
   if (opt.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(opt.threads));
   if (opt.solver.method == SolverMethod::Stationary)
     throw InvalidArgument("smoother_solve: needs a Krylov method (pcg, gmres or fgmres)");
+  // Before the smoother's set-up, whose Lanczos estimate of lambda_max would otherwise report an
+  // unsymmetric matrix as indefinite, and before CG would diverge on it.
+  if (opt.solver.method == SolverMethod::Cg) {
+    if (A.rows != A.cols)
+      throw InvalidArgument("smoother_solve: the matrix must be square, got " + std::to_string(A.rows) + " x " +
+                            std::to_string(A.cols));
+    const SymmetryReport sym = check_symmetry(A);
+    if (!sym.symmetric)
+      throw InvalidArgument(describe_asymmetry(sym) + "; PCG needs a symmetric positive definite matrix: use gmres or fgmres");
+  }
   SmootherOptions so = opt.smoother;
   so.threads = opt.threads;
   const auto t0 = std::chrono::steady_clock::now();

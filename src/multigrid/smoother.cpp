@@ -522,6 +522,18 @@ double Smoother::Impl::estimate_lmax() const {
     for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
     return s;
   };
+  // A breakdown of the Lanczos process below shows that A or S is not positive definite, or that
+  // the matrix is not symmetric (Lanczos assumes it is): with the CSR matrix at hand, say which.
+  auto breakdown = [&](const std::string& what) {
+    if (A != nullptr) {
+      const SymmetryReport sym = check_symmetry(*A);
+      if (!sym.symmetric)
+        throw InvalidArgument("Smoother: lambda_max estimate: " + describe_asymmetry(sym) +
+                              "; the Lanczos estimate needs a symmetric positive definite matrix (give lambda_max, or "
+                              "use base ras, whose estimate is Arnoldi's)");
+    }
+    throw NumericalError("Smoother: lambda_max estimate: " + what);
+  };
   if (opt.base != BaseSmoother::RAS) {
     // Lanczos on S A in the S^{-1} inner product, run as PCG with preconditioner S (the CG
     // coefficients give the Lanczos tridiagonal matrix).
@@ -532,18 +544,18 @@ double Smoother::Impl::estimate_lmax() const {
     double rz = dot(r, zz);
     const double rz0 = rz;
     if (!(rz0 > 0.0))
-      throw NumericalError("Smoother: lambda_max estimate: the smoother S is not positive definite (r^T S r = " +
-                           std::to_string(rz0) + " for the start vector); the matrix is not symmetric positive definite");
+      breakdown("the smoother S is not positive definite (r^T S r = " + std::to_string(rz0) +
+                " for the start vector); the matrix is not symmetric positive definite");
     std::vector<double> alpha, beta;
     for (int j = 0; j < m && rz > 1e-28 * rz0; ++j) {
       op->apply(p.data(), q.data());
       const double pq = dot(p, q);
-      if (!(pq > 0.0)) throw NumericalError("Smoother: lambda_max estimate: A is not positive definite (p^T A p <= 0)");
+      if (!(pq > 0.0)) breakdown("A is not positive definite (p^T A p <= 0)");
       const double a = rz / pq;
       for (std::size_t i = 0; i < n; ++i) r[i] -= a * q[i];
       apply_S(r.data(), zz.data());
       const double rzn = dot(r, zz);
-      if (rzn < 0.0) throw NumericalError("Smoother: lambda_max estimate: smoother S is not positive definite");
+      if (rzn < 0.0) breakdown("smoother S is not positive definite");
       const double b = rzn / rz;
       alpha.push_back(a);
       beta.push_back(b);

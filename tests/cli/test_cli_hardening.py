@@ -118,14 +118,17 @@ def test_mtx_declaring_huge_size_fails_before_allocating(cli, tmp_path):
     t0 = time.monotonic()
     r = run(cli, "mg", "solve", "--matrix", tmp_path / "a.mtx", "--rhs", tmp_path / "b.npy", "--out",
             tmp_path / "x.npy", preexec_fn=limit_address_space(2 << 30))
-    assert r.returncode == INVALID, (r.returncode, r.stderr)
-    assert "length mismatch" in r.stderr or "empty" in r.stderr
+    # 1 entry cannot give 2^31-1 rows an entry: a size line inconsistent with the body (issue 13),
+    # reported before the right-hand side's length is compared
+    assert r.returncode == IOERR, (r.returncode, r.stderr)
+    assert "2147483647 rows" in r.stderr and "1 entries" in r.stderr and "length mismatch" not in r.stderr
     assert time.monotonic() - t0 < 20
     assert not (tmp_path / "x.npy").exists() and not temporaries(tmp_path)
 
 
 def test_mtx_with_empty_rows_is_singular(cli, tmp_path):
-    (tmp_path / "a.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n3 3 1\n")
+    # as many entries as rows (so the size line passes), row 2 still empty
+    (tmp_path / "a.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n1 3 0.5\n3 3 1\n")
     np.save(tmp_path / "b.npy", np.ones(3))
     r = run(cli, "mg", "solve", "--matrix", tmp_path / "a.mtx", "--rhs", tmp_path / "b.npy", "--out",
             tmp_path / "x.npy")

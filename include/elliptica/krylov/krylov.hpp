@@ -74,7 +74,9 @@ Result fgmres(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner
 
 /// Conjugate gradients for Hermitian positive definite A (M nullptr) and preconditioned CG
 /// (M Hermitian positive definite, fixed). Throws NumericalError on a breakdown that shows A or M is not
-/// positive definite.
+/// positive definite; InvalidArgument instead when A is a CsrOperator (core/sparse.hpp) whose
+/// matrix is not symmetric (check_symmetry, checked only at the breakdown: the message names the
+/// worst pair, 0-based).
 template <class T>
 Result cg(const LinearOperator<T>& A, const T* b, T* x, const Preconditioner<T>* M, const Options& opt);
 

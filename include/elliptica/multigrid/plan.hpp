@@ -13,6 +13,7 @@
 /// through num_threads clauses (core/parallel.hpp); no global OpenMP state is changed.
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,7 +72,8 @@ class MultigridPlan {
  public:
   /// Builds the geometric hierarchy of A on `shape` (opt.hierarchy), the cycle (opt.cycle) and
   /// checks the outer solver options. Throws InvalidArgument for bad options (threads < 0,
-  /// rtol outside (0,1), max_iterations < 1, restart < 1, Cg with a non-symmetric cycle), and
+  /// rtol outside (0,1), max_iterations < 1, restart < 1, Cg with a non-symmetric cycle, Cg with
+  /// a fine-level matrix that is not symmetric by check_symmetry (core/sparse.hpp)), and
   /// what Hierarchy::geometric, Smoother and VCycle throw.
   MultigridPlan(CsrMatrix A, const GridShape& shape, const MultigridOptions& opt = {});
   /// The smoothed-aggregation hierarchy of A (amg.hpp, opt.amg; its threads replaced by
@@ -88,7 +90,8 @@ class MultigridPlan {
   /// result on exit (length size()). Does not throw when not converged (check .converged);
   /// throws InvalidArgument for null vectors, NumericalError when the iteration produces NaN/Inf.
   SolveResult solve(const double* b, double* x) const;
-  /// The same with another outer solver for this call (method, tolerances; validated as above).
+  /// The same with another outer solver for this call (method, tolerances; validated as above,
+  /// so Cg on an unsymmetric fine-level matrix is an InvalidArgument before any iteration).
   SolveResult solve(const double* b, double* x, const OuterSolverOptions& solver) const;
 
   std::size_t size() const { return cycle_->size(); }
@@ -103,9 +106,13 @@ class MultigridPlan {
  private:
   void init(const MultigridOptions& opt);
   void check_solver(const OuterSolverOptions& s) const;
+  /// InvalidArgument when the fine-level CSR matrix (if any) is not symmetric (check_symmetry,
+  /// computed at the first call that needs it and kept).
+  void require_symmetric_matrix() const;
   std::shared_ptr<const Hierarchy> h_;
   std::unique_ptr<VCycle> cycle_;
   MultigridOptions opt_;
+  mutable std::optional<SymmetryReport> symmetry_;  ///< of the fine-level matrix, once PCG asked for it
 };
 
 /// A polynomial-smoother preconditioned Krylov solve without a hierarchy (the CLI's `mg solve
@@ -128,7 +135,9 @@ struct SmootherSolveResult : SolveResult {
 /// Solves A x = b (A square SPD CSR; x: initial guess in, solution out). matvecs =
 /// operator_applications + order x preconditioner_applications. Throws InvalidArgument on
 /// order < 1, threads < 0, a Stationary method, PCG with a non-symmetric smoother (base RAS),
-/// bad Krylov options, and what Smoother and the Krylov solvers throw.
+/// PCG with a matrix that is not square or not symmetric (check_symmetry of core/sparse.hpp, rtol
+/// 1e-12, checked before the smoother's set-up; the message names the worst pair, 0-based, and
+/// suggests gmres), bad Krylov options, and what Smoother and the Krylov solvers throw.
 SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt);
 
 }  // namespace elliptica::multigrid

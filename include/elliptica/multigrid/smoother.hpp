@@ -55,7 +55,9 @@ class Smoother {
   /// Throws InvalidArgument on a non-square/empty matrix, a zero diagonal (Jacobi), a GridShape not
   /// matching the rows, subdomain < 1, overlap < 0, lambda_iterations < 1, non-positive
   /// lambda_safety/override, omega < 0, lmin_ratio outside (0,1) for Cheby1; NumericalError when
-  /// A or S is found indefinite by the estimate or a subdomain matrix is singular.
+  /// A or S is found indefinite by the estimate or a subdomain matrix is singular; at such a
+  /// breakdown of the estimate, InvalidArgument instead when the CSR matrix is not symmetric
+  /// (check_symmetry, core/sparse.hpp: the message names the worst pair).
   Smoother(const CsrMatrix& A, const SmootherOptions& opt, const GridShape& shape = {});
   /// Over an operator and its diagonal (length A.size(), what S = diag^-1 and the checks above use):
   /// A may be matrix-free for the Jacobi kinds (one A.apply per smoothing step plus vector sweeps);
