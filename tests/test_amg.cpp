@@ -365,6 +365,14 @@ TEST(AmgHierarchy, RefusesWhatCannotBeMultigrid) {
   neg.val[0] = -4.0;
   EXPECT_THROW((void)smoothed_aggregation(neg), InvalidArgument);
   EXPECT_THROW((void)smoothed_aggregation(poisson2d(30, 30), {}, NearNullSpace{1, std::vector<double>(5)}), InvalidArgument);
+  CsrMatrix unsym = poisson2d(30, 30);
+  unsym.val[1] = -1.5;  // a_01 != a_10
+  try {
+    (void)smoothed_aggregation(unsym);
+    FAIL() << "a non-symmetric matrix was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("not symmetric"), std::string::npos) << e.what();
+  }
 }
 
 TEST(AmgHierarchy, ThreadsGiveTheSameIterates) {

@@ -181,6 +181,10 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
   if (A.rows != A.cols)
     throw InvalidArgument(w + "the matrix must be square, got " + std::to_string(A.rows) + " x " + std::to_string(A.cols));
   A.validate();
+  if (const SymmetryReport sym = check_symmetry(A); !sym.symmetric)
+    throw InvalidArgument(w + describe_asymmetry(sym) +
+                          "; the hierarchy (Galerkin operators with R = P^T, a symmetric coarse solve) needs a "
+                          "symmetric matrix");
   const std::size_t n = A.rows;
   const auto b = static_cast<std::size_t>(opt.block_size);
   if (n % b != 0)

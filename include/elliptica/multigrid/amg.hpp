@@ -137,7 +137,7 @@ class SparseDirect final : public LinearOperator<double> {
 /// with the null space in the span of B) with near-null space B (see NearNullSpace), levels
 /// finest first, coarsest factorised by SparseDirect. The levels' GridShape is empty (dim 0:
 /// ASM / RAS use index blocks). Throws InvalidArgument on bad options (each named), a
-/// non-square A, B of the wrong length, a zero or negative diagonal entry, and when A is too
+/// non-square or non-symmetric A (core/sparse.hpp's check_symmetry, relative 1e-12), B of the wrong length, a zero or negative diagonal entry, and when A is too
 /// small to coarsen (rows <= coarse_size: a one-level hierarchy is a direct solve, not multigrid;
 /// the message says so) or the aggregation stalls on the first level (no coarse level smaller than
 /// the fine one); NumericalError from SparseDirect.
