@@ -157,6 +157,7 @@ int run_solve_problem(const MgSolveArgs& a) {
   if (a.coarsening != 2 && a.coarsening != 8)
     throw InvalidArgument("--coarsening must be 2 or 8, got " + std::to_string(a.coarsening));
   if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must satisfy 0 < tol < 1, got " + fmt_g(a.tol));
+  if (!(a.atol >= 0) || !std::isfinite(a.atol)) throw InvalidArgument("--atol must be finite and >= 0, got " + fmt_g(a.atol));
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
   if (a.subdomain < 1) throw InvalidArgument("--subdomain must be >= 1");
   if (a.overlap < 0) throw InvalidArgument("--overlap must be >= 0");
@@ -181,6 +182,7 @@ int run_solve_problem(const MgSolveArgs& a) {
                           kry + "'");
   mo.solver.method = mg::solver_method_from_string(legacy20 ? kry.substr(0, kry.size() - 2) : kry);
   mo.solver.krylov.rtol = a.tol;
+  mo.solver.krylov.atol = a.atol;
   mo.solver.krylov.max_iterations = a.max_iter;
   mo.solver.krylov.restart = legacy20 ? 20 : a.restart;
   if (kry == "pcg" && (vo.pre != vo.post || vo.smoother.base == mg::BaseSmoother::RAS))
@@ -321,6 +323,7 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
                           std::to_string(mo.cycle.pre) + "," + std::to_string(mo.cycle.post) + " --base " + a.base +
                           " (use --krylov gmres or fgmres for one-sided or RAS cycles)");
   mo.solver.krylov.rtol = a.tol;
+  mo.solver.krylov.atol = a.atol;
   mo.solver.krylov.max_iterations = a.max_iter;
   mo.solver.krylov.restart = legacy20 ? 20 : a.restart;
   if (!a.quiet) {
@@ -431,6 +434,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (!a.o_rhs->count()) throw InvalidArgument("--matrix needs --rhs b.npy");
   if (!a.o_out->count()) throw InvalidArgument("--matrix needs --out x.npy");
   if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must satisfy 0 < tol < 1, got " + fmt_g(a.tol));
+  if (!(a.atol >= 0) || !std::isfinite(a.atol)) throw InvalidArgument("--atol must be finite and >= 0, got " + fmt_g(a.atol));
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
   check_threads(a.threads);
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
@@ -518,6 +522,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
                       : kry.rfind("fgmres", 0) == 0 ? mg::SolverMethod::Fgmres
                                                     : mg::SolverMethod::Gmres;
   sso.solver.krylov.rtol = a.tol;
+  sso.solver.krylov.atol = a.atol;
   sso.solver.krylov.max_iterations = a.max_iter;
   sso.solver.krylov.restart = kry == "gmres20" || kry == "fgmres20" ? 20 : a.restart;
   sso.solver.krylov.progress = progress_printer(a.quiet);
@@ -653,6 +658,8 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
                                            mg::to_string(mgd.solver.method) + "; pcg with --matrix)");
   sc->add_option("--restart", s.restart, "GMRES/FGMRES restart length")->capture_default_str();
   sc->add_option("--tol", s.tol, "relative residual reduction")->capture_default_str();
+  sc->add_option("--atol", s.atol, "absolute residual norm: stop at ||r|| <= max(tol ||r0||, atol) (a warm start below it "
+                                   "stops at once)")->capture_default_str();
   sc->add_option("--max-iter", s.max_iter, "iteration cap (cycles or Krylov iterations)")->capture_default_str();
   sc->add_option("--threads", s.threads, "OpenMP threads (0: all available)")->capture_default_str();
   s.o_matrix = sc->add_option("--matrix", s.matrix, "SPD matrix, Matrix Market (.mtx)");

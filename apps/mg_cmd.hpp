@@ -31,6 +31,7 @@ struct MgSolveArgs {
   std::string krylov;    ///< none|gmres|fgmres|pcg (gmres20/fgmres20 accepted); default the library's, pcg (--matrix)
   int restart = multigrid::MultigridOptions{}.solver.krylov.restart;
   double tol = multigrid::MultigridOptions{}.solver.krylov.rtol;
+  double atol = multigrid::MultigridOptions{}.solver.krylov.atol;
   int max_iter = multigrid::MultigridOptions{}.solver.krylov.max_iterations;
   int threads = 0;
   int subdomain = multigrid::MultigridOptions{}.cycle.smoother.subdomain, overlap = multigrid::MultigridOptions{}.cycle.smoother.overlap;

@@ -391,3 +391,44 @@ TEST(AmgHierarchy, ThreadsGiveTheSameIterates) {
   for (std::size_t i = 0; i < A.rows; ++i) d = std::max(d, std::abs(xs[0][i] - xs[1][i])), s = std::max(s, std::abs(xs[0][i]));
   EXPECT_LT(d, 1e-9 * s);
 }
+
+TEST(AmgHierarchy, AbsoluteToleranceStopsAWarmStartAtOnce) {
+  // time-stepping: the previous step's solution is a warm start whose residual is already small;
+  // with atol above it every outer method returns at once, without it they iterate
+  const CsrMatrix A = poisson2d(120, 110);
+  const std::vector<double> u = random_vector(A.rows, 8);
+  std::vector<double> b(A.rows);
+  A.multiply(u.data(), b.data(), 1);
+  std::vector<double> x0 = u;
+  for (std::size_t i = 0; i < x0.size(); i += 7) x0[i] += 1e-9;  // residual ~1e-8
+  std::vector<double> r(A.rows);
+  A.residual(b.data(), x0.data(), r.data(), 1);
+  double r0 = 0;
+  for (double v : r) r0 += v * v;
+  r0 = std::sqrt(r0);
+  ASSERT_GT(r0, 0.0);
+  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::Gmres, SolverMethod::Fgmres, SolverMethod::Stationary}) {
+    MultigridOptions o = pcg_options(1e-8);
+    o.solver.method = m;
+    const MultigridPlan plan = MultigridPlan::smoothed_aggregation(A, o);
+    std::vector<double> x = x0;
+    OuterSolverOptions so = o.solver;
+    so.krylov.atol = 2.0 * r0;
+    const SolveResult warm = plan.solve(b.data(), x.data(), so);
+    EXPECT_TRUE(warm.converged) << to_string(m);
+    EXPECT_EQ(warm.iterations, 0) << to_string(m);
+    EXPECT_EQ(x, x0) << to_string(m) << ": x changed although the residual was below atol";
+    // atol below the residual: it iterates until max(rtol r0, atol)
+    so.krylov.atol = 0.5 * r0;
+    so.krylov.rtol = 1e-12;
+    const SolveResult some = plan.solve(b.data(), x.data(), so);
+    EXPECT_TRUE(some.converged) << to_string(m);
+    EXPECT_GE(some.iterations, 1) << to_string(m);
+    A.residual(b.data(), x.data(), r.data(), 1);
+    double rn = 0;
+    for (double v : r) rn += v * v;
+    EXPECT_LE(std::sqrt(rn), 0.5 * r0 * 1.01) << to_string(m);
+    so.krylov.atol = -1.0;
+    EXPECT_THROW(plan.solve(b.data(), x.data(), so), InvalidArgument) << to_string(m);
+  }
+}

@@ -504,8 +504,11 @@ class MultigridPlan:
         n = self.size
         return self._plan.cycle(_vector(b, n, "b"), _vector(x, n, "x"))
 
-    def solve(self, b, x0=None, *, tol=_D["tol"], maxiter=_D["maxiter"], krylov=None, restart=_D["restart"]):
-        """Solves ``A x = b`` to ``||b - A x|| <= tol ||b - A x0||``; returns a :class:`SolveResult`
+    def solve(self, b, x0=None, *, tol=_D["tol"], maxiter=_D["maxiter"], krylov=None, restart=_D["restart"],
+              atol=_D["atol"]):
+        """Solves ``A x = b`` to ``||b - A x|| <= max(tol ||b - A x0||, atol)`` (``atol`` >= 0, default
+        0: a warm start ``x0`` whose residual is already below ``atol`` returns at once, 0
+        iterations); returns a :class:`SolveResult`
         (unpacks as ``x, info``).
 
         ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles), ``"gmres"``
@@ -526,7 +529,8 @@ class MultigridPlan:
         if krylov is None:
             krylov = getattr(self, "_default_krylov", _D["krylov"])
         krylov = _choice(krylov, _KRYLOV, "krylov")
-        x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1))
+        x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1),
+                                    _real(atol, "atol"))
         return SolveResult(x, SolveInfo(info))
 
     def as_linear_operator(self):

@@ -180,6 +180,7 @@ nb::dict multigrid_defaults() {
   o["tol"] = d.solver.krylov.rtol;
   o["maxiter"] = d.solver.krylov.max_iterations;
   o["restart"] = d.solver.krylov.restart;
+  o["atol"] = d.solver.krylov.atol;
   o["threads"] = d.threads;
   // MultigridPlan.from_matrix(method="sa") (multigrid::AmgOptions)
   o["strength"] = d.amg.strength_threshold;
@@ -240,7 +241,8 @@ struct PyMultigridPlan {
     return vec_to_numpy(std::move(z));
   }
 
-  nb::tuple solve(const InVec& b, const InVec& x0, double tol, int maxiter, const std::string& krylov, int restart) {
+  nb::tuple solve(const InVec& b, const InVec& x0, double tol, int maxiter, const std::string& krylov, int restart,
+                  double atol) {
     check_vec(b, size(), "b");
     check_vec(x0, size(), "x0");
     mg::OuterSolverOptions so = plan->options().solver;
@@ -256,6 +258,8 @@ struct PyMultigridPlan {
     if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
     if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
     so.krylov.rtol = tol;
+    if (!(atol >= 0.0) || !std::isfinite(atol)) throw InvalidArgument("atol must be finite and >= 0, got " + std::to_string(atol));
+    so.krylov.atol = atol;
     so.krylov.max_iterations = maxiter;
     so.krylov.restart = restart;
     std::vector<double> x(x0.data(), x0.data() + size());
@@ -439,7 +443,8 @@ void init_multigrid(nb::module_& m) {
           "coords"_a, "dim"_a)
       .def("cycle", &PyMultigridPlan::cycle, "b"_a, "x"_a)
       .def("apply", &PyMultigridPlan::apply, "r"_a)
-      .def("solve", &PyMultigridPlan::solve, "b"_a, "x0"_a, "tol"_a, "maxiter"_a, "krylov"_a, "restart"_a)
+      .def("solve", &PyMultigridPlan::solve, "b"_a, "x0"_a, "tol"_a, "maxiter"_a, "krylov"_a, "restart"_a,
+           "atol"_a = 0.0)
       .def_prop_ro("size", &PyMultigridPlan::size)
       .def_prop_ro("levels", [](const PyMultigridPlan& p) { return p.h().num_levels(); })
       .def_prop_ro("operator_complexity", [](const PyMultigridPlan& p) { return p.h().operator_complexity(); })

@@ -140,6 +140,11 @@ void validate_setup(const char* who, const LinearOperator<T>& A, const LinearOpe
     s << w << ": rtol must be in (0, 1), got " << opt.rtol;
     throw InvalidArgument(s.str());
   }
+  if (!(opt.atol >= 0.0) || !std::isfinite(opt.atol)) {
+    std::ostringstream s;
+    s << w << ": atol must be finite and >= 0, got " << opt.atol;
+    throw InvalidArgument(s.str());
+  }
   if (opt.max_iterations < 1)
     throw InvalidArgument(w + ": max_iterations must be >= 1, got " + std::to_string(opt.max_iterations));
   if (uses_restart && opt.restart < 1)
@@ -219,10 +224,15 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
     res.final_relative_residual = 0.0;
     return res;
   }
+  if (beta0 <= opt.atol) {  // a warm start already within the absolute tolerance
+    res.converged = true;
+    res.final_relative_residual = 1.0;
+    return res;
+  }
 
   const int m = std::min(opt.restart, opt.max_iterations);
   const auto ld = static_cast<std::size_t>(m) + 1;  // leading dimension of H (column-major)
-  const double target = opt.rtol * beta0;
+  const double target = std::max(opt.rtol * beta0, opt.atol);
   std::vector<std::vector<T>> V;  // Arnoldi basis, grown on demand
   std::vector<std::vector<T>> Z;  // FGMRES: preconditioned directions
   std::vector<T> H(ld * static_cast<std::size_t>(m));
@@ -389,8 +399,13 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     res.final_relative_residual = 0.0;
     return res;
   }
+  if (beta0 <= opt.atol) {  // a warm start already within the absolute tolerance
+    res.converged = true;
+    res.final_relative_residual = 1.0;
+    return res;
+  }
   if (M != nullptr) z.resize(n);
-  const double target = opt.rtol * beta0;
+  const double target = std::max(opt.rtol * beta0, opt.atol);
 
   // z = M^{-1} r; rho = Re(r^H z), which must be > 0 for an SPD M.
   auto precondition = [&](int iteration) -> double {

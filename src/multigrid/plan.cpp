@@ -71,6 +71,8 @@ void MultigridPlan::init(const MultigridOptions& opt) {
 void MultigridPlan::check_solver(const OuterSolverOptions& s) const {
   const krylov::Options& k = s.krylov;
   if (!(k.rtol > 0 && k.rtol < 1)) throw InvalidArgument("MultigridPlan: rtol must be in (0, 1), got " + std::to_string(k.rtol));
+  if (!(k.atol >= 0.0) || !std::isfinite(k.atol))
+    throw InvalidArgument("MultigridPlan: atol must be finite and >= 0, got " + std::to_string(k.atol));
   if (k.max_iterations < 0)
     throw InvalidArgument("MultigridPlan: max_iterations must be >= 0, got " + std::to_string(k.max_iterations));
   if (s.method != SolverMethod::Stationary && k.max_iterations < 1)
@@ -105,7 +107,7 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
   SolveResult out;
   out.method = solver.method;
   if (solver.method == SolverMethod::Stationary) {
-    static_cast<krylov::Result&>(out) = cycle_->solve(b, x, ko.rtol, ko.max_iterations, ko.progress);
+    static_cast<krylov::Result&>(out) = cycle_->solve(b, x, ko.rtol, ko.atol, ko.max_iterations, ko.progress);
     out.matvecs = out.operator_applications;
   } else {
     const krylov::Method m = solver.method == SolverMethod::Cg      ? krylov::Method::Cg

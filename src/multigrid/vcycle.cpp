@@ -121,7 +121,13 @@ void VCycle::apply(const double* r, double* z) const {
 
 krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_iter,
                              const std::function<void(int, double)>& progress) const {
+  return solve(b, x, rtol, 0.0, max_iter, progress);
+}
+
+krylov::Result VCycle::solve(const double* b, double* x, double rtol, double atol, int max_iter,
+                             const std::function<void(int, double)>& progress) const {
   if (!b || !x) throw InvalidArgument("VCycle::solve: null vector");
+  if (!(atol >= 0.0) || !std::isfinite(atol)) throw InvalidArgument("VCycle::solve: atol must be finite and >= 0");
   if (!(rtol > 0 && rtol < 1)) throw InvalidArgument("VCycle::solve: rtol must be in (0, 1)");
   if (max_iter < 0) throw InvalidArgument("VCycle::solve: max_iter must be >= 0");
   const std::size_t n = size();
@@ -140,6 +146,12 @@ krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_it
     res.converged = true;
     return res;
   }
+  if (r0 <= atol) {  // a warm start already within the absolute tolerance
+    res.converged = true;
+    res.final_relative_residual = 1.0;
+    return res;
+  }
+  const double rel_target = std::max(rtol, atol / r0);
   double rel = 1.0;
   for (int it = 0; it < max_iter; ++it) {
     cycle_level(0, b, x, false);
@@ -151,7 +163,7 @@ krylov::Result VCycle::solve(const double* b, double* x, double rtol, int max_it
       throw NumericalError("VCycle::solve: residual became non-finite at cycle " + std::to_string(it + 1));
     res.residual_history.push_back(rel);
     if (progress) progress(it + 1, rel);
-    if (rel <= rtol) {
+    if (rel <= rel_target) {
       res.converged = true;
       break;
     }

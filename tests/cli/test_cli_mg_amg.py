@@ -158,3 +158,19 @@ def test_refusals(cli, tmp_path):
     assert r.returncode == INVALID and "899" in r.stderr, r.stderr
     r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "missing.npy")
     assert r.returncode == IOERR and "missing.npy" in r.stderr, r.stderr
+
+
+def test_atol(cli, tmp_path):
+    A = poisson2d(40, 40)
+    b = np.full(A.shape[0], 1e-6)
+    # ||b|| = 4e-5 (x0 = 0): an absolute tolerance above it stops at once with x = 0
+    r, out = solve(cli, tmp_path, A, b, "--atol", 1e-4, "--coarse-size", 50)
+    assert r.returncode == 0, r.stderr
+    assert int(field(r.stdout, "iterations")) == 0
+    assert np.all(np.load(out) == 0)
+    r, out = solve(cli, tmp_path, A, b, "--atol", 1e-8, "--tol", 1e-12, "--coarse-size", 50, name="y.npy")
+    assert r.returncode == 0, r.stderr
+    x = np.load(out)
+    assert 0 < int(field(r.stdout, "iterations")) and np.linalg.norm(b - A @ x) <= 1e-8 * 1.01
+    r, out = solve(cli, tmp_path, A, b, "--atol", -1, name="z.npy")
+    assert r.returncode == INVALID and "--atol" in r.stderr and not out.exists()

@@ -133,3 +133,23 @@ def test_defaults_come_from_cpp():
     for key in ("strength", "block_size", "prolongator_omega", "coarse_size", "amg_max_levels"):
         assert key in d
     assert d["coarse_size"] >= 1 and d["amg_max_levels"] >= 2
+
+
+def test_atol_warm_start():
+    A = poisson2d(120, 110)
+    u = np.random.default_rng(3).standard_normal(A.shape[0])
+    b = A @ u
+    x0 = u.copy()
+    x0[::7] += 1e-9
+    r0 = np.linalg.norm(b - A @ x0)
+    plan = elliptica.MultigridPlan.from_matrix(A)
+    for krylov in ("pcg", "gmres", "fgmres", "none"):
+        x, info = plan.solve(b, x0, tol=1e-8, atol=2 * r0, krylov=krylov)
+        assert info.converged and info.iterations == 0, krylov
+        assert np.array_equal(x, x0)
+        x, info = plan.solve(b, x0, tol=1e-12, atol=0.5 * r0, krylov=krylov)
+        assert info.converged and info.iterations >= 1, krylov
+        assert np.linalg.norm(b - A @ x) <= 0.5 * r0 * 1.01
+    with pytest.raises(elliptica.InvalidArgumentError, match="atol"):
+        plan.solve(b, atol=-1.0)
+    assert elliptica.multigrid_defaults()["atol"] == 0.0

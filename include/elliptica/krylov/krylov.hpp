@@ -39,6 +39,9 @@ using Preconditioner = elliptica::LinearOperator<T>;
 
 struct Options {
   double rtol = 1e-6;            ///< relative residual reduction ||r||/||r_0||, in (0, 1)
+  /// Absolute residual norm, >= 0: the iteration stops at ||r|| <= max(rtol ||r_0||, atol), so a
+  /// warm start whose residual is already below atol stops at once (0 iterations). 0: off.
+  double atol = 0.0;
   int max_iterations = 1000;     ///< total iterations (inner iterations for GMRES), >= 1
   int restart = 30;              ///< m of GMRES(m)/FGMRES(m), >= 1
   int threads = 0;               ///< threads of the vector kernels (0: omp_get_max_threads()), >= 0

@@ -64,6 +64,9 @@ class VCycle : public LinearOperator<double> {
   /// called after every cycle with (cycle, relative residual).
   krylov::Result solve(const double* b, double* x, double rtol, int max_iter,
                        const std::function<void(int, double)>& progress = {}) const;
+  /// The same, also stopping at ||b - A x|| <= atol (>= 0; a warm start below it does no cycle).
+  krylov::Result solve(const double* b, double* x, double rtol, double atol, int max_iter,
+                       const std::function<void(int, double)>& progress = {}) const;
 
   /// Fine-grid matvecs per cycle by the seed's cost convention: m + n + 1 (a smoothing of order k
   /// counts k, plus the residual before restriction). A cycle that starts from zero (apply(), the
