@@ -304,6 +304,22 @@ mg::NearNullSpace read_near_null(const std::string& path, std::size_t n) {
   return B;
 }
 
+/// The end of `mg solve --matrix`: NotConverged (exit 5) or NumericalError (a non-finite entry)
+/// with nothing written, else x written atomically to --out; returns the exit code 0.
+int write_solution(const MgSolveArgs& a, const krylov::Result& res, const std::vector<double>& x, io::OutputFile& out_file) {
+  if (!res.converged)
+    throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
+                       " iterations (reached " + fmt("%.3e", res.final_relative_residual) + "); nothing was written");
+  for (double v : x)
+    if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
+  Array2D xo(x.size(), 1, 1);
+  xo.values = x;
+  io::write_array(out_file, xo);
+  out_file.commit();
+  std::cout << "wrote " << a.out << ": shape (" << x.size() << ",)\n";
+  return 0;
+}
+
 /// mg solve --matrix with a hierarchy (--amg sa or geometric): MultigridPlan over the matrix.
 int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file, double t_read) {
   mg::MultigridOptions mo;
@@ -406,17 +422,7 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
   std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: read %.4g s, setup %.4g s, solve %.4g s\n",
                 res.rho, res.final_relative_residual, t_read, t_setup, t_solve);
   os << buf;
-  if (!res.converged)
-    throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
-                       " iterations (reached " + fmt("%.3e", res.final_relative_residual) + "); nothing was written");
-  for (double v : x)
-    if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
-  Array2D xo(N, 1, 1);
-  xo.values = x;
-  io::write_array(out_file, xo);
-  out_file.commit();
-  os << "wrote " << a.out << ": shape (" << N << ",)\n";
-  return 0;
+  return write_solution(a, res, x, out_file);
 }
 
 int run_solve_matrix(const MgSolveArgs& a) {
@@ -545,17 +551,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: setup %.4g s, solve %.4g s\n",
                 res.rho, res.final_relative_residual, t_setup, t_solve);
   os << buf;
-  if (!res.converged)
-    throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
-                       " iterations (reached " + fmt("%.3e", res.final_relative_residual) + "); nothing was written");
-  for (double v : x)
-    if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
-  Array2D xo(A.rows, 1, 1);
-  xo.values = x;
-  io::write_array(out_file, xo);
-  out_file.commit();
-  os << "wrote " << a.out << ": shape (" << A.rows << ",)\n";
-  return 0;
+  return write_solution(a, res, x, out_file);
 }
 
 // ------------------------------------------------------------------------------------------
