@@ -386,14 +386,15 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
                                 "), so it is not symmetric positive definite (for a negative definite system A x = b, "
                                 "solve -A x = -b)");
     }
-    if (N <= a.coarse_size)
+    if (a.coarse_size < 1) throw InvalidArgument("--coarse-size must be >= 1, got " + std::to_string(a.coarse_size));
+    if (N <= static_cast<std::size_t>(a.coarse_size))
       throw InvalidArgument("--amg sa: the matrix has " + std::to_string(N) + " unknowns, not more than --coarse-size " +
                             std::to_string(a.coarse_size) +
                             ": the hierarchy would have one level (a direct solve, not multigrid); use --amg none "
                             "(a polynomial-smoother preconditioner) or a smaller --coarse-size");
     mo.amg.block_size = a.block_size;
     mo.amg.strength_threshold = a.strength;
-    mo.amg.coarse_size = a.coarse_size;
+    mo.amg.coarse_size = static_cast<std::size_t>(a.coarse_size);
     const mg::NearNullSpace B = a.near_null.empty() ? mg::NearNullSpace{} : read_near_null(a.near_null, N);
     plan = std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::smoothed_aggregation(std::move(A), mo, B));
     what = "smoothed aggregation, strength " + fmt_g(a.strength) + ", block size " + std::to_string(a.block_size) +
@@ -515,7 +516,8 @@ int run_solve_matrix(const MgSolveArgs& a) {
     const SymmetryReport sym = check_symmetry(A);
     if (!sym.symmetric)
       throw InvalidArgument(a.matrix + ": " + describe_asymmetry(sym, 1) +
-                            "; PCG needs a symmetric positive definite matrix: use --krylov gmres");
+                            "; PCG needs a symmetric positive definite matrix: use --krylov gmres" +
+                            (hierarchy ? " with --amg none (the multigrid hierarchies need a symmetric matrix too)" : ""));
   }
   const double t_read = seconds_since(t0);
   if (hierarchy) return run_matrix_multigrid(a, std::move(A), b, out_file, t_read);

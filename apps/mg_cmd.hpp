@@ -43,7 +43,7 @@ struct MgSolveArgs {
   std::string near_null;  ///< .npy / text file of n x k near-null-space vectors (--amg sa)
   int block_size = multigrid::AmgOptions{}.block_size;
   double strength = multigrid::AmgOptions{}.strength_threshold;
-  std::size_t coarse_size = multigrid::AmgOptions{}.coarse_size;
+  long long coarse_size = static_cast<long long>(multigrid::AmgOptions{}.coarse_size);  ///< signed: -5 is refused, not wrapped
   bool quiet = false;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,

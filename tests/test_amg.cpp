@@ -375,6 +375,30 @@ TEST(AmgHierarchy, RefusesWhatCannotBeMultigrid) {
   }
 }
 
+TEST(AmgHierarchy, ExplicitZeroOnOneSideIsSymmetric) {
+  // a symmetric matrix whose stored pattern is not (an explicit zero a_{0,50} without a_{50,0}):
+  // accepted, and every level's pattern differs from its transpose's without harm
+  CsrMatrix A = poisson2d(40, 40);
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::size_t i = 0; i < A.rows; ++i)
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p)
+      r.push_back(static_cast<std::int64_t>(i)), c.push_back(A.col[static_cast<std::size_t>(p)]),
+          v.push_back(A.val[static_cast<std::size_t>(p)]);
+  r.push_back(0), c.push_back(50), v.push_back(0.0);
+  const CsrMatrix Z = CsrMatrix::from_triplets(A.rows, A.cols, r, c, v);
+  ASSERT_EQ(Z.nnz(), A.nnz() + 1);
+  AmgOptions o;
+  o.coarse_size = 100;
+  MultigridOptions mo = pcg_options();
+  mo.amg = o;
+  const MultigridPlan plan = MultigridPlan::smoothed_aggregation(Z, mo);
+  const std::vector<double> b = random_vector(Z.rows, 9);
+  std::vector<double> x(Z.rows, 0.0);
+  ASSERT_TRUE(plan.solve(b.data(), x.data()).converged);
+  EXPECT_LT(rel_residual(A, b, x), 1e-8);
+}
+
 TEST(AmgHierarchy, ThreadsGiveTheSameIterates) {
   const CsrMatrix A = poisson2d(300, 200);
   const std::vector<double> b = random_vector(A.rows, 6);

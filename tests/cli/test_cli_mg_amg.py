@@ -148,7 +148,8 @@ def test_refusals(cli, tmp_path):
                           (("--coarsening", "8"), "--coarsening"),
                           (("--amg", "geometric"), "--shape"),
                           (("--block-size", "7"), "divisible"),
-                          (("--strength", "1.5"), "strength")]:
+                          (("--strength", "1.5"), "strength"),
+                          (("--coarse-size", "-5"), "--coarse-size must be >= 1")]:
         r, out = solve(cli, tmp_path, A, b, *extra)
         assert r.returncode == INVALID, (extra, r.returncode, r.stderr)
         assert needle in r.stderr, (extra, r.stderr)
