@@ -324,6 +324,9 @@ int write_solution(const MgSolveArgs& a, const krylov::Result& res, const std::v
 int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file, double t_read) {
   mg::MultigridOptions mo;
   mo.threads = a.threads;
+  if (a.null_space != "none" && a.null_space != "constant")
+    throw InvalidArgument("--null-space: expected none or constant, got '" + a.null_space + "'");
+  mo.constant_null_space = a.null_space == "constant";
   parse_cycle_order(a.order, mo.cycle);
   mo.cycle.smoother.kind = parse_kind(a.smoother);
   mo.cycle.smoother.base = parse_base(a.base);
@@ -397,7 +400,8 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
     mo.amg.coarse_size = static_cast<std::size_t>(a.coarse_size);
     const mg::NearNullSpace B = a.near_null.empty() ? mg::NearNullSpace{} : read_near_null(a.near_null, N);
     plan = std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::smoothed_aggregation(std::move(A), mo, B));
-    what = "smoothed aggregation, strength " + fmt_g(a.strength) + ", block size " + std::to_string(a.block_size) +
+    what = std::string(mo.constant_null_space ? "constant null space (rhs projected, zero-mean solution), " : "") +
+           "smoothed aggregation, strength " + fmt_g(a.strength) + ", block size " + std::to_string(a.block_size) +
            ", near-null vectors " + (B.k ? std::to_string(B.k) + " (" + a.near_null + ")" : "constants");
   }
   const double t_setup = seconds_since(t0);
@@ -436,7 +440,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
     if (o->count() && a.amg != "geometric") throw InvalidArgument(o->get_name() + " applies only to --amg geometric");
   if (a.amg == "geometric" && !a.o_shape->count())
     throw InvalidArgument("--amg geometric needs --shape NX,NY[,NZ] (unknowns per axis of the matrix's grid)");
-  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_coarse_size})
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_coarse_size, a.o_null_space})
     if (o->count() && a.amg != "sa") throw InvalidArgument(o->get_name() + " applies only to --amg sa");
   if (!a.o_rhs->count()) throw InvalidArgument("--matrix needs --rhs b.npy");
   if (!a.o_out->count()) throw InvalidArgument("--matrix needs --out x.npy");
@@ -664,6 +668,9 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   const mg::AmgOptions amgd{};
   s.o_amg = sc->add_option("--amg", s.amg, "with --matrix: sa (smoothed aggregation), geometric (needs --shape) or none (no hierarchy)")
                 ->capture_default_str();
+  s.o_null_space = sc->add_option("--null-space", s.null_space,
+                                  "constant: a singular pure-Neumann / periodic matrix (rhs projected, zero-mean solution; --amg sa)")
+                       ->capture_default_str();
   s.o_shape = sc->add_option("--shape", s.shape, "NX,NY[,NZ]: unknowns per axis of the matrix's grid (--amg geometric)");
   s.o_near_null = sc->add_option("--near-null", s.near_null,
                                  "n x k near-null-space vectors, .npy or text (--amg sa; default: constants per block unknown)");

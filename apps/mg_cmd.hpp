@@ -40,6 +40,7 @@ struct MgSolveArgs {
   /// --shape), "none" (a polynomial smoother of order K as the preconditioner, no hierarchy).
   std::string amg = "sa";
   std::string shape;      ///< "NX,NY[,NZ]" (--amg geometric)
+  std::string null_space = "none";  ///< "constant": pure Neumann / periodic (MultigridOptions::constant_null_space)
   std::string near_null;  ///< .npy / text file of n x k near-null-space vectors (--amg sa)
   int block_size = multigrid::AmgOptions{}.block_size;
   double strength = multigrid::AmgOptions{}.strength_threshold;
@@ -48,7 +49,7 @@ struct MgSolveArgs {
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
               *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_coarse_size = nullptr,
-              *o_amg = nullptr;
+              *o_amg = nullptr, *o_null_space = nullptr;
 };
 
 /// Raw command-line values of `elliptica mg study`.

@@ -378,7 +378,7 @@ class MultigridPlan:
     @classmethod
     def from_matrix(cls, A, *, method="sa", near_null=None, block_size=_D["block_size"], strength=_D["strength"],
                     prolongator_omega=_D["prolongator_omega"], coarse_size=_D["coarse_size"],
-                    max_levels=_D["amg_max_levels"], shape=None, coarsening=_D["coarsening"], smoother=_D["smoother"],
+                    max_levels=_D["amg_max_levels"], null_space=None, shape=None, coarsening=_D["coarsening"], smoother=_D["smoother"],
                     base=_D["base"], order=tuple(_D["order"]), lambda_max=None, lambda_safety=_D["lambda_safety"],
                     lambda_iterations=_D["lambda_iterations"], lmin_ratio=_D["lmin_ratio"], omega=_D["omega"],
                     subdomain=_D["subdomain"], overlap=_D["overlap"], threads=_D["threads"]):
@@ -395,7 +395,10 @@ class MultigridPlan:
         rows ``b*i .. b*i+b-1``); ``strength`` theta in [0, 1): i, j strongly coupled when
         ``|a_ij| >= theta sqrt(|a_ii a_jj|)``; ``prolongator_omega`` (4/3; 0: unsmoothed
         aggregation); ``coarse_size``: coarsen until at most this many unknowns, factorised
-        there (a sparse LDL^T that keeps a pure-Neumann null space); ``max_levels`` >= 2.
+        there (a sparse LDL^T that keeps a pure-Neumann null space); ``max_levels`` >= 2;
+        ``null_space="constant"``: A is singular with the constant vector as its null space (pure
+        Neumann / periodic pressure equation): ``solve`` projects b onto the range (b - mean(b))
+        and returns the zero-mean solution (None: b as given).
         ``method="geometric"``: ``shape=(nx, ny[, nz])`` and ``coarsening`` as in the constructor.
         Cycle and smoother keywords as in the constructor. ``solve()`` of such a plan defaults to
         ``krylov="pcg"`` (as ``elliptica mg solve --matrix``).
@@ -410,7 +413,7 @@ class MultigridPlan:
         if method == "geometric":
             if shape is None:
                 raise InvalidArgumentError("method='geometric' needs shape=(nx, ny[, nz]) (unknowns per axis)")
-            for name, value in (("near_null", near_null),):
+            for name, value in (("near_null", near_null), ("null_space", null_space)):
                 if value is not None:
                     raise InvalidArgumentError(f"{name} applies only to method='sa'")
             with warnings.catch_warnings():  # a one-level hierarchy is an error here, not a warning
@@ -427,6 +430,8 @@ class MultigridPlan:
             return plan
         if shape is not None:
             raise InvalidArgumentError("shape applies only to method='geometric' (smoothed aggregation needs no grid)")
+        if null_space not in (None, "constant"):
+            raise InvalidArgumentError(f"null_space must be None or 'constant', got {null_space!r}")
         m_pre, n_post = _cycle_order(order)
         indptr, indices, data, rows = _csr_arrays(A)
         block_size = _int(block_size, "block_size", 1)
@@ -453,7 +458,7 @@ class MultigridPlan:
             _int(max_levels, "max_levels", 2), m_pre, n_post,
             **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                              subdomain, overlap),
-            threads=_int(threads, "threads", 0),
+            threads=_int(threads, "threads", 0), constant_null_space=null_space == "constant",
         )
         self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
         self._default_krylov = "pcg"

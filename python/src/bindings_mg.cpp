@@ -410,8 +410,9 @@ void init_multigrid(nb::module_& m) {
              std::size_t k, int block_size, double strength, double prolongator_omega, std::size_t coarse_size,
              int max_levels, int pre, int post, const std::string& kind, const std::string& base, double lmin_ratio,
              std::optional<double> lambda_max, double lambda_safety, int lambda_iterations, double omega,
-             int subdomain, int overlap, int threads) {
+             int subdomain, int overlap, int threads, bool constant_null_space) {
             mg::MultigridOptions o;
+            o.constant_null_space = constant_null_space;
             o.cycle.pre = pre;
             o.cycle.post = post;
             o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
@@ -433,7 +434,7 @@ void init_multigrid(nb::module_& m) {
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "near_null"_a, "k"_a, "block_size"_a, "strength"_a,
           "prolongator_omega"_a, "coarse_size"_a, "max_levels"_a, "pre"_a, "post"_a, "kind"_a, "base"_a,
           "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a, "subdomain"_a,
-          "overlap"_a, "threads"_a = 0, nb::rv_policy::take_ownership)
+          "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, nb::rv_policy::take_ownership)
       .def_static(
           "_rigid_body_modes",
           [](const InVec& coords, int dim) {

@@ -104,6 +104,16 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
   check_solver(solver);
   krylov::Options ko = solver.krylov;
   ko.threads = opt_.threads;
+  const std::size_t n = size();
+  std::vector<double> bp;
+  if (opt_.constant_null_space) {  // the consistent part of b: b - mean(b) 1
+    bp.assign(b, b + n);
+    double mean = 0.0;
+    for (double v : bp) mean += v;
+    mean /= static_cast<double>(n);
+    for (double& v : bp) v -= mean;
+    b = bp.data();
+  }
   SolveResult out;
   out.method = solver.method;
   if (solver.method == SolverMethod::Stationary) {
@@ -116,6 +126,12 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
     const auto s = krylov::make_solver<double>(m, op(), cycle_.get(), ko);
     static_cast<krylov::Result&>(out) = s->solve(b, x);
     out.matvecs = out.operator_applications + out.preconditioner_applications * cycle_->matvecs_per_cycle();
+  }
+  if (opt_.constant_null_space) {  // the solution of zero mean
+    double mean = 0.0;
+    for (std::size_t i = 0; i < n; ++i) mean += x[i];
+    mean /= static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] -= mean;
   }
   const double f = out.final_relative_residual;
   out.rho = out.iterations > 0 && f > 0 ? std::pow(f, 1.0 / out.iterations) : 0.0;

@@ -175,3 +175,22 @@ def test_atol(cli, tmp_path):
     assert 0 < int(field(r.stdout, "iterations")) and np.linalg.norm(b - A @ x) <= 1e-8 * 1.01
     r, out = solve(cli, tmp_path, A, b, "--atol", -1, name="z.npy")
     assert r.returncode == INVALID and "--atol" in r.stderr and not out.exists()
+
+
+def test_null_space_constant(cli, tmp_path):
+    n = 60
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tolil()
+    t[0, 0] = t[n - 1, n - 1] = 1.0
+    t = t.tocsr()
+    A = (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+    b = np.random.default_rng(5).standard_normal(n * n) + 0.3
+    r, out = solve(cli, tmp_path, A, b, "--null-space", "constant", "--tol", 1e-9)
+    assert r.returncode == 0, r.stderr
+    assert "constant null space" in r.stdout
+    x = np.load(out)
+    bp = b - b.mean()
+    assert abs(x.mean()) < 1e-12 and np.linalg.norm(bp - A @ x) <= 1e-9 * np.linalg.norm(bp) * 1.01
+    r, out = solve(cli, tmp_path, A, b, "--null-space", "linear", name="y.npy")
+    assert r.returncode == INVALID and "--null-space" in r.stderr and not out.exists()
+    r, out = solve(cli, tmp_path, A, b, "--amg", "none", "--null-space", "constant", name="z.npy")
+    assert r.returncode == INVALID and "--null-space" in r.stderr

@@ -153,3 +153,14 @@ def test_atol_warm_start():
     with pytest.raises(elliptica.InvalidArgumentError, match="atol"):
         plan.solve(b, atol=-1.0)
     assert elliptica.multigrid_defaults()["atol"] == 0.0
+
+
+def test_constant_null_space():
+    A = neumann2d(70)
+    b = np.random.default_rng(4).standard_normal(A.shape[0]) + 0.3  # inconsistent
+    x, info = elliptica.MultigridPlan.from_matrix(A, null_space="constant").solve(b, tol=1e-8)
+    assert info.converged and abs(x.mean()) < 1e-12
+    bp = b - b.mean()
+    assert np.linalg.norm(bp - A @ x) <= 1e-8 * np.linalg.norm(bp) * 1.01
+    with pytest.raises(elliptica.InvalidArgumentError, match="null_space"):
+        elliptica.MultigridPlan.from_matrix(A, null_space="linear")

@@ -54,6 +54,12 @@ struct MultigridOptions {
   AmgOptions amg;              ///< the smoothed-aggregation hierarchy (MultigridPlan::smoothed_aggregation)
   VCycleOptions cycle;
   OuterSolverOptions solver;
+  /// The operator is singular with the constant vector as its null space (pure Neumann or
+  /// periodic boundaries: the incompressible-flow pressure equation). solve() then projects the
+  /// right-hand side onto the range (b - mean(b): the consistent part; what the iteration's
+  /// residual refers to) and returns the solution of zero mean; with smoothed aggregation the
+  /// coarsest solve keeps the null space (amg.hpp's SparseDirect). false: b is used as given.
+  bool constant_null_space = false;
   /// Threads of everything the plan runs (replaces hierarchy.threads, cycle.threads,
   /// cycle.smoother.threads and solver.krylov.threads); 0: omp_get_max_threads() at each call.
   int threads = 0;
@@ -87,7 +93,8 @@ class MultigridPlan {
   MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt = {});
 
   /// Solves A x = b with the plan's outer solver; x holds the initial guess on entry and the
-  /// result on exit (length size()). Does not throw when not converged (check .converged);
+  /// result on exit (length size()); with options().constant_null_space, b's consistent part and
+  /// the zero-mean solution (see MultigridOptions). Does not throw when not converged (check .converged);
   /// throws InvalidArgument for null vectors, NumericalError when the iteration produces NaN/Inf.
   SolveResult solve(const double* b, double* x) const;
   /// The same with another outer solver for this call (method, tolerances; validated as above,
