@@ -9,7 +9,9 @@
 //   coordinates (af Klinteberg & Tornberg 2016; ../shared/design FORMULAS).
 // The self limit of coincident pairs is added in P2P (K::self_limit).
 #include <cmath>
+#include <string>
 
+#include "elliptica/core/error.hpp"
 #include "ewald/cpu/cpu.hpp"
 
 namespace elliptica::ewald::detail {
@@ -23,6 +25,16 @@ void self_images(const BackendSetup& s, double C[3][3]) {
     const double xi = p.xi, rc = p.rc;
     const auto& box = s.box;
     const double reach = rc + 9.0 / xi;  // erfc(9) ~ 4e-37: farther images are negligible
+    // The loop visits (2 R_0 + 1)(2 R_1 + 1)(2 R_2 + 1) images. Tuned parameters (xi r_c ~ 3-5,
+    // r_c below the box) need at most a few thousand; an override of xi far below 1 / box length
+    // would make it billions (a hang), so it is refused.
+    constexpr double kMaxImages = 1e6;
+    double count = 1.0;
+    for (int d = 0; d < 3; ++d) count *= 2.0 * std::ceil(reach / box[d]) + 1.0;
+    if (!(count <= kMaxImages))
+      throw InvalidArgument("ewald: xi = " + std::to_string(xi) + " is too small for the box: the real-space tail of the "
+                            "periodic self-images reaches r_c + 9/xi = " + std::to_string(reach) + ", " +
+                            std::to_string(count) + " periodic images (at most 1e6); increase xi or let the tuner choose it");
     int R[3];
     for (int d = 0; d < 3; ++d) R[d] = static_cast<int>(std::ceil(reach / box[d]));
     const double c = 2.0 * xi / kSqrtPi;
