@@ -48,7 +48,11 @@ MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOp
   if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
   AmgOptions ao = opt.amg;
   ao.threads = opt.threads;
-  return MultigridPlan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B)), opt);
+  auto pattern = std::make_shared<AggregationPattern>();  // kept for update_values
+  MultigridPlan plan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B, pattern.get())),
+                     opt);
+  plan.sa_pattern_ = std::move(pattern);
+  return plan;
 }
 
 MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {

@@ -10,6 +10,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/smoother.hpp"
+#include "sa_detail.hpp"
 
 namespace elliptica::multigrid {
 
@@ -128,6 +129,10 @@ CsrMatrix filtered_matrix(const CsrMatrix& A, const CsrMatrix& S, std::size_t b,
 
 /// Coarse unknowns from zero columns of T (directions an aggregate cannot represent) have empty
 /// rows in P^T A P: give them a unit diagonal (decoupled; P maps them to zero).
+}  // namespace
+
+namespace detail {
+
 void unit_diagonal_on_empty_rows(CsrMatrix& A) {
   std::vector<std::size_t> empty;
   for (std::size_t i = 0; i < A.rows; ++i) {
@@ -157,6 +162,51 @@ void unit_diagonal_on_empty_rows(CsrMatrix& A) {
   A = std::move(B);
 }
 
+/// Step 4 on one level (amg.hpp); sets f.jacobi_lambda when it estimates rho(D^-1 A) itself.
+CsrMatrix sa_prolongator(Level& f, const CsrMatrix& S, CsrMatrix T, const NearNullSpace& B, std::size_t bl,
+                         double theta, const AmgOptions& opt) {
+  const CsrMatrix& Af = *f.matrix;
+  CsrMatrix P;
+  if (opt.prolongator_omega > 0.0) {
+    // smoothing with the filtered matrix keeps P's sparsity along the strong connections (with
+    // theta = 0 it is A); lambda ~ rho(D_F^-1 A_F) by Lanczos
+    bool filter = theta > 0.0 && S.nnz() + Af.rows / bl < Af.nnz() / (bl * bl);
+    const CsrMatrix AF = filter ? filtered_matrix(Af, S, bl, B) : CsrMatrix{};
+    std::vector<double> dF = filter ? AF.diagonal() : f.diagonal;
+    if (filter && !std::all_of(dF.begin(), dF.end(), [](double d) { return d > 0.0; })) {
+      filter = false;  // lumping made a diagonal entry non-positive (positive weak couplings)
+      dF = f.diagonal;
+    }
+    SmootherOptions so;
+    so.base = BaseSmoother::Jacobi;
+    so.kind = Polynomial::Simple;
+    so.lambda_safety = 1.0;
+    so.lambda_iterations = opt.lambda_iterations;
+    so.threads = opt.threads;
+    double lambda = 0.0;
+    if (filter) {
+      try {
+        lambda = Smoother(AF, so).lambda_max();
+      } catch (const NumericalError&) {
+        filter = false;  // lumped blocks of a system (elasticity) can make A_F indefinite
+        dF = f.diagonal;
+      }
+    }
+    if (!filter) {
+      lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
+      f.jacobi_lambda = lambda;  // the V-cycle's Jacobi smoother reuses it
+    }
+    P = smooth_prolongator(filter ? AF : Af, dF, T, opt.prolongator_omega / lambda);
+  } else {
+    P = std::move(T);
+  }
+  return P;
+}
+
+}  // namespace detail
+
+namespace {
+
 void check_options(const AmgOptions& o) {
   const std::string w = "smoothed aggregation: ";
   if (!(o.strength_threshold >= 0.0 && o.strength_threshold < 1.0))
@@ -176,7 +226,12 @@ void check_options(const AmgOptions& o) {
 }  // namespace
 
 Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNullSpace& B0) {
+  return smoothed_aggregation(std::move(A), opt, B0, nullptr);
+}
+
+Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNullSpace& B0, AggregationPattern* record) {
   check_options(opt);
+  if (record) *record = AggregationPattern{};
   const std::string w = "smoothed aggregation: ";
   if (A.rows != A.cols)
     throw InvalidArgument(w + "the matrix must be square, got " + std::to_string(A.rows) + " x " + std::to_string(A.cols));
@@ -235,44 +290,12 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     if (agg.count == 0) break;
     TentativeProlongator tp = tentative_prolongator(agg, static_cast<int>(bl), B, nf);
     if (tp.T.cols >= nf) break;  // no reduction: stop here
-    CsrMatrix P;
-    if (opt.prolongator_omega > 0.0) {
-      // smoothing with the filtered matrix keeps P's sparsity along the strong connections (with
-      // theta = 0 it is A); lambda ~ rho(D_F^-1 A_F) by Lanczos
-      bool filter = theta > 0.0 && S.nnz() + Af.rows / bl < Af.nnz() / (bl * bl);
-      const CsrMatrix AF = filter ? filtered_matrix(Af, S, bl, B) : CsrMatrix{};
-      std::vector<double> dF = filter ? AF.diagonal() : f.diagonal;
-      if (filter && !std::all_of(dF.begin(), dF.end(), [](double d) { return d > 0.0; })) {
-        filter = false;  // lumping made a diagonal entry non-positive (positive weak couplings)
-        dF = f.diagonal;
-      }
-      SmootherOptions so;
-      so.base = BaseSmoother::Jacobi;
-      so.kind = Polynomial::Simple;
-      so.lambda_safety = 1.0;
-      so.lambda_iterations = opt.lambda_iterations;
-      so.threads = opt.threads;
-      double lambda = 0.0;
-      if (filter) {
-        try {
-          lambda = Smoother(AF, so).lambda_max();
-        } catch (const NumericalError&) {
-          filter = false;  // lumped blocks of a system (elasticity) can make A_F indefinite
-          dF = f.diagonal;
-        }
-      }
-      if (!filter) {
-        lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
-        f.jacobi_lambda = lambda;  // the V-cycle's Jacobi smoother reuses it
-      }
-      P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda);
-    } else {
-      P = std::move(tp.T);
-    }
+    if (record) record->levels.push_back({S, tp.T, B, bl, theta});
+    CsrMatrix P = detail::sa_prolongator(f, S, std::move(tp.T), B, bl, theta, opt);
     f.R = P.transpose();
     CsrMatrix Ac = triple_product(f.R, Af, P, opt.threads);
     f.P = std::move(P);
-    unit_diagonal_on_empty_rows(Ac);
+    detail::unit_diagonal_on_empty_rows(Ac);
     levels.push_back(Level::from_matrix(std::move(Ac), GridShape{}, opt.threads));
     B = std::move(tp.coarse);
     bl = B.k;

@@ -121,6 +121,12 @@ TentativeProlongator tentative_prolongator(const Aggregates& agg, int block_size
 class SparseDirect final : public LinearOperator<double> {
  public:
   explicit SparseDirect(const CsrMatrix& A);
+  /// The same for a matrix with the sparsity pattern of the one `analysed` factorised (new values
+  /// only: the numeric re-setup of a hierarchy): its fill-reducing ordering (AMD, the costly part
+  /// of Eigen's analyzePattern) is reused; the elimination tree (O(nnz)) and the numeric
+  /// factorisation are computed again. Throws InvalidArgument when the size or the number of
+  /// stored entries differs (the caller checks the pattern itself), and as above.
+  SparseDirect(const CsrMatrix& A, const SparseDirect& analysed);
   ~SparseDirect() override;
   std::size_t size() const override { return n_; }
   void apply(const double* b, double* x) const override;
@@ -129,8 +135,11 @@ class SparseDirect final : public LinearOperator<double> {
 
  private:
   struct Impl;
+  struct Ordering;
+  void factorise(const CsrMatrix& A);
   std::unique_ptr<Impl> impl_;
-  std::size_t n_ = 0, null_pivots_ = 0;
+  std::shared_ptr<const Ordering> ordering_;  ///< the AMD permutation, shared with re-factorisations
+  std::size_t n_ = 0, nnz_ = 0, null_pivots_ = 0;
 };
 
 /// The smoothed-aggregation hierarchy of A (square; symmetric positive definite, or semi-definite
@@ -142,5 +151,23 @@ class SparseDirect final : public LinearOperator<double> {
 /// the message says so) or the aggregation stalls on the first level (no coarse level smaller than
 /// the fine one); NumericalError from SparseDirect.
 Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt = {}, const NearNullSpace& B = {});
+
+/// What smoothed_aggregation() decided from the matrix's pattern and kept for a numeric re-setup
+/// (numeric_setup.hpp): per coarsened level (finest first) the strength graph S actually used, the
+/// tentative prolongator T, the level's near-null space B and block size, and its threshold theta_l.
+/// With new values the strength of connection could change too; it is frozen here (re-setup of the
+/// numbers only: the aggregates stay those of the first matrix).
+struct AggregationPattern {
+  struct LevelPattern {
+    CsrMatrix S;
+    CsrMatrix T;
+    NearNullSpace B;
+    std::size_t block = 1;
+    double theta = 0.0;
+  };
+  std::vector<LevelPattern> levels;
+};
+/// The same, also filling *record (when not null).
+Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNullSpace& B, AggregationPattern* record);
 
 }  // namespace elliptica::multigrid

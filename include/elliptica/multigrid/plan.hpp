@@ -19,6 +19,7 @@
 
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/krylov/projection.hpp"
 #include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/smoother.hpp"
@@ -72,6 +73,15 @@ struct SolveResult : krylov::Result {
   double rho = 0;    ///< average rate (final_relative_residual)^(1/iterations); 0 for no iterations
 };
 
+/// A solve through a krylov::SolutionProjection (MultigridPlan::solve with a projection): the
+/// inner solve's statistics, its residual history rescaled to ||b|| (entry 0 = projected_residual),
+/// final_relative_residual = ||b - A x|| / ||b||, one more operator application and matvec (A dx).
+struct ProjectedSolveResult : SolveResult {
+  double projected_residual = 0;  ///< ||b - A x0|| / ||b|| of the projected initial guess (1: empty basis)
+  std::size_t basis_before = 0, basis_after = 0;
+  bool restarted = false;         ///< the basis was full and restarted from this solution
+};
+
 /// Not thread-safe for concurrent solve() calls on one plan (the cycle's work vectors); each call
 /// itself runs in parallel with the plan's threads.
 class MultigridPlan {
@@ -101,6 +111,42 @@ class MultigridPlan {
   /// so Cg on an unsymmetric fine-level matrix is an InvalidArgument before any iteration).
   SolveResult solve(const double* b, double* x, const OuterSolverOptions& solver) const;
 
+  /// k right-hand sides at once: B and X are n x k, column-major (column c is B[c n .. c n + n),
+  /// each column contiguous; X holds the initial guesses on entry), one SolveResult per column.
+  /// The hierarchy and the cycle are set up once (at construction); the columns are solved one
+  /// after the other, each exactly as solve(b, x) (constant_null_space, atol per column). Throws
+  /// as solve(b, x) and InvalidArgument for k = 0; when a column throws, the columns before it hold
+  /// their solutions.
+  std::vector<SolveResult> solve(const double* B, double* X, std::size_t k) const;
+  std::vector<SolveResult> solve(const double* B, double* X, std::size_t k, const OuterSolverOptions& solver) const;
+
+  /// A x = b with the initial guess of Fischer's projection onto previous solutions
+  /// (krylov/projection.hpp): x0 from proj's basis, the plan's solver on A dx = b - A x0 from zero
+  /// stopping at ||b - A x|| <= max(rtol ||b||, atol) (the rule of a solve from x = 0, so the
+  /// projection saves iterations), x = x0 + dx appended to the basis. x: out only (its value on
+  /// entry is not used). constant_null_space: b's consistent part, zero-mean solutions in the basis.
+  /// proj must have been used with this plan's operator only (call proj.clear() after
+  /// update_values: update_count() tells). Cost: the inner solve + 1 matvec + O(l) vector operations.
+  /// Throws as solve(b, x) and InvalidArgument when proj.size() != size().
+  ProjectedSolveResult solve(const double* b, double* x, krylov::SolutionProjection& proj) const;
+  ProjectedSolveResult solve(const double* b, double* x, krylov::SolutionProjection& proj,
+                             const OuterSolverOptions& solver) const;
+
+  /// Numeric re-setup for a matrix with the fine level's sparsity pattern and new values
+  /// (numeric_setup.hpp): smoothed aggregation keeps its strength graphs, aggregates and tentative
+  /// prolongators and recomputes the smoothed prolongators, the Galerkin values (numeric-only
+  /// triple products into the kept patterns) and the coarsest LDL^T (kept ordering); the geometric
+  /// hierarchy (and one built elsewhere with CSR levels) keeps every P and recomputes the Galerkin
+  /// values and the coarsest factorisation. The V-cycle's smoothers (Lanczos estimates, local
+  /// factorisations) are set up again with the plan's options. Strong guarantee: on an exception
+  /// the plan is unchanged. Throws InvalidArgument for a matrix of another size or pattern (the
+  /// message says so: that needs a new plan), non-finite values, and as the set-up would (a
+  /// non-symmetric matrix for smoothed aggregation); NumericalError for a coarsest operator that is
+  /// not positive (semi-)definite.
+  void update_values(const CsrMatrix& A_new);
+  /// How many times update_values() succeeded (a projection basis built before is stale).
+  std::size_t update_count() const { return updates_; }
+
   std::size_t size() const { return cycle_->size(); }
   const Hierarchy& hierarchy() const { return *h_; }
   std::shared_ptr<const Hierarchy> shared_hierarchy() const { return h_; }
@@ -120,6 +166,9 @@ class MultigridPlan {
   std::unique_ptr<VCycle> cycle_;
   MultigridOptions opt_;
   mutable std::optional<SymmetryReport> symmetry_;  ///< of the fine-level matrix, once PCG asked for it
+  /// smoothed aggregation's pattern decisions, kept for update_values (null for other hierarchies)
+  std::shared_ptr<const AggregationPattern> sa_pattern_;
+  std::size_t updates_ = 0;
 };
 
 /// A polynomial-smoother preconditioned Krylov solve without a hierarchy (the CLI's `mg solve
