@@ -304,20 +304,42 @@ mg::NearNullSpace read_near_null(const std::string& path, std::size_t n) {
   return B;
 }
 
+/// The right-hand sides of --rhs as k contiguous columns (column c at [c n, c n + n)).
+std::vector<double> columns_of(const Array2D& b) {
+  std::vector<double> B(b.rows * b.cols);
+  for (std::size_t i = 0; i < b.rows; ++i)
+    for (std::size_t c = 0; c < b.cols; ++c) B[i + b.rows * c] = b.values[i * b.cols + c];
+  return B;
+}
+
 /// The end of `mg solve --matrix`: NotConverged (exit 5) or NumericalError (a non-finite entry)
-/// with nothing written, else x written atomically to --out; returns the exit code 0.
-int write_solution(const MgSolveArgs& a, const krylov::Result& res, const std::vector<double>& x, io::OutputFile& out_file) {
-  if (!res.converged)
-    throw NotConverged("did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
-                       " iterations (reached " + fmt("%.3e", res.final_relative_residual) + "); nothing was written");
-  for (double v : x)
+/// with nothing written, else the solutions written atomically to --out with the shape of --rhs
+/// ((n,) for a vector, (n, k) for k columns; X holds the k columns contiguously); returns 0.
+int write_solutions(const MgSolveArgs& a, const std::vector<const krylov::Result*>& res, const std::vector<double>& X,
+                    std::size_t n, int ndim, io::OutputFile& out_file) {
+  const std::size_t k = res.size();
+  for (std::size_t c = 0; c < k; ++c)
+    if (!res[c]->converged)
+      throw NotConverged((k > 1 ? "column " + std::to_string(c + 1) + " of " + std::to_string(k) + " (1-based) " : std::string()) +
+                         "did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
+                         " iterations (reached " + fmt("%.3e", res[c]->final_relative_residual) + "); nothing was written");
+  for (double v : X)
     if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
-  Array2D xo(x.size(), 1, 1);
-  xo.values = x;
+  Array2D xo(n, k, ndim);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < k; ++c) xo.values[i * k + c] = X[i + n * c];
   io::write_array(out_file, xo);
   out_file.commit();
-  std::cout << "wrote " << a.out << ": shape (" << x.size() << ",)\n";
+  std::cout << "wrote " << a.out << ": shape (" << n << (ndim == 1 ? "," : ", " + std::to_string(k)) << ")\n";
   return 0;
+}
+
+/// One value per right-hand side, separated by spaces (the summary lines of a k-column --rhs).
+template <class F>
+std::string per_column(std::size_t k, F f) {
+  std::string s;
+  for (std::size_t c = 0; c < k; ++c) s += (c ? " " : "") + f(c);
+  return s;
 }
 
 /// mg solve --matrix with a hierarchy (--amg sa or geometric): MultigridPlan over the matrix.
@@ -405,9 +427,11 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
            ", near-null vectors " + (B.k ? std::to_string(B.k) + " (" + a.near_null + ")" : "constants");
   }
   const double t_setup = seconds_since(t0);
-  std::vector<double> x(N, 0.0);
+  const std::size_t k = b.cols;  // right-hand sides: solved one after the other with the one set-up
+  const std::vector<double> B = columns_of(b);
+  std::vector<double> X(N * k, 0.0);
   const auto t1 = Clock::now();
-  const mg::SolveResult res = plan->solve(b.values.data(), x.data());
+  const std::vector<mg::SolveResult> res = plan->solve(B.data(), X.data(), k);
   const double t_solve = seconds_since(t1);
 
   const mg::Hierarchy& h = plan->hierarchy();
@@ -421,13 +445,18 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
                 h.operator_complexity(), h.grid_complexity());
   os << buf;
   print_levels(os, *plan);
-  os << "converged: " << (res.converged ? "yes" : "no") << "\n";
-  os << "iterations: " << res.iterations << "\n";
-  os << "fine-grid matvecs: " << res.matvecs << "\n";
-  std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: read %.4g s, setup %.4g s, solve %.4g s\n",
-                res.rho, res.final_relative_residual, t_read, t_setup, t_solve);
+  if (k > 1) os << "right-hand sides: " << k << " (columns of " << a.rhs << ", one set-up; one value per column below)\n";
+  os << "converged: " << per_column(k, [&](std::size_t c) { return std::string(res[c].converged ? "yes" : "no"); }) << "\n";
+  os << "iterations: " << per_column(k, [&](std::size_t c) { return std::to_string(res[c].iterations); }) << "\n";
+  os << "fine-grid matvecs: " << per_column(k, [&](std::size_t c) { return std::to_string(res[c].matvecs); }) << "\n";
+  os << "rho: " << per_column(k, [&](std::size_t c) { return fmt("%.6f", res[c].rho); }) << "\n";
+  os << "final relative residual: "
+     << per_column(k, [&](std::size_t c) { return fmt("%.6e", res[c].final_relative_residual); }) << "\n";
+  std::snprintf(buf, sizeof buf, "time: read %.4g s, setup %.4g s, solve %.4g s\n", t_read, t_setup, t_solve);
   os << buf;
-  return write_solution(a, res, x, out_file);
+  std::vector<const krylov::Result*> rp;
+  for (const auto& r : res) rp.push_back(&r);
+  return write_solutions(a, rp, X, N, b.ndim, out_file);
 }
 
 int run_solve_matrix(const MgSolveArgs& a) {
@@ -450,12 +479,12 @@ int run_solve_matrix(const MgSolveArgs& a) {
   check_threads(a.threads);
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
   const mg::SmootherSolveOptions ssd{};
-  int k = ssd.order;
+  int order = ssd.order;
   if (!a.order.empty() && !hierarchy) {
     const auto parts = split(a.order, ',');
     if (parts.size() != 1) throw InvalidArgument("--order: with --matrix give one smoother order K, got '" + a.order + "'");
-    k = to_int(parts[0], "--order");
-    if (k < 1 || k > 200) throw InvalidArgument("--order: need 1 <= K <= 200, got " + std::to_string(k));
+    order = to_int(parts[0], "--order");
+    if (order < 1 || order > 200) throw InvalidArgument("--order: need 1 <= K <= 200, got " + std::to_string(order));
   }
   mg::SmootherOptions so;
   so.kind = parse_kind(a.smoother);
@@ -500,10 +529,10 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (rinfo.header_line > 0 && !a.quiet)
     std::fprintf(stderr, "elliptica: note: --rhs %s: line %zu taken as a header of column names and skipped\n", a.rhs.c_str(),
                  rinfo.header_line);
-  if (b.cols != 1 || b.rows != mi.rows)
+  if (b.cols < 1 || b.rows != mi.rows)
     throw InvalidArgument("length mismatch: --rhs " + a.rhs + " has " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
                           " values but the matrix " + a.matrix + " has " + std::to_string(mi.rows) +
-                          " rows (need a vector of that length)");
+                          " rows (need a vector of that length, or an (n, k) array of k right-hand sides)");
   require_finite(b.view(), "rhs (" + a.rhs + ")");
   CsrMatrix A = io::read_matrix_market(a.matrix);
   if (A.rows != mi.rows || A.cols != mi.cols)
@@ -528,7 +557,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
 
   mg::SmootherSolveOptions sso;
   sso.smoother = so;
-  sso.order = k;
+  sso.order = order;
   sso.threads = a.threads;
   sso.solver.method = kry == "pcg" ? mg::SolverMethod::Cg
                       : kry.rfind("fgmres", 0) == 0 ? mg::SolverMethod::Fgmres
@@ -538,26 +567,37 @@ int run_solve_matrix(const MgSolveArgs& a) {
   sso.solver.krylov.max_iterations = a.max_iter;
   sso.solver.krylov.restart = kry == "gmres20" || kry == "fgmres20" ? 20 : a.restart;
   sso.solver.krylov.progress = progress_printer(a.quiet);
-  std::vector<double> x(A.rows, 0.0);
+  const std::size_t k = b.cols, N = A.rows;  // one smoother_solve (with its set-up) per column
+  const std::vector<double> B = columns_of(b);
+  std::vector<double> X(N * k, 0.0);
+  std::vector<mg::SmootherSolveResult> all;
   const auto t1 = Clock::now();
-  const mg::SmootherSolveResult res = mg::smoother_solve(A, b.values.data(), x.data(), sso);
-  const double t_setup = t_read + res.setup_seconds;  // reading + the smoother's set-up, as before
-  const double t_solve = seconds_since(t1) - res.setup_seconds;
-  const long matvecs = res.matvecs;
+  for (std::size_t c = 0; c < k; ++c) all.push_back(mg::smoother_solve(A, B.data() + c * N, X.data() + c * N, sso));
+  double setup_seconds = 0;
+  for (const auto& r : all) setup_seconds += r.setup_seconds;
+  const mg::SmootherSolveResult& res = all.front();
+  const double t_setup = t_read + setup_seconds;  // reading + the smoother's set-up, as before
+  const double t_solve = seconds_since(t1) - setup_seconds;
 
   char buf[256];
   std::ostream& os = std::cout;
   os << "elliptica mg solve: matrix " << a.matrix << " (" << A.rows << " x " << A.cols << ", " << A.nnz() << " nonzeros)\n";
-  os << "preconditioner: " << a.smoother << " (base " << a.base << ") of order " << k << ", lambda_max(SA) "
+  os << "preconditioner: " << a.smoother << " (base " << a.base << ") of order " << order << ", lambda_max(SA) "
      << fmt_g(res.lambda_max) << "; krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
-  os << "converged: " << (res.converged ? "yes" : "no") << "\n";
-  os << "iterations: " << res.iterations << "\n";
-  os << "matvecs: " << matvecs << " (" << res.operator_applications << " by the Krylov method, " << k
-     << " per preconditioner application)\n";
-  std::snprintf(buf, sizeof buf, "rho: %.6f\nfinal relative residual: %.6e\ntime: setup %.4g s, solve %.4g s\n",
-                res.rho, res.final_relative_residual, t_setup, t_solve);
+  if (k > 1) os << "right-hand sides: " << k << " (columns of " << a.rhs << "; one value per column below)\n";
+  os << "converged: " << per_column(k, [&](std::size_t c) { return std::string(all[c].converged ? "yes" : "no"); }) << "\n";
+  os << "iterations: " << per_column(k, [&](std::size_t c) { return std::to_string(all[c].iterations); }) << "\n";
+  os << "matvecs: " << per_column(k, [&](std::size_t c) { return std::to_string(all[c].matvecs); });
+  if (k == 1) os << " (" << res.operator_applications << " by the Krylov method, " << order << " per preconditioner application)";
+  os << "\n";
+  os << "rho: " << per_column(k, [&](std::size_t c) { return fmt("%.6f", all[c].rho); }) << "\n";
+  os << "final relative residual: "
+     << per_column(k, [&](std::size_t c) { return fmt("%.6e", all[c].final_relative_residual); }) << "\n";
+  std::snprintf(buf, sizeof buf, "time: setup %.4g s, solve %.4g s\n", t_setup, t_solve);
   os << buf;
-  return write_solution(a, res, x, out_file);
+  std::vector<const krylov::Result*> rp;
+  for (const auto& r : all) rp.push_back(&r);
+  return write_solutions(a, rp, X, N, b.ndim, out_file);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -681,7 +721,10 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   s.o_coarse_size = sc->add_option("--coarse-size", s.coarse_size,
                                    "coarsen until at most this many unknowns, then factorise (--amg sa; default " +
                                        std::to_string(amgd.coarse_size) + ")");
-  s.o_rhs = sc->add_option("--rhs", s.rhs, "right-hand side (.npy or text), with --matrix");
+  s.o_rhs = sc->add_option("--rhs", s.rhs,
+                           "right-hand side (.npy or text), with --matrix: a vector (n,), or an (n, k) array of k "
+                           "right-hand sides solved one after the other with one set-up (--out gets the same shape; "
+                           "the summary lists one value per column)");
   s.o_out = sc->add_option("--out", s.out, "solution file (.npy, else CSV), with --matrix; written atomically");
   sc->add_flag("--quiet,-q", s.quiet, "no progress on stderr");
 

@@ -1,0 +1,113 @@
+"""`elliptica mg solve --matrix --rhs B.npy` with an (n, k) array of k right-hand sides (issue 13,
+time stepping): one set-up, the columns solved one after the other, the solution written with
+the shape of --rhs and the summary listing one value per column; every hierarchy (sa, geometric,
+none) and the constant null space with --atol. Solutions are checked against scipy's sparse
+direct solve (the bound kappa(A) x tol on the relative error, kappa of the 5-point Laplacian).
+"""
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.sparse")
+spla = pytest.importorskip("scipy.sparse.linalg")
+sio = pytest.importorskip("scipy.io")
+
+INVALID, NOT_CONVERGED = 2, 5
+
+
+def run(cli, *args, timeout=300):
+    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def values(out, name):
+    m = re.search(rf"^{re.escape(name)}:\s*(.*)$", out, re.M)
+    assert m, f"no '{name}:' line in output:\n{out}"
+    return m.group(1).split()
+
+
+def poisson2d(n):
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    return (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+
+
+def kappa(n):
+    h = np.pi / (2 * (n + 1))
+    return (np.cos(h) / np.sin(h)) ** 2
+
+
+@pytest.mark.parametrize("amg", ["sa", "geometric", "none"])
+def test_k_columns_solved_and_written_as_n_by_k(cli, tmp_path, amg):
+    n, k, tol = 63, 3, 1e-10
+    A = poisson2d(n)
+    sio.mmwrite(tmp_path / "A.mtx", A)
+    B = np.random.default_rng(5).standard_normal((n * n, k))
+    np.save(tmp_path / "B.npy", B)
+    extra = ["--shape", f"{n},{n}"] if amg == "geometric" else []
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy",
+            "--amg", amg, "--tol", tol, "--quiet", *extra)
+    assert r.returncode == 0, r.stderr
+    assert f"right-hand sides: {k}" in r.stdout
+    assert values(r.stdout, "converged") == ["yes"] * k
+    its = [int(v) for v in values(r.stdout, "iterations")]
+    assert len(its) == k and all(i > 0 for i in its)
+    res = [float(v) for v in values(r.stdout, "final relative residual")]
+    assert len(res) == k and max(res) <= tol
+    X = np.load(tmp_path / "X.npy")
+    assert X.shape == (n * n, k)
+    R = spla.spsolve(A.tocsc(), B)
+    for c in range(k):
+        assert np.linalg.norm(X[:, c] - R[:, c]) <= kappa(n) * tol * np.linalg.norm(R[:, c])
+    # each column as a single solve gives the same result ((n, 1) in, (n, 1) out)
+    np.save(tmp_path / "b1.npy", B[:, 1:2])
+    r1 = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "b1.npy", "--out",
+             tmp_path / "x1.npy", "--amg", amg, "--tol", tol, "--quiet", *extra)
+    assert r1.returncode == 0, r1.stderr
+    x1 = np.load(tmp_path / "x1.npy")
+    assert x1.shape == (n * n, 1)
+    assert values(r1.stdout, "iterations") == [str(its[1])]
+    np.testing.assert_array_equal(x1[:, 0], X[:, 1])
+
+
+def test_constant_null_space_and_atol_per_column(cli, tmp_path):
+    n = 40
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tolil()
+    t[0, 0] = t[n - 1, n - 1] = 1.0  # Neumann ends: the graph Laplacian of the grid
+    t = t.tocsr()
+    A = (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+    sio.mmwrite(tmp_path / "A.mtx", A)
+    i = np.arange(n * n)
+    B = np.stack([np.sin(0.1 * i) + 3.0, np.zeros(n * n)], axis=1)  # inconsistent; zero
+    np.save(tmp_path / "B.npy", B)
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy",
+            "--null-space", "constant", "--tol", 1e-9, "--atol", 1e-12, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert values(r.stdout, "converged") == ["yes", "yes"]
+    assert values(r.stdout, "iterations")[1] == "0"  # zero rhs: below atol at once
+    X = np.load(tmp_path / "X.npy")
+    assert X.shape == (n * n, 2)
+    assert abs(X[:, 0].mean()) < 1e-12 and np.all(X[:, 1] == 0)
+    bc = B[:, 0] - B[:, 0].mean()
+    assert np.linalg.norm(bc - A @ X[:, 0]) <= 1e-9 * np.linalg.norm(bc) * (1 + 1e-6)
+
+
+def test_a_column_not_converged_names_it_and_writes_nothing(cli, tmp_path):
+    n = 63
+    A = poisson2d(n)
+    sio.mmwrite(tmp_path / "A.mtx", A)
+    B = np.stack([np.zeros(n * n), np.random.default_rng(1).standard_normal(n * n)], axis=1)
+    np.save(tmp_path / "B.npy", B)
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy",
+            "--tol", 1e-12, "--max-iter", 1, "--quiet")
+    assert r.returncode == NOT_CONVERGED, (r.returncode, r.stderr)
+    assert "column 2 of 2" in r.stderr and "nothing was written" in r.stderr
+    assert not (tmp_path / "X.npy").exists()
+
+
+def test_rows_of_the_array_must_match(cli, tmp_path):
+    A = poisson2d(20)
+    sio.mmwrite(tmp_path / "A.mtx", A)
+    np.save(tmp_path / "B.npy", np.ones((399, 2)))
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy")
+    assert r.returncode == INVALID and "length mismatch" in r.stderr and "(n, k)" in r.stderr, r.stderr
