@@ -130,11 +130,11 @@ __all__ = [
 ]
 
 from ._multigrid import (MultigridPlan, SolveInfo, SolveResult, chebyshev_cg, multigrid_defaults, opt4_betas,
-                         rigid_body_modes,
+                         rigid_body_modes, SolutionProjection,
                          poisson_fd, seed_problem_2d)
 
 __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "opt4_betas", "multigrid_defaults",
-            "rigid_body_modes",
+            "rigid_body_modes", "SolutionProjection",
             "SolveInfo", "SolveResult"]
 
 from ._bem import BEM_DEFAULTS, BemSolution, HelmholtzBEM, icosphere, octasphere, read_mesh

@@ -134,6 +134,26 @@ def _vector(v, n, name):
     return a
 
 
+def _block(v, n, name, k=None):
+    """v as ndarray((n, k), float64) when it is 2-D with n rows (k columns; k given: exactly k),
+    None when it is not 2-D with n rows (a vector: _vector's business)."""
+    if np.iscomplexobj(v):
+        raise InvalidArgumentError(f"{name} must be real, got a complex array")
+    if np.ndim(v) != 2 or np.shape(v)[0] != n:
+        return None
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"{name} is not a numeric array: {e}") from None
+    if k is not None and a.shape[1] != k:
+        raise InvalidArgumentError(f"{name} must have the shape of b, ({n}, {k}), got shape {a.shape}")
+    if a.shape[1] < 1:
+        raise InvalidArgumentError(f"{name} must have shape ({n}, k) with k >= 1, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InvalidArgumentError(f"{name} contains NaN or Inf")
+    return a
+
+
 def _to_scipy(t):
     data, indices, indptr, rows, cols = t
     return _sparse().csr_matrix((data, indices, indptr), shape=(rows, cols))
@@ -516,6 +536,10 @@ class MultigridPlan:
         iterations); returns a :class:`SolveResult`
         (unpacks as ``x, info``).
 
+        ``b``: ndarray((n,), float64), or ndarray((n, k), float64) for k right-hand sides at once
+        (C++ ``MultigridPlan::solve(B, X, k)``: one set-up, the columns solved one after the other,
+        each exactly as a single solve); ``x`` has the shape of ``b`` (``x0`` too, when given), and
+        ``info`` is then a list of k :class:`SolveInfo`, one per column.
         ``krylov``: ``"none"`` (stationary V-cycle iteration, maxiter cycles), ``"gmres"``
         (GMRES(restart), right-preconditioned by one cycle), ``"fgmres"``, ``"pcg"`` (only for a
         symmetric cycle: pre == post and base jacobi/asm, and a symmetric A: an unsymmetric one
@@ -528,15 +552,52 @@ class MultigridPlan:
         ``info.converged``. Calls the C++ ``MultigridPlan::solve``, as ``elliptica mg solve`` does.
         """
         n = self.size
-        b = _vector(b, n, "b")
-        x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
         maxiter = _int(maxiter, "maxiter", 0)
         if krylov is None:
             krylov = getattr(self, "_default_krylov", _D["krylov"])
         krylov = _choice(krylov, _KRYLOV, "krylov")
-        x, info = self._plan.solve(b, x0, _real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1),
-                                    _real(atol, "atol"))
+        opts = (_real(tol, "tol"), maxiter, krylov, _int(restart, "restart", 1), _real(atol, "atol"))
+        B = _block(b, n, "b")
+        if B is not None:  # k right-hand sides: the columns contiguous for C++
+            k = B.shape[1]
+            X0 = np.zeros((n, k)) if x0 is None else _block(x0, n, "x0", k)
+            if X0 is None:
+                raise InvalidArgumentError(f"x0 must have the shape of b, ({n}, {k}), got shape {np.shape(x0)}")
+            X, infos = self._plan.solve_block(np.ascontiguousarray(B.T).ravel(), np.ascontiguousarray(X0.T).ravel(), k,
+                                              *opts)
+            return SolveResult(np.ascontiguousarray(X.reshape(k, n).T), [SolveInfo(i) for i in infos])
+        b = _vector(b, n, "b")
+        x0 = np.zeros(n) if x0 is None else _vector(x0, n, "x0")
+        x, info = self._plan.solve(b, x0, *opts)
         return SolveResult(x, SolveInfo(info))
+
+    def update(self, A):
+        """Numeric re-setup for ``A`` with the sparsity pattern of the plan's matrix and new values
+        (a time-dependent coefficient, an implicit step's new dt): C++
+        ``MultigridPlan::update_values``. Smoothed aggregation keeps its strength graphs,
+        aggregates and tentative prolongators and recomputes the smoothed prolongators; the
+        geometric hierarchy keeps P; both recompute the Galerkin coarse operators into the kept
+        patterns, the coarsest factorisation and the smoothers (Lanczos estimates). The solves after
+        it are those of ``A`` (:attr:`A` is then ``A``; a :class:`SolutionProjection` of this plan
+        empties its basis at its next solve).
+
+        ``A``: scipy sparse or a dense ndarray((n, n), float64). Raises InvalidArgumentError
+        (ValueError) for another size or sparsity pattern (set up a new plan for those), NaN/Inf, a
+        non-positive diagonal; NumericalError (RuntimeError) for a coarsest operator that is not
+        positive (semi-)definite. On an error the plan is unchanged.
+        """
+        indptr, indices, data, rows = _csr_arrays(A)
+        if rows != self.size:
+            raise InvalidArgumentError(
+                f"A has {rows} rows but the plan {self.size}: update() keeps the pattern and changes the values; set up a "
+                "new plan for another size")
+        self._plan.update(indptr, indices, data, rows)
+        self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
+
+    @property
+    def update_count(self):
+        """How many times :meth:`update` succeeded on this plan."""
+        return self._plan.update_count
 
     def as_linear_operator(self):
         """A scipy.sparse.linalg.LinearOperator applying one V-cycle from zero (an approximate
@@ -592,3 +653,71 @@ def chebyshev_cg(A, b, *, smoother=_D["cg_smoother"], order=_D["cg_order"], tol=
         threads=_int(threads, "threads", 0), krylov=krylov, restart=_int(restart, "restart", 1),
     )
     return SolveResult(x, SolveInfo(info))
+
+
+class SolutionProjection:
+    """Initial guesses for a sequence of solves with one plan's matrix and slowly varying
+    right-hand sides (a time step's pressure or implicit diffusion solve): Fischer's projection
+    onto previous solutions (P. F. Fischer, Comput. Methods Appl. Mech. Engrg. 163 (1998)
+    193-204; C++ ``krylov::SolutionProjection``, ``MultigridPlan::solve(b, x, projection)``).
+
+    Keeps an A-orthonormal basis {x_1..x_l} of previous solutions (l <= ``max_vectors``; when full
+    it restarts from the latest solution). :meth:`solve` takes ``x0 = sum_i (x_i^T b) x_i`` (the
+    best approximation of A^{-1} b in their span, in the A-norm), solves ``A dx = b - A x0`` with
+    the plan's solver from zero to ``||b - A x|| <= max(tol ||b||, atol)`` (the rule of a solve
+    from x = 0, so the projection saves iterations) and adds ``dx``, A-orthonormalised (Gram-Schmidt
+    twice), to the basis unless what is left of it is below ``drop_tolerance`` x ||x||_A. Cost
+    beyond the inner solve: one matvec (A dx) and O(l) vector operations of length n; memory
+    2 ``max_vectors`` vectors. After ``plan.update(A)`` the basis is emptied at the next solve.
+
+    ``plan``: a :class:`MultigridPlan` (SPD, or the pure-Neumann ``null_space="constant"``
+    plans); ``max_vectors`` >= 1; ``drop_tolerance`` in (0, 1). Defaults: the C++
+    ``krylov::ProjectionOptions{}`` (:func:`multigrid_defaults`, keys ``projection_*``).
+    Raises InvalidArgumentError for bad keywords.
+    """
+
+    def __init__(self, plan, *, max_vectors=_D["projection_max_vectors"], drop_tolerance=_D["projection_drop_tolerance"],
+                 threads=_D["threads"]):
+        if not isinstance(plan, MultigridPlan):
+            raise InvalidArgumentError(f"plan must be an elliptica.MultigridPlan, got {type(plan).__name__}")
+        self._owner = plan
+        self._p = _core._SolutionProjection(plan.size, _int(max_vectors, "max_vectors", 1),
+                                            _real(drop_tolerance, "drop_tolerance"), _int(threads, "threads", 0))
+
+    @property
+    def plan(self):
+        return self._owner
+
+    @property
+    def basis_size(self):
+        """l: solutions in the basis now."""
+        return self._p.basis_size
+
+    @property
+    def basis(self):
+        """The A-orthonormal basis, ndarray((n, l), float64) (a copy)."""
+        n, l = self._owner.size, self._p.basis_size
+        return np.ascontiguousarray(self._p.basis().reshape(l, n).T)
+
+    def clear(self):
+        """Empties the basis."""
+        self._p.clear()
+
+    def solve(self, b, *, tol=_D["tol"], maxiter=_D["maxiter"], krylov=None, restart=_D["restart"], atol=_D["atol"]):
+        """Solves ``A x = b`` (``b``: ndarray((n,), float64)) from the projected initial guess with the
+        plan's solver (keywords as :meth:`MultigridPlan.solve`); returns a :class:`SolveResult`
+        whose ``info`` also has ``projected_residual`` (``||b - A x0|| / ||b||``, 1 for an empty
+        basis), ``basis_before``, ``basis_after``, ``restarted``; ``residual_history`` and
+        ``final_relative_residual`` are relative to ``||b||``, ``matvecs`` counts the extra A dx."""
+        plan = self._owner
+        n = plan.size
+        b = _vector(b, n, "b")
+        if krylov is None:
+            krylov = getattr(plan, "_default_krylov", _D["krylov"])
+        krylov = _choice(krylov, _KRYLOV, "krylov")
+        x, info = plan._plan.solve_projected(self._p, b, _real(tol, "tol"), _int(maxiter, "maxiter", 0), krylov,
+                                             _int(restart, "restart", 1), _real(atol, "atol"))
+        return SolveResult(x, SolveInfo(info))
+
+    def __repr__(self):
+        return f"SolutionProjection(size={self._owner.size}, basis_size={self.basis_size})"

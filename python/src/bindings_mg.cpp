@@ -26,6 +26,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/krylov/projection.hpp"
 #include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/plan.hpp"
@@ -188,6 +189,10 @@ nb::dict multigrid_defaults() {
   o["prolongator_omega"] = d.amg.prolongator_omega;
   o["coarse_size"] = d.amg.coarse_size;
   o["amg_max_levels"] = d.amg.max_levels;
+  // elliptica.SolutionProjection (krylov::ProjectionOptions)
+  const kr::ProjectionOptions p{};
+  o["projection_max_vectors"] = p.max_vectors;
+  o["projection_drop_tolerance"] = p.drop_tolerance;
   // elliptica.chebyshev_cg (multigrid::smoother_solve)
   const mg::SmootherSolveOptions c{};
   o["cg_smoother"] = polynomial_name(c.smoother.kind);
@@ -199,6 +204,15 @@ nb::dict multigrid_defaults() {
   o["cg_restart"] = c.solver.krylov.restart;
   return o;
 }
+
+/// krylov::SolutionProjection for one plan; plan_updates: the plan's update_count() its basis
+/// belongs to (solve_projected empties a stale basis).
+struct PyProjection {
+  kr::SolutionProjection proj;
+  std::size_t plan_updates = 0;
+  std::mutex mutex;
+  PyProjection(std::size_t n, const kr::ProjectionOptions& o) : proj(n, o) {}
+};
 
 /// multigrid::MultigridPlan; the mutex serialises calls from several Python threads (the V-cycle's
 /// work vectors are shared and the GIL is released).
@@ -241,10 +255,8 @@ struct PyMultigridPlan {
     return vec_to_numpy(std::move(z));
   }
 
-  nb::tuple solve(const InVec& b, const InVec& x0, double tol, int maxiter, const std::string& krylov, int restart,
-                  double atol) {
-    check_vec(b, size(), "b");
-    check_vec(x0, size(), "x0");
+  /// The outer solver of one solve() call, validated with Python's words.
+  mg::OuterSolverOptions outer_options(double tol, int maxiter, const std::string& krylov, int restart, double atol) const {
     mg::OuterSolverOptions so = plan->options().solver;
     try {
       so.method = mg::solver_method_from_string(krylov);
@@ -262,21 +274,104 @@ struct PyMultigridPlan {
     so.krylov.atol = atol;
     so.krylov.max_iterations = maxiter;
     so.krylov.restart = restart;
+    return so;
+  }
+
+  /// Under the mutex: PCG needs a symmetric fine matrix (checked once per matrix).
+  void check_pcg(const mg::OuterSolverOptions& so) {
+    if (so.method == mg::SolverMethod::Cg && h().level(0).matrix) {
+      if (!symmetry) symmetry = elliptica::check_symmetry(*h().level(0).matrix);
+      require_symmetric(*symmetry);
+    }
+  }
+
+  nb::tuple solve(const InVec& b, const InVec& x0, double tol, int maxiter, const std::string& krylov, int restart,
+                  double atol) {
+    check_vec(b, size(), "b");
+    check_vec(x0, size(), "x0");
+    const mg::OuterSolverOptions so = outer_options(tol, maxiter, krylov, restart, atol);
     std::vector<double> x(x0.data(), x0.data() + size());
     mg::SolveResult r;
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      if (so.method == mg::SolverMethod::Cg && h().level(0).matrix) {
-        if (!symmetry) symmetry = elliptica::check_symmetry(*h().level(0).matrix);
-        require_symmetric(*symmetry);
-      }
+      check_pcg(so);
       r = plan->solve(b.data(), x.data(), so);
     }
     nb::object xo = vec_to_numpy(std::move(x));
     const long mv = r.matvecs;
     const double rho = r.rho;
     return nb::make_tuple(xo, result_to_dict(std::move(r), mv, rho));
+  }
+
+  /// k right-hand sides, column-major (n k values, column c at [c n, c n + n)); returns the
+  /// solutions in the same layout and one dict per column.
+  nb::tuple solve_block(const InVec& B, const InVec& X0, std::size_t k, double tol, int maxiter, const std::string& krylov,
+                        int restart, double atol) {
+    if (k == 0) throw InvalidArgument("b has no columns (shape (n, 0))");
+    check_vec(B, size() * k, "b");
+    check_vec(X0, size() * k, "x0");
+    const mg::OuterSolverOptions so = outer_options(tol, maxiter, krylov, restart, atol);
+    std::vector<double> X(X0.data(), X0.data() + size() * k);
+    std::vector<mg::SolveResult> rs;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      check_pcg(so);
+      rs = plan->solve(B.data(), X.data(), k, so);
+    }
+    nb::list infos;
+    for (auto& r : rs) {
+      const long mv = r.matvecs;
+      const double rho = r.rho;
+      infos.append(result_to_dict(std::move(r), mv, rho));
+    }
+    return nb::make_tuple(vec_to_numpy(std::move(X)), infos);
+  }
+
+  /// A x = b with the projection's initial guess (MultigridPlan::solve with a SolutionProjection);
+  /// a basis built before an update() of the plan is emptied first.
+  nb::tuple solve_projected(PyProjection& p, const InVec& b, double tol, int maxiter, const std::string& krylov,
+                            int restart, double atol) {
+    check_vec(b, size(), "b");
+    if (p.proj.size() != size())
+      throw InvalidArgument("the projection has " + std::to_string(p.proj.size()) + " unknowns, the plan " +
+                            std::to_string(size()));
+    const mg::OuterSolverOptions so = outer_options(tol, maxiter, krylov, restart, atol);
+    std::vector<double> x(size(), 0.0);
+    mg::ProjectedSolveResult r;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
+      std::lock_guard<std::mutex> lock_p(p.mutex);
+      check_pcg(so);
+      if (p.plan_updates != plan->update_count()) {  // the operator changed: the basis is stale
+        p.proj.clear();
+        p.plan_updates = plan->update_count();
+      }
+      r = plan->solve(b.data(), x.data(), p.proj, so);
+    }
+    nb::object xo = vec_to_numpy(std::move(x));
+    const long mv = r.matvecs;
+    const double rho = r.rho;
+    const double pr = r.projected_residual;
+    const std::size_t before = r.basis_before, after = r.basis_after;
+    const bool restarted = r.restarted;
+    nb::dict d = result_to_dict(std::move(r), mv, rho);
+    d["projected_residual"] = pr;
+    d["basis_before"] = before;
+    d["basis_after"] = after;
+    d["restarted"] = restarted;
+    return nb::make_tuple(xo, d);
+  }
+
+  /// MultigridPlan::update_values with the CSR arrays of the new matrix.
+  void update(const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows) {
+    CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    plan->update_values(A);
+    symmetry.reset();
   }
 
   std::vector<double> lambda_max() const {
@@ -382,6 +477,34 @@ void init_multigrid(nb::module_& m) {
 
   m.def("_multigrid_defaults", &multigrid_defaults, "The C++ defaults of a multigrid plan (MultigridOptions{}).");
 
+  nb::class_<PyProjection>(m, "_SolutionProjection")
+      .def(
+          "__init__",
+          [](PyProjection* self, std::size_t n, std::size_t max_vectors, double drop_tolerance, int threads) {
+            kr::ProjectionOptions o;
+            o.max_vectors = max_vectors;
+            o.drop_tolerance = drop_tolerance;
+            o.threads = threads;
+            new (self) PyProjection(n, o);
+          },
+          "n"_a, "max_vectors"_a, "drop_tolerance"_a, "threads"_a = 0)
+      .def("clear",
+           [](PyProjection& p) {
+             std::lock_guard<std::mutex> lock(p.mutex);
+             p.proj.clear();
+           })
+      .def_prop_ro("basis_size", [](PyProjection& p) {
+        std::lock_guard<std::mutex> lock(p.mutex);
+        return p.proj.basis_size();
+      })
+      .def("basis", [](PyProjection& p) {
+        std::lock_guard<std::mutex> lock(p.mutex);
+        std::vector<double> X;  // column-major n x l
+        for (std::size_t i = 0; i < p.proj.basis_size(); ++i)
+          X.insert(X.end(), p.proj.basis_vector(i).begin(), p.proj.basis_vector(i).end());
+        return vec_to_numpy(std::move(X));
+      });
+
   nb::class_<PyMultigridPlan>(m, "_MultigridPlan")
       .def(
           "__init__",
@@ -446,6 +569,12 @@ void init_multigrid(nb::module_& m) {
       .def("apply", &PyMultigridPlan::apply, "r"_a)
       .def("solve", &PyMultigridPlan::solve, "b"_a, "x0"_a, "tol"_a, "maxiter"_a, "krylov"_a, "restart"_a,
            "atol"_a = 0.0)
+      .def("solve_block", &PyMultigridPlan::solve_block, "b"_a, "x0"_a, "k"_a, "tol"_a, "maxiter"_a, "krylov"_a,
+           "restart"_a, "atol"_a)
+      .def("solve_projected", &PyMultigridPlan::solve_projected, "projection"_a, "b"_a, "tol"_a, "maxiter"_a,
+           "krylov"_a, "restart"_a, "atol"_a)
+      .def("update", &PyMultigridPlan::update, "indptr"_a, "indices"_a, "data"_a, "rows"_a)
+      .def_prop_ro("update_count", [](const PyMultigridPlan& p) { return p.plan->update_count(); })
       .def_prop_ro("size", &PyMultigridPlan::size)
       .def_prop_ro("levels", [](const PyMultigridPlan& p) { return p.h().num_levels(); })
       .def_prop_ro("operator_complexity", [](const PyMultigridPlan& p) { return p.h().operator_complexity(); })
