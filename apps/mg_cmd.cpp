@@ -145,8 +145,8 @@ int run_solve_problem(const MgSolveArgs& a) {
   const bool three = a.problem == "poisson3d";
   if (a.problem != "poisson2d" && !three)
     throw InvalidArgument("--problem: expected poisson2d or poisson3d, got '" + a.problem + "'");
-  if (a.o_rhs->count() || a.o_out->count())
-    throw InvalidArgument("--rhs/--out belong to the --matrix mode; the Poisson problems make their own right-hand side");
+  if (a.o_rhs->count() || a.o_out->count() || a.o_projection->count())
+    throw InvalidArgument("--rhs/--out/--projection belong to the --matrix mode; the Poisson problems make their own right-hand side");
   if (a.n < 2) throw InvalidArgument("--n: need at least 2 intervals per axis, got " + std::to_string(a.n));
   if (three && a.n > 1024) throw InvalidArgument("--n: at most 1024 intervals per axis in 3D, got " + std::to_string(a.n));
   if (!three && a.n > 16384) throw InvalidArgument("--n: at most 16384 intervals per axis in 2D, got " + std::to_string(a.n));
@@ -430,8 +430,22 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
   const std::size_t k = b.cols;  // right-hand sides: solved one after the other with the one set-up
   const std::vector<double> B = columns_of(b);
   std::vector<double> X(N * k, 0.0);
+  std::vector<mg::SolveResult> res;
+  std::vector<double> projected;  // ||b - A x0|| / ||b|| per column (--projection)
   const auto t1 = Clock::now();
-  const std::vector<mg::SolveResult> res = plan->solve(B.data(), X.data(), k);
+  if (a.projection > 0) {  // the columns as a sequence, each from the projection onto the previous solutions
+    krylov::ProjectionOptions po;
+    po.max_vectors = static_cast<std::size_t>(a.projection);
+    po.threads = a.threads;
+    krylov::SolutionProjection proj(N, po);
+    for (std::size_t c = 0; c < k; ++c) {
+      const mg::ProjectedSolveResult r = plan->solve(B.data() + c * N, X.data() + c * N, proj);
+      projected.push_back(r.projected_residual);
+      res.push_back(r);
+    }
+  } else {
+    res = plan->solve(B.data(), X.data(), k);
+  }
   const double t_solve = seconds_since(t1);
 
   const mg::Hierarchy& h = plan->hierarchy();
@@ -446,6 +460,11 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
   os << buf;
   print_levels(os, *plan);
   if (k > 1) os << "right-hand sides: " << k << " (columns of " << a.rhs << ", one set-up; one value per column below)\n";
+  if (a.projection > 0) {
+    os << "projection: Fischer, up to " << a.projection
+       << " previous solutions; residuals relative to ||b||, stopping at tol ||b||\n";
+    os << "projected residual: " << per_column(k, [&](std::size_t c) { return fmt("%.3e", projected[c]); }) << "\n";
+  }
   os << "converged: " << per_column(k, [&](std::size_t c) { return std::string(res[c].converged ? "yes" : "no"); }) << "\n";
   os << "iterations: " << per_column(k, [&](std::size_t c) { return std::to_string(res[c].iterations); }) << "\n";
   os << "fine-grid matvecs: " << per_column(k, [&](std::size_t c) { return std::to_string(res[c].matvecs); }) << "\n";
@@ -478,6 +497,11 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
   check_threads(a.threads);
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
+  if (a.o_projection->count()) {
+    if (!hierarchy) throw InvalidArgument("--projection applies with a hierarchy (--amg sa or geometric), not --amg none");
+    if (a.projection < 1 || a.projection > 1000)
+      throw InvalidArgument("--projection: need 1 <= L <= 1000 previous solutions, got " + std::to_string(a.projection));
+  }
   const mg::SmootherSolveOptions ssd{};
   int order = ssd.order;
   if (!a.order.empty() && !hierarchy) {
@@ -726,6 +750,11 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
                            "right-hand sides solved one after the other with one set-up (--out gets the same shape; "
                            "the summary lists one value per column)");
   s.o_out = sc->add_option("--out", s.out, "solution file (.npy, else CSV), with --matrix; written atomically");
+  s.o_projection = sc->add_option(
+      "--projection", s.projection,
+      "L: the columns of --rhs as a sequence (time steps), each started from Fischer's projection onto up to L previous "
+      "solutions (e.g. " + std::to_string(krylov::ProjectionOptions{}.max_vectors) +
+          "; --amg sa|geometric; stops at tol ||b||)");
   sc->add_flag("--quiet,-q", s.quiet, "no progress on stderr");
 
   auto& t = g.study;

@@ -45,7 +45,11 @@ struct MgSolveArgs {
   int block_size = multigrid::AmgOptions{}.block_size;
   double strength = multigrid::AmgOptions{}.strength_threshold;
   long long coarse_size = static_cast<long long>(multigrid::AmgOptions{}.coarse_size);  ///< signed: -5 is refused, not wrapped
+  /// --projection L: the columns of --rhs as a sequence, each started from Fischer's projection onto
+  /// up to L previous solutions (krylov::SolutionProjection); 0: off.
+  long long projection = 0;
   bool quiet = false;
+  CLI::Option* o_projection = nullptr;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
               *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_coarse_size = nullptr,

@@ -111,3 +111,51 @@ def test_rows_of_the_array_must_match(cli, tmp_path):
     np.save(tmp_path / "B.npy", np.ones((399, 2)))
     r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy")
     assert r.returncode == INVALID and "length mismatch" in r.stderr and "(n, k)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("amg", ["sa", "geometric"])
+def test_projection_over_the_columns_saves_iterations(cli, tmp_path, amg):
+    n, k, tol = 63, 10, 1e-8
+    A = poisson2d(n)
+    sio.mmwrite(tmp_path / "A.mtx", A)
+    h = 1.0 / (n + 1)
+    xs = (np.arange(n) + 1) * h
+    X, Y = np.meshgrid(xs, xs)
+    B = np.stack([np.exp(-((X - 0.3 - 0.005 * t) ** 2 + (Y - 0.5) ** 2) / 0.01).ravel() for t in range(k)], axis=1)
+    np.save(tmp_path / "B.npy", B)
+    extra = ["--shape", f"{n},{n}"] if amg == "geometric" else []
+    base = ["mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--amg", amg, "--tol", tol,
+            "--quiet", *extra]
+    r0 = run(cli, *base, "--out", tmp_path / "X0.npy")
+    r1 = run(cli, *base, "--out", tmp_path / "X1.npy", "--projection", 6)
+    assert r0.returncode == 0 and r1.returncode == 0, (r0.stderr, r1.stderr)
+    it0 = [int(v) for v in values(r0.stdout, "iterations")]
+    it1 = [int(v) for v in values(r1.stdout, "iterations")]
+    pr = [float(v) for v in values(r1.stdout, "projected residual")]
+    assert pr[0] == 1.0 and max(pr[2:6]) < 1e-2  # the projected guesses leave small residuals
+    assert sum(it1[2:]) * 10 <= sum(it0[2:]) * 7, (it0, it1)
+    R = spla.spsolve(A.tocsc(), B)
+    for f in ("X0.npy", "X1.npy"):
+        Xs = np.load(tmp_path / f)
+        for c in range(k):
+            assert np.linalg.norm(B[:, c] - A @ Xs[:, c]) <= tol * np.linalg.norm(B[:, c]) * (1 + 1e-6)
+            assert np.linalg.norm(Xs[:, c] - R[:, c]) <= kappa(n) * tol * np.linalg.norm(R[:, c])
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--amg", "none", "--projection", "4"], "--projection applies with a hierarchy"),
+    (["--projection", "0"], "--projection: need 1 <= L"),
+])
+def test_projection_refusals(cli, tmp_path, extra, message):
+    A = poisson2d(20)
+    sio.mmwrite(tmp_path / "A.mtx", A)
+    np.save(tmp_path / "B.npy", np.ones((400, 2)))
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy",
+            *extra)
+    assert r.returncode == INVALID and message in r.stderr, r.stderr
+    assert not (tmp_path / "X.npy").exists()
+
+
+def test_projection_belongs_to_the_matrix_mode(cli):
+    r = run(cli, "mg", "solve", "--problem", "poisson2d", "--n", 16, "--projection", 4)
+    assert r.returncode == INVALID and "--projection" in r.stderr, r.stderr
