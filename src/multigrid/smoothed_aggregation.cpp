@@ -48,8 +48,8 @@ NearNullSpace rigid_body_modes(const std::vector<double>& coords, int dim) {
 namespace {
 
 /// P = T - w D^-1 (A T), rows merged with a dense accumulator (columns sorted).
-CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w) {
-  const CsrMatrix AT = multiply(A, T);
+CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w, int threads) {
+  const CsrMatrix AT = multiply(A, T, threads);
   CsrMatrix P;
   P.rows = T.rows;
   P.cols = T.cols;
@@ -265,7 +265,7 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
         lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
         f.jacobi_lambda = lambda;  // the V-cycle's Jacobi smoother reuses it
       }
-      P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda);
+      P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda, opt.threads);
     } else {
       P = std::move(tp.T);
     }

@@ -37,12 +37,15 @@ struct CsrMatrix {
   void validate() const;
 };
 
-/// C = A * B (sparse-sparse product; Gustavson's algorithm).
-CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B);
+/// C = A * B (sparse-sparse product; Gustavson's algorithm: a dense accumulator per row, rows in
+/// parallel above 2000 rows; columns sorted in each row, explicit zeros of the sum kept). Throws
+/// InvalidArgument when A.cols != B.rows. `threads` as in core/parallel.hpp (0 = omp_get_max_threads()).
+CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads = 0);
 /// Galerkin triple product P^T A P.
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
-/// C = R * A * P row by row without storing A * P (Gustavson accumulation per row of R; rows in
-/// parallel). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
+/// C = R * (A * P): two sparse products (multiply above), the intermediate A P stored (a fused
+/// row-by-row R A P recomputes each row of A P once per nonzero in the matching column of R,
+/// ruinous on levels that densify). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
 /// when the inner dimensions differ. `threads` as in core/parallel.hpp (0 = omp_get_max_threads()).
 CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads = 0);
 
