@@ -147,6 +147,9 @@ int run_solve_problem(const MgSolveArgs& a) {
     throw InvalidArgument("--problem: expected poisson2d or poisson3d, got '" + a.problem + "'");
   if (a.o_rhs->count() || a.o_out->count())
     throw InvalidArgument("--rhs/--out belong to the --matrix mode; the Poisson problems make their own right-hand side");
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_coarse_size})
+    if (o->count())
+      throw InvalidArgument(o->get_name() + " belongs to the --matrix mode (--amg sa); --problem uses the geometric hierarchy");
   if (a.n < 2) throw InvalidArgument("--n: need at least 2 intervals per axis, got " + std::to_string(a.n));
   if (three && a.n > 1024) throw InvalidArgument("--n: at most 1024 intervals per axis in 3D, got " + std::to_string(a.n));
   if (!three && a.n > 16384) throw InvalidArgument("--n: at most 16384 intervals per axis in 2D, got " + std::to_string(a.n));
@@ -385,11 +388,13 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
       const std::vector<double> d = A.diagonal();
       for (std::size_t i = 0; i < N; ++i)
         if (d[i] < 0)
-          throw InvalidArgument("the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " + fmt_g(d[i]) +
+          throw InvalidArgument("the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ", 1-based: " + fmt_g(d[i]) +
                                 "), so it is not symmetric positive definite (for a negative definite system A x = b, "
                                 "solve -A x = -b)");
     }
     if (a.coarse_size < 1) throw InvalidArgument("--coarse-size must be >= 1, got " + std::to_string(a.coarse_size));
+    if (!(a.strength >= 0.0 && a.strength < 1.0))
+      throw InvalidArgument("--strength must be in [0, 1), got " + fmt_g(a.strength));
     if (N <= static_cast<std::size_t>(a.coarse_size))
       throw InvalidArgument("--amg sa: the matrix has " + std::to_string(N) + " unknowns, not more than --coarse-size " +
                             std::to_string(a.coarse_size) +

@@ -486,3 +486,55 @@ TEST(AmgHierarchy, ConstantNullSpaceProjectsAnInconsistentRightHandSide) {
   std::vector<double> y(N.rows, 0.0);
   EXPECT_FALSE(p2.solve(b.data(), y.data()).converged);
 }
+
+TEST(AmgHierarchy, ScaleOfTheMatrixAndOfTheNearNullSpaceDoesNotMatter) {
+  // Strength compares |a_ij| with sqrt(|a_ii|) sqrt(|a_jj|): at 1e160 the product a_ii a_jj
+  // overflowed (every coupling weak, "no coarse level"); block norms square the entries. The
+  // near-null vectors are rescaled, so B = 1e-160 or 1e160 times constants is the constants. The
+  // hierarchy and the PCG iterations must be those of the unscaled matrix (the Krylov vectors
+  // scale with 1/s, so b of size 1 keeps every norm in range).
+  const CsrMatrix A = poisson2d(60, 57);
+  const std::vector<double> b = random_vector(A.rows, 9);
+  auto run = [&](double s, double bscale, int block) {
+    CsrMatrix As = A;
+    for (double& v : As.val) v *= s;
+    MultigridOptions o = pcg_options();
+    o.amg.block_size = block;
+    NearNullSpace B{1, std::vector<double>(A.rows, bscale)};
+    if (block == 3) B = {};
+    const MultigridPlan plan = MultigridPlan::smoothed_aggregation(As, o, B);
+    std::vector<double> x(A.rows, 0.0);
+    const SolveResult r = plan.solve(b.data(), x.data());
+    EXPECT_TRUE(r.converged) << "scale " << s;
+    EXPECT_LT(rel_residual(As, b, x), 1e-8) << "scale " << s;
+    return std::pair{plan.hierarchy().num_levels(), r.iterations};
+  };
+  const auto ref = run(1.0, 1.0, 1);
+  for (double s : {1e160, 1e-160, 1e300}) EXPECT_EQ(run(s, 1.0, 1), ref) << "matrix scaled by " << s;
+  for (double bs : {1e-160, 1e160}) EXPECT_EQ(run(1.0, bs, 1), ref) << "near-null vector scaled by " << bs;
+  // block norms (b = 3 on 3420 rows: 1140 nodes) at the extremes of the double range
+  const auto ref3 = run(1.0, 1.0, 3);
+  for (double s : {1e160, 1e-160}) EXPECT_EQ(run(s, 1.0, 3), ref3) << "matrix scaled by " << s << ", block size 3";
+}
+
+TEST(AmgHierarchy, RefusesZeroOrDependentNearNullVectors) {
+  const CsrMatrix A = poisson2d(30, 30);
+  const std::size_t n = A.rows;
+  auto message = [&](const NearNullSpace& B) -> std::string {
+    try {
+      (void)smoothed_aggregation(A, {}, B);
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message(NearNullSpace{1, std::vector<double>(n, 0.0)}).find("near-null vector 0 (0-based column) is zero"),
+            std::string::npos);
+  NearNullSpace two{2, std::vector<double>(2 * n, 1.0)};  // the same vector twice
+  EXPECT_NE(message(two).find("near-null vector 1 (0-based column) is a linear combination"), std::string::npos)
+      << message(two);
+  for (std::size_t i = 0; i < n; ++i) two.B[n + i] = 3.0 - 1e-12 * static_cast<double>(i % 2);  // dependent to rounding
+  EXPECT_NE(message(two).find("linear combination"), std::string::npos) << message(two);
+  for (std::size_t i = 0; i < n; ++i) two.B[n + i] = static_cast<double>(i % 30);  // constants and x: independent
+  EXPECT_EQ(message(two), "");
+}

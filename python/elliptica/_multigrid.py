@@ -450,11 +450,17 @@ class MultigridPlan:
             if not np.all(np.isfinite(B)):
                 raise InvalidArgumentError("near_null contains NaN or Inf")
             nn, k = np.ascontiguousarray(B.ravel(order="F")), B.shape[1]
+        strength = _real(strength, "strength")
+        if not 0.0 <= strength < 1.0:
+            raise InvalidArgumentError(f"strength must be in [0, 1), got {_show(strength)}")
+        prolongator_omega = _real(prolongator_omega, "prolongator_omega")
+        if not 0.0 <= prolongator_omega < 2.0:
+            raise InvalidArgumentError(f"prolongator_omega must be in [0, 2), got {_show(prolongator_omega)}")
         self = cls.__new__(cls)
         self._order = (m_pre, n_post)
         self._plan = _core._MultigridPlan._smoothed_aggregation(
-            indptr, indices, data, rows, nn, k, block_size, _real(strength, "strength"),
-            _real(prolongator_omega, "prolongator_omega"), _int(coarse_size, "coarse_size", 1),
+            indptr, indices, data, rows, nn, k, block_size, strength,
+            prolongator_omega, _int(coarse_size, "coarse_size", 1),
             _int(max_levels, "max_levels", 2), m_pre, n_post,
             **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                              subdomain, overlap),

@@ -80,7 +80,7 @@ CsrMatrix make_csr(const InI64& indptr, const InI32& indices, const InVec& data,
 void require_symmetric(const elliptica::SymmetryReport& s) {
   if (!s.symmetric)
     throw InvalidArgument("A: " + elliptica::describe_asymmetry(s) +
-                          ", 0-based; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
+                          "; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
 }
 
 nb::tuple csr_to_tuple(CsrMatrix&& A) {

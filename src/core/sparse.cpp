@@ -75,7 +75,7 @@ std::string describe_asymmetry(const SymmetryReport& r, int base) {
   };
   const auto b = static_cast<std::size_t>(base);
   return "the matrix is not symmetric (a_ij = " + num(r.a_ij) + ", a_ji = " + num(r.a_ji) + " at row " +
-         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ")";
+         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ", " + std::to_string(base) + "-based)";
 }
 
 void CsrMatrix::multiply(const double* x, double* y, int threads) const {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/text.hpp"
 #include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 
@@ -194,7 +195,7 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     for (std::size_t i = 0; i < n; ++i)
       if (!(d[i] > 0.0))
         throw InvalidArgument(w + "the matrix has a " + (d[i] < 0 ? "negative" : "zero") + " diagonal entry (row " +
-                              std::to_string(i + 1) + ", 1-based: " + std::to_string(d[i]) +
+                              std::to_string(i) + ", 0-based: " + text::shortest(d[i]) +
                               "), so it is not symmetric positive definite; the hierarchy needs a positive diagonal");
   }
   if (n <= opt.coarse_size)
@@ -213,6 +214,41 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
   } else {
     for (double v : B.B)
       if (!std::isfinite(v)) throw InvalidArgument(w + "near-null space has a non-finite entry");
+    // Each vector scaled to unit largest magnitude (the span, hence P, is unchanged; the squares
+    // of the aggregates' Gram-Schmidt then neither underflow for a vector of size 1e-160 nor
+    // overflow for 1e160), then checked: a zero vector or one in the span of the others would
+    // give every aggregate a dependent direction, i.e. coarse unknowns that do nothing.
+    const std::size_t k = B.k;
+    for (std::size_t c = 0; c < k; ++c) {
+      double m = 0.0;
+      for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(B.B[i + n * c]));
+      if (m == 0.0)
+        throw InvalidArgument(w + "near-null vector " + std::to_string(c) + " (0-based column) is zero; give " +
+                              "vectors the operator nearly annihilates (constants, rigid-body modes)");
+      for (std::size_t i = 0; i < n; ++i) B.B[i + n * c] /= m;
+    }
+    // linear independence: modified Gram-Schmidt (twice) on a copy; a remainder below 1e-8 of the
+    // vector's norm means it lies in the span of the earlier ones
+    std::vector<double> Q = B.B;
+    for (std::size_t c = 0; c < k; ++c) {
+      double* qc = Q.data() + n * c;
+      double norm0 = 0.0;
+      for (std::size_t i = 0; i < n; ++i) norm0 += qc[i] * qc[i];
+      for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t p = 0; p < c; ++p) {
+          const double* qp = Q.data() + n * p;
+          double d = 0.0;
+          for (std::size_t i = 0; i < n; ++i) d += qp[i] * qc[i];
+          for (std::size_t i = 0; i < n; ++i) qc[i] -= d * qp[i];
+        }
+      double norm = 0.0;
+      for (std::size_t i = 0; i < n; ++i) norm += qc[i] * qc[i];
+      if (!(std::sqrt(norm) > 1e-8 * std::sqrt(norm0)))
+        throw InvalidArgument(w + "near-null vector " + std::to_string(c) +
+                              " (0-based column) is a linear combination of the vectors before it; give " +
+                              "linearly independent vectors");
+      for (std::size_t i = 0; i < n; ++i) qc[i] /= std::sqrt(norm);
+    }
   }
 
   std::vector<Level> levels;

@@ -15,14 +15,15 @@ namespace elliptica::multigrid {
 
 namespace {
 
-/// The node graph: entry (I, J) = ||A_IJ||_F over the b x b blocks (b = 1: |a_ij|), diagonal
-/// included, columns sorted.
+/// The node graph: entry (I, J) = ||A_IJ||_F over the b x b blocks, diagonal included, columns
+/// sorted. The squares are summed in long double (range 1e+-4931), so entries of any double
+/// magnitude (1e+-160) neither overflow nor underflow in the norm.
 CsrMatrix block_norms(const CsrMatrix& A, int b) {
   const std::size_t nn = A.rows / static_cast<std::size_t>(b);
   CsrMatrix G;
   G.rows = G.cols = nn;
   G.row_ptr.assign(nn + 1, 0);
-  std::vector<double> acc(nn, 0.0);
+  std::vector<long double> acc(nn, 0.0L);
   std::vector<std::int32_t> marker(nn, -1), cols;
   for (std::size_t I = 0; I < nn; ++I) {
     cols.clear();
@@ -32,17 +33,17 @@ CsrMatrix block_norms(const CsrMatrix& A, int b) {
         const auto J = static_cast<std::int32_t>(A.col[static_cast<std::size_t>(p)] / b);
         if (marker[static_cast<std::size_t>(J)] != static_cast<std::int32_t>(I)) {
           marker[static_cast<std::size_t>(J)] = static_cast<std::int32_t>(I);
-          acc[static_cast<std::size_t>(J)] = 0.0;
+          acc[static_cast<std::size_t>(J)] = 0.0L;
           cols.push_back(J);
         }
-        const double v = A.val[static_cast<std::size_t>(p)];
+        const long double v = A.val[static_cast<std::size_t>(p)];
         acc[static_cast<std::size_t>(J)] += v * v;
       }
     }
     std::sort(cols.begin(), cols.end());
     for (auto J : cols) {
       G.col.push_back(J);
-      G.val.push_back(std::sqrt(acc[static_cast<std::size_t>(J)]));
+      G.val.push_back(static_cast<double>(std::sqrt(acc[static_cast<std::size_t>(J)])));
     }
     G.row_ptr[I + 1] = static_cast<std::int64_t>(G.col.size());
   }
@@ -62,12 +63,14 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
   if (A.rows % static_cast<std::size_t>(block_size) != 0)
     throw InvalidArgument("smoothed aggregation: " + std::to_string(A.rows) + " rows are not divisible by block_size " +
                           std::to_string(block_size));
-  const CsrMatrix G = block_norms(A, block_size);
+  // b = 1: the node graph is A itself, read through |.| (no copy)
+  const CsrMatrix Gb = block_size == 1 ? CsrMatrix{} : block_norms(A, block_size);
+  const CsrMatrix& G = block_size == 1 ? A : Gb;
   const std::size_t nn = G.rows;
   std::vector<double> d(nn, 0.0);
   for (std::size_t I = 0; I < nn; ++I)
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p)
-      if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) == I) d[I] = G.val[static_cast<std::size_t>(p)];
+      if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) == I) d[I] = std::fabs(G.val[static_cast<std::size_t>(p)]);
   // directed strong couplings I -> J (row I), then S = Sd + Sd^T merged row by row (both sorted)
   CsrMatrix Sd;
   Sd.rows = Sd.cols = nn;
@@ -80,9 +83,9 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
     double best_ratio = 0.0, best_s = 0.0;
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p) {
       const auto J = static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]);
-      const double s = G.val[static_cast<std::size_t>(p)];
+      const double s = std::fabs(G.val[static_cast<std::size_t>(p)]);
       if (J == I || s == 0.0) continue;
-      const double ratio = s / std::sqrt(d[I] * d[J]);
+      const double ratio = s / (std::sqrt(d[I]) * std::sqrt(d[J]));  // (no overflow of d_I d_J at 1e160)
       if (ratio >= theta) {
         Sd.col.push_back(static_cast<std::int32_t>(J));
         Sd.val.push_back(s);

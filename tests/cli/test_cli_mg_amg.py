@@ -148,7 +148,7 @@ def test_refusals(cli, tmp_path):
                           (("--coarsening", "8"), "--coarsening"),
                           (("--amg", "geometric"), "--shape"),
                           (("--block-size", "7"), "divisible"),
-                          (("--strength", "1.5"), "strength"),
+                          (("--strength", "1.5"), "--strength must be in [0, 1), got 1.5"),
                           (("--coarse-size", "-5"), "--coarse-size must be >= 1")]:
         r, out = solve(cli, tmp_path, A, b, *extra)
         assert r.returncode == INVALID, (extra, r.returncode, r.stderr)
@@ -159,6 +159,13 @@ def test_refusals(cli, tmp_path):
     assert r.returncode == INVALID and "899" in r.stderr, r.stderr
     r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "missing.npy")
     assert r.returncode == IOERR and "missing.npy" in r.stderr, r.stderr
+    np.save(tmp_path / "zero.npy", np.zeros((900, 1)))
+    r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "zero.npy")
+    assert r.returncode == INVALID and "near-null vector 0 (0-based column) is zero" in r.stderr, r.stderr
+    # the --problem mode has its own (geometric) hierarchy: --matrix options are refused, not ignored
+    for extra in (("--near-null", "v.npy"), ("--block-size", "2"), ("--strength", "0.1"), ("--coarse-size", "50")):
+        r = run(cli, "mg", "solve", "--problem", "poisson2d", "--n", "16", *extra)
+        assert r.returncode == INVALID and extra[0] in r.stderr and "--matrix mode" in r.stderr, (extra, r.stderr)
 
 
 def test_atol(cli, tmp_path):

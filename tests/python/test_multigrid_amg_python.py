@@ -112,8 +112,14 @@ def test_refusals():
         elliptica.MultigridPlan.from_matrix(A, near_null=np.ones((899, 1)))
     with pytest.raises(E, match="NaN"):
         elliptica.MultigridPlan.from_matrix(A, near_null=np.full((900, 1), np.nan))
-    with pytest.raises(E, match="strength"):
+    with pytest.raises(E, match=r"^strength must be in \[0, 1\), got 1.5$"):
         elliptica.MultigridPlan.from_matrix(A, strength=1.5)
+    with pytest.raises(E, match=r"^prolongator_omega must be in \[0, 2\)"):
+        elliptica.MultigridPlan.from_matrix(A, prolongator_omega=-1)
+    with pytest.raises(E, match=r"near-null vector 0 \(0-based column\) is zero"):
+        elliptica.MultigridPlan.from_matrix(A, near_null=np.zeros(900))
+    with pytest.raises(E, match="linear combination"):
+        elliptica.MultigridPlan.from_matrix(A, near_null=np.ones((900, 2)))
     with pytest.raises(E, match="divisible"):
         elliptica.MultigridPlan.from_matrix(A, block_size=7)
     with pytest.raises(E, match="shape applies only"):

@@ -73,9 +73,9 @@ struct SymmetryReport {
 /// has). Throws InvalidArgument when A is not square or rtol is negative or not finite.
 SymmetryReport check_symmetry(const CsrMatrix& A, double rtol = 1e-12);
 
-/// "the matrix is not symmetric (a_ij = X, a_ji = Y at row i, column j)" for the report's worst
-/// pair, indices counted from `base` (0, or 1 for the CLI and Matrix Market files), values in
-/// their shortest round-trip form.
+/// "the matrix is not symmetric (a_ij = X, a_ji = Y at row i, column j, B-based)" for the report's
+/// worst pair, indices counted from `base` (0: the library and Python; 1: the CLI and Matrix
+/// Market files) and the base named, values in their shortest round-trip form.
 std::string describe_asymmetry(const SymmetryReport& r, int base = 0);
 
 /// A square CsrMatrix as an operator (core/operator.hpp): apply = multiply with `threads`
