@@ -261,8 +261,11 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     // theta_l = theta 2^-l (Vanek et al. 1996: the Galerkin operators' off-diagonal entries
     // shrink relative to the diagonal level by level); when a level has no strong connections at
     // its threshold (every node isolated), every connection counts.
-    const double theta = opt.strength_threshold * std::ldexp(1.0, -static_cast<int>(levels.size() - 1));
-    CsrMatrix S = strength_graph(Af, theta, static_cast<int>(bl));
+    // (the classical measure is row-relative: the same theta on every level)
+    const double theta = opt.strength_measure == StrengthMeasure::Classical
+                             ? opt.strength_threshold
+                             : opt.strength_threshold * std::ldexp(1.0, -static_cast<int>(levels.size() - 1));
+    CsrMatrix S = strength_graph(Af, theta, static_cast<int>(bl), opt.strength_measure);
     Aggregates agg = standard_aggregation(S);
     if ((agg.count == 0 || agg.count * B.k >= nf) && theta > 0.0) {
       S = strength_graph(Af, 0.0, static_cast<int>(bl));

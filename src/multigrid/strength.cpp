@@ -1,7 +1,8 @@
 /// @file strength.cpp
 /// Strength of connection of smoothed aggregation (amg.hpp step 1; Vanek, Mandel, Brezina 1996,
-/// eq. (3.2)): i ~ j when |a_ij| >= theta sqrt(|a_ii a_jj|), on the node graph of b x b blocks
-/// (Frobenius norms), symmetrised.
+/// eq. (3.2)): i ~ j when |a_ij| >= theta sqrt(|a_ii a_jj|) (symmetric measure) or
+/// |a_ij| >= theta max_{k != i} |a_ik| (classical, Ruge & Stueben 1987), on the node graph of
+/// b x b blocks (Frobenius norms), symmetrised.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -52,7 +53,17 @@ CsrMatrix block_norms(const CsrMatrix& A, int b) {
 
 }  // namespace
 
-CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
+StrengthMeasure strength_measure_from_string(const std::string& s) {
+  if (s == "symmetric") return StrengthMeasure::Symmetric;
+  if (s == "classical") return StrengthMeasure::Classical;
+  throw InvalidArgument("strength measure: expected symmetric or classical, got '" + s + "'");
+}
+
+std::string to_string(StrengthMeasure m) { return m == StrengthMeasure::Classical ? "classical" : "symmetric"; }
+
+double default_strength_threshold(StrengthMeasure m) { return m == StrengthMeasure::Classical ? 0.5 : 0.08; }
+
+CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size, StrengthMeasure measure) {
   if (!(theta >= 0.0 && theta < 1.0))
     throw InvalidArgument("smoothed aggregation: strength_threshold must be in [0, 1), got " + std::to_string(theta));
   if (block_size < 1)
@@ -81,11 +92,17 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
     bool any = false;
     std::size_t best = I;
     double best_ratio = 0.0, best_s = 0.0;
+    double row_max = 0.0;  // the classical measure's max_{J != I} s_IJ
+    if (measure == StrengthMeasure::Classical)
+      for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p)
+        if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) != I)
+          row_max = std::max(row_max, std::fabs(G.val[static_cast<std::size_t>(p)]));
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p) {
       const auto J = static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]);
       const double s = std::fabs(G.val[static_cast<std::size_t>(p)]);
       if (J == I || s == 0.0) continue;
-      const double ratio = s / (std::sqrt(d[I]) * std::sqrt(d[J]));  // (no overflow of d_I d_J at 1e160)
+      // (sqrt(d_I) sqrt(d_J): no overflow of d_I d_J at 1e160)
+      const double ratio = measure == StrengthMeasure::Classical ? s / row_max : s / (std::sqrt(d[I]) * std::sqrt(d[J]));
       if (ratio >= theta) {
         Sd.col.push_back(static_cast<std::int32_t>(J));
         Sd.val.push_back(s);

@@ -97,6 +97,22 @@ def test_sa_is_the_default_and_solves(cli, tmp_path):
     assert np.linalg.norm(x - xref) <= 1e-6 * np.linalg.norm(xref)  # cond(A) ~ 6e3
 
 
+def test_classical_strength_measure(cli, tmp_path):
+    A = poisson2d(90, 77)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    r, out = solve(cli, tmp_path, A, b, "--strength-measure", "classical", "--tol", 1e-10)
+    assert r.returncode == 0, r.stderr
+    assert "strength 0.5 (classical)" in r.stdout, r.stdout  # the measure's own default threshold
+    x = np.load(out)
+    assert np.linalg.norm(A @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    out.unlink()
+    r, out = solve(cli, tmp_path, A, b, "--strength-measure", "classical", "--strength", "0.3")
+    assert r.returncode == 0 and "strength 0.3 (classical)" in r.stdout, r.stdout + r.stderr
+    out.unlink()
+    r, out = solve(cli, tmp_path, A, b, "--strength-measure", "evolution")
+    assert r.returncode == INVALID and "--strength-measure" in r.stderr and not out.exists(), r.stderr
+
+
 def test_sa_elasticity_with_near_null_file(cli, tmp_path):
     A, coords = elasticity2d(30)
     b = np.random.default_rng(2).standard_normal(A.shape[0])

@@ -69,6 +69,17 @@ def test_sa_poisson_any_size():
     assert info3.converged and info3.iterations <= info.iterations + 3, (info.iterations, info3.iterations)
 
 
+def test_classical_strength_measure():
+    A = poisson2d(90, 77)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    d = elliptica.multigrid_defaults()
+    assert d["strength_measure"] == "symmetric" and d["strength_classical"] == 0.5
+    x, info = elliptica.MultigridPlan.from_matrix(A, strength_measure="classical").solve(b, tol=1e-10)
+    assert info.converged and np.linalg.norm(A @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    with pytest.raises(elliptica.InvalidArgumentError, match="strength_measure"):
+        elliptica.MultigridPlan.from_matrix(A, strength_measure="evolution")
+
+
 def test_sa_elasticity_rigid_body_modes():
     A, coords = elasticity2d(30)
     B = elliptica.rigid_body_modes(coords)
