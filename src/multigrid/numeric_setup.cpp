@@ -24,6 +24,9 @@ bool galerkin_values(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P,
                           ", A " + std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P " +
                           std::to_string(P.rows) + " x " + std::to_string(P.cols) + ", C " + std::to_string(C.rows) +
                           " x " + std::to_string(C.cols) + ": they do not chain");
+  // A P as triple_product forms it (stored once: a fused R A P would recompute each row of A P once
+  // per nonzero of R's column), then R (A P) numerically into C's pattern
+  const CsrMatrix AP = multiply(A, P, threads);
   const auto nr = static_cast<std::int64_t>(C.rows);
   std::atomic<bool> outside{false};
   ParallelErrors errors;  // the per-thread maps allocate: nothing may escape the region
@@ -34,26 +37,23 @@ bool galerkin_values(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P,
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t i = 0; i < nr; ++i) {
       if (errors.failed()) continue;
-      const std::int64_t c0 = C.row_ptr[static_cast<std::size_t>(i)], c1 = C.row_ptr[static_cast<std::size_t>(i) + 1];
+      const auto ii = static_cast<std::size_t>(i);
+      const std::int64_t c0 = C.row_ptr[ii], c1 = C.row_ptr[ii + 1];
       for (std::int64_t q = c0; q < c1; ++q) {
         pos[static_cast<std::size_t>(C.col[static_cast<std::size_t>(q)])] = q;
         C.val[static_cast<std::size_t>(q)] = 0.0;
       }
       bool miss = false;
-      for (std::int64_t p = R.row_ptr[static_cast<std::size_t>(i)]; p < R.row_ptr[static_cast<std::size_t>(i) + 1]; ++p) {
+      for (std::int64_t p = R.row_ptr[ii]; p < R.row_ptr[ii + 1]; ++p) {
         const double r = R.val[static_cast<std::size_t>(p)];
         const auto k = static_cast<std::size_t>(R.col[static_cast<std::size_t>(p)]);
-        for (std::int64_t q = A.row_ptr[k]; q < A.row_ptr[k + 1]; ++q) {
-          const double ra = r * A.val[static_cast<std::size_t>(q)];
-          const auto l = static_cast<std::size_t>(A.col[static_cast<std::size_t>(q)]);
-          for (std::int64_t s = P.row_ptr[l]; s < P.row_ptr[l + 1]; ++s) {
-            const auto j = static_cast<std::size_t>(P.col[static_cast<std::size_t>(s)]);
-            const double v = ra * P.val[static_cast<std::size_t>(s)];
-            if (pos[j] >= 0)
-              C.val[static_cast<std::size_t>(pos[j])] += v;
-            else if (v != 0.0)
-              miss = true;
-          }
+        for (std::int64_t s = AP.row_ptr[k]; s < AP.row_ptr[k + 1]; ++s) {
+          const auto j = static_cast<std::size_t>(AP.col[static_cast<std::size_t>(s)]);
+          const double v = r * AP.val[static_cast<std::size_t>(s)];
+          if (pos[j] >= 0)
+            C.val[static_cast<std::size_t>(pos[j])] += v;
+          else if (v != 0.0)
+            miss = true;
         }
       }
       for (std::int64_t q = c0; q < c1; ++q) pos[static_cast<std::size_t>(C.col[static_cast<std::size_t>(q)])] = -1;
@@ -156,7 +156,7 @@ Hierarchy update_values(const Hierarchy& h, const AggregationPattern& pattern, C
     for (std::size_t i = 0; i < d.size(); ++i)
       if (!(d[i] > 0.0))
         throw InvalidArgument(w + "the new matrix has a " + (d[i] < 0 ? "negative" : "zero") + " diagonal entry (row " +
-                              std::to_string(i + 1) + ", 1-based); the hierarchy needs a positive diagonal");
+                              std::to_string(i) + ", 0-based); the hierarchy needs a positive diagonal");
   }
   std::vector<Level> levels;
   levels.push_back(Level::from_matrix(std::move(A_new), GridShape{}, opt.threads));

@@ -9,9 +9,9 @@
 /// AggregationPattern), the coarse operators' patterns and the coarsest level's fill-reducing
 /// ordering. Computed again: smoothed aggregation's prolongator P = (I - omega/lambda D_F^-1 A_F) T
 /// (new lambda by Lanczos, new filtered matrix A_F), the Galerkin operators A_{j+1} = R_j A_j P_j
-/// by a numeric-only triple product into the existing pattern (no symbolic phase, no allocation,
-/// no sort: galerkin_values), and the coarsest factorisation (banded Cholesky again; the sparse
-/// LDL^T with the kept ordering, SparseDirect(A, analysed)). The smoothers' set-up (Lanczos
+/// into the existing patterns (galerkin_values: A P by multiply(), R (A P) numerically, with no
+/// symbolic phase), and the coarsest factorisation (banded Cholesky again; the sparse LDL^T with the
+/// kept ordering, SparseDirect(A, analysed)). The smoothers' set-up (Lanczos
 /// estimates, local factorisations) belongs to the V-cycle, which the plan builds again.
 /// When P's pattern changes with the values (an entry of the smoothed prolongator that is exactly
 /// zero for one set of values and not for the other), the coarse operators from that level down
@@ -26,11 +26,11 @@ namespace elliptica::multigrid {
 /// True when a and b have the same shape and the same stored pattern (row_ptr and col).
 bool same_pattern(const CsrMatrix& a, const CsrMatrix& b);
 
-/// C = R A P numerically into C's existing pattern (C.rows = R.rows, C.cols = P.cols; C.val
-/// overwritten; row-wise Gustavson accumulation as triple_product, with a column -> position
-/// map per row in place of the symbolic phase; `threads` as everywhere). Returns false (C's values
-/// then unspecified) when a nonzero term falls outside C's pattern. Throws InvalidArgument for
-/// sizes that do not chain.
+/// C = R (A P) numerically into C's existing pattern (C.rows = R.rows, C.cols = P.cols; C.val
+/// overwritten): A P by multiply() as triple_product forms it, then R (A P) row by row with a
+/// column -> position map of C's row in place of a symbolic phase (no sort, no allocation of C);
+/// `threads` as everywhere. Returns false (C's values then unspecified) when a nonzero term falls
+/// outside C's pattern. Throws InvalidArgument for sizes that do not chain.
 bool galerkin_values(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, CsrMatrix& C, int threads = 0);
 
 /// The hierarchy h set up again for A_new with every P_j (and R_j) kept: Galerkin values of the
