@@ -480,6 +480,60 @@ TEST(UpdateValues, GeometricKeepsPAndMatchesAFreshSetUp) {
   check_update(plan, fresh, A1, n, 100.0);
 }
 
+TEST(UpdateValues, PureNeumannKeepsTheNullSpaceThroughTheUpdate) {
+  // weighted graph Laplacian of the n x n grid, edge weight s inside [0.25, 0.5]^2 (both ends
+  // there), 1 elsewhere: singular with the constants as null space for every s, the same pattern
+  const int n = 48;
+  auto laplacian = [n](double s) {
+    std::vector<std::int64_t> r, c;
+    std::vector<double> v;
+    auto inside = [n](int i, int j) {
+      const double x = (i + 0.5) / n, y = (j + 0.5) / n;
+      return x >= 0.25 && x <= 0.5 && y >= 0.25 && y <= 0.5;
+    };
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        double d = 0;
+        const int di[4] = {-1, 1, 0, 0}, dj[4] = {0, 0, -1, 1};
+        for (int q = 0; q < 4; ++q) {
+          const int a = i + di[q], b = j + dj[q];
+          if (a < 0 || a >= n || b < 0 || b >= n) continue;
+          const double w = inside(i, j) && inside(a, b) ? s : 1.0;
+          r.push_back(i + n * j), c.push_back(a + n * b), v.push_back(-w), d += w;
+        }
+        r.push_back(i + n * j), c.push_back(i + n * j), v.push_back(d);
+      }
+    const std::size_t N = static_cast<std::size_t>(n) * n;
+    return CsrMatrix::from_triplets(N, N, r, c, v);
+  };
+  const CsrMatrix A0 = laplacian(1.0), A1 = laplacian(50.0);
+  MultigridOptions o = pcg_options();
+  o.constant_null_space = true;
+  MultigridPlan plan = MultigridPlan::smoothed_aggregation(A0, o);
+  const MultigridPlan fresh = MultigridPlan::smoothed_aggregation(A1, o);
+  plan.update_values(A1);
+  const auto* sd = dynamic_cast<const SparseDirect*>(plan.hierarchy().coarse_solver());
+  ASSERT_NE(sd, nullptr);
+  EXPECT_EQ(sd->null_pivots(), 1u);  // the constant survives the re-factorisation with the kept ordering
+  std::vector<double> b = source(n, 0.4);
+  std::vector<double> x(A1.rows, 0.0), xf(A1.rows, 0.0);
+  const SolveResult r = plan.solve(b.data(), x.data());
+  const SolveResult rf = fresh.solve(b.data(), xf.data());
+  std::printf("pure Neumann: iterations after update_values %d, fresh set-up %d\n", r.iterations, rf.iterations);
+  EXPECT_TRUE(r.converged);
+  EXPECT_LE(r.iterations, rf.iterations + 2);
+  const double bm = std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(b.size());
+  for (double& e : b) e -= bm;
+  EXPECT_LE(rel_residual(A1, b, x.data()), 1e-8 * (1 + 1e-6));
+  // the same zero-mean solution as the fresh plan's, to the two solves' accuracy: 2 kappa 1e-8 with
+  // kappa on the range <= (w_max / w_min) kappa(grid Laplacian) (L <= L_w <= 50 L as quadratic
+  // forms), kappa(grid Laplacian) <= 8 / (4 sin^2(pi / (2 n))) (its smallest nonzero eigenvalue)
+  const double kappa_neumann = 8.0 / (4.0 * std::pow(std::sin(kPi / (2.0 * n)), 2));
+  double d = 0, nx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) d += (x[i] - xf[i]) * (x[i] - xf[i]), nx += xf[i] * xf[i];
+  EXPECT_LE(std::sqrt(d / nx), 2 * 50 * kappa_neumann * 1e-8);
+}
+
 TEST(UpdateValues, OtherPatternOrSizeRefusedAndPlanUnchanged) {
   const int n = 31;
   const CsrMatrix A0 = laplace2d(n);
