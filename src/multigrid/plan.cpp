@@ -48,14 +48,21 @@ MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOp
   if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
   AmgOptions ao = opt.amg;
   ao.threads = opt.threads;
+  // smoothed_aggregation() refuses A unless check_symmetry passes: PCG need not check it again
   auto pattern = std::make_shared<AggregationPattern>();  // kept for update_values
   MultigridPlan plan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B, pattern.get())),
-                     opt);
+                     opt, SymmetryReport{});
   plan.sa_pattern_ = std::move(pattern);
   return plan;
 }
 
 MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {
+  if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
+  init(opt);
+}
+
+MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt, SymmetryReport known)
+    : h_(std::move(h)), symmetry_(known) {
   if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
   init(opt);
 }

@@ -81,7 +81,11 @@ void MultigridPlan::update_values(const CsrMatrix& A_new) {
   // nothing above changed the plan; from here nothing throws
   h_ = std::move(h);
   cycle_ = std::move(cycle);
-  symmetry_.reset();
+  // smoothed aggregation's update refused an unsymmetric A_new already; otherwise PCG checks anew
+  if (sa_pattern_)
+    symmetry_ = SymmetryReport{};
+  else
+    symmetry_.reset();
   ++updates_;
 }
 
