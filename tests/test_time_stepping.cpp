@@ -464,6 +464,33 @@ TEST(UpdateValues, SmoothedAggregationMatchesAFreshSetUp) {
               1e-12 * max_abs(*p0.hierarchy().level(j).matrix));
 }
 
+TEST(UpdateValues, SmoothedAggregationKeepingTheProlongators) {
+  const int n = 63;
+  const CsrMatrix A0 = scaled_region(n, 1.0), A1 = scaled_region(n, 100.0);
+  MultigridPlan plan = MultigridPlan::smoothed_aggregation(A0, pcg_options());
+  std::vector<CsrMatrix> P0;
+  for (std::size_t j = 0; j + 1 < plan.hierarchy().num_levels(); ++j) P0.push_back(plan.hierarchy().level(j).P);
+  plan.update_values(A1, {.keep_prolongators = true});
+  for (std::size_t j = 0; j < P0.size(); ++j) {  // P kept value for value
+    EXPECT_TRUE(same_pattern(plan.hierarchy().level(j).P, P0[j]));
+    EXPECT_EQ(plan.hierarchy().level(j).P.val, P0[j].val);
+  }
+  // still the Galerkin hierarchy of A1 (check_update compares the levels with R A P), solving it
+  // to the same accuracy; the iteration count is reported (P follows A0's coefficients)
+  const std::vector<double> b = source(n, 0.4);
+  std::vector<double> x(A1.rows, 0.0);
+  const SolveResult r = plan.solve(b.data(), x.data());
+  std::printf("P kept: %d iterations\n", r.iterations);
+  EXPECT_TRUE(r.converged);
+  EXPECT_LE(rel_residual(A1, b, x.data()), 1e-8 * (1 + 1e-6));
+  EXPECT_LE(rel_error(x, direct_solve(A1, b)), 100 * kappa_laplace(n) * 1e-8);
+  const Hierarchy& h = plan.hierarchy();
+  for (std::size_t j = 0; j + 1 < h.num_levels(); ++j) {
+    const CsrMatrix G = triple_product(h.level(j).R, *h.level(j).matrix, h.level(j).P);
+    EXPECT_LE(max_abs_diff(G, *h.level(j + 1).matrix), 1e-12 * max_abs(G)) << "level " << j + 1;
+  }
+}
+
 TEST(UpdateValues, GeometricKeepsPAndMatchesAFreshSetUp) {
   const int n = 63;
   const CsrMatrix A0 = scaled_region(n, 1.0), A1 = scaled_region(n, 100.0);

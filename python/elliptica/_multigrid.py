@@ -585,7 +585,7 @@ class MultigridPlan:
         x, info = self._plan.solve(b, x0, *opts)
         return SolveResult(x, SolveInfo(info))
 
-    def update(self, A):
+    def update(self, A, *, keep_prolongators=_D["keep_prolongators"]):
         """Numeric re-setup for ``A`` with the sparsity pattern of the plan's matrix and new values
         (a time-dependent coefficient, an implicit step's new dt): C++
         ``MultigridPlan::update_values``. Smoothed aggregation keeps its strength graphs,
@@ -593,7 +593,10 @@ class MultigridPlan:
         geometric hierarchy keeps P; both recompute the Galerkin coarse operators into the kept
         patterns, the coarsest factorisation and the smoothers (Lanczos estimates). The solves after
         it are those of ``A`` (:attr:`A` is then ``A``; a :class:`SolutionProjection` of this plan
-        empties its basis at its next solve).
+        empties its basis at its next solve). ``keep_prolongators=True`` (C++
+        ``UpdateOptions::keep_prolongators``) keeps smoothed aggregation's P as well: cheaper (no
+        prolongator smoothing), still a Galerkin hierarchy of ``A``, but P no longer follows the new
+        coefficients (more iterations after large changes).
 
         ``A``: scipy sparse or a dense ndarray((n, n), float64). Raises InvalidArgumentError
         (ValueError) for another size or sparsity pattern (set up a new plan for those), NaN/Inf, a
@@ -605,7 +608,9 @@ class MultigridPlan:
             raise InvalidArgumentError(
                 f"A has {rows} rows but the plan {self.size}: update() keeps the pattern and changes the values; set up a "
                 "new plan for another size")
-        self._plan.update(indptr, indices, data, rows)
+        if not isinstance(keep_prolongators, (bool, np.bool_)):
+            raise InvalidArgumentError(f"keep_prolongators must be True or False, got {_show(keep_prolongators)}")
+        self._plan.update(indptr, indices, data, rows, bool(keep_prolongators))
         self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
 
     @property

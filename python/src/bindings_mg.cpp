@@ -195,6 +195,8 @@ nb::dict multigrid_defaults() {
   const kr::ProjectionOptions p{};
   o["projection_max_vectors"] = p.max_vectors;
   o["projection_drop_tolerance"] = p.drop_tolerance;
+  // MultigridPlan.update (multigrid::UpdateOptions)
+  o["keep_prolongators"] = mg::UpdateOptions{}.keep_prolongators;
   // elliptica.chebyshev_cg (multigrid::smoother_solve)
   const mg::SmootherSolveOptions c{};
   o["cg_smoother"] = polynomial_name(c.smoother.kind);
@@ -368,11 +370,13 @@ struct PyMultigridPlan {
   }
 
   /// MultigridPlan::update_values with the CSR arrays of the new matrix.
-  void update(const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows) {
+  void update(const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, bool keep_prolongators) {
     CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
+    mg::UpdateOptions how;
+    how.keep_prolongators = keep_prolongators;
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex);
-    plan->update_values(A);
+    plan->update_values(A, how);
     symmetry.reset();
   }
 
@@ -577,7 +581,7 @@ void init_multigrid(nb::module_& m) {
            "restart"_a, "atol"_a)
       .def("solve_projected", &PyMultigridPlan::solve_projected, "projection"_a, "b"_a, "tol"_a, "maxiter"_a,
            "krylov"_a, "restart"_a, "atol"_a)
-      .def("update", &PyMultigridPlan::update, "indptr"_a, "indices"_a, "data"_a, "rows"_a)
+      .def("update", &PyMultigridPlan::update, "indptr"_a, "indices"_a, "data"_a, "rows"_a, "keep_prolongators"_a)
       .def_prop_ro("update_count", [](const PyMultigridPlan& p) { return p.plan->update_count(); })
       .def_prop_ro("size", &PyMultigridPlan::size)
       .def_prop_ro("levels", [](const PyMultigridPlan& p) { return p.h().num_levels(); })

@@ -71,9 +71,10 @@ ProjectedSolveResult MultigridPlan::solve(const double* b, double* x, krylov::So
   return out;
 }
 
-void MultigridPlan::update_values(const CsrMatrix& A_new) {
+void MultigridPlan::update_values(const CsrMatrix& A_new, const UpdateOptions& how) {
   std::shared_ptr<const Hierarchy> h;
-  if (sa_pattern_)
+  const bool resmooth = sa_pattern_ && !how.keep_prolongators;
+  if (resmooth)
     h = std::make_shared<const Hierarchy>(multigrid::update_values(*h_, *sa_pattern_, A_new, opt_.amg));
   else
     h = std::make_shared<const Hierarchy>(multigrid::update_values(*h_, A_new, opt_.threads));
@@ -81,8 +82,9 @@ void MultigridPlan::update_values(const CsrMatrix& A_new) {
   // nothing above changed the plan; from here nothing throws
   h_ = std::move(h);
   cycle_ = std::move(cycle);
-  // smoothed aggregation's update refused an unsymmetric A_new already; otherwise PCG checks anew
-  if (sa_pattern_)
+  // smoothed aggregation's update (with P recomputed) refused an unsymmetric A_new already;
+  // otherwise PCG checks anew
+  if (resmooth)
     symmetry_ = SymmetryReport{};
   else
     symmetry_.reset();

@@ -174,3 +174,17 @@ def test_update_refuses_another_pattern_or_size(A):
     b = source(N, 0.5)
     x, info = plan.solve(b, tol=1e-8)  # unchanged
     assert info.converged and np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b) * (1 + 1e-6)
+
+
+def test_update_keeping_the_prolongators():
+    A0, A1 = diffusion2d(N, 1.0), diffusion2d(N, 100.0)
+    plan = elliptica.MultigridPlan.from_matrix(A0)
+    assert elliptica.multigrid_defaults()["keep_prolongators"] is False
+    plan.update(A1, keep_prolongators=True)
+    b = source(N, 0.4)
+    x, info = plan.solve(b, tol=1e-8)
+    assert info.converged
+    ref = spla.spsolve(A1.tocsc(), b)
+    assert np.linalg.norm(x - ref) <= 100 * kappa(N) * 1e-8 * np.linalg.norm(ref)
+    with pytest.raises(elliptica.InvalidArgumentError, match="keep_prolongators"):
+        plan.update(A1, keep_prolongators="yes")

@@ -82,6 +82,18 @@ struct ProjectedSolveResult : SolveResult {
   bool restarted = false;         ///< the basis was full and restarted from this solution
 };
 
+/// Options of MultigridPlan::update_values; UpdateOptions{} holds the defaults (Python's
+/// plan.update reads them).
+struct UpdateOptions {
+  /// Smoothed aggregation: keep the smoothed prolongators P_j and R_j of the first matrix (as the
+  /// geometric hierarchy always does) and recompute only the Galerkin values, the coarsest
+  /// factorisation and the smoothers: no Lanczos estimate and no A T product for the prolongator
+  /// smoothing. The hierarchy stays a Galerkin one (A_{j+1} = R_j A_j P_j), so the cycle stays
+  /// symmetric and convergent, but P no longer follows the new coefficients (slower convergence
+  /// after large changes). false: P recomputed from the kept tentative prolongators.
+  bool keep_prolongators = false;
+};
+
 /// Not thread-safe for concurrent solve() calls on one plan (the cycle's work vectors); each call
 /// itself runs in parallel with the plan's threads.
 class MultigridPlan {
@@ -137,13 +149,13 @@ class MultigridPlan {
   /// prolongators and recomputes the smoothed prolongators, the Galerkin values (numeric-only
   /// triple products into the kept patterns) and the coarsest LDL^T (kept ordering); the geometric
   /// hierarchy (and one built elsewhere with CSR levels) keeps every P and recomputes the Galerkin
-  /// values and the coarsest factorisation. The V-cycle's smoothers (Lanczos estimates, local
+  /// values and the coarsest factorisation; how.keep_prolongators keeps SA's P too. The V-cycle's smoothers (Lanczos estimates, local
   /// factorisations) are set up again with the plan's options. Strong guarantee: on an exception
   /// the plan is unchanged. Throws InvalidArgument for a matrix of another size or pattern (the
   /// message says so: that needs a new plan), non-finite values, and as the set-up would (a
   /// non-symmetric matrix for smoothed aggregation); NumericalError for a coarsest operator that is
   /// not positive (semi-)definite.
-  void update_values(const CsrMatrix& A_new);
+  void update_values(const CsrMatrix& A_new, const UpdateOptions& how = {});
   /// How many times update_values() succeeded (a projection basis built before is stale).
   std::size_t update_count() const { return updates_; }
 
