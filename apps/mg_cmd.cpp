@@ -715,6 +715,8 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "--order M,N: pre/post smoothing orders (N = 0: one-sided cycle). pcg only for symmetric cycles (M == N, base jacobi|asm).\n"
       "--matrix A.mtx --rhs b.npy --out x.npy: a V-cycle over the --amg hierarchy (default sa) as a --krylov preconditioner\n"
       "  (default pcg); --amg none: the smoother of order --order K (default 4) alone as the preconditioner.\n"
+      "  --rhs B.npy of shape (n, k): k right-hand sides with one set-up, --out (n, k); --projection L: the columns as\n"
+      "  time steps, each from Fischer's projection onto up to L previous solutions (docs/multigrid.md).\n"
       "Matvecs: a smoothing of order k counts k, each cycle m + n + 1, plus the solver's own products.\n"
       "rho = (||r_N||/||r_0||)^(1/N). Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical, 5 not converged,\n"
       "6 out of resources.");
