@@ -182,6 +182,30 @@ TEST(SolutionProjection, RestartsFromTheLatestSolutionWhenFull) {
   }
 }
 
+TEST(SolutionProjection, AddedSolutionsAreReproducedAndAFailingInnerSolveLeavesTheBasis) {
+  const int n = 31;
+  const CsrMatrix A = laplace2d(n);
+  const CsrOperator op(A, 0, true);
+  krylov::SolutionProjection proj(A.rows, {.max_vectors = 4});
+  const std::vector<double> b0 = source(n, 0.3), b1 = source(n, 0.6);
+  const std::vector<double> x0 = direct_solve(A, b0), x1 = direct_solve(A, b1);
+  EXPECT_TRUE(proj.add(op, x0.data()));
+  EXPECT_TRUE(proj.add(op, x1.data()));
+  EXPECT_FALSE(proj.add(op, x0.data()));  // already in the span
+  EXPECT_EQ(proj.basis_size(), 2u);
+  EXPECT_LE(orthonormality_defect(proj, A), 1e-12);
+  std::vector<double> y(A.rows);
+  proj.project(b1.data(), y.data());  // A^{-1} b1 lies in the span: reproduced
+  EXPECT_LE(rel_error(y, x1), 1e-10);
+  const auto failing = [](const double*, double*, double) -> krylov::Result {
+    throw NumericalError("inner solve failed");
+  };
+  const std::vector<double> b2 = source(n, 0.45);
+  EXPECT_THROW(proj.solve(op, b2.data(), y.data(), failing), NumericalError);
+  EXPECT_EQ(proj.basis_size(), 2u);
+  EXPECT_LE(orthonormality_defect(proj, A), 1e-12);
+}
+
 TEST(SolutionProjection, RefusesBadInput) {
   EXPECT_THROW(krylov::SolutionProjection(0), InvalidArgument);
   EXPECT_THROW(krylov::SolutionProjection(5, {.max_vectors = 0}), InvalidArgument);
