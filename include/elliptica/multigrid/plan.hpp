@@ -146,15 +146,16 @@ class MultigridPlan {
 
   /// Numeric re-setup for a matrix with the fine level's sparsity pattern and new values
   /// (numeric_setup.hpp): smoothed aggregation keeps its strength graphs, aggregates and tentative
-  /// prolongators and recomputes the smoothed prolongators, the Galerkin values (numeric-only
-  /// triple products into the kept patterns) and the coarsest LDL^T (kept ordering); the geometric
-  /// hierarchy (and one built elsewhere with CSR levels) keeps every P and recomputes the Galerkin
-  /// values and the coarsest factorisation; how.keep_prolongators keeps SA's P too. The V-cycle's smoothers (Lanczos estimates, local
-  /// factorisations) are set up again with the plan's options. Strong guarantee: on an exception
-  /// the plan is unchanged. Throws InvalidArgument for a matrix of another size or pattern (the
-  /// message says so: that needs a new plan), non-finite values, and as the set-up would (a
-  /// non-symmetric matrix for smoothed aggregation); NumericalError for a coarsest operator that is
-  /// not positive (semi-)definite.
+  /// prolongators and recomputes the smoothed prolongators, the Galerkin values (R (A P) into the
+  /// kept patterns) and the coarsest LDL^T (kept ordering); the geometric hierarchy (and one built
+  /// elsewhere with CSR levels) keeps every P and recomputes the Galerkin values and the coarsest
+  /// factorisation; how.keep_prolongators keeps SA's P too. The V-cycle's smoothers (Lanczos
+  /// estimates, local factorisations) are set up again with the plan's options. Strong guarantee:
+  /// on an exception the plan is unchanged. Throws InvalidArgument for a matrix of another size or
+  /// pattern (the message says so: that needs a new plan), non-finite values, and as the set-up
+  /// would (smoothed aggregation with P recomputed: a non-symmetric matrix, a non-positive
+  /// diagonal; otherwise an unsymmetric matrix is refused by PCG's check at the next solve);
+  /// NumericalError for a coarsest operator that is not positive (semi-)definite.
   void update_values(const CsrMatrix& A_new, const UpdateOptions& how = {});
   /// How many times update_values() succeeded (a projection basis built before is stale).
   std::size_t update_count() const { return updates_; }
