@@ -621,6 +621,13 @@ TEST(UpdateValues, OtherPatternOrSizeRefusedAndPlanUnchanged) {
   for (double& v : neg.val) v = -v;
   EXPECT_THROW(geo.update_values(neg), NumericalError);
   EXPECT_THROW(sa.update_values(neg), InvalidArgument);  // SA refuses the negative diagonal first
+  // unsymmetric values on the same pattern: refused with P recomputed (InvalidArgument) and with
+  // P kept (the coarsest factorisation's symmetry check), the plan unchanged
+  CsrMatrix asym = A0;
+  asym.val[1] *= 1.5;
+  EXPECT_THROW(sa.update_values(asym), InvalidArgument);
+  EXPECT_THROW(sa.update_values(asym, {.keep_prolongators = true}), NumericalError);
+  EXPECT_EQ(sa.update_count(), 0u);
   const std::vector<double> b = source(n, 0.5);
   for (MultigridPlan* p : {&sa, &geo}) {
     std::vector<double> x(A0.rows, 0.0);

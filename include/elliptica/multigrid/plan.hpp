@@ -154,8 +154,9 @@ class MultigridPlan {
   /// on an exception the plan is unchanged. Throws InvalidArgument for a matrix of another size or
   /// pattern (the message says so: that needs a new plan), non-finite values, and as the set-up
   /// would (smoothed aggregation with P recomputed: a non-symmetric matrix, a non-positive
-  /// diagonal; otherwise an unsymmetric matrix is refused by PCG's check at the next solve);
-  /// NumericalError for a coarsest operator that is not positive (semi-)definite.
+  /// diagonal); NumericalError for a coarsest operator that is not symmetric positive
+  /// (semi-)definite (with P kept, this is where an unsymmetric A_new is found, or else by PCG's
+  /// check at the next solve).
   void update_values(const CsrMatrix& A_new, const UpdateOptions& how = {});
   /// How many times update_values() succeeded (a projection basis built before is stale).
   std::size_t update_count() const { return updates_; }
