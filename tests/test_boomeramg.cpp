@@ -25,7 +25,7 @@
 using namespace elliptica;
 using namespace elliptica::multigrid;
 
-#if defined(__SANITIZE_ADDRESS__) && defined(ELLIPTICA_HAVE_HYPRE_TESTS)
+#if defined(__SANITIZE_ADDRESS__)
 // LeakSanitizer (the ASan build of scripts/test.sh): Open MPI keeps allocations of its own
 // initialisation (singleton start, component registry) until process exit, where LSan reports
 // them. Only those libraries are suppressed; hypre's and elliptica's objects are checked.

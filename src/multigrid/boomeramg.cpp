@@ -174,6 +174,7 @@ double* vector_data(HYPRE_ParVector v) {
 BoomerAmgPreconditioner::Impl::~Impl() {
   // After MPI_Finalize (objects alive at process exit) hypre's destroy functions must not run.
   if (hypre_detail::mpi_finalized()) return;
+  const std::lock_guard<std::mutex> lock(hypre_detail::hypre_mutex());
   if (solver) HYPRE_BoomerAMGDestroy(solver);
   if (ij_x) HYPRE_IJVectorDestroy(ij_x);
   if (ij_b) HYPRE_IJVectorDestroy(ij_b);
@@ -195,6 +196,7 @@ BoomerAmgPreconditioner::BoomerAmgPreconditioner(const CsrMatrix& A, const Boome
   for (double v : A.val)
     if (!std::isfinite(v)) throw InvalidArgument("BoomerAMG: the matrix has a non-finite entry");
   hypre_detail::ensure_mpi();
+  const std::lock_guard<std::mutex> lock(hypre_detail::hypre_mutex());
   impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
   const auto n = static_cast<HYPRE_Int>(A.rows);
@@ -240,6 +242,7 @@ BoomerAmgPreconditioner::BoomerAmgPreconditioner(const CsrMatrix& A, const Boome
   check(HYPRE_BoomerAMGSetMaxIter(s, opt.cycles), "HYPRE_BoomerAMGSetMaxIter");
   check(HYPRE_BoomerAMGSetTol(s, opt.tolerance), "HYPRE_BoomerAMGSetTol");
   check(HYPRE_BoomerAMGSetup(s, m.A, m.b, m.x), "HYPRE_BoomerAMGSetup");
+  // on a throw, `lock` is released before the member impl_ is destroyed (~Impl takes it again)
 }
 
 BoomerAmgPreconditioner::~BoomerAmgPreconditioner() = default;
@@ -250,6 +253,7 @@ void BoomerAmgPreconditioner::apply(const double* b, double* x) const {
   double* hx = vector_data(m.x);
   std::memcpy(hb, b, n_ * sizeof(double));
   std::fill(hx, hx + n_, 0.0);
+  const std::lock_guard<std::mutex> lock(hypre_detail::hypre_mutex());
   const int err = HYPRE_BoomerAMGSolve(m.solver, m.A, m.b, m.x);
   // With a tolerance, reaching max_iter cycles first is hypre's HYPRE_ERROR_CONV: not an error
   // of the preconditioner (it ran the cycles it was allowed).
@@ -268,6 +272,7 @@ bool BoomerAmgPreconditioner::is_symmetric() const {
 }
 
 int BoomerAmgPreconditioner::num_levels() const {
+  const std::lock_guard<std::mutex> lock(hypre_detail::hypre_mutex());
   return hypre_ParAMGDataNumLevels(reinterpret_cast<hypre_ParAMGData*>(impl_->solver));
 }
 

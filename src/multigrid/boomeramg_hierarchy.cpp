@@ -66,6 +66,7 @@ std::vector<Level> BoomerAmgPreconditioner::levels(const CsrMatrix& A, int threa
   if (A.rows != n_)
     throw InvalidArgument("BoomerAmgPreconditioner::levels: the matrix has " + std::to_string(A.rows) +
                           " rows, the set-up " + std::to_string(n_));
+  const std::lock_guard<std::mutex> lock(hypre_detail::hypre_mutex());
   auto* data = reinterpret_cast<hypre_ParAMGData*>(impl_->solver);
   const int L = hypre_ParAMGDataNumLevels(data);
   hypre_ParCSRMatrix** As = hypre_ParAMGDataAArray(data);

@@ -38,6 +38,11 @@ void ensure_mpi() {
                          "); hypre needs MPI");
 }
 
+std::mutex& hypre_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 bool mpi_finalized() {
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -11,6 +11,8 @@
 
 #include "elliptica/multigrid/boomeramg.hpp"
 
+#include <mutex>
+
 namespace elliptica::multigrid {
 
 /// The hypre objects of a BoomerAmgPreconditioner (all on MPI_COMM_SELF): A as an IJ/ParCSR
@@ -35,6 +37,11 @@ namespace elliptica::multigrid::hypre_detail {
 /// When the host initialised MPI, nothing is done and nothing is finalised. Thread-safe
 /// (std::call_once). Throws NumericalError when MPI_Init_thread fails.
 void ensure_mpi();
+
+/// The process-wide lock around every hypre call (set-up, cycles, level copies, destruction):
+/// hypre keeps global state (its error flag, memory bookkeeping) and MPI is initialised with
+/// MPI_THREAD_SERIALIZED, so BoomerAMG objects used from several threads take turns.
+std::mutex& hypre_mutex();
 
 /// Whether MPI has been finalised (hypre objects still alive at exit are then not destroyed:
 /// their destroy functions may call MPI).

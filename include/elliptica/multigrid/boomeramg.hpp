@@ -23,8 +23,9 @@
 /// unless the host program already did (MPI_Initialized), and then registers MPI_Finalize at exit
 /// (only when elliptica initialised it). That is the one process-wide effect of this module, and
 /// it happens only when BoomerAMG is used (`import elliptica` and the CLI do not touch MPI
-/// otherwise). Every hypre object lives on MPI_COMM_SELF: one rank per plan, no communication,
-/// so plans in different threads or processes are independent.
+/// otherwise). Every hypre object lives on MPI_COMM_SELF: one rank per plan, no communication.
+/// hypre keeps global state, so the hypre calls of all BoomerAMG objects of a process take turns
+/// (one process-wide lock): plans in several threads are safe, their hypre parts do not overlap.
 /// Threads: this hypre build has no OpenMP; its set-up and cycles run on one thread (the
 /// `threads` arguments below apply to our own kernels: level operators, copies).
 /// Errors of hypre calls become NumericalError naming the hypre function and hypre's own
