@@ -45,7 +45,8 @@ struct MgSolveArgs {
   std::string null_space = "none";  ///< "constant": pure Neumann / periodic (MultigridOptions::constant_null_space)
   std::string near_null;  ///< .npy / text file of n x k near-null-space vectors (--amg sa)
   int block_size = multigrid::AmgOptions{}.block_size;
-  double strength = multigrid::AmgOptions{}.strength_threshold;
+  double strength = multigrid::AmgOptions{}.strength_threshold;  ///< used when --strength is given
+  std::string strength_measure = multigrid::to_string(multigrid::AmgOptions{}.strength_measure);
   long long coarse_size = static_cast<long long>(multigrid::AmgOptions{}.coarse_size);  ///< signed: -5 is refused, not wrapped
   /// --coarse-solver: "direct" or "boomeramg" (--amg sa / geometric; MultigridOptions::coarse_solver).
   std::string coarse_solver = multigrid::to_string(multigrid::MultigridOptions{}.coarse_solver);
@@ -66,8 +67,9 @@ struct MgSolveArgs {
   bool quiet = false;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
-              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_coarse_size = nullptr,
-              *o_amg = nullptr, *o_null_space = nullptr, *o_coarse_solver = nullptr, *o_boomeramg_cycle = nullptr;
+              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_strength_measure = nullptr,
+              *o_coarse_size = nullptr, *o_amg = nullptr, *o_null_space = nullptr, *o_coarse_solver = nullptr,
+              *o_boomeramg_cycle = nullptr;
   std::vector<CLI::Option*> o_boomeramg;  ///< every --boomeramg-* option but --boomeramg-cycle
 };
 

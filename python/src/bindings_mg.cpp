@@ -81,7 +81,7 @@ CsrMatrix make_csr(const InI64& indptr, const InI32& indices, const InVec& data,
 void require_symmetric(const elliptica::SymmetryReport& s) {
   if (!s.symmetric)
     throw InvalidArgument("A: " + elliptica::describe_asymmetry(s) +
-                          ", 0-based; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
+                          "; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
 }
 
 nb::tuple csr_to_tuple(CsrMatrix&& A) {
@@ -185,6 +185,8 @@ nb::dict multigrid_defaults() {
   o["threads"] = d.threads;
   // MultigridPlan.from_matrix(method="sa") (multigrid::AmgOptions)
   o["strength"] = d.amg.strength_threshold;
+  o["strength_measure"] = mg::to_string(d.amg.strength_measure);
+  o["strength_classical"] = mg::default_strength_threshold(mg::StrengthMeasure::Classical);
   o["block_size"] = d.amg.block_size;
   o["prolongator_omega"] = d.amg.prolongator_omega;
   o["coarse_size"] = d.amg.coarse_size;
@@ -481,9 +483,10 @@ void init_multigrid(nb::module_& m) {
              std::size_t k, int block_size, double strength, double prolongator_omega, std::size_t coarse_size,
              int max_levels, int pre, int post, const std::string& kind, const std::string& base, double lmin_ratio,
              std::optional<double> lambda_max, double lambda_safety, int lambda_iterations, double omega,
-             int subdomain, int overlap, int threads, bool constant_null_space, const std::string& coarse_solver,
-             const std::optional<nb::dict>& boomeramg) {
+             int subdomain, int overlap, int threads, bool constant_null_space, const std::string& strength_measure,
+             const std::string& coarse_solver, const std::optional<nb::dict>& boomeramg) {
             mg::MultigridOptions o;
+            o.amg.strength_measure = mg::strength_measure_from_string(strength_measure);
             set_coarse_solver(o, coarse_solver, boomeramg);
             o.constant_null_space = constant_null_space;
             o.cycle.pre = pre;
@@ -507,8 +510,8 @@ void init_multigrid(nb::module_& m) {
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "near_null"_a, "k"_a, "block_size"_a, "strength"_a,
           "prolongator_omega"_a, "coarse_size"_a, "max_levels"_a, "pre"_a, "post"_a, "kind"_a, "base"_a,
           "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a, "subdomain"_a,
-          "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, "coarse_solver"_a = "direct",
-          "boomeramg"_a.none() = nb::none(), nb::rv_policy::take_ownership)
+          "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, "strength_measure"_a = "symmetric",
+          "coarse_solver"_a = "direct", "boomeramg"_a.none() = nb::none(), nb::rv_policy::take_ownership)
       .def_static(
           "_boomeramg",
           [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const nb::dict& boomeramg,

@@ -75,7 +75,7 @@ std::string describe_asymmetry(const SymmetryReport& r, int base) {
   };
   const auto b = static_cast<std::size_t>(base);
   return "the matrix is not symmetric (a_ij = " + num(r.a_ij) + ", a_ji = " + num(r.a_ji) + " at row " +
-         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ")";
+         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ", " + std::to_string(base) + "-based)";
 }
 
 void CsrMatrix::multiply(const double* x, double* y, int threads) const {
@@ -199,7 +199,8 @@ void CsrMatrix::validate() const {
   }
 }
 
-CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B) {
+CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads) {
+  const int nthreads_req = resolve_threads(threads);
   if (A.cols != B.rows)
     throw InvalidArgument("multiply: inner dimensions differ (" + std::to_string(A.rows) + " x " +
                           std::to_string(A.cols) + " times " + std::to_string(B.rows) + " x " +
@@ -208,71 +209,10 @@ CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B) {
   C.rows = A.rows;
   C.cols = B.cols;
   C.row_ptr.assign(A.rows + 1, 0);
-  // Gustavson: a dense accumulator with a marker per column, the row's column list sorted at the end.
-  std::vector<std::int64_t> marker(B.cols, -1);
-  std::vector<double> acc(B.cols, 0.0);
-  std::vector<std::int32_t> cols;
-  for (std::size_t i = 0; i < A.rows; ++i) {
-    cols.clear();
-    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
-      const auto k = static_cast<std::size_t>(A.col[p]);
-      const double a = A.val[p];
-      for (std::int64_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) {
-        const auto j = static_cast<std::size_t>(B.col[q]);
-        if (marker[j] != static_cast<std::int64_t>(i)) {
-          marker[j] = static_cast<std::int64_t>(i);
-          acc[j] = 0.0;
-          cols.push_back(B.col[q]);
-        }
-        acc[j] += a * B.val[q];
-      }
-    }
-    std::sort(cols.begin(), cols.end());
-    for (auto j : cols) {
-      C.col.push_back(j);
-      C.val.push_back(acc[static_cast<std::size_t>(j)]);
-    }
-    C.row_ptr[i + 1] = static_cast<std::int64_t>(C.col.size());
-  }
-  return C;
-}
-
-CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads) {
-  const int nthreads_req = resolve_threads(threads);
-  if (R.cols != A.rows || A.cols != P.rows)
-    throw InvalidArgument("triple_product: R is " + std::to_string(R.rows) + " x " + std::to_string(R.cols) + ", A is " +
-                          std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P is " + std::to_string(P.rows) +
-                          " x " + std::to_string(P.cols) + "; need R.cols = A.rows and A.cols = P.rows");
-  CsrMatrix C;
-  C.rows = R.rows;
-  C.cols = P.cols;
-  C.row_ptr.assign(R.rows + 1, 0);
-  const auto nr = static_cast<std::int64_t>(R.rows);
-  // Row i of C = sum_k R(i,k) sum_l A(k,l) P(l,:), accumulated densely per row (Gustavson) with no
-  // intermediate product stored.
-  auto row = [&](std::int64_t i, std::vector<std::int64_t>& marker, std::vector<double>& acc,
-                 std::vector<std::int32_t>& cols) {
-    cols.clear();
-    for (std::int64_t p = R.row_ptr[i]; p < R.row_ptr[i + 1]; ++p) {
-      const double r = R.val[p];
-      const auto k = static_cast<std::size_t>(R.col[p]);
-      for (std::int64_t q = A.row_ptr[k]; q < A.row_ptr[k + 1]; ++q) {
-        const double ra = r * A.val[q];
-        const auto l = static_cast<std::size_t>(A.col[q]);
-        for (std::int64_t s = P.row_ptr[l]; s < P.row_ptr[l + 1]; ++s) {
-          const auto j = static_cast<std::size_t>(P.col[s]);
-          if (marker[j] != i) {
-            marker[j] = i;
-            acc[j] = 0.0;
-            cols.push_back(P.col[s]);
-          }
-          acc[j] += ra * P.val[s];
-        }
-      }
-    }
-  };
-  // One sweep: each thread computes a contiguous block of rows into its own buffers (row lengths,
-  // columns, values); the blocks are then concatenated in row order.
+  const auto nr = static_cast<std::int64_t>(A.rows);
+  // Gustavson: row i of C = sum_k A(i,k) B(k,:) in a dense accumulator with a marker per column,
+  // the row's column list sorted at the end. Each thread computes a contiguous block of rows into
+  // its own buffers (row lengths, columns, values); the blocks are then concatenated in row order.
   const bool par = nr > 2000;
   std::vector<std::vector<std::int32_t>> tcol;
   std::vector<std::vector<double>> tval;
@@ -295,13 +235,26 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
     errors.run([&] {
       const std::int64_t r0 = nr * t / nt, r1 = nr * (t + 1) / nt;
       tfirst[static_cast<std::size_t>(t)] = r0;
-      std::vector<std::int64_t> marker(P.cols, -1);
-      std::vector<double> acc(P.cols, 0.0);
+      std::vector<std::int64_t> marker(B.cols, -1);
+      std::vector<double> acc(B.cols, 0.0);
       std::vector<std::int32_t> cols;
       auto& mc = tcol[static_cast<std::size_t>(t)];
       auto& mv = tval[static_cast<std::size_t>(t)];
       for (std::int64_t i = r0; i < r1; ++i) {
-        row(i, marker, acc, cols);
+        cols.clear();
+        for (std::int64_t p = A.row_ptr[static_cast<std::size_t>(i)]; p < A.row_ptr[static_cast<std::size_t>(i) + 1]; ++p) {
+          const auto k = static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]);
+          const double a = A.val[static_cast<std::size_t>(p)];
+          for (std::int64_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) {
+            const auto j = static_cast<std::size_t>(B.col[static_cast<std::size_t>(q)]);
+            if (marker[j] != i) {
+              marker[j] = i;
+              acc[j] = 0.0;
+              cols.push_back(B.col[static_cast<std::size_t>(q)]);
+            }
+            acc[j] += a * B.val[static_cast<std::size_t>(q)];
+          }
+        }
         std::sort(cols.begin(), cols.end());
         for (auto j : cols) {
           mc.push_back(j);
@@ -323,6 +276,18 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
     std::copy(tval[static_cast<std::size_t>(t)].begin(), tval[static_cast<std::size_t>(t)].end(), C.val.begin() + static_cast<std::ptrdiff_t>(o));
   }
   return C;
+}
+
+CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads) {
+  if (R.cols != A.rows || A.cols != P.rows)
+    throw InvalidArgument("triple_product: R is " + std::to_string(R.rows) + " x " + std::to_string(R.cols) + ", A is " +
+                          std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P is " + std::to_string(P.rows) +
+                          " x " + std::to_string(P.cols) + "; need R.cols = A.rows and A.cols = P.rows");
+  // R (A P): the intermediate A P is formed once. Fusing the two products row by row of R
+  // (never storing A P) recomputes row k of A P once for every nonzero of column k of R, i.e.
+  // nnz(P row k) times: 4-9 times the work on grid operators, and ~n_c times on levels that
+  // densify (a random graph Laplacian's second level: 100 s instead of 0.1 s at n = 1e4).
+  return multiply(R, multiply(A, P, threads), threads);
 }
 
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P) {

@@ -139,7 +139,8 @@ MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOp
   }
   Hierarchy h = multigrid::smoothed_aggregation(std::move(A), ao, B);
   if (hypre_coarse) set_boomeramg_coarse_solver(h, opt);
-  return MultigridPlan(std::make_shared<const Hierarchy>(std::move(h)), opt);
+  // smoothed_aggregation() refuses A unless check_symmetry passes: PCG need not check it again
+  return MultigridPlan(std::make_shared<const Hierarchy>(std::move(h)), opt, SymmetryReport{});
 }
 
 MultigridPlan MultigridPlan::boomeramg(CsrMatrix A, const MultigridOptions& opt) {
@@ -168,6 +169,12 @@ MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h,
 }
 
 MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {
+  if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
+  init(opt);
+}
+
+MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt, SymmetryReport known)
+    : h_(std::move(h)), symmetry_(known) {
   if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
   init(opt);
 }

@@ -149,6 +149,9 @@ class MultigridPlan {
   const MultigridOptions& options() const { return opt_; }
 
  private:
+  /// Over a hierarchy whose fine-level matrix's symmetry is already known (`known`: its
+  /// check_symmetry report), so PCG does not check it again.
+  MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt, SymmetryReport known);
   MultigridPlan(std::shared_ptr<const Hierarchy> h, std::shared_ptr<const BoomerAmgPreconditioner> hypre_cycle,
                 const MultigridOptions& opt);
   void init(const MultigridOptions& opt);
