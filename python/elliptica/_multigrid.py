@@ -20,7 +20,9 @@ __all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "op
 
 #: The library's multigrid defaults (C++ ``multigrid::MultigridOptions{}``, read through the bindings):
 #: coarsening, max_levels, order, smoother, base, lmin_ratio, lambda_safety, lambda_iterations, omega,
-#: subdomain, overlap, krylov, tol, maxiter, restart, threads. The CLI's help shows the same values.
+#: subdomain, overlap, krylov, tol, maxiter, restart, threads; from_matrix's (strength, coarse_size, ...,
+#: coarse_solver, boomeramg_cycle and the boomeramg_* BoomerAMG options) and have_boomeramg (whether this
+#: build has hypre). The CLI's help shows the same values.
 DEFAULTS = dict(_core._multigrid_defaults())
 
 
