@@ -36,6 +36,7 @@
 #include "elliptica/core/resources.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/poisson.hpp"
 #include "elliptica/multigrid/smoother.hpp"
@@ -267,14 +268,19 @@ int run_solve_problem(const MgSolveArgs& a) {
 void print_levels(std::ostream& os, const mg::MultigridPlan& plan) {
   const mg::Hierarchy& h = plan.hierarchy();
   char buf[160];
-  os << "  level   unknowns        nnz   lambda_max(SA)\n";
+  const bool ours = plan.has_vcycle();
+  const bool amg_coarse = dynamic_cast<const mg::BoomerAmgPreconditioner*>(h.coarse_solver()) != nullptr;
+  os << (ours ? "  level   unknowns        nnz   lambda_max(SA)\n" : "  level   unknowns        nnz   (hypre's cycle)\n");
   for (std::size_t j = 0; j < h.num_levels(); ++j) {
     const auto& L = h.level(j);
     const std::size_t nnz = L.matrix ? L.matrix->nnz() : 0;
-    if (j + 1 < h.num_levels())
+    if (!ours)
+      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu\n", j, L.rows(), nnz);
+    else if (j + 1 < h.num_levels())
       std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   %.6g\n", j, L.rows(), nnz, plan.cycle().smoother(j).lambda_max());
     else
-      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   (exact solve)\n", j, L.rows(), nnz);
+      std::snprintf(buf, sizeof buf, "  %5zu %10zu %10zu   %s\n", j, L.rows(), nnz,
+                    amg_coarse ? "(BoomerAMG coarse solve)" : "(exact solve)");
     os << buf;
   }
 }
@@ -345,7 +351,44 @@ std::string per_column(std::size_t k, F f) {
   return s;
 }
 
-/// mg solve --matrix with a hierarchy (--amg sa or geometric): MultigridPlan over the matrix.
+
+/// The --boomeramg-* options, each checked under its flag name (the library's check follows).
+mg::BoomerAmgOptions parse_boomeramg(const MgSolveArgs& a) {
+  mg::BoomerAmgOptions o;
+  o.relaxation = mg::boomeramg_relaxation_from_string(a.boomeramg_relax, "--boomeramg-relax");
+  o.coarsening = mg::boomeramg_coarsening_from_string(a.boomeramg_coarsen, "--boomeramg-coarsen");
+  o.interpolation = mg::boomeramg_interpolation_from_string(a.boomeramg_interp, "--boomeramg-interp");
+  if (!(a.boomeramg_strength >= 0 && a.boomeramg_strength < 1))
+    throw InvalidArgument("--boomeramg-strength must be in [0, 1), got " + fmt_g(a.boomeramg_strength));
+  if (a.boomeramg_pmax < 0) throw InvalidArgument("--boomeramg-pmax must be >= 0 (0: no truncation), got " + std::to_string(a.boomeramg_pmax));
+  if (a.boomeramg_agg_levels < 0)
+    throw InvalidArgument("--boomeramg-agg-levels must be >= 0, got " + std::to_string(a.boomeramg_agg_levels));
+  if (a.boomeramg_max_levels < 2)
+    throw InvalidArgument("--boomeramg-max-levels must be >= 2, got " + std::to_string(a.boomeramg_max_levels));
+  if (a.boomeramg_coarse_size < 1)
+    throw InvalidArgument("--boomeramg-coarse-size must be >= 1, got " + std::to_string(a.boomeramg_coarse_size));
+  if (a.boomeramg_sweeps < 1 || a.boomeramg_sweeps > 100)
+    throw InvalidArgument("--boomeramg-sweeps must be in [1, 100], got " + std::to_string(a.boomeramg_sweeps));
+  if (a.boomeramg_cycles < 1 || a.boomeramg_cycles > 1000)
+    throw InvalidArgument("--boomeramg-cycles must be in [1, 1000], got " + std::to_string(a.boomeramg_cycles));
+  if (!(a.boomeramg_tol >= 0 && a.boomeramg_tol < 1))
+    throw InvalidArgument("--boomeramg-tol must be in [0, 1) (0: exactly --boomeramg-cycles cycles), got " + fmt_g(a.boomeramg_tol));
+  if (a.boomeramg_print_level < 0 || a.boomeramg_print_level > 3)
+    throw InvalidArgument("--boomeramg-print-level must be in 0..3, got " + std::to_string(a.boomeramg_print_level));
+  o.strength_threshold = a.boomeramg_strength;
+  o.max_interp_elements = a.boomeramg_pmax;
+  o.aggressive_levels = a.boomeramg_agg_levels;
+  o.max_levels = a.boomeramg_max_levels;
+  o.max_coarse_size = a.boomeramg_coarse_size;
+  o.sweeps = a.boomeramg_sweeps;
+  o.cycles = a.boomeramg_cycles;
+  o.tolerance = a.boomeramg_tol;
+  o.print_level = a.boomeramg_print_level;
+  mg::check_boomeramg_options(o, "--boomeramg-*");
+  return o;
+}
+
+/// mg solve --matrix with a hierarchy (--amg sa, geometric or boomeramg): MultigridPlan over the matrix.
 int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file, double t_read) {
   mg::MultigridOptions mo;
   mo.threads = a.threads;
@@ -357,12 +400,39 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
   mo.cycle.smoother.base = parse_base(a.base);
   mo.cycle.smoother.subdomain = a.subdomain;
   mo.cycle.smoother.overlap = a.overlap;
+  const bool boomer = a.amg == "boomeramg";
+  mo.coarse_solver = mg::coarse_solver_from_string(a.coarse_solver, "--coarse-solver");
+  mo.boomeramg_cycle = mg::boomeramg_cycle_from_string(a.boomeramg_cycle, "--boomeramg-cycle");
+  const bool hypre_cycle = boomer && mo.boomeramg_cycle == mg::BoomerAmgCycle::Hypre;
+  if (boomer || mo.coarse_solver == mg::CoarseSolver::BoomerAmg) {
+    mo.boomeramg = parse_boomeramg(a);
+    if (!mg::have_boomeramg())
+      throw InvalidArgument(std::string(boomer ? "--amg boomeramg" : "--coarse-solver boomeramg") +
+                            ": elliptica was built without hypre (install libhypre-dev and libopenmpi-dev, e.g. "
+                            "scripts/install-deps.sh, and rebuild); use --amg sa");
+  }
+  if (hypre_cycle && mo.constant_null_space)
+    throw InvalidArgument("--null-space constant needs --boomeramg-cycle ours (hypre's coarsest Gaussian elimination cannot "
+                          "treat the null space)");
+  if (mo.coarse_solver == mg::CoarseSolver::BoomerAmg && mo.constant_null_space)
+    throw InvalidArgument("--null-space constant needs --coarse-solver direct (the BoomerAMG coarse solver cannot treat the "
+                          "null space)");
   const std::string kry = a.krylov.empty() ? "pcg" : a.krylov;
   const bool legacy20 = kry == "gmres20" || kry == "fgmres20";
   if (kry != "none" && kry != "gmres" && kry != "fgmres" && kry != "pcg" && !legacy20)
     throw InvalidArgument("--krylov: expected pcg, gmres, fgmres or none, got '" + kry + "'");
   mo.solver.method = mg::solver_method_from_string(legacy20 ? kry.substr(0, kry.size() - 2) : kry);
-  if (kry == "pcg" && (mo.cycle.pre != mo.cycle.post || mo.cycle.smoother.base == mg::BaseSmoother::RAS))
+  if (hypre_cycle && kry == "pcg" && mo.boomeramg.relaxation == mg::BoomerAmgRelaxation::HybridGsForward)
+    throw InvalidArgument("--krylov pcg needs a symmetric cycle: --boomeramg-relax hybrid-gs is not (use a symmetric relaxation, "
+                          "or --krylov gmres)");
+  if (hypre_cycle && kry == "pcg" && mo.boomeramg.tolerance > 0)
+    throw InvalidArgument("--krylov pcg needs a fixed cycle: --boomeramg-tol > 0 makes hypre's cycle a solve to a tolerance "
+                          "(use --krylov fgmres)");
+  if (mo.coarse_solver == mg::CoarseSolver::BoomerAmg && kry == "pcg" &&
+      mo.boomeramg.relaxation == mg::BoomerAmgRelaxation::HybridGsForward)
+    throw InvalidArgument("--krylov pcg needs a symmetric coarse solve: --boomeramg-relax hybrid-gs is not (use a symmetric "
+                          "relaxation, or --krylov gmres)");
+  if (!hypre_cycle && kry == "pcg" && (mo.cycle.pre != mo.cycle.post || mo.cycle.smoother.base == mg::BaseSmoother::RAS))
     throw InvalidArgument("--krylov pcg needs a symmetric V-cycle: equal orders (--order K,K) and base jacobi or asm; got --order " +
                           std::to_string(mo.cycle.pre) + "," + std::to_string(mo.cycle.post) + " --base " + a.base +
                           " (use --krylov gmres or fgmres for one-sided or RAS cycles)");
@@ -378,7 +448,9 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
   }
   const std::size_t N = A.rows, nnz = A.nnz();
   std::string what;
-  if (!a.quiet) std::fprintf(stderr, "building the %s hierarchy and smoothers...\n", a.amg == "sa" ? "smoothed-aggregation" : "geometric");
+  if (!a.quiet)
+    std::fprintf(stderr, "building the %s hierarchy and smoothers...\n",
+                 a.amg == "sa" ? "smoothed-aggregation" : boomer ? "BoomerAMG" : "geometric");
   const auto t0 = Clock::now();
   std::unique_ptr<mg::MultigridPlan> plan;
   if (a.amg == "geometric") {
@@ -404,6 +476,16 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
       throw InvalidArgument("--amg geometric: the grid " + a.shape + " cannot be coarsened by " + std::to_string(a.coarsening) +
                             " (intervals per axis, unknowns + 1, must be divisible by it): a one-level hierarchy is not "
                             "multigrid; use --amg sa");
+  } else if (boomer) {
+    plan = std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::boomeramg(std::move(A), mo));
+    const mg::BoomerAmgOptions& bo = mo.boomeramg;
+    what = std::string(mo.constant_null_space ? "constant null space (rhs projected, zero-mean solution), " : "") +
+           "BoomerAMG (hypre), coarsening " + mg::to_string(bo.coarsening) + ", interpolation " +
+           mg::to_string(bo.interpolation) + ", strength " + fmt_g(bo.strength_threshold) + ", P max " +
+           std::to_string(bo.max_interp_elements) + "; cycle " +
+           (hypre_cycle ? "hypre's (relaxation " + mg::to_string(bo.relaxation) + ", " + std::to_string(bo.sweeps) +
+                              " sweep(s), " + std::to_string(bo.cycles) + " cycle(s))"
+                        : std::string("ours"));
   } else {
     if (a.block_size < 1) throw InvalidArgument("--block-size must be >= 1, got " + std::to_string(a.block_size));
     {  // the sign of the diagonal says more than the size check below: name it first
@@ -436,6 +518,9 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
            "smoothed aggregation, strength " + fmt_g(strength) + " (" + a.strength_measure + "), block size " + std::to_string(a.block_size) +
            ", near-null vectors " + (B.k ? std::to_string(B.k) + " (" + a.near_null + ")" : "constants");
   }
+  if (mo.coarse_solver == mg::CoarseSolver::BoomerAmg)
+    what += "; coarse solve: BoomerAMG (relaxation " + mg::to_string(mo.boomeramg.relaxation) + ", " +
+            std::to_string(mo.boomeramg.cycles) + " cycle(s))";
   const double t_setup = seconds_since(t0);
   const std::size_t k = b.cols;  // right-hand sides: solved one after the other with the one set-up
   const std::vector<double> B = columns_of(b);
@@ -463,8 +548,11 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
   std::ostream& os = std::cout;
   os << "elliptica mg solve: matrix " << a.matrix << " (" << N << " x " << N << ", " << nnz << " nonzeros)\n";
   os << "hierarchy: " << what << "\n";
-  os << "smoother: " << a.smoother << " (base " << a.base << "), order (" << mo.cycle.pre << "," << mo.cycle.post << "), krylov "
-     << kry << ", tol " << fmt_g(a.tol) << "\n";
+  if (hypre_cycle)
+    os << "smoother: hypre's " << mg::to_string(mo.boomeramg.relaxation) << ", krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
+  else
+    os << "smoother: " << a.smoother << " (base " << a.base << "), order (" << mo.cycle.pre << "," << mo.cycle.post
+       << "), krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
   std::snprintf(buf, sizeof buf, "levels: %zu, operator complexity: %.4f, grid complexity: %.4f\n", h.num_levels(),
                 h.operator_complexity(), h.grid_complexity());
   os << buf;
@@ -489,8 +577,8 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
 }
 
 int run_solve_matrix(const MgSolveArgs& a) {
-  if (a.amg != "sa" && a.amg != "geometric" && a.amg != "none")
-    throw InvalidArgument("--amg: expected sa, geometric or none, got '" + a.amg + "'");
+  if (a.amg != "sa" && a.amg != "geometric" && a.amg != "boomeramg" && a.amg != "none")
+    throw InvalidArgument("--amg: expected sa, boomeramg, geometric or none, got '" + a.amg + "'");
   const bool hierarchy = a.amg != "none";
   for (const CLI::Option* o : {a.o_problem, a.o_n, a.o_lx, a.o_ly, a.o_lz})
     if (o->count()) throw InvalidArgument(o->get_name() + " does not apply with --matrix (it belongs to --problem)");
@@ -498,9 +586,17 @@ int run_solve_matrix(const MgSolveArgs& a) {
     if (o->count() && a.amg != "geometric") throw InvalidArgument(o->get_name() + " applies only to --amg geometric");
   if (a.amg == "geometric" && !a.o_shape->count())
     throw InvalidArgument("--amg geometric needs --shape NX,NY[,NZ] (unknowns per axis of the matrix's grid)");
-  for (const CLI::Option* o :
-       {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size, a.o_null_space})
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size})
     if (o->count() && a.amg != "sa") throw InvalidArgument(o->get_name() + " applies only to --amg sa");
+  if (a.o_null_space->count() && a.amg != "sa" && a.amg != "boomeramg")
+    throw InvalidArgument("--null-space applies only to --amg sa or boomeramg");
+  if (a.o_boomeramg_cycle->count() && a.amg != "boomeramg")
+    throw InvalidArgument("--boomeramg-cycle applies only to --amg boomeramg");
+  if (a.o_coarse_solver->count() && a.amg != "sa" && a.amg != "geometric")
+    throw InvalidArgument("--coarse-solver applies only to --amg sa or geometric (BoomerAMG's hierarchy has its own coarsest solve)");
+  for (const CLI::Option* o : a.o_boomeramg)
+    if (o->count() && a.amg != "boomeramg" && a.coarse_solver != "boomeramg")
+      throw InvalidArgument(o->get_name() + " applies only to --amg boomeramg or --coarse-solver boomeramg");
   if (!a.o_rhs->count()) throw InvalidArgument("--matrix needs --rhs b.npy");
   if (!a.o_out->count()) throw InvalidArgument("--matrix needs --out x.npy");
   if (!(a.tol > 0 && a.tol < 1)) throw InvalidArgument("--tol must satisfy 0 < tol < 1, got " + fmt_g(a.tol));
@@ -717,6 +813,8 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "  (default pcg); --amg none: the smoother of order --order K (default 4) alone as the preconditioner.\n"
       "  --rhs B.npy of shape (n, k): k right-hand sides with one set-up, --out (n, k); --projection L: the columns as\n"
       "  time steps, each from Fischer's projection onto up to L previous solutions (docs/multigrid.md).\n"
+      "--amg boomeramg: hypre's BoomerAMG levels with our cycle (--boomeramg-cycle ours) or hypre's own (hypre); needs a\n"
+      "  build with hypre (MPI is initialised on first use, one rank, MPI_COMM_SELF).\n"
       "Matvecs: a smoothing of order k counts k, each cycle m + n + 1, plus the solver's own products.\n"
       "rho = (||r_N||/||r_0||)^(1/N). Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical, 5 not converged,\n"
       "6 out of resources.");
@@ -743,10 +841,13 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   sc->add_option("--threads", s.threads, "OpenMP threads (0: all available)")->capture_default_str();
   s.o_matrix = sc->add_option("--matrix", s.matrix, "SPD matrix, Matrix Market (.mtx)");
   const mg::AmgOptions amgd{};
-  s.o_amg = sc->add_option("--amg", s.amg, "with --matrix: sa (smoothed aggregation), geometric (needs --shape) or none (no hierarchy)")
+  s.o_amg = sc->add_option("--amg", s.amg,
+                           "with --matrix: sa (smoothed aggregation), boomeramg (hypre's BoomerAMG; --boomeramg-*), geometric "
+                           "(needs --shape) or none (no hierarchy)")
                 ->capture_default_str();
   s.o_null_space = sc->add_option("--null-space", s.null_space,
-                                  "constant: a singular pure-Neumann / periodic matrix (rhs projected, zero-mean solution; --amg sa)")
+                                  "constant: a singular pure-Neumann / periodic matrix (rhs projected, zero-mean solution; --amg sa, "
+                                  "or boomeramg with our cycle)")
                        ->capture_default_str();
   s.o_shape = sc->add_option("--shape", s.shape, "NX,NY[,NZ]: unknowns per axis of the matrix's grid (--amg geometric)");
   s.o_near_null = sc->add_option("--near-null", s.near_null,
@@ -765,6 +866,44 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   s.o_coarse_size = sc->add_option("--coarse-size", s.coarse_size,
                                    "coarsen until at most this many unknowns, then factorise (--amg sa; default " +
                                        std::to_string(amgd.coarse_size) + ")");
+  s.o_coarse_solver = sc->add_option("--coarse-solver", s.coarse_solver,
+                                     "direct|boomeramg: the coarsest solve of --amg sa / geometric (boomeramg: BoomerAMG "
+                                     "cycle(s), so that a larger --coarse-size stops coarsening early)")
+                          ->capture_default_str();
+  s.o_boomeramg_cycle = sc->add_option("--boomeramg-cycle", s.boomeramg_cycle,
+                                       "ours|hypre (--amg boomeramg): our V-cycle (--smoother, --order) over hypre's levels, "
+                                       "or hypre's own cycle (--boomeramg-relax)")
+                            ->capture_default_str();
+  s.o_boomeramg = {
+      sc->add_option("--boomeramg-relax", s.boomeramg_relax,
+                     "l1-jacobi|chebyshev|hybrid-sgs|l1-sgs|hybrid-gs: relaxation of hypre's cycle (hybrid-gs is not "
+                     "symmetric: no pcg)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-coarsen", s.boomeramg_coarsen, "hmis|pmis|falgout: BoomerAMG's C/F splitting")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-interp", s.boomeramg_interp,
+                     "ext+i|classical|direct|standard|extended: BoomerAMG's interpolation")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-strength", s.boomeramg_strength,
+                     "strength threshold in [0,1) (0.25 for 2D; hypre advises 0.5 for 3D)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-pmax", s.boomeramg_pmax, "at most this many entries per row of P (0: no truncation)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-agg-levels", s.boomeramg_agg_levels, "levels coarsened aggressively (0: none)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-max-levels", s.boomeramg_max_levels, "cap on BoomerAMG's levels (>= 2)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-coarse-size", s.boomeramg_coarse_size, "BoomerAMG stops coarsening at this many unknowns")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-sweeps", s.boomeramg_sweeps, "relaxation sweeps per level and leg of hypre's cycle")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-cycles", s.boomeramg_cycles, "hypre V-cycles per application (from zero)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-tol", s.boomeramg_tol,
+                     "> 0: hypre cycles until this relative residual (at most --boomeramg-cycles; not a fixed map: fgmres)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-print-level", s.boomeramg_print_level, "hypre's own printing on stdout (0: none; 1: set-up)")
+          ->capture_default_str()};
   s.o_rhs = sc->add_option("--rhs", s.rhs,
                            "right-hand side (.npy or text), with --matrix: a vector (n,), or an (n, k) array of k "
                            "right-hand sides solved one after the other with one set-up (--out gets the same shape; "

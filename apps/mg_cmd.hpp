@@ -5,11 +5,13 @@
 ///               Poisson test problems, as a stationary solver or as a GMRES/FGMRES/PCG
 ///               preconditioner, through multigrid::MultigridPlan (plan.hpp; its defaults are the
 ///               CLI's); or a user's SPD .mtx matrix with a smoothed-aggregation (default) or
-///               geometric (--shape) hierarchy, or a polynomial smoother alone (--amg none);
+///               geometric (--shape) hierarchy, hypre's BoomerAMG (--amg boomeramg: our cycle over
+///               its levels or hypre's own cycle), or a polynomial smoother alone (--amg none);
 ///   `mg study`  the seed's section-3 study (multigrid/study.hpp: every smoother kind, every split
 ///               m + n = 2k), CSV + table of best configurations + checks of the seed's qualitative
 ///               findings + PNG plots (the study module runs the plotting script).
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -49,12 +51,30 @@ struct MgSolveArgs {
   /// --projection L: the columns of --rhs as a sequence, each started from Fischer's projection onto
   /// up to L previous solutions (krylov::SolutionProjection); 0: off.
   long long projection = 0;
+  /// --coarse-solver: "direct" or "boomeramg" (--amg sa / geometric; MultigridOptions::coarse_solver).
+  std::string coarse_solver = multigrid::to_string(multigrid::MultigridOptions{}.coarse_solver);
+  // BoomerAMG (--amg boomeramg, --coarse-solver boomeramg): multigrid::BoomerAmgOptions{}'s defaults.
+  std::string boomeramg_cycle = multigrid::to_string(multigrid::MultigridOptions{}.boomeramg_cycle);
+  std::string boomeramg_relax = multigrid::to_string(multigrid::BoomerAmgOptions{}.relaxation);
+  std::string boomeramg_coarsen = multigrid::to_string(multigrid::BoomerAmgOptions{}.coarsening);
+  std::string boomeramg_interp = multigrid::to_string(multigrid::BoomerAmgOptions{}.interpolation);
+  double boomeramg_strength = multigrid::BoomerAmgOptions{}.strength_threshold;
+  int boomeramg_pmax = multigrid::BoomerAmgOptions{}.max_interp_elements;
+  int boomeramg_agg_levels = multigrid::BoomerAmgOptions{}.aggressive_levels;
+  int boomeramg_max_levels = multigrid::BoomerAmgOptions{}.max_levels;
+  int boomeramg_coarse_size = multigrid::BoomerAmgOptions{}.max_coarse_size;
+  int boomeramg_sweeps = multigrid::BoomerAmgOptions{}.sweeps;
+  int boomeramg_cycles = multigrid::BoomerAmgOptions{}.cycles;
+  double boomeramg_tol = multigrid::BoomerAmgOptions{}.tolerance;
+  int boomeramg_print_level = multigrid::BoomerAmgOptions{}.print_level;
   bool quiet = false;
   CLI::Option* o_projection = nullptr;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
-              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_strength_measure = nullptr, *o_coarse_size = nullptr,
-              *o_amg = nullptr, *o_null_space = nullptr;
+              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_strength_measure = nullptr,
+              *o_coarse_size = nullptr, *o_amg = nullptr, *o_null_space = nullptr, *o_coarse_solver = nullptr,
+              *o_boomeramg_cycle = nullptr;
+  std::vector<CLI::Option*> o_boomeramg;  ///< every --boomeramg-* option but --boomeramg-cycle
 };
 
 /// Raw command-line values of `elliptica mg study`.

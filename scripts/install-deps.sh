@@ -27,6 +27,8 @@ DEBIAN_PACKAGES=(
   libomp-dev        # OpenMP runtime for clang (libomp)
   libomp-14-dev     # libomp's Archer tool /usr/lib/llvm-14/lib/libarcher.so (ThreadSanitizer step of test.sh)
   llvm              # llvm-symbolizer: symbolised sanitizer stack traces
+  libhypre-dev      # hypre's BoomerAMG (optional: multigrid/boomeramg.hpp; built with MPI)
+  libopenmpi-dev    # MPI headers and libmpi for hypre (CMake's FindMPI; hypre objects use MPI_COMM_SELF)
 )
 
 PYTHON_PACKAGES=(

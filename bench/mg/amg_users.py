@@ -6,7 +6,11 @@ repeat; medians. Every solver's answer is checked here: the true relative residu
 ||b - A x|| / ||b|| is recomputed with scipy.
 
   PYTHONPATH=<elliptica package> taskset -c 1 python3 bench/mg/amg_users.py [--matrices a,b] [--repeats 3]
-      [--solvers ours,ours_geo,pyamg_sa,pyamg_rs,gamg,boomeramg] [--out bench/results/amg_issue13/users]
+      [--solvers ours,ours_geo,ours_boomer,ours_hypre,pyamg_sa,pyamg_rs,gamg,boomeramg]
+      [--out bench/results/amg_issue13/users]
+
+ours_boomer / ours_hypre: elliptica's MultigridPlan.from_matrix(method="boomeramg") (a build with
+hypre) with our cycle over BoomerAMG's levels / with hypre's own cycle (its Chebyshev relaxation).
 
 Writes OUT.csv (every run) and OUT.md (medians, ratios ours / best peer, CPU model, load).
 elliptica's geometric hierarchy (MultigridPlan.from_matrix(method="geometric")) runs where it
@@ -56,11 +60,13 @@ def relres(A, b, x):
     return float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
 
 
-def run_ours(A, b, B, bs, method="sa"):
+def run_ours(A, b, B, bs, method="sa", boomeramg_cycle="ours"):
     import elliptica
     t0 = time.perf_counter()
     if method == "sa":
         plan = elliptica.MultigridPlan.from_matrix(A, near_null=B, block_size=bs, threads=1)
+    elif method == "boomeramg":  # hypre's BoomerAMG (scalar: no near-null space) with our cycle or hypre's
+        plan = elliptica.MultigridPlan.from_matrix(A, method="boomeramg", boomeramg_cycle=boomeramg_cycle, threads=1)
     else:
         n = int(round(A.shape[0] ** 0.5))
         plan = elliptica.MultigridPlan.from_matrix(A, method="geometric", shape=(n, n), threads=1)
@@ -106,7 +112,8 @@ def run_petsc(files, pc, A, b, bs, singular):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--matrices", default=",".join(list(amg_matrices.MATRICES) + ["poisson1023"]))
-    ap.add_argument("--solvers", default="ours,ours_geo,pyamg_sa,pyamg_rs,gamg,boomeramg")
+    # ours_boomer: our cycle over hypre's BoomerAMG levels; ours_hypre: hypre's own cycle in our plan
+    ap.add_argument("--solvers", default="ours,ours_geo,ours_boomer,ours_hypre,pyamg_sa,pyamg_rs,gamg,boomeramg")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(benchlib.RESULTS / "amg_issue13" / "users"))
     a = ap.parse_args()
@@ -139,6 +146,9 @@ def main():
                         r = run_ours(A, b, B, bs)
                     elif s == "ours_geo":
                         r = run_ours(A, b, B, bs, method="geometric")
+                    elif s in ("ours_boomer", "ours_hypre"):
+                        r = run_ours(A, b, B, bs, method="boomeramg",
+                                     boomeramg_cycle="ours" if s == "ours_boomer" else "hypre")
                     elif s.startswith("pyamg"):
                         r = run_pyamg(A, b, B, bs, s.split("_")[1])
                     else:

@@ -20,7 +20,9 @@ __all__ = ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "op
 
 #: The library's multigrid defaults (C++ ``multigrid::MultigridOptions{}``, read through the bindings):
 #: coarsening, max_levels, order, smoother, base, lmin_ratio, lambda_safety, lambda_iterations, omega,
-#: subdomain, overlap, krylov, tol, maxiter, restart, threads. The CLI's help shows the same values.
+#: subdomain, overlap, krylov, tol, maxiter, restart, threads; from_matrix's (strength, coarse_size, ...,
+#: coarse_solver, boomeramg_cycle and the boomeramg_* BoomerAMG options) and have_boomeramg (whether this
+#: build has hypre). The CLI's help shows the same values.
 DEFAULTS = dict(_core._multigrid_defaults())
 
 
@@ -35,6 +37,36 @@ _BASES = ("jacobi", "asm", "ras")
 _KRYLOV = ("none", "gmres", "fgmres", "pcg")
 _CG_KRYLOV = ("pcg", "gmres", "fgmres")
 _PROBLEMS = ("poisson1d", "poisson2d", "poisson3d")
+_COARSE_SOLVERS = ("direct", "boomeramg")
+_BOOMERAMG_CYCLES = ("ours", "hypre")
+_BOOMERAMG_RELAX = ("l1-jacobi", "chebyshev", "hybrid-sgs", "l1-sgs", "hybrid-gs")
+_BOOMERAMG_COARSEN = ("hmis", "pmis", "falgout")
+_BOOMERAMG_INTERP = ("ext+i", "classical", "direct", "standard", "extended")
+_NO_HYPRE = ("elliptica was built without hypre: BoomerAMG is not available (install libhypre-dev and libopenmpi-dev, "
+             "e.g. scripts/install-deps.sh, and rebuild); use method='sa'")
+
+
+def _boomeramg_options_default():
+    """The library's BoomerAMG options (``multigrid_defaults()``'s ``boomeramg_*``) as the bindings' dict."""
+    return _boomeramg_options(*(_D["boomeramg_" + k] for k in (
+        "relax", "coarsen", "interp", "strength", "pmax", "agg_levels", "max_levels", "coarse_size", "sweeps", "cycles",
+        "tol", "print_level")))
+
+
+def _boomeramg_options(relax, coarsen, interp, strength, pmax, agg_levels, max_levels, coarse_size, sweeps, cycles,
+                       tol, print_level):
+    """The dict of BoomerAMG options the bindings read (keys without the ``boomeramg_`` prefix)."""
+    if not _D["have_boomeramg"]:
+        raise InvalidArgumentError(_NO_HYPRE)
+    return dict(relax=_choice(relax, _BOOMERAMG_RELAX, "boomeramg_relax"),
+                coarsen=_choice(coarsen, _BOOMERAMG_COARSEN, "boomeramg_coarsen"),
+                interp=_choice(interp, _BOOMERAMG_INTERP, "boomeramg_interp"),
+                strength=_real(strength, "boomeramg_strength"), pmax=_int(pmax, "boomeramg_pmax", 0),
+                agg_levels=_int(agg_levels, "boomeramg_agg_levels", 0),
+                max_levels=_int(max_levels, "boomeramg_max_levels", 2),
+                coarse_size=_int(coarse_size, "boomeramg_coarse_size", 1), sweeps=_int(sweeps, "boomeramg_sweeps", 1),
+                cycles=_int(cycles, "boomeramg_cycles", 1), tol=_real(tol, "boomeramg_tol"),
+                print_level=_int(print_level, "boomeramg_print_level", 0))
 
 
 def _sparse():
@@ -327,7 +359,9 @@ class MultigridPlan:
     ``lambda_iterations`` Lanczos steps); ``lmin_ratio`` (cheb1), ``omega`` (simple; 0 means
     1/lambda_max), ``subdomain``/``overlap`` (asm/ras, grid points); ``max_levels`` (0: no cap); ``threads``
     (OpenMP threads of this plan's kernels, 0: all available; no global OpenMP state is changed).
-    The coarsest level is solved exactly (banded Cholesky), so it must be SPD.
+    The coarsest level is solved exactly (banded Cholesky), so it must be SPD; ``coarse_solver="boomeramg"``:
+    by one BoomerAMG V-cycle with the default BoomerAMG options instead (needs hypre; use
+    :meth:`from_matrix` with ``method="geometric"`` for the ``boomeramg_*`` keywords).
 
     Attributes: ``levels``, ``operator_complexity`` (sum of nonzeros over levels / nonzeros of
     A_0), ``grid_complexity``, ``lambda_max`` (list, one per smoothed level), ``level_shapes``,
@@ -342,7 +376,8 @@ class MultigridPlan:
                  coarsening=_D["coarsening"], smoother=_D["smoother"], base=_D["base"], order=tuple(_D["order"]),
                  lambda_max=None, lambda_safety=_D["lambda_safety"], lambda_iterations=_D["lambda_iterations"],
                  lmin_ratio=_D["lmin_ratio"], omega=_D["omega"], subdomain=_D["subdomain"], overlap=_D["overlap"],
-                 max_levels=_D["max_levels"], threads=_D["threads"]):
+                 max_levels=_D["max_levels"], threads=_D["threads"], coarse_solver=_D["coarse_solver"],
+                 _boomeramg_options=None):
         if (A is None) == (problem is None):
             raise InvalidArgumentError("give exactly one of A (a sparse matrix, with shape=) or problem= (e.g. 'poisson2d')")
         if problem is not None:
@@ -386,6 +421,9 @@ class MultigridPlan:
             **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                              subdomain, overlap),
             threads=_int(threads, "threads", 0),
+            coarse_solver=_choice(coarse_solver, _COARSE_SOLVERS, "coarse_solver"),
+            boomeramg=(_boomeramg_options_default() if _boomeramg_options is None and coarse_solver == "boomeramg"
+                       else _boomeramg_options),
         )
         if self._A is None:
             self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
@@ -402,10 +440,18 @@ class MultigridPlan:
                     max_levels=_D["amg_max_levels"], null_space=None, shape=None, coarsening=_D["coarsening"], smoother=_D["smoother"],
                     base=_D["base"], order=tuple(_D["order"]), lambda_max=None, lambda_safety=_D["lambda_safety"],
                     lambda_iterations=_D["lambda_iterations"], lmin_ratio=_D["lmin_ratio"], omega=_D["omega"],
-                    subdomain=_D["subdomain"], overlap=_D["overlap"], threads=_D["threads"]):
+                    subdomain=_D["subdomain"], overlap=_D["overlap"], threads=_D["threads"],
+                    coarse_solver=_D["coarse_solver"], boomeramg_cycle=_D["boomeramg_cycle"],
+                    boomeramg_relax=_D["boomeramg_relax"], boomeramg_coarsen=_D["boomeramg_coarsen"],
+                    boomeramg_interp=_D["boomeramg_interp"], boomeramg_strength=_D["boomeramg_strength"],
+                    boomeramg_pmax=_D["boomeramg_pmax"], boomeramg_agg_levels=_D["boomeramg_agg_levels"],
+                    boomeramg_max_levels=_D["boomeramg_max_levels"], boomeramg_coarse_size=_D["boomeramg_coarse_size"],
+                    boomeramg_sweeps=_D["boomeramg_sweeps"], boomeramg_cycles=_D["boomeramg_cycles"],
+                    boomeramg_tol=_D["boomeramg_tol"], boomeramg_print_level=_D["boomeramg_print_level"]):
         """Multigrid for a user's matrix: a hierarchy built from ``A`` alone (``method="sa"``,
-        smoothed aggregation) or on a grid (``method="geometric"``, needs ``shape``), with the
-        same cycle, smoothers and solves as the constructor's plans.
+        smoothed aggregation, or ``method="boomeramg"``, hypre's BoomerAMG) or on a grid
+        (``method="geometric"``, needs ``shape``), with the same cycle, smoothers and solves as the
+        constructor's plans.
 
         ``A``: square symmetric positive (semi-)definite matrix, any scipy sparse format or a dense
         ndarray((n, n), float64) (converted to CSR float64).
@@ -424,6 +470,24 @@ class MultigridPlan:
         Neumann / periodic pressure equation): ``solve`` projects b onto the range (b - mean(b))
         and returns the zero-mean solution (None: b as given).
         ``method="geometric"``: ``shape=(nx, ny[, nz])`` and ``coarsening`` as in the constructor.
+        ``method="boomeramg"`` (C++ ``MultigridPlan::boomeramg``, ``multigrid/boomeramg.hpp``; needs
+        a build with hypre: ``multigrid_defaults()["have_boomeramg"]``): BoomerAMG's set-up on A;
+        ``boomeramg_cycle="ours"``: our cycle (the smoother keywords) over hypre's levels A_l, P_l,
+        the coarsest factorised; ``"hypre"``: hypre's own V-cycle with ``boomeramg_relax`` in
+        {l1-jacobi, chebyshev, hybrid-sgs, l1-sgs, hybrid-gs} (hybrid-gs is not symmetric: no
+        pcg). ``null_space="constant"`` only with ``boomeramg_cycle="ours"``.
+        ``coarse_solver`` (``method="sa"`` / ``"geometric"``): ``"direct"`` (factorised) or
+        ``"boomeramg"`` (``boomeramg_cycles`` BoomerAMG V-cycles, or to ``boomeramg_tol`` > 0: then
+        use krylov="fgmres"), so that a larger ``coarse_size`` stops coarsening early.
+        BoomerAMG keywords (used by method="boomeramg" and coarse_solver="boomeramg"; the CLI's
+        ``--boomeramg-*`` flags): ``boomeramg_coarsen`` in {hmis, pmis, falgout},
+        ``boomeramg_interp`` in {ext+i, classical, direct, standard, extended},
+        ``boomeramg_strength`` in [0, 1) (0.25; hypre advises 0.5 in 3D), ``boomeramg_pmax``
+        (entries per row of P, 0: no truncation), ``boomeramg_agg_levels`` (aggressive coarsening),
+        ``boomeramg_max_levels`` >= 2, ``boomeramg_coarse_size`` >= 1, ``boomeramg_sweeps`` >= 1,
+        ``boomeramg_cycles`` >= 1, ``boomeramg_tol`` in [0, 1), ``boomeramg_print_level`` 0..3
+        (hypre's printing on stdout). The first BoomerAMG object initialises MPI (once, one rank;
+        nothing when the host program already did): ``import elliptica`` alone does not.
         Cycle and smoother keywords as in the constructor. ``solve()`` of such a plan defaults to
         ``krylov="pcg"`` (as ``elliptica mg solve --matrix``).
 
@@ -433,7 +497,40 @@ class MultigridPlan:
         without strong couplings; NumericalError (RuntimeError) when the coarsest operator is found
         indefinite. The same C++ plan as ``elliptica mg solve --matrix A.mtx --amg sa``.
         """
-        method = _choice(method, ("sa", "geometric"), "method")
+        method = _choice(method, ("sa", "geometric", "boomeramg"), "method")
+        coarse_solver = _choice(coarse_solver, _COARSE_SOLVERS, "coarse_solver")
+        boomeramg_cycle = _choice(boomeramg_cycle, _BOOMERAMG_CYCLES, "boomeramg_cycle")
+        bopts = None
+        if method == "boomeramg" or coarse_solver == "boomeramg":
+            bopts = _boomeramg_options(boomeramg_relax, boomeramg_coarsen, boomeramg_interp, boomeramg_strength,
+                                       boomeramg_pmax, boomeramg_agg_levels, boomeramg_max_levels,
+                                       boomeramg_coarse_size, boomeramg_sweeps, boomeramg_cycles, boomeramg_tol,
+                                       boomeramg_print_level)
+        if method != "boomeramg" and boomeramg_cycle != _D["boomeramg_cycle"]:
+            raise InvalidArgumentError("boomeramg_cycle applies only to method='boomeramg'")
+        if method == "boomeramg":
+            if coarse_solver != "direct":
+                raise InvalidArgumentError("coarse_solver applies only to method='sa' or 'geometric' (BoomerAMG's "
+                                           "hierarchy has its own coarsest solve)")
+            for name, value in (("near_null", near_null), ("shape", shape)):
+                if value is not None:
+                    raise InvalidArgumentError(f"{name} does not apply to method='boomeramg'")
+            if null_space not in (None, "constant"):
+                raise InvalidArgumentError(f"null_space must be None or 'constant', got {null_space!r}")
+            m_pre, n_post = _cycle_order(order)
+            indptr, indices, data, rows = _csr_arrays(A)
+            self = cls.__new__(cls)
+            self._order = (m_pre, n_post)
+            self._plan = _core._MultigridPlan._boomeramg(
+                indptr, indices, data, rows, bopts, boomeramg_cycle, m_pre, n_post,
+                **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
+                                 subdomain, overlap),
+                threads=_int(threads, "threads", 0), constant_null_space=null_space == "constant",
+            )
+            self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
+            self._default_krylov = "pcg"
+            self._method = "boomeramg"
+            return self
         if method == "geometric":
             if shape is None:
                 raise InvalidArgumentError("method='geometric' needs shape=(nx, ny[, nz]) (unknowns per axis)")
@@ -444,7 +541,8 @@ class MultigridPlan:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 plan = cls(A, shape=shape, coarsening=coarsening, smoother=smoother, base=base, order=order,
                            lambda_max=lambda_max, lambda_safety=lambda_safety, lambda_iterations=lambda_iterations,
-                           lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads)
+                           lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads,
+                           coarse_solver=coarse_solver, _boomeramg_options=bopts)
             if plan.levels < 2:
                 raise InvalidArgumentError(
                     f"method='geometric': the grid {_show(tuple(shape))} cannot be coarsened by {_show(coarsening)}: a one-level "
@@ -492,7 +590,7 @@ class MultigridPlan:
             **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                              subdomain, overlap),
             threads=_int(threads, "threads", 0), constant_null_space=null_space == "constant",
-            strength_measure=strength_measure,
+            strength_measure=strength_measure, coarse_solver=coarse_solver, boomeramg=bopts,
         )
         self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
         self._default_krylov = "pcg"
@@ -501,7 +599,7 @@ class MultigridPlan:
 
     @property
     def method(self):
-        """The hierarchy: ``"geometric"`` or ``"sa"`` (smoothed aggregation)."""
+        """The hierarchy: ``"geometric"``, ``"sa"`` (smoothed aggregation) or ``"boomeramg"``."""
         return getattr(self, "_method", "geometric")
 
     @property

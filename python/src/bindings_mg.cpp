@@ -28,6 +28,7 @@
 #include "elliptica/krylov/krylov.hpp"
 #include "elliptica/krylov/projection.hpp"
 #include "elliptica/multigrid/amg.hpp"
+#include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/poisson.hpp"
@@ -197,6 +198,23 @@ nb::dict multigrid_defaults() {
   o["projection_drop_tolerance"] = p.drop_tolerance;
   // MultigridPlan.update (multigrid::UpdateOptions)
   o["keep_prolongators"] = mg::UpdateOptions{}.keep_prolongators;
+  // MultigridPlan.from_matrix(method="boomeramg", ...) and coarse_solver= (multigrid::BoomerAmgOptions)
+  o["coarse_solver"] = mg::to_string(d.coarse_solver);
+  o["boomeramg_cycle"] = mg::to_string(d.boomeramg_cycle);
+  const mg::BoomerAmgOptions& bo = d.boomeramg;
+  o["boomeramg_relax"] = mg::to_string(bo.relaxation);
+  o["boomeramg_coarsen"] = mg::to_string(bo.coarsening);
+  o["boomeramg_interp"] = mg::to_string(bo.interpolation);
+  o["boomeramg_strength"] = bo.strength_threshold;
+  o["boomeramg_pmax"] = bo.max_interp_elements;
+  o["boomeramg_agg_levels"] = bo.aggressive_levels;
+  o["boomeramg_max_levels"] = bo.max_levels;
+  o["boomeramg_coarse_size"] = bo.max_coarse_size;
+  o["boomeramg_sweeps"] = bo.sweeps;
+  o["boomeramg_cycles"] = bo.cycles;
+  o["boomeramg_tol"] = bo.tolerance;
+  o["boomeramg_print_level"] = bo.print_level;
+  o["have_boomeramg"] = mg::have_boomeramg();
   // elliptica.chebyshev_cg (multigrid::smoother_solve)
   const mg::SmootherSolveOptions c{};
   o["cg_smoother"] = polynomial_name(c.smoother.kind);
@@ -217,6 +235,51 @@ struct PyProjection {
   std::mutex mutex;
   PyProjection(std::size_t n, const kr::ProjectionOptions& o) : proj(n, o) {}
 };
+
+/// BoomerAmgOptions from the Python layer's dict (keys as multigrid_defaults()'s boomeramg_*,
+/// without the prefix; every key required: _multigrid.py fills them), each checked by its keyword.
+mg::BoomerAmgOptions boomeramg_options(const nb::dict& d) {
+  auto get = [&](const char* k) -> nb::handle {
+    if (!d.contains(k)) throw InvalidArgument(std::string("boomeramg options: missing '") + k + "'");
+    return d[k];
+  };
+  mg::BoomerAmgOptions o;
+  o.relaxation = mg::boomeramg_relaxation_from_string(nb::cast<std::string>(get("relax")), "boomeramg_relax");
+  o.coarsening = mg::boomeramg_coarsening_from_string(nb::cast<std::string>(get("coarsen")), "boomeramg_coarsen");
+  o.interpolation = mg::boomeramg_interpolation_from_string(nb::cast<std::string>(get("interp")), "boomeramg_interp");
+  o.strength_threshold = nb::cast<double>(get("strength"));
+  o.max_interp_elements = nb::cast<int>(get("pmax"));
+  o.aggressive_levels = nb::cast<int>(get("agg_levels"));
+  o.max_levels = nb::cast<int>(get("max_levels"));
+  o.max_coarse_size = nb::cast<int>(get("coarse_size"));
+  o.sweeps = nb::cast<int>(get("sweeps"));
+  o.cycles = nb::cast<int>(get("cycles"));
+  o.tolerance = nb::cast<double>(get("tol"));
+  o.print_level = nb::cast<int>(get("print_level"));
+  const std::pair<bool, const char*> checks[] = {
+      {o.strength_threshold >= 0 && o.strength_threshold < 1, "boomeramg_strength must be in [0, 1)"},
+      {o.max_interp_elements >= 0, "boomeramg_pmax must be >= 0 (0: no truncation)"},
+      {o.aggressive_levels >= 0, "boomeramg_agg_levels must be >= 0"},
+      {o.max_levels >= 2, "boomeramg_max_levels must be >= 2"},
+      {o.max_coarse_size >= 1, "boomeramg_coarse_size must be >= 1"},
+      {o.sweeps >= 1, "boomeramg_sweeps must be >= 1"},
+      {o.cycles >= 1, "boomeramg_cycles must be >= 1"},
+      {o.tolerance >= 0 && o.tolerance < 1, "boomeramg_tol must be in [0, 1) (0: exactly boomeramg_cycles cycles)"},
+      {o.print_level >= 0 && o.print_level <= 3, "boomeramg_print_level must be in 0..3"}};
+  for (const auto& [ok, what] : checks)
+    if (!ok) throw InvalidArgument(what);
+  mg::check_boomeramg_options(o, "boomeramg");
+  return o;
+}
+
+/// The coarse solver of a geometric / SA plan from Python's coarse_solver= and boomeramg options.
+void set_coarse_solver(mg::MultigridOptions& o, const std::string& coarse_solver, const std::optional<nb::dict>& b) {
+  o.coarse_solver = mg::coarse_solver_from_string(coarse_solver, "coarse_solver");
+  if (o.coarse_solver == mg::CoarseSolver::BoomerAmg) {
+    if (!b) throw InvalidArgument("coarse_solver='boomeramg' needs the boomeramg options");
+    o.boomeramg = boomeramg_options(*b);
+  }
+}
 
 /// multigrid::MultigridPlan; the mutex serialises calls from several Python threads (the V-cycle's
 /// work vectors are shared and the GIL is released).
@@ -254,7 +317,7 @@ struct PyMultigridPlan {
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex);
-      vc().apply(r.data(), z.data());
+      plan->preconditioner().apply(r.data(), z.data());
     }
     return vec_to_numpy(std::move(z));
   }
@@ -267,9 +330,13 @@ struct PyMultigridPlan {
     } catch (const InvalidArgument&) {
       throw InvalidArgument("krylov must be one of 'none', 'gmres', 'fgmres', 'pcg', got '" + krylov + "'");
     }
-    if (so.method == mg::SolverMethod::Cg && !vc().is_symmetric())
+    if (so.method == mg::SolverMethod::Cg && plan->has_vcycle() && !vc().is_symmetric())
       throw InvalidArgument(
           "krylov='pcg' needs a symmetric V-cycle (pre == post order and base 'jacobi' or 'asm'); "
+          "use 'gmres' or 'fgmres'");
+    if (so.method == mg::SolverMethod::Cg && !plan->preconditioner().is_symmetric())
+      throw InvalidArgument(
+          "krylov='pcg' needs a symmetric cycle: hypre's with boomeramg_relax='hybrid-gs' or boomeramg_tol > 0 is not; "
           "use 'gmres' or 'fgmres'");
     if (!(tol > 0 && tol < 1)) throw InvalidArgument("tol must be in (0, 1), got " + std::to_string(tol));
     if (maxiter < 0) throw InvalidArgument("maxiter must be >= 0, got " + std::to_string(maxiter));
@@ -382,6 +449,7 @@ struct PyMultigridPlan {
 
   std::vector<double> lambda_max() const {
     std::vector<double> l;
+    if (!plan->has_vcycle()) return l;  // hypre's cycle: its relaxation has no such bound here
     for (std::size_t j = 0; j + 1 < h().num_levels(); ++j) l.push_back(vc().smoother(j).lambda_max());
     return l;
   }
@@ -517,8 +585,10 @@ void init_multigrid(nb::module_& m) {
           [](PyMultigridPlan* self, const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows,
              const std::vector<int>& shape, int coarsening, int max_levels, int pre, int post,
              const std::string& kind, const std::string& base, double lmin_ratio, std::optional<double> lambda_max,
-             double lambda_safety, int lambda_iterations, double omega, int subdomain, int overlap, int threads) {
+             double lambda_safety, int lambda_iterations, double omega, int subdomain, int overlap, int threads,
+             const std::string& coarse_solver, const std::optional<nb::dict>& boomeramg) {
             mg::MultigridOptions o;
+            set_coarse_solver(o, coarse_solver, boomeramg);
             o.hierarchy.coarsening = coarsening;
             o.hierarchy.max_levels = max_levels;
             o.cycle.pre = pre;
@@ -532,16 +602,19 @@ void init_multigrid(nb::module_& m) {
           },
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "shape"_a, "coarsening"_a, "max_levels"_a, "pre"_a,
           "post"_a, "kind"_a, "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a,
-          "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a, "threads"_a = 0)
+          "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a, "threads"_a = 0, "coarse_solver"_a = "direct",
+          "boomeramg"_a.none() = nb::none())
       .def_static(
           "_smoothed_aggregation",
           [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const InVec& near_null,
              std::size_t k, int block_size, double strength, double prolongator_omega, std::size_t coarse_size,
              int max_levels, int pre, int post, const std::string& kind, const std::string& base, double lmin_ratio,
              std::optional<double> lambda_max, double lambda_safety, int lambda_iterations, double omega,
-             int subdomain, int overlap, int threads, bool constant_null_space, const std::string& strength_measure) {
+             int subdomain, int overlap, int threads, bool constant_null_space, const std::string& strength_measure,
+             const std::string& coarse_solver, const std::optional<nb::dict>& boomeramg) {
             mg::MultigridOptions o;
             o.amg.strength_measure = mg::strength_measure_from_string(strength_measure);
+            set_coarse_solver(o, coarse_solver, boomeramg);
             o.constant_null_space = constant_null_space;
             o.cycle.pre = pre;
             o.cycle.post = post;
@@ -565,7 +638,29 @@ void init_multigrid(nb::module_& m) {
           "prolongator_omega"_a, "coarse_size"_a, "max_levels"_a, "pre"_a, "post"_a, "kind"_a, "base"_a,
           "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a, "subdomain"_a,
           "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, "strength_measure"_a = "symmetric",
-          nb::rv_policy::take_ownership)
+          "coarse_solver"_a = "direct", "boomeramg"_a.none() = nb::none(), nb::rv_policy::take_ownership)
+      .def_static(
+          "_boomeramg",
+          [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const nb::dict& boomeramg,
+             const std::string& cycle, int pre, int post, const std::string& kind, const std::string& base,
+             double lmin_ratio, std::optional<double> lambda_max, double lambda_safety, int lambda_iterations,
+             double omega, int subdomain, int overlap, int threads, bool constant_null_space) {
+            mg::MultigridOptions o;
+            o.boomeramg = boomeramg_options(boomeramg);
+            o.boomeramg_cycle = mg::boomeramg_cycle_from_string(cycle, "boomeramg_cycle");
+            o.constant_null_space = constant_null_space;
+            o.cycle.pre = pre;
+            o.cycle.post = post;
+            o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
+                                                     omega, subdomain, overlap);
+            o.threads = threads;
+            CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
+            nb::gil_scoped_release release;
+            return new PyMultigridPlan(std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::boomeramg(std::move(A), o)));
+          },
+          "indptr"_a, "indices"_a, "data"_a, "rows"_a, "boomeramg"_a, "cycle"_a, "pre"_a, "post"_a, "kind"_a, "base"_a,
+          "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a, "subdomain"_a,
+          "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, nb::rv_policy::take_ownership)
       .def_static(
           "_rigid_body_modes",
           [](const InVec& coords, int dim) {
@@ -590,6 +685,7 @@ void init_multigrid(nb::module_& m) {
       .def_prop_ro("lambda_max", &PyMultigridPlan::lambda_max)
       .def_prop_ro("level_shapes", &PyMultigridPlan::level_shapes)
       .def_prop_ro("level_nnz", &PyMultigridPlan::level_nnz)
-      .def_prop_ro("is_symmetric", [](const PyMultigridPlan& p) { return p.vc().is_symmetric(); })
-      .def_prop_ro("matvecs_per_cycle", [](const PyMultigridPlan& p) { return p.vc().matvecs_per_cycle(); });
+      .def_prop_ro("is_symmetric", [](const PyMultigridPlan& p) { return p.plan->preconditioner().is_symmetric(); })
+      .def_prop_ro("has_vcycle", [](const PyMultigridPlan& p) { return p.plan->has_vcycle(); })
+      .def_prop_ro("matvecs_per_cycle", [](const PyMultigridPlan& p) { return p.plan->matvecs_per_cycle(); });
 }

@@ -1,5 +1,6 @@
 /// @file numeric_setup.cpp
 /// Numeric re-setup of a hierarchy for new values on the same sparsity pattern (numeric_setup.hpp).
+#include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/numeric_setup.hpp"
 
 #include <atomic>
@@ -91,17 +92,20 @@ std::shared_ptr<const LinearOperator<double>> coarse_again(const Hierarchy& h, c
   if (const auto* sd = dynamic_cast<const SparseDirect*>(c))
     return same ? std::make_shared<const SparseDirect>(A, *sd) : std::make_shared<const SparseDirect>(A);
   if (dynamic_cast<const BandedCholesky*>(c)) return std::make_shared<const BandedCholesky>(A);
+  if (const auto* bp = dynamic_cast<const BoomerAmgPreconditioner*>(c))  // BoomerAMG's set-up again
+    return std::make_shared<const BoomerAmgPreconditioner>(A, bp->options());
   throw InvalidArgument(
-      "update_values: the hierarchy's coarse solver is neither the banded Cholesky nor the sparse LDL^T; it cannot "
-      "be set up again from new values");
+      "update_values: the hierarchy's coarse solver is neither the banded Cholesky, the sparse LDL^T nor BoomerAMG; it "
+      "cannot be set up again from new values");
 }
 
 void check_coarse_kind(const Hierarchy& h) {
   const LinearOperator<double>* c = h.coarse_solver();
-  if (!dynamic_cast<const SparseDirect*>(c) && !dynamic_cast<const BandedCholesky*>(c))
+  if (!dynamic_cast<const SparseDirect*>(c) && !dynamic_cast<const BandedCholesky*>(c) &&
+      !dynamic_cast<const BoomerAmgPreconditioner*>(c))
     throw InvalidArgument(
-        "update_values: the hierarchy's coarse solver is neither the banded Cholesky nor the sparse LDL^T; it cannot "
-        "be set up again from new values");
+        "update_values: the hierarchy's coarse solver is neither the banded Cholesky, the sparse LDL^T nor BoomerAMG; it "
+        "cannot be set up again from new values");
   for (std::size_t j = 0; j < h.num_levels(); ++j)
     if (!h.level(j).matrix)
       throw InvalidArgument("update_values: level " + std::to_string(j) + " has no CSR matrix (matrix-free)");

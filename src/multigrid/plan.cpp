@@ -2,6 +2,7 @@
 /// MultigridPlan: hierarchy + V-cycle + outer iteration, the one multigrid solve path.
 #include "elliptica/multigrid/plan.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -28,6 +29,31 @@ std::string to_string(SolverMethod m) {
   return "?";
 }
 
+CoarseSolver coarse_solver_from_string(const std::string& s, const std::string& what) {
+  if (s == "direct") return CoarseSolver::Direct;
+  if (s == "boomeramg") return CoarseSolver::BoomerAmg;
+  throw InvalidArgument(what + ": unknown coarse solver '" + s + "' (expected direct or boomeramg)");
+}
+
+std::string to_string(CoarseSolver c) { return c == CoarseSolver::Direct ? "direct" : "boomeramg"; }
+
+namespace {
+void check_threads(int threads) {
+  if (threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(threads));
+}
+
+/// The BoomerAMG coarse solver on the hierarchy's coarsest level (its matrix).
+void set_boomeramg_coarse_solver(Hierarchy& h, const MultigridOptions& opt) {
+  if (opt.constant_null_space)
+    throw InvalidArgument(
+        "MultigridPlan: the BoomerAMG coarse solver cannot treat the constant null space (hypre's coarsest Gaussian "
+        "elimination of a singular matrix); use the direct coarse solver");
+  const CsrMatrix* Ac = h.level(h.num_levels() - 1).matrix.get();
+  if (Ac == nullptr) throw InvalidArgument("MultigridPlan: the BoomerAMG coarse solver needs the coarsest level's matrix");
+  h.set_coarse_solver(std::make_shared<const BoomerAmgPreconditioner>(*Ac, opt.boomeramg));
+}
+}  // namespace
+
 krylov::Options default_krylov_options() {
   krylov::Options o;
   o.rtol = 1e-6;
@@ -36,24 +62,113 @@ krylov::Options default_krylov_options() {
   return o;
 }
 
+namespace {
+/// The stationary iteration x <- x + M (b - A x) of a preconditioner M (hypre's cycle) with the
+/// stopping rule and the statistics of VCycle::solve: iterations = applications of M,
+/// residual_history relative (entry 0 is 1), operator_applications = residuals (one per
+/// iteration plus the initial one). NumericalError when the residual becomes non-finite.
+krylov::Result stationary_solve(const LinearOperator<double>& A, const LinearOperator<double>& M, const double* b,
+                                double* x, const krylov::Options& ko) {
+  const std::size_t n = A.size();
+  std::vector<double> r(n), z(n);
+  auto residual = [&]() {
+    A.apply(x, r.data());
+    double s = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      r[i] = b[i] - r[i];
+      s += r[i] * r[i];
+    }
+    return std::sqrt(s);
+  };
+  krylov::Result res;
+  const double r0 = residual();
+  res.operator_applications = 1;
+  if (!std::isfinite(r0)) throw NumericalError("MultigridPlan: the initial residual is not finite");
+  res.residual_history.push_back(1.0);
+  if (r0 == 0.0 || r0 <= ko.atol) {
+    res.converged = true;
+    res.final_relative_residual = r0 == 0.0 ? 0.0 : 1.0;
+    return res;
+  }
+  const double target = std::max(ko.rtol, ko.atol / r0);
+  double rel = 1.0;
+  for (int it = 0; it < ko.max_iterations; ++it) {
+    M.apply(r.data(), z.data());
+    for (std::size_t i = 0; i < n; ++i) x[i] += z[i];
+    rel = residual() / r0;
+    ++res.iterations;
+    ++res.preconditioner_applications;
+    ++res.operator_applications;
+    if (!std::isfinite(rel))
+      throw NumericalError("MultigridPlan: residual became non-finite at cycle " + std::to_string(it + 1));
+    res.residual_history.push_back(rel);
+    if (ko.progress) ko.progress(it + 1, rel);
+    if (rel <= target) {
+      res.converged = true;
+      break;
+    }
+  }
+  res.final_relative_residual = rel;
+  return res;
+}
+}  // namespace
+
 MultigridPlan::MultigridPlan(CsrMatrix A, const GridShape& shape, const MultigridOptions& opt) {
-  if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
+  check_threads(opt.threads);
   HierarchyOptions ho = opt.hierarchy;
   ho.threads = opt.threads;
-  h_ = std::make_shared<const Hierarchy>(Hierarchy::geometric(std::move(A), shape, ho));
+  const bool hypre_coarse = opt.coarse_solver == CoarseSolver::BoomerAmg;
+  if (hypre_coarse) {
+    check_boomeramg_options(opt.boomeramg, "MultigridPlan: BoomerAMG coarse solver");
+    ho.coarse = CoarseSolverKind::None;
+  }
+  Hierarchy h = Hierarchy::geometric(std::move(A), shape, ho);
+  if (hypre_coarse) set_boomeramg_coarse_solver(h, opt);
+  h_ = std::make_shared<const Hierarchy>(std::move(h));
   init(opt);
 }
 
 MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOptions& opt, const NearNullSpace& B) {
-  if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
+  check_threads(opt.threads);
   AmgOptions ao = opt.amg;
   ao.threads = opt.threads;
-  // smoothed_aggregation() refuses A unless check_symmetry passes: PCG need not check it again
+  const bool hypre_coarse = opt.coarse_solver == CoarseSolver::BoomerAmg;
+  if (hypre_coarse) {
+    check_boomeramg_options(opt.boomeramg, "MultigridPlan: BoomerAMG coarse solver");
+    ao.coarse_direct = false;
+  }
   auto pattern = std::make_shared<AggregationPattern>();  // kept for update_values
-  MultigridPlan plan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B, pattern.get())),
-                     opt, SymmetryReport{});
+  Hierarchy h = multigrid::smoothed_aggregation(std::move(A), ao, B, pattern.get());
+  if (hypre_coarse) set_boomeramg_coarse_solver(h, opt);
+  // smoothed_aggregation() refuses A unless check_symmetry passes: PCG need not check it again
+  MultigridPlan plan(std::make_shared<const Hierarchy>(std::move(h)), opt, SymmetryReport{});
   plan.sa_pattern_ = std::move(pattern);
   return plan;
+}
+
+MultigridPlan MultigridPlan::boomeramg(CsrMatrix A, const MultigridOptions& opt) {
+  check_threads(opt.threads);
+  check_boomeramg_options(opt.boomeramg, "MultigridPlan: BoomerAMG");
+  if (opt.boomeramg_cycle == BoomerAmgCycle::Ours)
+    return MultigridPlan(std::make_shared<const Hierarchy>(boomeramg_hierarchy(A, opt.boomeramg, opt.threads)), opt);
+  if (opt.constant_null_space)
+    throw InvalidArgument(
+        "MultigridPlan: hypre's own cycle cannot treat the constant null space (its coarsest Gaussian elimination of "
+        "a singular matrix); use our cycle over BoomerAMG's levels");
+  auto amg = std::make_shared<const BoomerAmgPreconditioner>(A, opt.boomeramg);
+  std::vector<Level> levels = amg->levels(A, opt.threads);
+  if (levels.size() < 2)
+    throw InvalidArgument("MultigridPlan: BoomerAMG made one level of the " + std::to_string(A.rows) +
+                          " unknowns (no coarse level: no strong couplings, is the matrix diagonal?); a one-level "
+                          "hierarchy is a direct solve, not multigrid");
+  auto h = std::make_shared<const Hierarchy>(std::move(levels), nullptr, 0);
+  return MultigridPlan(std::move(h), std::move(amg), opt);
+}
+
+MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h,
+                             std::shared_ptr<const BoomerAmgPreconditioner> hypre_cycle, const MultigridOptions& opt)
+    : h_(std::move(h)), hypre_cycle_(std::move(hypre_cycle)) {
+  init(opt);
 }
 
 MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {
@@ -68,15 +183,33 @@ MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const Multigrid
 }
 
 void MultigridPlan::init(const MultigridOptions& opt) {
-  if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
+  check_threads(opt.threads);
   opt_ = opt;
   opt_.hierarchy.threads = opt.threads;
   opt_.amg.threads = opt.threads;
   opt_.cycle.threads = opt.threads;
   opt_.cycle.smoother.threads = opt.threads;
   opt_.solver.krylov.threads = opt.threads;
-  cycle_ = std::make_unique<VCycle>(h_, opt_.cycle);
+  if (hypre_cycle_) {
+    precond_ = hypre_cycle_.get();
+  } else {
+    cycle_ = std::make_unique<VCycle>(h_, opt_.cycle);
+    precond_ = cycle_.get();
+  }
   check_solver(opt_.solver);
+}
+
+const VCycle& MultigridPlan::cycle() const {
+  if (!cycle_)
+    throw InvalidArgument("MultigridPlan: this plan runs hypre's own BoomerAMG cycle, not our V-cycle");
+  return *cycle_;
+}
+
+long MultigridPlan::matvecs_per_cycle() const {
+  if (cycle_) return cycle_->matvecs_per_cycle();
+  const BoomerAmgOptions& o = hypre_cycle_->options();
+  const long per_sweep = o.relaxation == BoomerAmgRelaxation::Chebyshev ? 2 : 1;
+  return (per_sweep * o.sweeps * 2 + 1) * o.cycles;
 }
 
 void MultigridPlan::check_solver(const OuterSolverOptions& s) const {
@@ -91,11 +224,22 @@ void MultigridPlan::check_solver(const OuterSolverOptions& s) const {
                           std::to_string(k.max_iterations));
   if ((s.method == SolverMethod::Gmres || s.method == SolverMethod::Fgmres) && k.restart < 1)
     throw InvalidArgument("MultigridPlan: restart must be >= 1, got " + std::to_string(k.restart));
-  if (s.method == SolverMethod::Cg && !cycle_->is_symmetric())
+  if (s.method == SolverMethod::Cg && hypre_cycle_ && !hypre_cycle_->is_symmetric())
+    throw InvalidArgument(
+        "MultigridPlan: pcg needs a symmetric cycle: hypre's cycle with relaxation hybrid-gs (or a tolerance) is not; "
+        "use gmres or fgmres");
+  if (s.method == SolverMethod::Cg && cycle_ && !cycle_->is_symmetric())
     throw InvalidArgument(
         "MultigridPlan: pcg needs a symmetric V-cycle (pre == post order and base jacobi or asm); use gmres or fgmres");
+  if (s.method == SolverMethod::Cg && cycle_) {
+    const auto* hc = dynamic_cast<const BoomerAmgPreconditioner*>(h_->coarse_solver());
+    if (hc != nullptr && !hc->is_symmetric())
+      throw InvalidArgument(
+          "MultigridPlan: pcg needs a symmetric coarse solve: the BoomerAMG coarse solver with relaxation hybrid-gs (or "
+          "a tolerance) is not; use gmres or fgmres");
+  }
   if (s.method == SolverMethod::Cg) require_symmetric_matrix();
-  if (s.method == SolverMethod::Gmres && !cycle_->is_fixed())
+  if (s.method == SolverMethod::Gmres && !precond_->is_fixed())
     throw InvalidArgument("MultigridPlan: the cycle is not a fixed map (its coarse solver is iterative); use fgmres");
 }
 
@@ -127,16 +271,19 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
   }
   SolveResult out;
   out.method = solver.method;
-  if (solver.method == SolverMethod::Stationary) {
+  if (solver.method == SolverMethod::Stationary && cycle_) {
     static_cast<krylov::Result&>(out) = cycle_->solve(b, x, ko.rtol, ko.atol, ko.max_iterations, ko.progress);
     out.matvecs = out.operator_applications;
+  } else if (solver.method == SolverMethod::Stationary) {
+    static_cast<krylov::Result&>(out) = stationary_solve(op(), *precond_, b, x, ko);
+    out.matvecs = out.operator_applications + out.preconditioner_applications * matvecs_per_cycle();
   } else {
     const krylov::Method m = solver.method == SolverMethod::Cg      ? krylov::Method::Cg
                              : solver.method == SolverMethod::Gmres ? krylov::Method::Gmres
                                                                     : krylov::Method::Fgmres;
-    const auto s = krylov::make_solver<double>(m, op(), cycle_.get(), ko);
+    const auto s = krylov::make_solver<double>(m, op(), precond_, ko);
     static_cast<krylov::Result&>(out) = s->solve(b, x);
-    out.matvecs = out.operator_applications + out.preconditioner_applications * cycle_->matvecs_per_cycle();
+    out.matvecs = out.operator_applications + out.preconditioner_applications * matvecs_per_cycle();
   }
   if (opt_.constant_null_space) {  // the solution of zero mean
     double mean = 0.0;

@@ -72,6 +72,10 @@ ProjectedSolveResult MultigridPlan::solve(const double* b, double* x, krylov::So
 }
 
 void MultigridPlan::update_values(const CsrMatrix& A_new, const UpdateOptions& how) {
+  if (hypre_cycle_)
+    throw InvalidArgument(
+        "MultigridPlan::update_values: the plan runs hypre's own cycle, whose levels live in hypre and cannot be "
+        "refreshed in place; build a new plan (or use our cycle over BoomerAMG's levels)");
   std::shared_ptr<const Hierarchy> h;
   const bool resmooth = sa_pattern_ && !how.keep_prolongators;
   if (resmooth)
@@ -82,6 +86,7 @@ void MultigridPlan::update_values(const CsrMatrix& A_new, const UpdateOptions& h
   // nothing above changed the plan; from here nothing throws
   h_ = std::move(h);
   cycle_ = std::move(cycle);
+  precond_ = cycle_.get();
   // smoothed aggregation's update (with P recomputed) refused an unsymmetric A_new already;
   // otherwise PCG checks anew
   if (resmooth)

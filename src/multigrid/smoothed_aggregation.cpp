@@ -343,7 +343,8 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     throw InvalidArgument(w + "the aggregation of the " + std::to_string(n) +
                           " unknowns made no coarser level (no strong connections: is the matrix diagonal?); a "
                           "one-level hierarchy is not multigrid");
-  auto coarse = std::make_shared<const SparseDirect>(*levels.back().matrix);
+  std::shared_ptr<const LinearOperator<double>> coarse;
+  if (opt.coarse_direct) coarse = std::make_shared<const SparseDirect>(*levels.back().matrix);
   return Hierarchy(std::move(levels), std::move(coarse), 0);
 }
 

@@ -92,6 +92,9 @@ struct AmgOptions {
   int max_levels = 25;
   /// Threads of the set-up's parallel kernels and of the levels' operators (0: all).
   int threads = 0;
+  /// Factorise the coarsest level (SparseDirect); false: the hierarchy has no coarse solver yet,
+  /// the caller sets one (Hierarchy::set_coarse_solver; MultigridPlan's BoomerAMG coarse solver).
+  bool coarse_direct = true;
 };
 
 /// Near-null-space vectors: k columns of length n, column-major (B[i + n c] is row i of column c).

@@ -21,6 +21,7 @@
 #include "elliptica/krylov/krylov.hpp"
 #include "elliptica/krylov/projection.hpp"
 #include "elliptica/multigrid/amg.hpp"
+#include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
@@ -35,6 +36,17 @@ enum class SolverMethod { Stationary, Cg, Gmres, Fgmres };
 SolverMethod solver_method_from_string(const std::string& s);
 /// "none", "pcg", "gmres", "fgmres" (the CLI's and Python's spelling).
 std::string to_string(SolverMethod m);
+
+/// The coarsest level's solve of the geometric and smoothed-aggregation hierarchies.
+enum class CoarseSolver {
+  Direct,    ///< exact: banded Cholesky (geometric) or SparseDirect (smoothed aggregation)
+  BoomerAmg  ///< BoomerAMG's cycle (BoomerAmgPreconditioner with MultigridOptions::boomeramg: one
+             ///< V-cycle by default, or to its tolerance): lets coarsening stop early (a larger
+             ///< coarse_size); needs hypre
+};
+/// "direct" or "boomeramg"; InvalidArgument naming `what` and the value otherwise.
+CoarseSolver coarse_solver_from_string(const std::string& s, const std::string& what = "coarse solver");
+std::string to_string(CoarseSolver c);
 
 /// krylov::Options with the multigrid defaults: rtol 1e-6, at most 500 iterations, restart 20.
 krylov::Options default_krylov_options();
@@ -53,6 +65,15 @@ struct OuterSolverOptions {
 struct MultigridOptions {
   HierarchyOptions hierarchy;  ///< the geometric hierarchy (MultigridPlan(A, shape, opt))
   AmgOptions amg;              ///< the smoothed-aggregation hierarchy (MultigridPlan::smoothed_aggregation)
+  /// BoomerAMG (boomeramg.hpp): the hierarchy of MultigridPlan::boomeramg, hypre's own cycle and
+  /// the BoomerAMG coarse solver.
+  BoomerAmgOptions boomeramg;
+  /// MultigridPlan::boomeramg: our V-cycle (`cycle`) over hypre's levels, or hypre's own cycle.
+  BoomerAmgCycle boomeramg_cycle = BoomerAmgCycle::Ours;
+  /// The coarsest solve of the geometric and smoothed-aggregation plans (not used by the
+  /// constructor over a hierarchy built elsewhere, nor by MultigridPlan::boomeramg, whose coarsest
+  /// level is always SparseDirect / hypre's Gaussian elimination).
+  CoarseSolver coarse_solver = CoarseSolver::Direct;
   VCycleOptions cycle;
   OuterSolverOptions solver;
   /// The operator is singular with the constant vector as its null space (pure Neumann or
@@ -110,6 +131,14 @@ class MultigridPlan {
   /// smoothed_aggregation() throws and what the other constructors throw.
   static MultigridPlan smoothed_aggregation(CsrMatrix A, const MultigridOptions& opt = {},
                                             const NearNullSpace& B = {});
+  /// BoomerAMG's hierarchy of A (boomeramg.hpp, opt.boomeramg): with opt.boomeramg_cycle Ours,
+  /// our cycle (opt.cycle) over hypre's levels (boomeramg_hierarchy()); with Hypre, hypre's own
+  /// cycle (BoomerAmgPreconditioner) is the plan's preconditioner, and hierarchy() holds copies
+  /// of hypre's levels for inspection (no coarse solver; cycle() then throws). Throws
+  /// InvalidArgument when built without hypre, for bad options (named), for Hypre with
+  /// constant_null_space (hypre's coarsest Gaussian elimination cannot treat the null space: use
+  /// the cycle Ours), and what boomeramg_hierarchy() / BoomerAmgPreconditioner throw.
+  static MultigridPlan boomeramg(CsrMatrix A, const MultigridOptions& opt = {});
   /// Over a hierarchy built elsewhere (levels of any kind, any coarse solver); opt.hierarchy is
   /// not used.
   MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt = {});
@@ -161,11 +190,20 @@ class MultigridPlan {
   /// How many times update_values() succeeded (a projection basis built before is stale).
   std::size_t update_count() const { return updates_; }
 
-  std::size_t size() const { return cycle_->size(); }
+  std::size_t size() const { return precond_->size(); }
   const Hierarchy& hierarchy() const { return *h_; }
   std::shared_ptr<const Hierarchy> shared_hierarchy() const { return h_; }
-  /// The V-cycle (an operator: usable as a preconditioner elsewhere).
-  const VCycle& cycle() const { return *cycle_; }
+  /// Whether the plan runs our V-cycle (false: hypre's own cycle, MultigridPlan::boomeramg).
+  bool has_vcycle() const { return cycle_ != nullptr; }
+  /// The V-cycle (an operator: usable as a preconditioner elsewhere). InvalidArgument when the
+  /// plan runs hypre's cycle (has_vcycle() false).
+  const VCycle& cycle() const;
+  /// The plan's cycle as an operator: the V-cycle, or hypre's cycle.
+  const LinearOperator<double>& preconditioner() const { return *precond_; }
+  /// Fine-grid matvecs per cycle (VCycle::matvecs_per_cycle; for hypre's cycle the same count
+  /// over its relaxation: (2 per Chebyshev sweep, 1 otherwise) x sweeps x 2 legs + 1, times its
+  /// cycles).
+  long matvecs_per_cycle() const;
   /// The fine-level operator A_0.
   const LinearOperator<double>& op() const { return *h_->level(0).A; }
   const MultigridOptions& options() const { return opt_; }
@@ -174,13 +212,17 @@ class MultigridPlan {
   /// Over a hierarchy whose fine-level matrix's symmetry is already known (`known`: its
   /// check_symmetry report), so PCG does not check it again.
   MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt, SymmetryReport known);
+  MultigridPlan(std::shared_ptr<const Hierarchy> h, std::shared_ptr<const BoomerAmgPreconditioner> hypre_cycle,
+                const MultigridOptions& opt);
   void init(const MultigridOptions& opt);
   void check_solver(const OuterSolverOptions& s) const;
   /// InvalidArgument when the fine-level CSR matrix (if any) is not symmetric (check_symmetry,
   /// computed at the first call that needs it and kept).
   void require_symmetric_matrix() const;
   std::shared_ptr<const Hierarchy> h_;
-  std::unique_ptr<VCycle> cycle_;
+  std::unique_ptr<VCycle> cycle_;  ///< null when the plan runs hypre's cycle
+  std::shared_ptr<const BoomerAmgPreconditioner> hypre_cycle_;
+  const LinearOperator<double>* precond_ = nullptr;  ///< cycle_ or hypre_cycle_
   MultigridOptions opt_;
   mutable std::optional<SymmetryReport> symmetry_;  ///< of the fine-level matrix, once PCG asked for it
   /// smoothed aggregation's pattern decisions, kept for update_values (null for other hierarchies)
