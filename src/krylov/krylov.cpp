@@ -31,6 +31,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "elliptica/core/sparse.hpp"
+#include "core/huge_pages.hpp"
 
 namespace elliptica::krylov {
 namespace {
@@ -96,6 +97,21 @@ void axpy(cplx alpha, const cplx* x, cplx* y, std::size_t n, int nt) {
     yd[2 * i] += ar * xr - ai * xi;
     yd[2 * i + 1] += ar * xi + ai * xr;
   }
+}
+
+/// The CG step's vector updates in one pass (instead of three): x += alpha p, r -= alpha q; returns
+/// ||r|| of the updated r.
+double cg_update(double alpha, const double* p, const double* q, double* x, double* r, std::size_t n, int nt) {
+  const auto N = static_cast<std::ptrdiff_t>(n);
+  double s = 0;
+#pragma omp parallel for simd reduction(+ : s) schedule(static) num_threads(nt) if (N > kParallelMinVector)
+  for (std::ptrdiff_t i = 0; i < N; ++i) {
+    x[i] += alpha * p[i];
+    const double ri = r[i] + (-alpha) * q[i];
+    r[i] = ri;
+    s += ri * ri;
+  }
+  return std::sqrt(std::abs(s));
 }
 
 /// y = x + beta y
@@ -385,7 +401,10 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
   Result res;
   res.residual_history.push_back(1.0);
 
-  std::vector<T> r(n), z, p(n), q(n);
+  std::vector<T> r, z, p, q;
+  detail::resize_huge(r, n);
+  detail::resize_huge(p, n);
+  detail::resize_huge(q, n);
   if (n > 0) {
     A.apply(x, r.data());
     ++res.operator_applications;
@@ -404,7 +423,7 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     res.final_relative_residual = 1.0;
     return res;
   }
-  if (M != nullptr) z.resize(n);
+  if (M != nullptr) detail::resize_huge(z, n);
   const double target = std::max(opt.rtol * beta0, opt.atol);
 
   // z = M^{-1} r; rho = Re(r^H z), which must be > 0 for an SPD M.
@@ -447,11 +466,16 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
       throw NumericalError(s.str());
     }
     const double alpha = rho / pap;
-    axpy(T(alpha), p.data(), x, n, nt);
-    axpy(T(-alpha), q.data(), r.data(), n, nt);
+    double rn = 0.0;
+    if constexpr (std::is_same_v<T, double>) {
+      rn = cg_update(alpha, p.data(), q.data(), x, r.data(), n, nt);
+    } else {
+      axpy(T(alpha), p.data(), x, n, nt);
+      axpy(T(-alpha), q.data(), r.data(), n, nt);
+      rn = norm2(r.data(), n, nt);
+    }
     ++it;
     have_true = false;
-    double rn = norm2(r.data(), n, nt);
     res.residual_history.push_back(rn / beta0);
     if (opt.progress) opt.progress(it, rn / beta0);
     if (rn <= target) {
