@@ -35,7 +35,8 @@ SymmetryReport check_symmetry(const CsrMatrix& A, double rtol) {
   if (!(rtol >= 0.0 && std::isfinite(rtol)))
     throw InvalidArgument("check_symmetry: rtol must be finite and >= 0, got " + std::to_string(rtol));
   const std::size_t n = A.rows;
-  std::vector<double> m(n, 0.0);  // row scales max_k |a_ik|
+  std::vector<double> m;  // row scales max_k |a_ik|
+  detail::resize_huge(m, n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) m[i] = std::max(m[i], std::abs(A.val[p]));
   SymmetryReport rep;
@@ -132,7 +133,8 @@ void CsrMatrix::multiply_add(const double* x, double* y, double alpha, int threa
 }
 
 std::vector<double> CsrMatrix::diagonal() const {
-  std::vector<double> d(std::min(rows, cols), 0.0);
+  std::vector<double> d;
+  detail::resize_huge(d, std::min(rows, cols));
   for (std::size_t i = 0; i < d.size(); ++i) {
     for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
       if (col[p] == static_cast<std::int32_t>(i)) {

@@ -821,8 +821,14 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
     // r r/w, d, d', D^-1) bytes per row); a matrix-free level applies its operator first and
     // then makes one vector pass.
     const double* dinv = I.invdiag.data();
+    // From x = 0 over a CSR level with k >= 2: r_0 = b and d_0 = c0 D^-1 b are not stored; the
+    // first step's sweep multiplies A by d_0 formed on the fly from b (the same products, so the
+    // same values): one pass over the vectors fewer.
+    const bool fused_start = x_is_zero && k >= 2 && I.A != nullptr;
     auto jacobi_recurrence = [&](auto&& sweep) {
-      if (x_is_zero) {
+      if (fused_start) {
+        // nothing: the first step below starts from b
+      } else if (x_is_zero) {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
         for (std::int64_t i = 0; i < n; ++i) {
           res[i] = b[i];
@@ -836,7 +842,35 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
         });
       }
       const double bk = beta[static_cast<std::size_t>(k)];
-      for (int it = 1; it < k; ++it) {
+      int it0 = 1;
+      if (fused_start) {
+        const double bi = beta[1], ai = a[1], cc = c[1];
+        const std::int64_t* rp = I.A->row_ptr.data();
+        const std::int32_t* ci = I.A->col.data();
+        const double* av = I.A->val.data();
+        const bool last = k == 2;
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < n; ++i) {
+          double s = 0.0;
+          for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) {
+            const std::int64_t j = ci[p];
+            s += av[p] * (c0 * dinv[j] * b[j]);
+          }
+          const double di = c0 * dinv[i] * b[i];
+          const double r = b[i] - s;
+          const double dn = ai * di + cc * dinv[i] * r;
+          if (last) {
+            x[i] = (0.0 + bi * di) + bk * dn;
+          } else {
+            res[i] = r;
+            x[i] = 0.0 + bi * di;
+            d2[i] = dn;
+          }
+        }
+        std::swap(d, d2);
+        it0 = 2;
+      }
+      for (int it = it0; it < k; ++it) {
         const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
                      cc = c[static_cast<std::size_t>(it)];
         const bool first_write = x_is_zero && it == 1;
