@@ -12,7 +12,6 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
-#include "core/huge_pages.hpp"
 #include "elliptica/core/error.hpp"
 
 using elliptica::CsrMatrix;
@@ -318,23 +317,3 @@ TEST_F(MtxFiles, DeclaredSizesAreCheckedBeforeAllocating) {
   }
 }
 
-// resize_huge is resize (contents kept, new elements value-initialised or the given value) whether
-// or not the vector is large enough for the huge-page advice (4 MiB).
-TEST(HugePages, ResizeKeepsContentsAndInitialises) {
-  for (std::size_t n : {std::size_t{10}, std::size_t{3} << 20}) {
-    std::vector<double> v{1.5, -2.0, 3.25};
-    elliptica::detail::resize_huge(v, n);
-    ASSERT_EQ(v.size(), n);
-    EXPECT_EQ(v[0], 1.5);
-    EXPECT_EQ(v[1], -2.0);
-    EXPECT_EQ(v[2], 3.25);
-    EXPECT_TRUE(std::all_of(v.begin() + 3, v.end(), [](double x) { return x == 0.0; }));
-    std::vector<std::int64_t> w;
-    elliptica::detail::resize_huge(w, n, std::int64_t{-1});
-    ASSERT_EQ(w.size(), n);
-    EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](std::int64_t x) { return x == -1; }));
-    elliptica::detail::resize_huge(w, 2);  // shrinking keeps the prefix
-    ASSERT_EQ(w.size(), 2u);
-    EXPECT_EQ(w[1], -1);
-  }
-}

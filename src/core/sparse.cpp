@@ -14,7 +14,6 @@
 #include <omp.h>
 #endif
 #include "core/csr_kernels.hpp"
-#include "core/huge_pages.hpp"
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 
@@ -35,8 +34,7 @@ SymmetryReport check_symmetry(const CsrMatrix& A, double rtol) {
   if (!(rtol >= 0.0 && std::isfinite(rtol)))
     throw InvalidArgument("check_symmetry: rtol must be finite and >= 0, got " + std::to_string(rtol));
   const std::size_t n = A.rows;
-  std::vector<double> m;  // row scales max_k |a_ik|
-  detail::resize_huge(m, n);
+  std::vector<double> m(n, 0.0);  // row scales max_k |a_ik|
   for (std::size_t i = 0; i < n; ++i)
     for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) m[i] = std::max(m[i], std::abs(A.val[p]));
   SymmetryReport rep;
@@ -133,8 +131,7 @@ void CsrMatrix::multiply_add(const double* x, double* y, double alpha, int threa
 }
 
 std::vector<double> CsrMatrix::diagonal() const {
-  std::vector<double> d;
-  detail::resize_huge(d, std::min(rows, cols));
+  std::vector<double> d(std::min(rows, cols), 0.0);
   for (std::size_t i = 0; i < d.size(); ++i) {
     for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
       if (col[p] == static_cast<std::int32_t>(i)) {
@@ -150,9 +147,9 @@ CsrMatrix CsrMatrix::transpose() const {
   CsrMatrix T;
   T.rows = cols;
   T.cols = rows;
-  detail::resize_huge(T.row_ptr, cols + 1);
-  detail::resize_huge(T.col, nnz());
-  detail::resize_huge(T.val, nnz());
+  T.row_ptr.assign(cols + 1, 0);
+  T.col.resize(nnz());
+  T.val.resize(nnz());
   for (std::size_t p = 0; p < nnz(); ++p) ++T.row_ptr[static_cast<std::size_t>(col[p]) + 1];
   for (std::size_t j = 0; j < cols; ++j) T.row_ptr[j + 1] += T.row_ptr[j];
   std::vector<std::int64_t> next(T.row_ptr.begin(), T.row_ptr.end() - 1);
@@ -251,7 +248,7 @@ CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads) {
   CsrMatrix C;
   C.rows = A.rows;
   C.cols = B.cols;
-  detail::resize_huge(C.row_ptr, A.rows + 1);
+  C.row_ptr.assign(A.rows + 1, 0);
   const auto nr = static_cast<std::int64_t>(A.rows);
   // Gustavson in two passes over contiguous blocks of rows, one per thread: (1) symbolic: the
   // number of distinct columns of each row of C (a marker per column of B); (2) numeric: after the
@@ -290,8 +287,8 @@ CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads) {
 #pragma omp single
     errors.run([&] {
       for (std::size_t i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
-      detail::resize_huge(C.col, static_cast<std::size_t>(C.row_ptr[C.rows]));
-      detail::resize_huge(C.val, C.col.size());
+      C.col.resize(static_cast<std::size_t>(C.row_ptr[C.rows]));
+      C.val.resize(C.col.size());
     });
     // (the implicit barrier of `single` publishes the row pointers and the storage)
     errors.run([&] {  // (skipped when a thread failed above)

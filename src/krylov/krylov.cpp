@@ -31,7 +31,6 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "elliptica/core/sparse.hpp"
-#include "core/huge_pages.hpp"
 
 namespace elliptica::krylov {
 namespace {
@@ -401,10 +400,7 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
   Result res;
   res.residual_history.push_back(1.0);
 
-  std::vector<T> r, z, p, q;
-  detail::resize_huge(r, n);
-  detail::resize_huge(p, n);
-  detail::resize_huge(q, n);
+  std::vector<T> r(n), z, p(n), q(n);
   if (n > 0) {
     A.apply(x, r.data());
     ++res.operator_applications;
@@ -423,7 +419,7 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     res.final_relative_residual = 1.0;
     return res;
   }
-  if (M != nullptr) detail::resize_huge(z, n);
+  if (M != nullptr) z.resize(n);
   const double target = std::max(opt.rtol * beta0, opt.atol);
 
   // z = M^{-1} r; rho = Re(r^H z), which must be > 0 for an SPD M.

@@ -23,7 +23,6 @@
 #include "elliptica/core/text.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "core/csr_kernels.hpp"
-#include "core/huge_pages.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "multigrid/smoother_detail.hpp"
 
@@ -728,10 +727,10 @@ void Smoother::Impl::setup(std::vector<double> dg, const GridShape& shape) {
   }
   // Work vectors of smooth() and of the lambda_max estimate (which uses res, d, z and, for ASM/RAS,
   // t); t holds A v for a matrix-free level and ASM/RAS only.
-  elliptica::detail::resize_huge(I.res, I.n);
-  elliptica::detail::resize_huge(I.d, I.n);
-  elliptica::detail::resize_huge(I.z, I.n);
-  if (opt.base != BaseSmoother::Jacobi || I.A == nullptr) elliptica::detail::resize_huge(I.t, I.n);
+  I.res.resize(I.n);
+  I.d.resize(I.n);
+  I.z.resize(I.n);
+  if (opt.base != BaseSmoother::Jacobi || I.A == nullptr) I.t.resize(I.n);
   I.lmax = opt.lambda_max ? *opt.lambda_max : opt.lambda_safety * I.estimate_lmax();
   if (!(I.lmax > 0.0) || !std::isfinite(I.lmax)) throw NumericalError("Smoother: lambda_max estimate is not positive");
 }

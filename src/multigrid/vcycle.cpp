@@ -9,7 +9,6 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
-#include "core/huge_pages.hpp"
 
 namespace elliptica::multigrid {
 namespace {
@@ -50,10 +49,10 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
   // j > 0 (the fine level's are the caller's vectors: no unused fine-size vectors).
   for (std::size_t j = 0; j < L; ++j) {
     const std::size_t n = h_->level(j).rows();
-    if (j + 1 < L) elliptica::detail::resize_huge(r_[j], n);
+    if (j + 1 < L) r_[j].assign(n, 0.0);
     if (j > 0) {
-      elliptica::detail::resize_huge(bc_[j], n);
-      elliptica::detail::resize_huge(xc_[j], n);
+      bc_[j].assign(n, 0.0);
+      xc_[j].assign(n, 0.0);
     }
   }
 }
