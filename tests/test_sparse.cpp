@@ -316,4 +316,3 @@ TEST_F(MtxFiles, DeclaredSizesAreCheckedBeforeAllocating) {
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
   }
 }
-
