@@ -204,7 +204,7 @@ int run_solve_problem(const MgSolveArgs& a) {
   mg::TestProblem tp = three ? problem_3d(a.n, a.lx, a.ly, a.lz) : mg::seed_problem_2d(a.n, a.lx, a.ly);
   if (!a.quiet) std::fprintf(stderr, "building hierarchy and smoothers...\n");
   const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
-  const mg::MultigridPlan plan(tp.A, tp.shape, mo);
+  const mg::MultigridPlan plan(std::move(tp.A), tp.shape, mo);  // tp.A is not used again: no copy
   const mg::Hierarchy* h = &plan.hierarchy();
   const double t_setup = seconds_since(t0);
 

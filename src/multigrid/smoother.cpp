@@ -332,7 +332,7 @@ struct Smoother::Impl {
   mutable std::vector<double> beta;  // Cheby4Opt weights of the last order used
   mutable int beta_k = 0;
 
-  void setup(const std::vector<double>& diag, const GridShape& shape);
+  void setup(std::vector<double> diag, const GridShape& shape);
   void build_subdomains(const GridShape& shape);
   void apply_S(const double* r, double* zo) const;
   double estimate_lmax() const;
@@ -514,13 +514,21 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
 
 double Smoother::Impl::estimate_lmax() const {
   const int m = opt.lambda_iterations;
-  std::mt19937_64 gen(20230217ULL);
-  std::uniform_real_distribution<double> U(-1.0, 1.0);
-  std::vector<double> v(n), w(n), q(n);
-  for (auto& x : v) x = U(gen);
+  // Work vectors: the smoother's own (res, d, z, t), allocated once by setup(): no fresh pages.
+  std::vector<double>& v = res;
+  std::vector<double>& w = z;
+  std::vector<double>& q = t;
+  const auto N = static_cast<std::int64_t>(n);
+  const bool par = N > kParallelMinRows;
+  {
+    std::mt19937_64 gen(20230217ULL);
+    std::uniform_real_distribution<double> U(-1.0, 1.0);
+    for (auto& x : v) x = U(gen);
+  }
   auto dot = [&](const std::vector<double>& a, const std::vector<double>& b) {
     double s = 0.0;
-    for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+#pragma omp parallel for schedule(static) reduction(+ : s) num_threads(nt) if (par)
+    for (std::int64_t i = 0; i < N; ++i) s += a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(i)];
     return s;
   };
   // A breakdown of the Lanczos process below shows that A or S is not positive definite, or that
@@ -537,30 +545,78 @@ double Smoother::Impl::estimate_lmax() const {
   };
   if (opt.base != BaseSmoother::RAS) {
     // Lanczos on S A in the S^{-1} inner product, run as PCG with preconditioner S (the CG
-    // coefficients give the Lanczos tridiagonal matrix).
-    std::vector<double>& r = v;
-    std::vector<double>& zz = w;
-    apply_S(r.data(), zz.data());
-    std::vector<double> p = zz;
-    double rz = dot(r, zz);
+    // coefficients give the Lanczos tridiagonal matrix: Saad, Iterative Methods for Sparse Linear
+    // Systems, 2nd ed., section 6.7.3). With Jacobi, S r is never stored: a step is three passes,
+    // (1) q = A p with p.q, (2) r -= a q with r.(D^-1 r), (3) p = D^-1 r + b p.
+    const bool jac = opt.base == BaseSmoother::Jacobi;
+    const double* dinv = jac ? invdiag.data() : nullptr;
+    double* r = v.data();
+    double* zz = w.data();  // S r (ASM only)
+    double* p = d.data();
+    double* qq = jac ? z.data() : q.data();  // Jacobi: z is free (t is not allocated for a CSR level)
+    double rz = 0.0;
+    if (jac) {
+#pragma omp parallel for schedule(static) reduction(+ : rz) num_threads(nt) if (par)
+      for (std::int64_t i = 0; i < N; ++i) {
+        const double zi = dinv[i] * r[i];
+        p[i] = zi;
+        rz += r[i] * zi;
+      }
+    } else {
+      apply_S(r, zz);
+      std::copy(zz, zz + n, p);
+      rz = dot(v, w);
+    }
     const double rz0 = rz;
     if (!(rz0 > 0.0))
       breakdown("the smoother S is not positive definite (r^T S r = " + std::to_string(rz0) +
                 " for the start vector); the matrix is not symmetric positive definite");
     std::vector<double> alpha, beta;
     for (int j = 0; j < m && rz > 1e-28 * rz0; ++j) {
-      op->apply(p.data(), q.data());
-      const double pq = dot(p, q);
+      double pq = 0.0;
+      if (A != nullptr) {
+        const std::int64_t* rp = A->row_ptr.data();
+        const std::int32_t* ci = A->col.data();
+        const double* av = A->val.data();
+#pragma omp parallel for schedule(static) reduction(+ : pq) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < N; ++i) {
+          double s = 0.0;
+          for (std::int64_t e = rp[i]; e < rp[i + 1]; ++e) s += av[e] * p[ci[e]];
+          qq[i] = s;
+          pq += p[i] * s;
+        }
+      } else {
+        op->apply(p, qq);
+#pragma omp parallel for schedule(static) reduction(+ : pq) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < N; ++i) pq += p[i] * qq[i];
+      }
       if (!(pq > 0.0)) breakdown("A is not positive definite (p^T A p <= 0)");
       const double a = rz / pq;
-      for (std::size_t i = 0; i < n; ++i) r[i] -= a * q[i];
-      apply_S(r.data(), zz.data());
-      const double rzn = dot(r, zz);
+      double rzn = 0.0;
+      if (jac) {
+#pragma omp parallel for schedule(static) reduction(+ : rzn) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < N; ++i) {
+          const double ri = r[i] - a * qq[i];
+          r[i] = ri;
+          rzn += ri * (dinv[i] * ri);
+        }
+      } else {
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < N; ++i) r[i] -= a * qq[i];
+        apply_S(r, zz);
+        rzn = dot(v, w);
+      }
       if (rzn < 0.0) breakdown("smoother S is not positive definite");
       const double b = rzn / rz;
       alpha.push_back(a);
       beta.push_back(b);
-      for (std::size_t i = 0; i < n; ++i) p[i] = zz[i] + b * p[i];
+      if (jac) {
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < N; ++i) p[i] = dinv[i] * r[i] + b * p[i];
+      } else {
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < N; ++i) p[i] = zz[i] + b * p[i];
+      }
       rz = rzn;
     }
     const auto ms = static_cast<Eigen::Index>(alpha.size());
@@ -633,10 +689,10 @@ Smoother::Smoother(const LinearOperator<double>& A, std::vector<double> diagonal
   I.op = &A;
   I.opt = opt;
   I.n = A.size();
-  I.setup(diagonal, shape);
+  I.setup(std::move(diagonal), shape);
 }
 
-void Smoother::Impl::setup(const std::vector<double>& dg, const GridShape& shape) {
+void Smoother::Impl::setup(std::vector<double> dg, const GridShape& shape) {
   Impl& I = *this;
   I.nt = resolve_threads(opt.threads);
   if (opt.kind == Polynomial::Cheby1 && !(opt.lmin_ratio > 0.0 && opt.lmin_ratio < 1.0))
@@ -657,7 +713,7 @@ void Smoother::Impl::setup(const std::vector<double>& dg, const GridShape& shape
                             text::shortest(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
                             "matrix (for a negative definite system A x = b, solve -A x = -b)");
   if (opt.base == BaseSmoother::Jacobi) {
-    I.invdiag = dg;
+    I.invdiag = std::move(dg);  // the diagonal, inverted in place
     for (std::size_t i = 0; i < I.n; ++i) {
       if (!(I.invdiag[i] != 0.0) || !std::isfinite(I.invdiag[i]))
         throw InvalidArgument("Smoother: Jacobi needs a nonzero diagonal; row " + std::to_string(i) + " has " +
@@ -669,10 +725,12 @@ void Smoother::Impl::setup(const std::vector<double>& dg, const GridShape& shape
     if (opt.overlap < 0) throw InvalidArgument("Smoother: overlap must be >= 0, got " + std::to_string(opt.overlap));
     I.build_subdomains(shape);
   }
+  // Work vectors of smooth() and of the lambda_max estimate (which uses res, d, z and, for ASM/RAS,
+  // t); t holds A v for a matrix-free level and ASM/RAS only.
   I.res.resize(I.n);
   I.d.resize(I.n);
   I.z.resize(I.n);
-  I.t.resize(I.n);
+  if (opt.base != BaseSmoother::Jacobi || I.A == nullptr) I.t.resize(I.n);
   I.lmax = opt.lambda_max ? *opt.lambda_max : opt.lambda_safety * I.estimate_lmax();
   if (!(I.lmax > 0.0) || !std::isfinite(I.lmax)) throw NumericalError("Smoother: lambda_max estimate is not positive");
 }
@@ -762,8 +820,14 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
     // r r/w, d, d', D^-1) bytes per row); a matrix-free level applies its operator first and
     // then makes one vector pass.
     const double* dinv = I.invdiag.data();
+    // From x = 0 over a CSR level with k >= 2: r_0 = b and d_0 = c0 D^-1 b are not stored; the
+    // first step's sweep multiplies A by d_0 formed on the fly from b (the same products, so the
+    // same values): one pass over the vectors fewer.
+    const bool fused_start = x_is_zero && k >= 2 && I.A != nullptr;
     auto jacobi_recurrence = [&](auto&& sweep) {
-      if (x_is_zero) {
+      if (fused_start) {
+        // nothing: the first step below starts from b
+      } else if (x_is_zero) {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
         for (std::int64_t i = 0; i < n; ++i) {
           res[i] = b[i];
@@ -776,26 +840,68 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
           d[i] = c0 * dinv[i] * r;
         });
       }
-      for (int it = 1; it < k; ++it) {
+      const double bk = beta[static_cast<std::size_t>(k)];
+      int it0 = 1;
+      if (fused_start) {
+        const double bi = beta[1], ai = a[1], cc = c[1];
+        const std::int64_t* rp = I.A->row_ptr.data();
+        const std::int32_t* ci = I.A->col.data();
+        const double* av = I.A->val.data();
+        const bool last = k == 2;
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+        for (std::int64_t i = 0; i < n; ++i) {
+          double s = 0.0;
+          for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) {
+            const std::int64_t j = ci[p];
+            s += av[p] * (c0 * dinv[j] * b[j]);
+          }
+          const double di = c0 * dinv[i] * b[i];
+          const double r = b[i] - s;
+          const double dn = ai * di + cc * dinv[i] * r;
+          if (last) {
+            x[i] = (0.0 + bi * di) + bk * dn;
+          } else {
+            res[i] = r;
+            x[i] = 0.0 + bi * di;
+            d2[i] = dn;
+          }
+        }
+        std::swap(d, d2);
+        it0 = 2;
+      }
+      for (int it = it0; it < k; ++it) {
         const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
                      cc = c[static_cast<std::size_t>(it)];
         const bool first_write = x_is_zero && it == 1;
-        sweep(d, [&](std::int64_t i, double s) {
-          const double r = res[i] - s;
-          res[i] = r;
-          const double di = d[i];
-          x[i] = (first_write ? 0.0 : x[i]) + bi * di;
-          d2[i] = ai * di + cc * dinv[i] * r;
-        });
+        if (it + 1 < k) {
+          sweep(d, [&](std::int64_t i, double s) {
+            const double r = res[i] - s;
+            res[i] = r;
+            const double di = d[i];
+            x[i] = (first_write ? 0.0 : x[i]) + bi * di;
+            d2[i] = ai * di + cc * dinv[i] * r;
+          });
+        } else {
+          // The last step also makes the final update x += beta_k d_k with the row's new d_k: the
+          // sweep reads d only, so x and d_k are row-local (one pass over x fewer). The residual
+          // is not needed after this step.
+          sweep(d, [&](std::int64_t i, double s) {
+            const double r = res[i] - s;
+            const double di = d[i];
+            const double dk = ai * di + cc * dinv[i] * r;
+            x[i] = ((first_write ? 0.0 : x[i]) + bi * di) + bk * dk;
+          });
+        }
         std::swap(d, d2);
       }
-      const double bk = beta[static_cast<std::size_t>(k)];
-      if (x_is_zero && k == 1) {
+      if (k == 1) {
+        if (x_is_zero) {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
-        for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
-      } else {
+          for (std::int64_t i = 0; i < n; ++i) x[i] = bk * d[i];
+        } else {
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
-        for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
+          for (std::int64_t i = 0; i < n; ++i) x[i] += bk * d[i];
+        }
       }
     };
     if (I.A != nullptr) {

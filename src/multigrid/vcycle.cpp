@@ -45,11 +45,15 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
   r_.resize(L);
   bc_.resize(L);
   xc_.resize(L);
+  // r_[j]: residual of level j < L-1; bc_[j], xc_[j]: right-hand side and correction of level
+  // j > 0 (the fine level's are the caller's vectors: no unused fine-size vectors).
   for (std::size_t j = 0; j < L; ++j) {
     const std::size_t n = h_->level(j).rows();
-    r_[j].assign(n, 0.0);
-    bc_[j].assign(n, 0.0);
-    xc_[j].assign(n, 0.0);
+    if (j + 1 < L) r_[j].assign(n, 0.0);
+    if (j > 0) {
+      bc_[j].assign(n, 0.0);
+      xc_[j].assign(n, 0.0);
+    }
   }
 }
 
