@@ -40,8 +40,25 @@ MultigridPlan::MultigridPlan(CsrMatrix A, const GridShape& shape, const Multigri
   if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
   HierarchyOptions ho = opt.hierarchy;
   ho.threads = opt.threads;
+  // A singular (constant null space) coarsest operator: the LDL^T that keeps the null space.
+  if (opt.constant_null_space && ho.coarse == CoarseSolverKind::BandedCholesky) ho.coarse = CoarseSolverKind::SparseDirect;
   h_ = std::make_shared<const Hierarchy>(Hierarchy::geometric(std::move(A), shape, ho));
+  require_multilevel(*h_, shape, ho);
   init(opt);
+}
+
+void MultigridPlan::require_multilevel(const Hierarchy& h, const GridShape& shape, const HierarchyOptions& ho) {
+  if (h.num_levels() >= 2 || ho.max_levels == 1) return;  // max_levels 1: a direct solve asked for by name
+  std::string g;
+  for (int d = 0; d < shape.dim; ++d) {
+    if (d > 0) g += 'x';
+    g += std::to_string(shape.n[d]);
+  }
+  throw InvalidArgument("MultigridPlan: the " + to_string(ho.grid) + "-centred grid " + g +
+                        " cannot be coarsened by " + std::to_string(ho.coarsening) + " (every axis has fewer than " +
+                        std::to_string(ho.coarsening) +
+                        " unknowns): a one-level hierarchy is a direct solve, not multigrid; use smoothed aggregation "
+                        "(MultigridPlan::smoothed_aggregation, CLI --amg sa, Python method='sa') or a smaller coarsening");
 }
 
 MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOptions& opt, const NearNullSpace& B) {
