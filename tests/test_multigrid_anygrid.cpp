@@ -152,6 +152,43 @@ TEST(AnyGrid, CellInterpolationConstantsAndLinears) {
   EXPECT_EQ(coarse_count(GridKind::Cell, 7, 2), 3);  // the last coarse cell of 3 fine cells
 }
 
+TEST(AnyGrid, CellDirichletWalls) {
+  // Detected from the operator: Dirichlet walls add to the face rows' diagonals.
+  const GridShape s{2, {6, 5, 0}};
+  using B = Boundary;
+  const auto wd = dirichlet_walls(poisson_fd(s, {1, 1, 1}, GridKind::Cell, {B::Dirichlet, B::Dirichlet, B::Dirichlet}), s);
+  EXPECT_TRUE(wd[0][0] && wd[0][1] && wd[1][0] && wd[1][1]);
+  const auto wm = dirichlet_walls(poisson_fd(s, {1, 1, 1}, GridKind::Cell, {B::Neumann, B::Dirichlet, B::Dirichlet}), s);
+  EXPECT_TRUE(!wm[0][0] && !wm[0][1] && wm[1][0] && wm[1][1]);
+  const auto wp = dirichlet_walls(poisson_fd(s, {1, 1, 1}, GridKind::Cell, {B::Periodic, B::Neumann, B::Neumann}), s);
+  EXPECT_TRUE(!wp[0][0] && !wp[0][1] && !wp[1][0] && !wp[1][1]);
+  // The first fine cell (centre 0.5) between the wall (0) and the coarse centre 1: weight 1/2;
+  // the last coarse cell of 3 fine cells (n = 7): its outer fine cell (centre 6.5) gets
+  // (7 - 6.5) / (7 - 5.5) = 1/3.
+  const auto r = interpolation_1d(GridKind::Cell, uniform_coordinates(GridKind::Cell, 7), 2, {true, true});
+  ASSERT_EQ(r[0].count, 1);
+  EXPECT_DOUBLE_EQ(r[0].w[0], 0.5);
+  ASSERT_EQ(r[6].count, 1);
+  EXPECT_EQ(r[6].idx[0], 2);
+  EXPECT_DOUBLE_EQ(r[6].w[0], 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(r[5].w[0], 1.0);  // the middle of the 3-cell coarse cell: its centre
+}
+
+TEST(AnyGrid, NonUniformCoordinates) {
+  // Coarse coordinates of n = 6 (N = 7 intervals; points 0..7): 0, 2, 4, 6, 7; the next level
+  // interpolates the point at 6 between 4 and the boundary 7 with weight (7 - 6) / (7 - 4) = 1/3.
+  const std::vector<double> x0 = uniform_coordinates(GridKind::Vertex, 6);
+  const std::vector<double> x1 = coarse_coordinates(GridKind::Vertex, x0, 2);
+  EXPECT_EQ(x1, (std::vector<double>{0, 2, 4, 6, 7}));
+  const auto r = interpolation_1d(GridKind::Vertex, x1, 2);  // 3 unknowns (2, 4, 6) -> 1 (4)
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0].w[0], 0.5);  // point 2: between 0 and 4
+  EXPECT_DOUBLE_EQ(r[2].w[0], 1.0 / 3.0);
+  EXPECT_EQ(coarse_coordinates(GridKind::Cell, uniform_coordinates(GridKind::Cell, 7), 2),
+            (std::vector<double>{0, 2, 4, 7}));
+  EXPECT_THROW(interpolation_1d(GridKind::Vertex, std::vector<double>{0, 2, 1, 3}, 2), InvalidArgument);
+}
+
 // ------------------------------------------------------------------ Galerkin coarse operators
 
 TEST(AnyGrid, GalerkinOperatorsSymmetricAndNullSpaceKept) {

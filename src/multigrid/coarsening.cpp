@@ -84,7 +84,8 @@ std::vector<Interp1D> interpolation_1d(GridKind kind, int n, int c) {
   return interpolation_1d(kind, uniform_coordinates(kind, n), c);
 }
 
-std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>& x, int c) {
+std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>& x, int c,
+                                       std::array<bool, 2> dirichlet) {
   const int n = axis_unknowns(kind, x, "interpolation_1d");
   if (c < 1) throw InvalidArgument("interpolation_1d: coarsening factor must be >= 1, got " + std::to_string(c));
   std::vector<Interp1D> rows(static_cast<std::size_t>(n));
@@ -125,10 +126,10 @@ std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>&
   for (int i = 0; i < n; ++i) {
     const double xi = 0.5 * (x[i] + x[i + 1]);
     Interp1D& row = rows[i];
-    if (xi <= X.front()) {
-      add(row, 0, 1.0);
+    if (xi <= X.front()) {  // between the low wall x[0] and the first coarse centre
+      add(row, 0, dirichlet[0] ? (xi - x.front()) / (X.front() - x.front()) : 1.0);
     } else if (xi >= X.back()) {
-      add(row, nc - 1, 1.0);
+      add(row, nc - 1, dirichlet[1] ? (x.back() - xi) / (x.back() - X.back()) : 1.0);
     } else {
       int I = std::min(i / c, nc - 1);  // the coarse cell of i; step to the centre left of xi
       while (X[I] > xi) --I;
@@ -149,7 +150,8 @@ GridShape coarsened_shape(const GridShape& fine, GridKind kind, const std::array
 }
 
 CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor,
-                              const std::array<std::vector<double>, 3>* coords) {
+                              const std::array<std::vector<double>, 3>* coords,
+                              const std::array<std::array<bool, 2>, 3>* dirichlet) {
   if (fine.dim < 1 || fine.dim > 3)
     throw InvalidArgument("prolongation: dimension must be 1, 2 or 3, got " + std::to_string(fine.dim));
   std::array<std::vector<Interp1D>, 3> ax;
@@ -161,9 +163,10 @@ CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::a
     if (coords) {
       if ((*coords)[d].size() != static_cast<std::size_t>(fine.n[d] + (kind == GridKind::Vertex ? 2 : 1)))
         throw InvalidArgument("prolongation: axis " + std::to_string(d) + " has coordinates of the wrong length");
-      ax[d] = interpolation_1d(kind, (*coords)[d], factor[d]);
+      ax[d] = interpolation_1d(kind, (*coords)[d], factor[d], dirichlet ? (*dirichlet)[d] : std::array<bool, 2>{false, false});
     } else {
-      ax[d] = interpolation_1d(kind, fine.n[d], factor[d]);
+      ax[d] = interpolation_1d(kind, uniform_coordinates(kind, fine.n[d]), factor[d],
+                               dirichlet ? (*dirichlet)[d] : std::array<bool, 2>{false, false});
     }
   }
   const GridShape coarse = coarsened_shape(fine, kind, factor);
@@ -190,6 +193,37 @@ CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::a
         P.row_ptr[row + 1] = static_cast<std::int64_t>(P.col.size());
       }
   return P;
+}
+
+std::array<std::array<bool, 2>, 3> dirichlet_walls(const CsrMatrix& A, const GridShape& shape) {
+  std::size_t rows = 1;
+  for (int d = 0; d < shape.dim; ++d) rows *= static_cast<std::size_t>(std::max(shape.n[d], 0));
+  if (shape.dim < 1 || shape.dim > 3 || A.rows != rows || A.cols != rows)
+    throw InvalidArgument("dirichlet_walls: the operator's size does not match the grid");
+  std::vector<double> rs(rows, 0.0), diag(rows, 0.0);
+  for (std::size_t p = 0; p < rows; ++p)
+    for (std::int64_t q = A.row_ptr[p]; q < A.row_ptr[p + 1]; ++q) {
+      rs[p] += A.val[q];
+      if (static_cast<std::size_t>(A.col[q]) == p) diag[p] = A.val[q];
+    }
+  const std::array<std::int64_t, 3> n{shape.n[0], shape.dim > 1 ? shape.n[1] : 1, shape.dim > 2 ? shape.n[2] : 1};
+  const std::array<std::int64_t, 3> stride{1, n[0], n[0] * n[1]};
+  std::array<std::array<bool, 2>, 3> walls{};
+  for (int d = 0; d < shape.dim; ++d) {
+    if (n[d] < 2) continue;
+    for (int side = 0; side < 2; ++side) {
+      const std::int64_t face = side == 0 ? 0 : n[d] - 1, inward = side == 0 ? stride[d] : -stride[d];
+      double excess = 0.0, dsum = 0.0;
+      for (std::size_t p = 0; p < rows; ++p) {
+        const auto ip = static_cast<std::int64_t>(p);
+        if ((ip / stride[d]) % n[d] != face) continue;
+        excess += rs[p] - rs[static_cast<std::size_t>(ip + inward)];
+        dsum += std::abs(diag[p]);
+      }
+      walls[d][side] = excess > 1e-6 * dsum;
+    }
+  }
+  return walls;
 }
 
 std::array<double, 3> axis_couplings(const CsrMatrix& A, const GridShape& shape) {

@@ -175,7 +175,9 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
     const GridShape cs0 = coarsened_shape(f.shape, opt.grid, factor);
     if (opt.coarse == CoarseSolverKind::SparseDirect && cs0.n[0] * (cs0.dim > 1 ? cs0.n[1] : 1) * (cs0.dim > 2 ? cs0.n[2] : 1) < 2)
       break;
-    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords);
+    std::array<std::array<bool, 2>, 3> walls{};  // cell grids: interpolate to zero at Dirichlet walls
+    if (opt.grid == GridKind::Cell) walls = dirichlet_walls(*f.matrix, f.shape);
+    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls);
     for (int d = 0; d < f.shape.dim; ++d) coords[d] = coarse_coordinates(opt.grid, coords[d], factor[d]);
     f.R = f.P.transpose();
     CsrMatrix Ac = triple_product(f.R, *f.matrix, f.P, opt.threads);

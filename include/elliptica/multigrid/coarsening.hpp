@@ -66,7 +66,8 @@ struct Interp1D {
 ///    Oosterlee, Schueller, "Multigrid" (2001), section 2.8.4), and constant extrapolation beyond
 ///    the first and last coarse centres (the fine cells next to a wall take the nearest coarse
 ///    value), so P reproduces constants everywhere and the Galerkin coarse operators keep the
-///    constant null space of a pure-Neumann or periodic operator.
+///    constant null space of a pure-Neumann or periodic operator. (Hierarchy::geometric
+///    interpolates to zero at walls that dirichlet_walls() finds, see the overload below.)
 /// c = 1 gives the identity (an axis not coarsened on this level).
 /// Throws InvalidArgument on n < 1, c < 1 or an axis that cannot be coarsened (n_c < 1).
 std::vector<Interp1D> interpolation_1d(GridKind kind, int n, int c);
@@ -85,15 +86,29 @@ std::vector<double> coarse_coordinates(GridKind kind, const std::vector<double>&
 /// interpolation_1d on a grid with coordinates x (as above; n = x.size() - 2 for vertex,
 /// x.size() - 1 for cell): weights (x_f - X_0) / (X_1 - X_0) between the neighbouring coarse
 /// nodes X_0 < X_1 (vertex: the boundary points count as nodes of value zero; cell: constant
-/// beyond the first and last coarse centres). On uniform coordinates this is interpolation_1d(kind, n, c).
-std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>& x, int c);
+/// beyond the first and last coarse centres, except at a wall marked in `dirichlet` (low, high
+/// end), where the fine cells between the wall and the nearest coarse centre interpolate
+/// linearly towards zero on the wall: weight (x_f - e_0) / (X_0 - e_0), 1/2 on a uniform
+/// pairing). On uniform coordinates this is interpolation_1d(kind, n, c).
+std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>& x, int c,
+                                       std::array<bool, 2> dirichlet = {false, false});
+
+/// The walls of a cell-centred grid operator that act as Dirichlet walls: wall (d, side) when
+/// the row sums of the face's rows exceed those of the rows one layer in (same other indices) by
+/// more than 1e-6 x the face's diagonal (a Dirichlet wall adds 2/h^2 to its cells' diagonals, a
+/// Neumann or periodic wall leaves the row sums zero; the Galerkin coarse operators keep the
+/// difference). Axes with fewer than 2 unknowns: false. Throws InvalidArgument when A's size is
+/// not prod(shape.n).
+std::array<std::array<bool, 2>, 3> dirichlet_walls(const CsrMatrix& A, const GridShape& shape);
 
 /// The tensor-product interpolation P (prod(fine.n) x prod(coarse.n), lexicographic x fastest)
 /// coarsening axis d by factor[d] (1: axis kept) with interpolation_1d on each axis (on the
-/// axes' coordinates when `coords` is given, else on uniform ones). Rows hold their columns in
+/// axes' coordinates when `coords` is given, else on uniform ones; cell grids: with the
+/// Dirichlet walls `dirichlet` when given). Rows hold their columns in
 /// increasing order. Throws InvalidArgument on dim not in {1,2,3} and what interpolation_1d throws.
 CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor,
-                              const std::array<std::vector<double>, 3>* coords = nullptr);
+                              const std::array<std::vector<double>, 3>* coords = nullptr,
+                              const std::array<std::array<bool, 2>, 3>* dirichlet = nullptr);
 /// The grid of `fine` after coarsening axis d by factor[d] (1: kept).
 GridShape coarsened_shape(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor);
 

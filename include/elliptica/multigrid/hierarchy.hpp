@@ -128,7 +128,8 @@ class Hierarchy {
   /// The geometric hierarchy of a structured grid of any size (coarsening.hpp): on each level the
   /// axes chosen by coarsening_factors(opt.semi_coarsening) among those with at least c
   /// unknowns are coarsened by c (n -> floor(n / c)), P = tensor_prolongation (vertex- or
-  /// cell-centred, opt.grid), R = P^T, A_{j+1} = R A_j P, until no axis can be coarsened or
+  /// cell-centred, opt.grid; linear in each level's node coordinates; cell grids: towards zero
+  /// at the walls dirichlet_walls() finds in A_j), R = P^T, A_{j+1} = R A_j P, until no axis can be coarsened or
   /// max_levels is reached (n = 127: 7 levels for c = 2, 3 for c = 8; n = 1000: 10 levels for
   /// c = 2). Where c divides every axis's interval count the hierarchy is the seed's (the same
   /// P bit for bit). A must be the shape's operator (rows = prod(shape.n)); the coarsest
