@@ -160,13 +160,13 @@ CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::a
       ax[d] = {Interp1D{{0, 0}, {1.0, 0.0}, 1}};
       continue;
     }
+    const std::array<bool, 2> walls = dirichlet ? (*dirichlet)[d] : std::array<bool, 2>{false, false};
     if (coords) {
       if ((*coords)[d].size() != static_cast<std::size_t>(fine.n[d] + (kind == GridKind::Vertex ? 2 : 1)))
         throw InvalidArgument("prolongation: axis " + std::to_string(d) + " has coordinates of the wrong length");
-      ax[d] = interpolation_1d(kind, (*coords)[d], factor[d], dirichlet ? (*dirichlet)[d] : std::array<bool, 2>{false, false});
+      ax[d] = interpolation_1d(kind, (*coords)[d], factor[d], walls);
     } else {
-      ax[d] = interpolation_1d(kind, uniform_coordinates(kind, fine.n[d]), factor[d],
-                               dirichlet ? (*dirichlet)[d] : std::array<bool, 2>{false, false});
+      ax[d] = interpolation_1d(kind, uniform_coordinates(kind, fine.n[d]), factor[d], walls);
     }
   }
   const GridShape coarse = coarsened_shape(fine, kind, factor);

@@ -172,16 +172,15 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
     if (factor[0] == 1 && factor[1] == 1 && factor[2] == 1) break;  // no axis left to coarsen
     // A semi-definite operator's coarsest level keeps >= 2 unknowns: on one unknown its (Galerkin)
     // value is rounding noise, which SparseDirect could not tell from a genuine pivot.
-    const GridShape cs0 = coarsened_shape(f.shape, opt.grid, factor);
-    if (opt.coarse == CoarseSolverKind::SparseDirect && cs0.n[0] * (cs0.dim > 1 ? cs0.n[1] : 1) * (cs0.dim > 2 ? cs0.n[2] : 1) < 2)
-      break;
+    const GridShape cs = coarsened_shape(f.shape, opt.grid, factor);
+    const long coarse_rows = static_cast<long>(cs.n[0]) * (cs.dim > 1 ? cs.n[1] : 1) * (cs.dim > 2 ? cs.n[2] : 1);
+    if (opt.coarse == CoarseSolverKind::SparseDirect && coarse_rows < 2) break;
     std::array<std::array<bool, 2>, 3> walls{};  // cell grids: interpolate to zero at Dirichlet walls
     if (opt.grid == GridKind::Cell) walls = dirichlet_walls(*f.matrix, f.shape);
     f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls);
     for (int d = 0; d < f.shape.dim; ++d) coords[d] = coarse_coordinates(opt.grid, coords[d], factor[d]);
     f.R = f.P.transpose();
     CsrMatrix Ac = triple_product(f.R, *f.matrix, f.P, opt.threads);
-    const GridShape cs = coarsened_shape(f.shape, opt.grid, factor);
     levels.push_back(Level::from_matrix(std::move(Ac), cs, opt.threads));
   }
   std::shared_ptr<const LinearOperator<double>> coarse;

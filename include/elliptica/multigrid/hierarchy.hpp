@@ -129,13 +129,14 @@ class Hierarchy {
   /// axes chosen by coarsening_factors(opt.semi_coarsening) among those with at least c
   /// unknowns are coarsened by c (n -> floor(n / c)), P = tensor_prolongation (vertex- or
   /// cell-centred, opt.grid; linear in each level's node coordinates; cell grids: towards zero
-  /// at the walls dirichlet_walls() finds in A_j), R = P^T, A_{j+1} = R A_j P, until no axis can be coarsened or
-  /// max_levels is reached (n = 127: 7 levels for c = 2, 3 for c = 8; n = 1000: 10 levels for
-  /// c = 2). Where c divides every axis's interval count the hierarchy is the seed's (the same
-  /// P bit for bit). A must be the shape's operator (rows = prod(shape.n)); the coarsest
-  /// operator is factorised once (opt.coarse: banded Cholesky, must be SPD; SparseDirect: may be
-  /// singular, and then the coarsest level keeps at least 2 unknowns) unless opt.coarse is None. A one-level result is possible here (every axis below
-  /// c); MultigridPlan refuses it.
+  /// at the walls dirichlet_walls() finds in A_j), R = P^T, A_{j+1} = R A_j P, until no axis can
+  /// be coarsened or max_levels is reached (n = 127: 7 levels for c = 2, 3 for c = 8; n = 1000:
+  /// 10 levels for c = 2). Where c divides every axis's interval count the hierarchy is the
+  /// seed's (the same P bit for bit). A must be the shape's operator (rows = prod(shape.n)); the
+  /// coarsest operator is factorised once (opt.coarse: banded Cholesky, must be SPD;
+  /// SparseDirect: may be singular, and then the coarsest level keeps at least 2 unknowns) unless
+  /// opt.coarse is None. A one-level result is possible here (every axis below c);
+  /// MultigridPlan refuses it.
   /// Throws InvalidArgument on c not in {2, 8}, dim not in {1,2,3}, max_levels < 0, threads < 0,
   /// a semi_coarsening_threshold outside (0, 1] or a size mismatch, and what BandedCholesky /
   /// SparseDirect throw (NumericalError: not SPD; InvalidArgument: too large).
