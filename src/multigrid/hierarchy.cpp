@@ -170,11 +170,13 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
     const std::array<int, 3> factor =
         coarsening_factors(f.shape, opt.grid, c, opt.semi_coarsening, couplings, opt.semi_coarsening_threshold);
     if (factor[0] == 1 && factor[1] == 1 && factor[2] == 1) break;  // no axis left to coarsen
-    // A semi-definite operator's coarsest level keeps >= 2 unknowns: on one unknown its (Galerkin)
-    // value is rounding noise, which SparseDirect could not tell from a genuine pivot.
+    // A semi-definite operator (SparseDirect coarse solve) stops at <= kSingularCoarsest unknowns:
+    // on one unknown its Galerkin value is rounding noise that SparseDirect could not tell from a
+    // pivot, and a smoothed level with hardly more unknowns than the smoother's Lanczos steps
+    // runs into the null vector (p^T A p = 0) once the rest of its Krylov space is exhausted.
+    constexpr std::size_t kSingularCoarsest = 64;
+    if (opt.coarse == CoarseSolverKind::SparseDirect && f.rows() <= kSingularCoarsest) break;
     const GridShape cs = coarsened_shape(f.shape, opt.grid, factor);
-    const long coarse_rows = static_cast<long>(cs.n[0]) * (cs.dim > 1 ? cs.n[1] : 1) * (cs.dim > 2 ? cs.n[2] : 1);
-    if (opt.coarse == CoarseSolverKind::SparseDirect && coarse_rows < 2) break;
     std::array<std::array<bool, 2>, 3> walls{};  // cell grids: interpolate to zero at Dirichlet walls
     if (opt.grid == GridKind::Cell) walls = dirichlet_walls(*f.matrix, f.shape);
     f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls);

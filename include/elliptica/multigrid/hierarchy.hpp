@@ -134,7 +134,7 @@ class Hierarchy {
   /// 10 levels for c = 2). Where c divides every axis's interval count the hierarchy is the
   /// seed's (the same P bit for bit). A must be the shape's operator (rows = prod(shape.n)); the
   /// coarsest operator is factorised once (opt.coarse: banded Cholesky, must be SPD;
-  /// SparseDirect: may be singular, and then the coarsest level keeps at least 2 unknowns) unless
+  /// SparseDirect: may be singular; coarsening then stops at a level of <= 64 unknowns) unless
   /// opt.coarse is None. A one-level result is possible here (every axis below c);
   /// MultigridPlan refuses it.
   /// Throws InvalidArgument on c not in {2, 8}, dim not in {1,2,3}, max_levels < 0, threads < 0,
