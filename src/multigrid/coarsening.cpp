@@ -85,7 +85,7 @@ std::vector<Interp1D> interpolation_1d(GridKind kind, int n, int c) {
 }
 
 std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>& x, int c,
-                                       std::array<bool, 2> dirichlet) {
+                                       std::array<bool, 2> dirichlet, bool periodic) {
   const int n = axis_unknowns(kind, x, "interpolation_1d");
   if (c < 1) throw InvalidArgument("interpolation_1d: coarsening factor must be >= 1, got " + std::to_string(c));
   std::vector<Interp1D> rows(static_cast<std::size_t>(n));
@@ -126,7 +126,15 @@ std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>&
   for (int i = 0; i < n; ++i) {
     const double xi = 0.5 * (x[i] + x[i + 1]);
     Interp1D& row = rows[i];
-    if (xi <= X.front()) {  // between the low wall x[0] and the first coarse centre
+    if (periodic && nc >= 2 && (xi < X.front() || xi > X.back())) {
+      // across the seam: between the last centre (shifted by -L below X_0) and the first
+      const double L = x.back() - x.front();
+      const double left = xi < X.front() ? X.back() - L : X.back();
+      const double right = xi < X.front() ? X.front() : X.front() + L;
+      const double t = (xi - left) / (right - left);  // weight of the first coarse cell
+      add(row, 0, t);
+      add(row, nc - 1, 1.0 - t);
+    } else if (xi <= X.front()) {  // between the low wall x[0] and the first coarse centre
       add(row, 0, dirichlet[0] ? (xi - x.front()) / (X.front() - x.front()) : 1.0);
     } else if (xi >= X.back()) {
       add(row, nc - 1, dirichlet[1] ? (x.back() - xi) / (x.back() - X.back()) : 1.0);
@@ -151,7 +159,8 @@ GridShape coarsened_shape(const GridShape& fine, GridKind kind, const std::array
 
 CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor,
                               const std::array<std::vector<double>, 3>* coords,
-                              const std::array<std::array<bool, 2>, 3>* dirichlet) {
+                              const std::array<std::array<bool, 2>, 3>* dirichlet,
+                              const std::array<bool, 3>* periodic) {
   if (fine.dim < 1 || fine.dim > 3)
     throw InvalidArgument("prolongation: dimension must be 1, 2 or 3, got " + std::to_string(fine.dim));
   std::array<std::vector<Interp1D>, 3> ax;
@@ -161,12 +170,13 @@ CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::a
       continue;
     }
     const std::array<bool, 2> walls = dirichlet ? (*dirichlet)[d] : std::array<bool, 2>{false, false};
+    const bool wrap = periodic && (*periodic)[d];
     if (coords) {
       if ((*coords)[d].size() != static_cast<std::size_t>(fine.n[d] + (kind == GridKind::Vertex ? 2 : 1)))
         throw InvalidArgument("prolongation: axis " + std::to_string(d) + " has coordinates of the wrong length");
-      ax[d] = interpolation_1d(kind, (*coords)[d], factor[d], walls);
+      ax[d] = interpolation_1d(kind, (*coords)[d], factor[d], walls, wrap);
     } else {
-      ax[d] = interpolation_1d(kind, uniform_coordinates(kind, fine.n[d]), factor[d], walls);
+      ax[d] = interpolation_1d(kind, uniform_coordinates(kind, fine.n[d]), factor[d], walls, wrap);
     }
   }
   const GridShape coarse = coarsened_shape(fine, kind, factor);
@@ -224,6 +234,27 @@ std::array<std::array<bool, 2>, 3> dirichlet_walls(const CsrMatrix& A, const Gri
     }
   }
   return walls;
+}
+
+std::array<bool, 3> periodic_axes(const CsrMatrix& A, const GridShape& shape) {
+  std::size_t rows = 1;
+  for (int d = 0; d < shape.dim; ++d) rows *= static_cast<std::size_t>(std::max(shape.n[d], 0));
+  if (shape.dim < 1 || shape.dim > 3 || A.rows != rows || A.cols != rows)
+    throw InvalidArgument("periodic_axes: the operator's size does not match the grid");
+  const std::array<std::int64_t, 3> n{shape.n[0], shape.dim > 1 ? shape.n[1] : 1, shape.dim > 2 ? shape.n[2] : 1};
+  std::array<bool, 3> wrap{false, false, false};
+  for (std::size_t p = 0; p < rows; ++p) {
+    const auto ip = static_cast<std::int64_t>(p);
+    const std::array<std::int64_t, 3> a{ip % n[0], (ip / n[0]) % n[1], ip / (n[0] * n[1])};
+    for (std::int64_t q = A.row_ptr[p]; q < A.row_ptr[p + 1]; ++q) {
+      const std::int64_t jq = A.col[q];
+      const std::array<std::int64_t, 3> b{jq % n[0], (jq / n[0]) % n[1], jq / (n[0] * n[1])};
+      for (int d = 0; d < shape.dim; ++d)
+        // Galerkin stencils reach 2 cells; a coupling further than that and than half the axis wraps
+        if (A.val[q] != 0.0 && std::llabs(a[d] - b[d]) > 2 && 2 * std::llabs(a[d] - b[d]) > n[d]) wrap[d] = true;
+    }
+  }
+  return wrap;
 }
 
 std::array<double, 3> axis_couplings(const CsrMatrix& A, const GridShape& shape) {

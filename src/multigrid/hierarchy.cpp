@@ -177,9 +177,14 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
     constexpr std::size_t kSingularCoarsest = 64;
     if (opt.coarse == CoarseSolverKind::SparseDirect && f.rows() <= kSingularCoarsest) break;
     const GridShape cs = coarsened_shape(f.shape, opt.grid, factor);
-    std::array<std::array<bool, 2>, 3> walls{};  // cell grids: interpolate to zero at Dirichlet walls
-    if (opt.grid == GridKind::Cell) walls = dirichlet_walls(*f.matrix, f.shape);
-    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls);
+    // Cell grids: interpolate to zero at Dirichlet walls, across the seam of periodic axes.
+    std::array<std::array<bool, 2>, 3> walls{};
+    std::array<bool, 3> wrap{false, false, false};
+    if (opt.grid == GridKind::Cell) {
+      walls = dirichlet_walls(*f.matrix, f.shape);
+      wrap = periodic_axes(*f.matrix, f.shape);
+    }
+    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls, &wrap);
     for (int d = 0; d < f.shape.dim; ++d) coords[d] = coarse_coordinates(opt.grid, coords[d], factor[d]);
     f.R = f.P.transpose();
     CsrMatrix Ac = triple_product(f.R, *f.matrix, f.P, opt.threads);

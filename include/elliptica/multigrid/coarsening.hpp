@@ -89,9 +89,19 @@ std::vector<double> coarse_coordinates(GridKind kind, const std::vector<double>&
 /// beyond the first and last coarse centres, except at a wall marked in `dirichlet` (low, high
 /// end), where the fine cells between the wall and the nearest coarse centre interpolate
 /// linearly towards zero on the wall: weight (x_f - e_0) / (X_0 - e_0), 1/2 on a uniform
-/// pairing). On uniform coordinates this is interpolation_1d(kind, n, c).
+/// pairing). `periodic` (cell grids; the axis's period is x.back() - x.front()): the fine cells
+/// beyond the first and last coarse centres interpolate between those two centres across the
+/// periodic seam instead (weights by distance around the period), so P stays exact on
+/// linears-modulo-the-period and constant-preserving. Within a row idx[0] < idx[1].
+/// On uniform coordinates this is interpolation_1d(kind, n, c).
 std::vector<Interp1D> interpolation_1d(GridKind kind, const std::vector<double>& x, int c,
-                                       std::array<bool, 2> dirichlet = {false, false});
+                                       std::array<bool, 2> dirichlet = {false, false}, bool periodic = false);
+
+/// The axes along which a grid operator couples the first and the last layer (wrap-around
+/// entries: grid offset > 2 (the widest Galerkin stencil's reach) and > n_d / 2): periodic axes
+/// (axes of at most 4 unknowns are never found periodic). Throws InvalidArgument when A's size is not
+/// prod(shape.n).
+std::array<bool, 3> periodic_axes(const CsrMatrix& A, const GridShape& shape);
 
 /// The walls of a cell-centred grid operator that act as Dirichlet walls: wall (d, side) when
 /// the row sums of the face's rows exceed those of the rows one layer in (same other indices) by
@@ -104,11 +114,12 @@ std::array<std::array<bool, 2>, 3> dirichlet_walls(const CsrMatrix& A, const Gri
 /// The tensor-product interpolation P (prod(fine.n) x prod(coarse.n), lexicographic x fastest)
 /// coarsening axis d by factor[d] (1: axis kept) with interpolation_1d on each axis (on the
 /// axes' coordinates when `coords` is given, else on uniform ones; cell grids: with the
-/// Dirichlet walls `dirichlet` when given). Rows hold their columns in
+/// Dirichlet walls `dirichlet` and the periodic axes `periodic` when given). Rows hold their columns in
 /// increasing order. Throws InvalidArgument on dim not in {1,2,3} and what interpolation_1d throws.
 CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor,
                               const std::array<std::vector<double>, 3>* coords = nullptr,
-                              const std::array<std::array<bool, 2>, 3>* dirichlet = nullptr);
+                              const std::array<std::array<bool, 2>, 3>* dirichlet = nullptr,
+                              const std::array<bool, 3>* periodic = nullptr);
 /// The grid of `fine` after coarsening axis d by factor[d] (1: kept).
 GridShape coarsened_shape(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor);
 
