@@ -175,6 +175,9 @@ int run_solve_problem(const MgSolveArgs& a) {
     throw InvalidArgument("--problem: expected poisson2d or poisson3d, got '" + a.problem + "'");
   if (a.o_rhs->count() || a.o_out->count())
     throw InvalidArgument("--rhs/--out belong to the --matrix mode; the Poisson problems make their own right-hand side");
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size})
+    if (o->count())
+      throw InvalidArgument(o->get_name() + " belongs to the --matrix mode (--amg sa); --problem uses the geometric hierarchy");
   if (a.n < 2) throw InvalidArgument("--n: need at least 2 intervals per axis, got " + std::to_string(a.n));
   if (three && a.n > 1024) throw InvalidArgument("--n: at most 1024 intervals per axis in 3D, got " + std::to_string(a.n));
   if (!three && a.n > 16384) throw InvalidArgument("--n: at most 16384 intervals per axis in 2D, got " + std::to_string(a.n));
@@ -421,23 +424,30 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
       const std::vector<double> d = A.diagonal();
       for (std::size_t i = 0; i < N; ++i)
         if (d[i] < 0)
-          throw InvalidArgument("the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " + fmt_g(d[i]) +
+          throw InvalidArgument("the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ", 1-based: " + fmt_g(d[i]) +
                                 "), so it is not symmetric positive definite (for a negative definite system A x = b, "
                                 "solve -A x = -b)");
     }
     if (a.coarse_size < 1) throw InvalidArgument("--coarse-size must be >= 1, got " + std::to_string(a.coarse_size));
+    if (a.strength_measure != "symmetric" && a.strength_measure != "classical")
+      throw InvalidArgument("--strength-measure: expected symmetric or classical, got '" + a.strength_measure + "'");
+    const mg::StrengthMeasure measure = mg::strength_measure_from_string(a.strength_measure);
+    const double strength = a.o_strength->count() ? a.strength : mg::default_strength_threshold(measure);
+    if (!(strength >= 0.0 && strength < 1.0))
+      throw InvalidArgument("--strength must be in [0, 1), got " + fmt_g(strength));
     if (N <= static_cast<std::size_t>(a.coarse_size))
       throw InvalidArgument("--amg sa: the matrix has " + std::to_string(N) + " unknowns, not more than --coarse-size " +
                             std::to_string(a.coarse_size) +
                             ": the hierarchy would have one level (a direct solve, not multigrid); use --amg none "
                             "(a polynomial-smoother preconditioner) or a smaller --coarse-size");
     mo.amg.block_size = a.block_size;
-    mo.amg.strength_threshold = a.strength;
+    mo.amg.strength_threshold = strength;
+    mo.amg.strength_measure = measure;
     mo.amg.coarse_size = static_cast<std::size_t>(a.coarse_size);
     const mg::NearNullSpace B = a.near_null.empty() ? mg::NearNullSpace{} : read_near_null(a.near_null, N);
     plan = std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::smoothed_aggregation(std::move(A), mo, B));
     what = std::string(mo.constant_null_space ? "constant null space (rhs projected, zero-mean solution), " : "") +
-           "smoothed aggregation, strength " + fmt_g(a.strength) + ", block size " + std::to_string(a.block_size) +
+           "smoothed aggregation, strength " + fmt_g(strength) + " (" + a.strength_measure + "), block size " + std::to_string(a.block_size) +
            ", near-null vectors " + (B.k ? std::to_string(B.k) + " (" + a.near_null + ")" : "constants");
   }
   const double t_setup = seconds_since(t0);
@@ -477,7 +487,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (a.o_bc->count()) throw InvalidArgument("--bc does not apply with --matrix (it belongs to --problem)");
   if (a.amg == "geometric" && !a.o_shape->count())
     throw InvalidArgument("--amg geometric needs --shape NX,NY[,NZ] (unknowns per axis of the matrix's grid)");
-  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_coarse_size})
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size})
     if (o->count() && a.amg != "sa") throw InvalidArgument(o->get_name() + " applies only to --amg sa");
   if (a.o_null_space->count() && a.amg == "none")
     throw InvalidArgument("--null-space applies only to --amg sa or geometric");
@@ -732,8 +742,15 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
                                  "n x k near-null-space vectors, .npy or text (--amg sa; default: constants per block unknown)");
   s.o_block_size = sc->add_option("--block-size", s.block_size, "unknowns per node, interleaved (--amg sa; 2/3 for elasticity)")
                        ->capture_default_str();
-  s.o_strength = sc->add_option("--strength", s.strength, "strength-of-connection threshold theta in [0,1) (--amg sa)")
-                     ->capture_default_str();
+  s.o_strength = sc->add_option("--strength", s.strength,
+                                "strength-of-connection threshold theta in [0,1) (--amg sa; default " +
+                                    fmt_g(mg::default_strength_threshold(mg::StrengthMeasure::Symmetric)) + " symmetric, " +
+                                    fmt_g(mg::default_strength_threshold(mg::StrengthMeasure::Classical)) + " classical)");
+  s.o_strength_measure =
+      sc->add_option("--strength-measure", s.strength_measure,
+                     "symmetric: |a_ij| >= theta sqrt(|a_ii a_jj|), theta halved per level (Vanek et al.); classical: "
+                     "|a_ij| >= theta max_k |a_ik| (Ruge-Stueben; rotated anisotropy) (--amg sa)")
+          ->capture_default_str();
   s.o_coarse_size = sc->add_option("--coarse-size", s.coarse_size,
                                    "coarsen until at most this many unknowns, then factorise (--amg sa; default " +
                                        std::to_string(amgd.coarse_size) + ")");

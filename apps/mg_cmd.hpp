@@ -43,7 +43,8 @@ struct MgSolveArgs {
   std::string null_space = "none";  ///< "constant": pure Neumann / periodic (MultigridOptions::constant_null_space)
   std::string near_null;  ///< .npy / text file of n x k near-null-space vectors (--amg sa)
   int block_size = multigrid::AmgOptions{}.block_size;
-  double strength = multigrid::AmgOptions{}.strength_threshold;
+  double strength = multigrid::AmgOptions{}.strength_threshold;  ///< used when --strength is given
+  std::string strength_measure = multigrid::to_string(multigrid::AmgOptions{}.strength_measure);
   long long coarse_size = static_cast<long long>(multigrid::AmgOptions{}.coarse_size);  ///< signed: -5 is refused, not wrapped
   bool quiet = false;
   // Geometric hierarchies of any grid (coarsening.hpp); --bc: the boundary of the --problem.
@@ -53,7 +54,7 @@ struct MgSolveArgs {
   CLI::Option *o_grid = nullptr, *o_semi_coarsening = nullptr, *o_bc = nullptr;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
-              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_coarse_size = nullptr,
+              *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_strength_measure = nullptr, *o_coarse_size = nullptr,
               *o_amg = nullptr, *o_null_space = nullptr;
 };
 

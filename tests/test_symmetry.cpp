@@ -147,8 +147,8 @@ TEST(CheckSymmetry, BadArgumentsAndMessage) {
   EXPECT_THROW(check_symmetry(A, -1.0), InvalidArgument);
   EXPECT_THROW(check_symmetry(A, std::nan("")), InvalidArgument);
   const SymmetryReport r = check_symmetry(A);
-  EXPECT_EQ(describe_asymmetry(r), "the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1)");
-  EXPECT_EQ(describe_asymmetry(r, 1), "the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 1, column 2)");
+  EXPECT_EQ(describe_asymmetry(r), "the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1, 0-based)");
+  EXPECT_EQ(describe_asymmetry(r, 1), "the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 1, column 2, 1-based)");
 }
 
 TEST(CheckSymmetry, SmootherSolveRefusesPcgBeforeIterating) {
@@ -163,7 +163,7 @@ TEST(CheckSymmetry, SmootherSolveRefusesPcgBeforeIterating) {
     smoother_solve(A, b.data(), x.data(), so);
     FAIL() << "PCG on an unsymmetric matrix did not throw";
   } catch (const InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1)")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1, 0-based)")) << e.what();
     EXPECT_TRUE(contains(e.what(), "use gmres")) << e.what();
   }
   EXPECT_EQ(calls, 0);
@@ -218,7 +218,7 @@ TEST(CheckSymmetry, CgBreakdownOnAnUnsymmetricCsrMatrixSaysSo) {
     krylov::cg<double>(u, b.data(), x.data(), nullptr, ko);
     FAIL() << "CG did not break down";
   } catch (const InvalidArgument& e) {
-    EXPECT_TRUE(contains(e.what(), "not symmetric (a_ij = 4, a_ji = 0 at row 0, column 1)")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "not symmetric (a_ij = 4, a_ji = 0 at row 0, column 1, 0-based)")) << e.what();
     EXPECT_TRUE(contains(e.what(), "use gmres")) << e.what();
     EXPECT_FALSE(contains(e.what(), "Hermitian")) << e.what();
   }

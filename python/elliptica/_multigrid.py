@@ -406,7 +406,8 @@ class MultigridPlan:
             self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
 
     @classmethod
-    def from_matrix(cls, A, *, method="sa", near_null=None, block_size=_D["block_size"], strength=_D["strength"],
+    def from_matrix(cls, A, *, method="sa", near_null=None, block_size=_D["block_size"], strength=None,
+                    strength_measure=_D["strength_measure"],
                     prolongator_omega=_D["prolongator_omega"], coarse_size=_D["coarse_size"],
                     max_levels=_D["amg_max_levels"], null_space=None, shape=None, coarsening=_D["coarsening"], smoother=_D["smoother"],
                     base=_D["base"], order=tuple(_D["order"]), lambda_max=None, lambda_safety=_D["lambda_safety"],
@@ -423,8 +424,11 @@ class MultigridPlan:
         ``near_null``: ndarray((n, k), float64) near-null-space vectors (default: the constants
         of each of the ``block_size`` unknowns per node; for elasticity the rigid-body modes,
         :func:`rigid_body_modes`); ``block_size`` unknowns per node, interleaved (node i owns
-        rows ``b*i .. b*i+b-1``); ``strength`` theta in [0, 1): i, j strongly coupled when
-        ``|a_ij| >= theta sqrt(|a_ii a_jj|)``; ``prolongator_omega`` (4/3; 0: unsmoothed
+        rows ``b*i .. b*i+b-1``); ``strength_measure="symmetric"``: i, j strongly coupled when
+        ``|a_ij| >= theta sqrt(|a_ii a_jj|)``, theta halved on each coarser level (Vanek et al.);
+        ``"classical"``: when ``|a_ij| >= theta max_k |a_ik|`` (Ruge-Stueben; better for rotated
+        anisotropy); ``strength`` theta in [0, 1) (None: the measure's default,
+        ``multigrid_defaults()["strength"]`` = 0.08 symmetric, ``["strength_classical"]`` = 0.5); ``prolongator_omega`` (4/3; 0: unsmoothed
         aggregation); ``coarse_size``: coarsen until at most this many unknowns, factorised
         there (a sparse LDL^T that keeps a pure-Neumann null space); ``max_levels`` >= 2;
         ``null_space="constant"``: A is singular with the constant vector as its null space (pure
@@ -477,15 +481,25 @@ class MultigridPlan:
             if not np.all(np.isfinite(B)):
                 raise InvalidArgumentError("near_null contains NaN or Inf")
             nn, k = np.ascontiguousarray(B.ravel(order="F")), B.shape[1]
+        strength_measure = _choice(strength_measure, ("symmetric", "classical"), "strength_measure")
+        if strength is None:
+            strength = _D["strength_classical"] if strength_measure == "classical" else _D["strength"]
+        strength = _real(strength, "strength")
+        if not 0.0 <= strength < 1.0:
+            raise InvalidArgumentError(f"strength must be in [0, 1), got {_show(strength)}")
+        prolongator_omega = _real(prolongator_omega, "prolongator_omega")
+        if not 0.0 <= prolongator_omega < 2.0:
+            raise InvalidArgumentError(f"prolongator_omega must be in [0, 2), got {_show(prolongator_omega)}")
         self = cls.__new__(cls)
         self._order = (m_pre, n_post)
         self._plan = _core._MultigridPlan._smoothed_aggregation(
-            indptr, indices, data, rows, nn, k, block_size, _real(strength, "strength"),
-            _real(prolongator_omega, "prolongator_omega"), _int(coarse_size, "coarse_size", 1),
+            indptr, indices, data, rows, nn, k, block_size, strength,
+            prolongator_omega, _int(coarse_size, "coarse_size", 1),
             _int(max_levels, "max_levels", 2), m_pre, n_post,
             **_smoother_args(smoother, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations, omega,
                              subdomain, overlap),
             threads=_int(threads, "threads", 0), constant_null_space=null_space == "constant",
+            strength_measure=strength_measure,
         )
         self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
         self._default_krylov = "pcg"

@@ -80,7 +80,7 @@ CsrMatrix make_csr(const InI64& indptr, const InI32& indices, const InVec& data,
 void require_symmetric(const elliptica::SymmetryReport& s) {
   if (!s.symmetric)
     throw InvalidArgument("A: " + elliptica::describe_asymmetry(s) +
-                          ", 0-based; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
+                          "; krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'");
 }
 
 nb::tuple csr_to_tuple(CsrMatrix&& A) {
@@ -187,6 +187,8 @@ nb::dict multigrid_defaults() {
   o["threads"] = d.threads;
   // MultigridPlan.from_matrix(method="sa") (multigrid::AmgOptions)
   o["strength"] = d.amg.strength_threshold;
+  o["strength_measure"] = mg::to_string(d.amg.strength_measure);
+  o["strength_classical"] = mg::default_strength_threshold(mg::StrengthMeasure::Classical);
   o["block_size"] = d.amg.block_size;
   o["prolongator_omega"] = d.amg.prolongator_omega;
   o["coarse_size"] = d.amg.coarse_size;
@@ -428,8 +430,9 @@ void init_multigrid(nb::module_& m) {
              std::size_t k, int block_size, double strength, double prolongator_omega, std::size_t coarse_size,
              int max_levels, int pre, int post, const std::string& kind, const std::string& base, double lmin_ratio,
              std::optional<double> lambda_max, double lambda_safety, int lambda_iterations, double omega,
-             int subdomain, int overlap, int threads, bool constant_null_space) {
+             int subdomain, int overlap, int threads, bool constant_null_space, const std::string& strength_measure) {
             mg::MultigridOptions o;
+            o.amg.strength_measure = mg::strength_measure_from_string(strength_measure);
             o.constant_null_space = constant_null_space;
             o.cycle.pre = pre;
             o.cycle.post = post;
@@ -452,7 +455,8 @@ void init_multigrid(nb::module_& m) {
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "near_null"_a, "k"_a, "block_size"_a, "strength"_a,
           "prolongator_omega"_a, "coarse_size"_a, "max_levels"_a, "pre"_a, "post"_a, "kind"_a, "base"_a,
           "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a, "lambda_iterations"_a, "omega"_a, "subdomain"_a,
-          "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, nb::rv_policy::take_ownership)
+          "overlap"_a, "threads"_a = 0, "constant_null_space"_a = false, "strength_measure"_a = "symmetric",
+          nb::rv_policy::take_ownership)
       .def_static(
           "_rigid_body_modes",
           [](const InVec& coords, int dim) {

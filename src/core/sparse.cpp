@@ -75,7 +75,7 @@ std::string describe_asymmetry(const SymmetryReport& r, int base) {
   };
   const auto b = static_cast<std::size_t>(base);
   return "the matrix is not symmetric (a_ij = " + num(r.a_ij) + ", a_ji = " + num(r.a_ji) + " at row " +
-         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ")";
+         std::to_string(r.row + b) + ", column " + std::to_string(r.col + b) + ", " + std::to_string(base) + "-based)";
 }
 
 void CsrMatrix::multiply(const double* x, double* y, int threads) const {
@@ -199,7 +199,8 @@ void CsrMatrix::validate() const {
   }
 }
 
-CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B) {
+CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads) {
+  const int nthreads_req = resolve_threads(threads);
   if (A.cols != B.rows)
     throw InvalidArgument("multiply: inner dimensions differ (" + std::to_string(A.rows) + " x " +
                           std::to_string(A.cols) + " times " + std::to_string(B.rows) + " x " +
@@ -208,76 +209,14 @@ CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B) {
   C.rows = A.rows;
   C.cols = B.cols;
   C.row_ptr.assign(A.rows + 1, 0);
-  // Gustavson: a dense accumulator with a marker per column, the row's column list sorted at the end.
-  std::vector<std::int64_t> marker(B.cols, -1);
-  std::vector<double> acc(B.cols, 0.0);
-  std::vector<std::int32_t> cols;
-  for (std::size_t i = 0; i < A.rows; ++i) {
-    cols.clear();
-    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
-      const auto k = static_cast<std::size_t>(A.col[p]);
-      const double a = A.val[p];
-      for (std::int64_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) {
-        const auto j = static_cast<std::size_t>(B.col[q]);
-        if (marker[j] != static_cast<std::int64_t>(i)) {
-          marker[j] = static_cast<std::int64_t>(i);
-          acc[j] = 0.0;
-          cols.push_back(B.col[q]);
-        }
-        acc[j] += a * B.val[q];
-      }
-    }
-    std::sort(cols.begin(), cols.end());
-    for (auto j : cols) {
-      C.col.push_back(j);
-      C.val.push_back(acc[static_cast<std::size_t>(j)]);
-    }
-    C.row_ptr[i + 1] = static_cast<std::int64_t>(C.col.size());
-  }
-  return C;
-}
-
-CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads) {
-  const int nthreads_req = resolve_threads(threads);
-  if (R.cols != A.rows || A.cols != P.rows)
-    throw InvalidArgument("triple_product: R is " + std::to_string(R.rows) + " x " + std::to_string(R.cols) + ", A is " +
-                          std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P is " + std::to_string(P.rows) +
-                          " x " + std::to_string(P.cols) + "; need R.cols = A.rows and A.cols = P.rows");
-  CsrMatrix C;
-  C.rows = R.rows;
-  C.cols = P.cols;
-  C.row_ptr.assign(R.rows + 1, 0);
-  const auto nr = static_cast<std::int64_t>(R.rows);
-  // Row i of C = sum_k R(i,k) sum_l A(k,l) P(l,:), accumulated densely per row (Gustavson) with no
-  // intermediate product stored.
-  auto row = [&](std::int64_t i, std::vector<std::int64_t>& marker, std::vector<double>& acc,
-                 std::vector<std::int32_t>& cols) {
-    cols.clear();
-    for (std::int64_t p = R.row_ptr[i]; p < R.row_ptr[i + 1]; ++p) {
-      const double r = R.val[p];
-      const auto k = static_cast<std::size_t>(R.col[p]);
-      for (std::int64_t q = A.row_ptr[k]; q < A.row_ptr[k + 1]; ++q) {
-        const double ra = r * A.val[q];
-        const auto l = static_cast<std::size_t>(A.col[q]);
-        for (std::int64_t s = P.row_ptr[l]; s < P.row_ptr[l + 1]; ++s) {
-          const auto j = static_cast<std::size_t>(P.col[s]);
-          if (marker[j] != i) {
-            marker[j] = i;
-            acc[j] = 0.0;
-            cols.push_back(P.col[s]);
-          }
-          acc[j] += ra * P.val[s];
-        }
-      }
-    }
-  };
-  // One sweep: each thread computes a contiguous block of rows into its own buffers (row lengths,
-  // columns, values); the blocks are then concatenated in row order.
+  const auto nr = static_cast<std::int64_t>(A.rows);
+  // Gustavson in two passes over contiguous blocks of rows, one per thread: (1) symbolic: the
+  // number of distinct columns of each row of C (a marker per column of B); (2) numeric: after the
+  // prefix sum, each row is accumulated straight into its slice of C (the marker holds the
+  // entry's position) and sorted by column there. C is allocated once at its exact size: no
+  // per-thread buffers, no regrowth, no concatenation copy (those were 2/3 of the product's time).
   const bool par = nr > 2000;
-  std::vector<std::vector<std::int32_t>> tcol;
-  std::vector<std::vector<double>> tval;
-  std::vector<std::int64_t> tfirst;
-  ParallelErrors errors;  // the per-thread buffers allocate: nothing may escape the region
+  ParallelErrors errors;  // the markers allocate: nothing may escape the region
 #pragma omp parallel num_threads(nthreads_req) if (par)
   {
 #ifdef _OPENMP
@@ -285,44 +224,96 @@ CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix
 #else
     const int nt = 1, t = 0;
 #endif
-#pragma omp single
+    const std::int64_t r0 = nr * t / nt, r1 = nr * (t + 1) / nt;
+    std::vector<std::int64_t> marker;
     errors.run([&] {
-      tcol.resize(static_cast<std::size_t>(nt));
-      tval.resize(static_cast<std::size_t>(nt));
-      tfirst.assign(static_cast<std::size_t>(nt) + 1, 0);
-    });
-    // (the implicit barrier of `single` makes its outcome visible to every thread)
-    errors.run([&] {
-      const std::int64_t r0 = nr * t / nt, r1 = nr * (t + 1) / nt;
-      tfirst[static_cast<std::size_t>(t)] = r0;
-      std::vector<std::int64_t> marker(P.cols, -1);
-      std::vector<double> acc(P.cols, 0.0);
-      std::vector<std::int32_t> cols;
-      auto& mc = tcol[static_cast<std::size_t>(t)];
-      auto& mv = tval[static_cast<std::size_t>(t)];
+      marker.assign(B.cols, -1);
       for (std::int64_t i = r0; i < r1; ++i) {
-        row(i, marker, acc, cols);
-        std::sort(cols.begin(), cols.end());
-        for (auto j : cols) {
-          mc.push_back(j);
-          mv.push_back(acc[static_cast<std::size_t>(j)]);
+        std::int64_t len = 0;
+        for (std::int64_t p = A.row_ptr[static_cast<std::size_t>(i)]; p < A.row_ptr[static_cast<std::size_t>(i) + 1]; ++p) {
+          const auto k = static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]);
+          for (std::int64_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) {
+            const auto j = static_cast<std::size_t>(B.col[static_cast<std::size_t>(q)]);
+            if (marker[j] != i) {
+              marker[j] = i;
+              ++len;
+            }
+          }
         }
-        C.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<std::int64_t>(cols.size());
+        C.row_ptr[static_cast<std::size_t>(i) + 1] = len;
       }
     });
+#pragma omp barrier
+#pragma omp single
+    errors.run([&] {
+      for (std::size_t i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
+      C.col.resize(static_cast<std::size_t>(C.row_ptr[C.rows]));
+      C.val.resize(C.col.size());
+    });
+    // (the implicit barrier of `single` publishes the row pointers and the storage)
+    errors.run([&] {  // (skipped when a thread failed above)
+        std::fill(marker.begin(), marker.end(), std::int64_t{-1});
+        std::vector<std::pair<std::int32_t, double>> tmp;
+        for (std::int64_t i = r0; i < r1; ++i) {
+          const std::int64_t start = C.row_ptr[static_cast<std::size_t>(i)];
+          std::int64_t end = start;
+          std::int32_t* cc = C.col.data();
+          double* cv = C.val.data();
+          for (std::int64_t p = A.row_ptr[static_cast<std::size_t>(i)]; p < A.row_ptr[static_cast<std::size_t>(i) + 1]; ++p) {
+            const auto k = static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]);
+            const double a = A.val[static_cast<std::size_t>(p)];
+            for (std::int64_t q = B.row_ptr[k]; q < B.row_ptr[k + 1]; ++q) {
+              const std::int32_t jc = B.col[static_cast<std::size_t>(q)];
+              const auto j = static_cast<std::size_t>(jc);
+              if (marker[j] < start) {  // first time in this row (positions of earlier rows are < start)
+                marker[j] = end;
+                cc[end] = jc;
+                cv[end] = a * B.val[static_cast<std::size_t>(q)];
+                ++end;
+              } else {
+                cv[marker[j]] += a * B.val[static_cast<std::size_t>(q)];
+              }
+            }
+          }
+          const std::int64_t len = end - start;
+          if (len <= 32) {  // short rows (grid operators): insertion sort of the (column, value) pairs
+            for (std::int64_t u = start + 1; u < end; ++u) {
+              const std::int32_t c = cc[u];
+              const double v = cv[u];
+              std::int64_t w = u - 1;
+              for (; w >= start && cc[w] > c; --w) {
+                cc[w + 1] = cc[w];
+                cv[w + 1] = cv[w];
+              }
+              cc[w + 1] = c;
+              cv[w + 1] = v;
+            }
+          } else {
+            tmp.resize(static_cast<std::size_t>(len));
+            for (std::int64_t u = 0; u < len; ++u) tmp[static_cast<std::size_t>(u)] = {cc[start + u], cv[start + u]};
+            std::sort(tmp.begin(), tmp.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+            for (std::int64_t u = 0; u < len; ++u) {
+              cc[start + u] = tmp[static_cast<std::size_t>(u)].first;
+              cv[start + u] = tmp[static_cast<std::size_t>(u)].second;
+            }
+          }
+        }
+      });
   }
   errors.rethrow();
-  for (std::size_t i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
-  C.col.resize(static_cast<std::size_t>(C.row_ptr[C.rows]));
-  C.val.resize(C.col.size());
-  const auto nthreads = static_cast<std::int64_t>(tcol.size());
-#pragma omp parallel for schedule(static, 1) num_threads(nthreads_req) if (par)
-  for (std::int64_t t = 0; t < nthreads; ++t) {
-    const auto o = static_cast<std::size_t>(C.row_ptr[static_cast<std::size_t>(tfirst[static_cast<std::size_t>(t)])]);
-    std::copy(tcol[static_cast<std::size_t>(t)].begin(), tcol[static_cast<std::size_t>(t)].end(), C.col.begin() + static_cast<std::ptrdiff_t>(o));
-    std::copy(tval[static_cast<std::size_t>(t)].begin(), tval[static_cast<std::size_t>(t)].end(), C.val.begin() + static_cast<std::ptrdiff_t>(o));
-  }
   return C;
+}
+
+CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads) {
+  if (R.cols != A.rows || A.cols != P.rows)
+    throw InvalidArgument("triple_product: R is " + std::to_string(R.rows) + " x " + std::to_string(R.cols) + ", A is " +
+                          std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", P is " + std::to_string(P.rows) +
+                          " x " + std::to_string(P.cols) + "; need R.cols = A.rows and A.cols = P.rows");
+  // R (A P): the intermediate A P is formed once. Fusing the two products row by row of R
+  // (never storing A P) recomputes row k of A P once for every nonzero of column k of R, i.e.
+  // nnz(P row k) times: 4-9 times the work on grid operators, and ~n_c times on levels that
+  // densify (a random graph Laplacian's second level: 100 s instead of 0.1 s at n = 1e4).
+  return multiply(R, multiply(A, P, threads), threads);
 }
 
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P) {

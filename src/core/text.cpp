@@ -64,6 +64,12 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
+std::string shortest(double v) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
 std::string printable(std::string_view s, std::size_t max_len) {
   std::string out;
   const bool cut = s.size() > max_len;

@@ -65,10 +65,18 @@ MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOp
   if (opt.threads < 0) throw InvalidArgument("MultigridPlan: threads must be >= 0, got " + std::to_string(opt.threads));
   AmgOptions ao = opt.amg;
   ao.threads = opt.threads;
-  return MultigridPlan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B)), opt);
+  // smoothed_aggregation() refuses A unless check_symmetry passes: PCG need not check it again
+  return MultigridPlan(std::make_shared<const Hierarchy>(multigrid::smoothed_aggregation(std::move(A), ao, B)), opt,
+                       SymmetryReport{});
 }
 
 MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt) : h_(std::move(h)) {
+  if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
+  init(opt);
+}
+
+MultigridPlan::MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt, SymmetryReport known)
+    : h_(std::move(h)), symmetry_(known) {
   if (!h_) throw InvalidArgument("MultigridPlan: null hierarchy");
   init(opt);
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/text.hpp"
 #include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 
@@ -48,8 +49,8 @@ NearNullSpace rigid_body_modes(const std::vector<double>& coords, int dim) {
 namespace {
 
 /// P = T - w D^-1 (A T), rows merged with a dense accumulator (columns sorted).
-CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w) {
-  const CsrMatrix AT = multiply(A, T);
+CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w, int threads) {
+  const CsrMatrix AT = multiply(A, T, threads);
   CsrMatrix P;
   P.rows = T.rows;
   P.cols = T.cols;
@@ -194,7 +195,7 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     for (std::size_t i = 0; i < n; ++i)
       if (!(d[i] > 0.0))
         throw InvalidArgument(w + "the matrix has a " + (d[i] < 0 ? "negative" : "zero") + " diagonal entry (row " +
-                              std::to_string(i + 1) + ", 1-based: " + std::to_string(d[i]) +
+                              std::to_string(i) + ", 0-based: " + text::shortest(d[i]) +
                               "), so it is not symmetric positive definite; the hierarchy needs a positive diagonal");
   }
   if (n <= opt.coarse_size)
@@ -213,6 +214,41 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
   } else {
     for (double v : B.B)
       if (!std::isfinite(v)) throw InvalidArgument(w + "near-null space has a non-finite entry");
+    // Each vector scaled to unit largest magnitude (the span, hence P, is unchanged; the squares
+    // of the aggregates' Gram-Schmidt then neither underflow for a vector of size 1e-160 nor
+    // overflow for 1e160), then checked: a zero vector or one in the span of the others would
+    // give every aggregate a dependent direction, i.e. coarse unknowns that do nothing.
+    const std::size_t k = B.k;
+    for (std::size_t c = 0; c < k; ++c) {
+      double m = 0.0;
+      for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(B.B[i + n * c]));
+      if (m == 0.0)
+        throw InvalidArgument(w + "near-null vector " + std::to_string(c) + " (0-based column) is zero; give " +
+                              "vectors the operator nearly annihilates (constants, rigid-body modes)");
+      for (std::size_t i = 0; i < n; ++i) B.B[i + n * c] /= m;
+    }
+    // linear independence: modified Gram-Schmidt (twice) on a copy; a remainder below 1e-8 of the
+    // vector's norm means it lies in the span of the earlier ones
+    std::vector<double> Q = B.B;
+    for (std::size_t c = 0; c < k; ++c) {
+      double* qc = Q.data() + n * c;
+      double norm0 = 0.0;
+      for (std::size_t i = 0; i < n; ++i) norm0 += qc[i] * qc[i];
+      for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t p = 0; p < c; ++p) {
+          const double* qp = Q.data() + n * p;
+          double d = 0.0;
+          for (std::size_t i = 0; i < n; ++i) d += qp[i] * qc[i];
+          for (std::size_t i = 0; i < n; ++i) qc[i] -= d * qp[i];
+        }
+      double norm = 0.0;
+      for (std::size_t i = 0; i < n; ++i) norm += qc[i] * qc[i];
+      if (!(std::sqrt(norm) > 1e-8 * std::sqrt(norm0)))
+        throw InvalidArgument(w + "near-null vector " + std::to_string(c) +
+                              " (0-based column) is a linear combination of the vectors before it; give " +
+                              "linearly independent vectors");
+      for (std::size_t i = 0; i < n; ++i) qc[i] /= std::sqrt(norm);
+    }
   }
 
   std::vector<Level> levels;
@@ -225,8 +261,11 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
     // theta_l = theta 2^-l (Vanek et al. 1996: the Galerkin operators' off-diagonal entries
     // shrink relative to the diagonal level by level); when a level has no strong connections at
     // its threshold (every node isolated), every connection counts.
-    const double theta = opt.strength_threshold * std::ldexp(1.0, -static_cast<int>(levels.size() - 1));
-    CsrMatrix S = strength_graph(Af, theta, static_cast<int>(bl));
+    // (the classical measure is row-relative: the same theta on every level)
+    const double theta = opt.strength_measure == StrengthMeasure::Classical
+                             ? opt.strength_threshold
+                             : opt.strength_threshold * std::ldexp(1.0, -static_cast<int>(levels.size() - 1));
+    CsrMatrix S = strength_graph(Af, theta, static_cast<int>(bl), opt.strength_measure);
     Aggregates agg = standard_aggregation(S);
     if ((agg.count == 0 || agg.count * B.k >= nf) && theta > 0.0) {
       S = strength_graph(Af, 0.0, static_cast<int>(bl));
@@ -265,7 +304,7 @@ Hierarchy smoothed_aggregation(CsrMatrix A, const AmgOptions& opt, const NearNul
         lambda = Smoother(*f.A, f.diagonal, so).lambda_max();
         f.jacobi_lambda = lambda;  // the V-cycle's Jacobi smoother reuses it
       }
-      P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda);
+      P = smooth_prolongator(filter ? AF : Af, dF, tp.T, opt.prolongator_omega / lambda, opt.threads);
     } else {
       P = std::move(tp.T);
     }

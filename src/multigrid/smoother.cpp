@@ -20,6 +20,7 @@
 
 #include "elliptica/core/constants.hpp"
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/text.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "core/csr_kernels.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
@@ -652,8 +653,8 @@ void Smoother::Impl::setup(const std::vector<double>& dg, const GridShape& shape
   // runs Lanczos in the S^{-1} inner product: both fail for a non-positive diagonal entry.
   for (std::size_t i = 0; i < I.n; ++i)
     if (std::isfinite(dg[i]) && dg[i] < 0.0)
-      throw InvalidArgument("Smoother: the matrix has a negative diagonal entry (row " + std::to_string(i + 1) + ": " +
-                            std::to_string(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
+      throw InvalidArgument("Smoother: the matrix has a negative diagonal entry (row " + std::to_string(i) + ", 0-based: " +
+                            text::shortest(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
                             "matrix (for a negative definite system A x = b, solve -A x = -b)");
   if (opt.base == BaseSmoother::Jacobi) {
     I.invdiag = dg;

@@ -1,7 +1,8 @@
 /// @file strength.cpp
 /// Strength of connection of smoothed aggregation (amg.hpp step 1; Vanek, Mandel, Brezina 1996,
-/// eq. (3.2)): i ~ j when |a_ij| >= theta sqrt(|a_ii a_jj|), on the node graph of b x b blocks
-/// (Frobenius norms), symmetrised.
+/// eq. (3.2)): i ~ j when |a_ij| >= theta sqrt(|a_ii a_jj|) (symmetric measure) or
+/// |a_ij| >= theta max_{k != i} |a_ik| (classical, Ruge & Stueben 1987), on the node graph of
+/// b x b blocks (Frobenius norms), symmetrised.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -15,14 +16,15 @@ namespace elliptica::multigrid {
 
 namespace {
 
-/// The node graph: entry (I, J) = ||A_IJ||_F over the b x b blocks (b = 1: |a_ij|), diagonal
-/// included, columns sorted.
+/// The node graph: entry (I, J) = ||A_IJ||_F over the b x b blocks, diagonal included, columns
+/// sorted. The squares are summed in long double (range 1e+-4931), so entries of any double
+/// magnitude (1e+-160) neither overflow nor underflow in the norm.
 CsrMatrix block_norms(const CsrMatrix& A, int b) {
   const std::size_t nn = A.rows / static_cast<std::size_t>(b);
   CsrMatrix G;
   G.rows = G.cols = nn;
   G.row_ptr.assign(nn + 1, 0);
-  std::vector<double> acc(nn, 0.0);
+  std::vector<long double> acc(nn, 0.0L);
   std::vector<std::int32_t> marker(nn, -1), cols;
   for (std::size_t I = 0; I < nn; ++I) {
     cols.clear();
@@ -32,17 +34,17 @@ CsrMatrix block_norms(const CsrMatrix& A, int b) {
         const auto J = static_cast<std::int32_t>(A.col[static_cast<std::size_t>(p)] / b);
         if (marker[static_cast<std::size_t>(J)] != static_cast<std::int32_t>(I)) {
           marker[static_cast<std::size_t>(J)] = static_cast<std::int32_t>(I);
-          acc[static_cast<std::size_t>(J)] = 0.0;
+          acc[static_cast<std::size_t>(J)] = 0.0L;
           cols.push_back(J);
         }
-        const double v = A.val[static_cast<std::size_t>(p)];
+        const long double v = A.val[static_cast<std::size_t>(p)];
         acc[static_cast<std::size_t>(J)] += v * v;
       }
     }
     std::sort(cols.begin(), cols.end());
     for (auto J : cols) {
       G.col.push_back(J);
-      G.val.push_back(std::sqrt(acc[static_cast<std::size_t>(J)]));
+      G.val.push_back(static_cast<double>(std::sqrt(acc[static_cast<std::size_t>(J)])));
     }
     G.row_ptr[I + 1] = static_cast<std::int64_t>(G.col.size());
   }
@@ -51,7 +53,17 @@ CsrMatrix block_norms(const CsrMatrix& A, int b) {
 
 }  // namespace
 
-CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
+StrengthMeasure strength_measure_from_string(const std::string& s) {
+  if (s == "symmetric") return StrengthMeasure::Symmetric;
+  if (s == "classical") return StrengthMeasure::Classical;
+  throw InvalidArgument("strength measure: expected symmetric or classical, got '" + s + "'");
+}
+
+std::string to_string(StrengthMeasure m) { return m == StrengthMeasure::Classical ? "classical" : "symmetric"; }
+
+double default_strength_threshold(StrengthMeasure m) { return m == StrengthMeasure::Classical ? 0.5 : 0.08; }
+
+CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size, StrengthMeasure measure) {
   if (!(theta >= 0.0 && theta < 1.0))
     throw InvalidArgument("smoothed aggregation: strength_threshold must be in [0, 1), got " + std::to_string(theta));
   if (block_size < 1)
@@ -62,12 +74,14 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
   if (A.rows % static_cast<std::size_t>(block_size) != 0)
     throw InvalidArgument("smoothed aggregation: " + std::to_string(A.rows) + " rows are not divisible by block_size " +
                           std::to_string(block_size));
-  const CsrMatrix G = block_norms(A, block_size);
+  // b = 1: the node graph is A itself, read through |.| (no copy)
+  const CsrMatrix Gb = block_size == 1 ? CsrMatrix{} : block_norms(A, block_size);
+  const CsrMatrix& G = block_size == 1 ? A : Gb;
   const std::size_t nn = G.rows;
   std::vector<double> d(nn, 0.0);
   for (std::size_t I = 0; I < nn; ++I)
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p)
-      if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) == I) d[I] = G.val[static_cast<std::size_t>(p)];
+      if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) == I) d[I] = std::fabs(G.val[static_cast<std::size_t>(p)]);
   // directed strong couplings I -> J (row I), then S = Sd + Sd^T merged row by row (both sorted)
   CsrMatrix Sd;
   Sd.rows = Sd.cols = nn;
@@ -78,11 +92,17 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size) {
     bool any = false;
     std::size_t best = I;
     double best_ratio = 0.0, best_s = 0.0;
+    double row_max = 0.0;  // the classical measure's max_{J != I} s_IJ
+    if (measure == StrengthMeasure::Classical)
+      for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p)
+        if (static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]) != I)
+          row_max = std::max(row_max, std::fabs(G.val[static_cast<std::size_t>(p)]));
     for (std::int64_t p = G.row_ptr[I]; p < G.row_ptr[I + 1]; ++p) {
       const auto J = static_cast<std::size_t>(G.col[static_cast<std::size_t>(p)]);
-      const double s = G.val[static_cast<std::size_t>(p)];
+      const double s = std::fabs(G.val[static_cast<std::size_t>(p)]);
       if (J == I || s == 0.0) continue;
-      const double ratio = s / std::sqrt(d[I] * d[J]);
+      // (sqrt(d_I) sqrt(d_J): no overflow of d_I d_J at 1e160)
+      const double ratio = measure == StrengthMeasure::Classical ? s / row_max : s / (std::sqrt(d[I]) * std::sqrt(d[J]));
       if (ratio >= theta) {
         Sd.col.push_back(static_cast<std::int32_t>(J));
         Sd.val.push_back(s);

@@ -114,7 +114,7 @@ def test_unsymmetric_matrix_under_pcg_is_refused(cli, tmp_path):
     t0 = time.monotonic()
     r = run(cli, "mg", "solve", "--matrix", tmp_path / "ns.mtx", "--rhs", tmp_path / "b.npy", "--out", tmp_path / "x.npy")
     assert r.returncode == INVALID, (r.returncode, r.stderr)
-    assert ("ns.mtx: the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 1, column 2); "
+    assert ("ns.mtx: the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 1, column 2, 1-based); "
             "PCG needs a symmetric positive definite matrix: use --krylov gmres") in r.stderr, r.stderr
     assert "iter" not in r.stderr and "positive definite (" not in r.stderr  # refused before any iteration
     assert time.monotonic() - t0 < 10
@@ -142,7 +142,7 @@ def test_structurally_unsymmetric_matrix_under_pcg_is_refused(cli, tmp_path):
     np.save(tmp_path / "b.npy", np.ones(n))
     r = run(cli, "mg", "solve", "--matrix", tmp_path / "s.mtx", "--rhs", tmp_path / "b.npy", "--out", tmp_path / "x.npy")
     assert r.returncode == INVALID, (r.returncode, r.stderr)
-    assert "not symmetric (a_ij = 0.5, a_ji = 0 at row 1, column 4)" in r.stderr, r.stderr
+    assert "not symmetric (a_ij = 0.5, a_ji = 0 at row 1, column 4, 1-based)" in r.stderr, r.stderr
     assert leftovers(tmp_path) == []
     # the same matrix made symmetric passes the check and solves under PCG
     A[3, 0] = 0.5

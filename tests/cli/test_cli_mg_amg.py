@@ -97,6 +97,22 @@ def test_sa_is_the_default_and_solves(cli, tmp_path):
     assert np.linalg.norm(x - xref) <= 1e-6 * np.linalg.norm(xref)  # cond(A) ~ 6e3
 
 
+def test_classical_strength_measure(cli, tmp_path):
+    A = poisson2d(90, 77)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    r, out = solve(cli, tmp_path, A, b, "--strength-measure", "classical", "--tol", 1e-10)
+    assert r.returncode == 0, r.stderr
+    assert "strength 0.5 (classical)" in r.stdout, r.stdout  # the measure's own default threshold
+    x = np.load(out)
+    assert np.linalg.norm(A @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    out.unlink()
+    r, out = solve(cli, tmp_path, A, b, "--strength-measure", "classical", "--strength", "0.3")
+    assert r.returncode == 0 and "strength 0.3 (classical)" in r.stdout, r.stdout + r.stderr
+    out.unlink()
+    r, out = solve(cli, tmp_path, A, b, "--strength-measure", "evolution")
+    assert r.returncode == INVALID and "--strength-measure" in r.stderr and not out.exists(), r.stderr
+
+
 def test_sa_elasticity_with_near_null_file(cli, tmp_path):
     A, coords = elasticity2d(30)
     b = np.random.default_rng(2).standard_normal(A.shape[0])
@@ -151,7 +167,7 @@ def test_refusals(cli, tmp_path):
                           (("--coarsening", "8"), "--coarsening"),
                           (("--amg", "geometric"), "--shape"),
                           (("--block-size", "7"), "divisible"),
-                          (("--strength", "1.5"), "strength"),
+                          (("--strength", "1.5"), "--strength must be in [0, 1), got 1.5"),
                           (("--coarse-size", "-5"), "--coarse-size must be >= 1")]:
         r, out = solve(cli, tmp_path, A, b, *extra)
         assert r.returncode == INVALID, (extra, r.returncode, r.stderr)
@@ -162,6 +178,13 @@ def test_refusals(cli, tmp_path):
     assert r.returncode == INVALID and "899" in r.stderr, r.stderr
     r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "missing.npy")
     assert r.returncode == IOERR and "missing.npy" in r.stderr, r.stderr
+    np.save(tmp_path / "zero.npy", np.zeros((900, 1)))
+    r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "zero.npy")
+    assert r.returncode == INVALID and "near-null vector 0 (0-based column) is zero" in r.stderr, r.stderr
+    # the --problem mode has its own (geometric) hierarchy: --matrix options are refused, not ignored
+    for extra in (("--near-null", "v.npy"), ("--block-size", "2"), ("--strength", "0.1"), ("--coarse-size", "50")):
+        r = run(cli, "mg", "solve", "--problem", "poisson2d", "--n", "16", *extra)
+        assert r.returncode == INVALID and extra[0] in r.stderr and "--matrix mode" in r.stderr, (extra, r.stderr)
 
 
 def test_atol(cli, tmp_path):

@@ -81,7 +81,7 @@ def test_chebyshev_cg_refuses_an_unsymmetric_matrix():
         el.chebyshev_cg(A, b)
     assert time.monotonic() - t0 < 5
     msg = str(e.value)
-    assert ("A: the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1), 0-based; "
+    assert ("A: the matrix is not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1, 0-based); "
             "krylov='pcg' needs a symmetric positive definite matrix: use krylov='gmres'") in msg, msg
     assert "np." not in msg
     # explicit krylov="pcg" too, and the suggested remedy solves it
@@ -124,7 +124,7 @@ def test_plan_solve_with_pcg_refuses_an_unsymmetric_matrix():
     with pytest.raises(el.InvalidArgumentError) as e:
         plan.solve(b, krylov="pcg")
     msg = str(e.value)
-    assert "not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1)" in msg and "krylov='gmres'" in msg, msg
+    assert "not symmetric (a_ij = -0.3, a_ji = -1 at row 0, column 1, 0-based)" in msg and "krylov='gmres'" in msg, msg
     x, info = plan.solve(b, krylov="gmres", tol=1e-10)
     assert info.converged and np.linalg.norm(A @ x - b) <= 1.01e-10 * np.linalg.norm(b)
 

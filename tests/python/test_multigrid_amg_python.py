@@ -69,6 +69,17 @@ def test_sa_poisson_any_size():
     assert info3.converged and info3.iterations <= info.iterations + 3, (info.iterations, info3.iterations)
 
 
+def test_classical_strength_measure():
+    A = poisson2d(90, 77)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    d = elliptica.multigrid_defaults()
+    assert d["strength_measure"] == "symmetric" and d["strength_classical"] == 0.5
+    x, info = elliptica.MultigridPlan.from_matrix(A, strength_measure="classical").solve(b, tol=1e-10)
+    assert info.converged and np.linalg.norm(A @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    with pytest.raises(elliptica.InvalidArgumentError, match="strength_measure"):
+        elliptica.MultigridPlan.from_matrix(A, strength_measure="evolution")
+
+
 def test_sa_elasticity_rigid_body_modes():
     A, coords = elasticity2d(30)
     B = elliptica.rigid_body_modes(coords)
@@ -113,8 +124,14 @@ def test_refusals():
         elliptica.MultigridPlan.from_matrix(A, near_null=np.ones((899, 1)))
     with pytest.raises(E, match="NaN"):
         elliptica.MultigridPlan.from_matrix(A, near_null=np.full((900, 1), np.nan))
-    with pytest.raises(E, match="strength"):
+    with pytest.raises(E, match=r"^strength must be in \[0, 1\), got 1.5$"):
         elliptica.MultigridPlan.from_matrix(A, strength=1.5)
+    with pytest.raises(E, match=r"^prolongator_omega must be in \[0, 2\)"):
+        elliptica.MultigridPlan.from_matrix(A, prolongator_omega=-1)
+    with pytest.raises(E, match=r"near-null vector 0 \(0-based column\) is zero"):
+        elliptica.MultigridPlan.from_matrix(A, near_null=np.zeros(900))
+    with pytest.raises(E, match="linear combination"):
+        elliptica.MultigridPlan.from_matrix(A, near_null=np.ones((900, 2)))
     with pytest.raises(E, match="divisible"):
         elliptica.MultigridPlan.from_matrix(A, block_size=7)
     with pytest.raises(E, match="shape applies only"):

@@ -37,12 +37,15 @@ struct CsrMatrix {
   void validate() const;
 };
 
-/// C = A * B (sparse-sparse product; Gustavson's algorithm).
-CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B);
+/// C = A * B (sparse-sparse product; Gustavson's algorithm: a dense accumulator per row, rows in
+/// parallel above 2000 rows; columns sorted in each row, explicit zeros of the sum kept). Throws
+/// InvalidArgument when A.cols != B.rows. `threads` as in core/parallel.hpp (0 = omp_get_max_threads()).
+CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads = 0);
 /// Galerkin triple product P^T A P.
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
-/// C = R * A * P row by row without storing A * P (Gustavson accumulation per row of R; rows in
-/// parallel). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
+/// C = R * (A * P): two sparse products (multiply above), the intermediate A P stored (a fused
+/// row-by-row R A P recomputes each row of A P once per nonzero in the matching column of R,
+/// ruinous on levels that densify). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
 /// when the inner dimensions differ. `threads` as in core/parallel.hpp (0 = omp_get_max_threads()).
 CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads = 0);
 
@@ -70,9 +73,9 @@ struct SymmetryReport {
 /// has). Throws InvalidArgument when A is not square or rtol is negative or not finite.
 SymmetryReport check_symmetry(const CsrMatrix& A, double rtol = 1e-12);
 
-/// "the matrix is not symmetric (a_ij = X, a_ji = Y at row i, column j)" for the report's worst
-/// pair, indices counted from `base` (0, or 1 for the CLI and Matrix Market files), values in
-/// their shortest round-trip form.
+/// "the matrix is not symmetric (a_ij = X, a_ji = Y at row i, column j, B-based)" for the report's
+/// worst pair, indices counted from `base` (0: the library and Python; 1: the CLI and Matrix
+/// Market files) and the base named, values in their shortest round-trip form.
 std::string describe_asymmetry(const SymmetryReport& r, int base = 0);
 
 /// A square CsrMatrix as an operator (core/operator.hpp): apply = multiply with `threads`

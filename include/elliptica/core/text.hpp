@@ -34,6 +34,10 @@ std::vector<std::string_view> split_lines(std::string_view text);
 /// bytes (with "...").
 std::string printable(std::string_view s, std::size_t max_len = 40);
 
+/// `v` in its shortest round-trip decimal form (std::to_chars: "0.1", "1e+160", "-0", "inf") for
+/// error messages, where std::to_string would print "0.000000" for 1e-7 and 160 digits for 1e160.
+std::string shortest(double v);
+
 /// Outcome of parse_number().
 enum class NumberStatus { Ok, NotANumber, Overflow };
 

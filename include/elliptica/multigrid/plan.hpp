@@ -115,6 +115,9 @@ class MultigridPlan {
   const MultigridOptions& options() const { return opt_; }
 
  private:
+  /// Over a hierarchy whose fine-level matrix's symmetry is already known (`known`: its
+  /// check_symmetry report), so PCG does not check it again.
+  MultigridPlan(std::shared_ptr<const Hierarchy> h, const MultigridOptions& opt, SymmetryReport known);
   void init(const MultigridOptions& opt);
   static void require_multilevel(const Hierarchy& h, const GridShape& shape, const HierarchyOptions& ho);
   void check_solver(const OuterSolverOptions& s) const;
