@@ -142,6 +142,34 @@ std::function<void(int, double)> progress_printer(bool quiet) {
 void print_levels(std::ostream& os, const mg::MultigridPlan& plan);
 void parse_cycle_order(const std::string& order, mg::VCycleOptions& vo);
 
+/// --grid and --semi-coarsening into the geometric hierarchy's options.
+void parse_grid_options(const MgSolveArgs& a, mg::HierarchyOptions& ho) {
+  if (a.grid != "vertex" && a.grid != "cell")
+    throw InvalidArgument("--grid: expected vertex or cell, got '" + a.grid + "'");
+  if (a.semi_coarsening != "off" && a.semi_coarsening != "auto" && a.semi_coarsening != "on")
+    throw InvalidArgument("--semi-coarsening: expected off, auto or on, got '" + a.semi_coarsening + "'");
+  ho.grid = mg::grid_kind_from_string(a.grid);
+  ho.semi_coarsening = mg::semi_coarsening_from_string(a.semi_coarsening);
+}
+
+/// The --problem with --grid cell or --bc neumann|periodic: poisson_problem (poisson.hpp) with
+/// --n intervals (cells; periodic points) per axis. Singular (no Dirichlet wall): solved with the
+/// constant null space; the hierarchy interpolates as on cells (P reproduces constants).
+mg::TestProblem generated_problem(const MgSolveArgs& a, int dim, mg::MultigridOptions& mo) {
+  if (a.bc != "dirichlet" && a.bc != "neumann" && a.bc != "periodic")
+    throw InvalidArgument("--bc: expected dirichlet, neumann or periodic, got '" + a.bc + "'");
+  const mg::Boundary bc = mg::boundary_from_string(a.bc);
+  if (bc == mg::Boundary::Neumann && mo.hierarchy.grid == mg::GridKind::Vertex)
+    throw InvalidArgument("--bc neumann needs --grid cell (Neumann walls are cell-centred here)");
+  const mg::GridKind grid = mo.hierarchy.grid;  // of the problem (--grid)
+  const int unknowns = grid == mg::GridKind::Vertex && bc == mg::Boundary::Dirichlet ? a.n - 1 : a.n;
+  if (bc != mg::Boundary::Dirichlet) {
+    mo.constant_null_space = true;
+    mo.hierarchy.grid = mg::GridKind::Cell;
+  }
+  return mg::poisson_problem(dim, unknowns, {a.lx, a.ly, a.lz}, grid, bc);
+}
+
 int run_solve_problem(const MgSolveArgs& a) {
   const bool three = a.problem == "poisson3d";
   if (a.problem != "poisson2d" && !three)
@@ -171,6 +199,8 @@ int run_solve_problem(const MgSolveArgs& a) {
   mg::MultigridOptions mo;
   mo.threads = a.threads;
   mo.hierarchy.coarsening = a.coarsening;
+  parse_grid_options(a, mo.hierarchy);
+  const bool seed_problem = a.grid == "vertex" && a.bc == "dirichlet";
   mg::VCycleOptions& vo = mo.cycle;
   parse_cycle_order(a.order, vo);
   vo.smoother.kind = parse_kind(a.smoother);
@@ -201,7 +231,9 @@ int run_solve_problem(const MgSolveArgs& a) {
   }
 
   require_problem_memory(three ? 3 : 2, a.n, three ? "the 3D Poisson problem (--n) with its hierarchy" : "the 2D Poisson problem (--n) with its hierarchy");
-  mg::TestProblem tp = three ? problem_3d(a.n, a.lx, a.ly, a.lz) : mg::seed_problem_2d(a.n, a.lx, a.ly);
+  mg::TestProblem tp = !seed_problem ? generated_problem(a, three ? 3 : 2, mo)
+                       : three       ? problem_3d(a.n, a.lx, a.ly, a.lz)
+                                     : mg::seed_problem_2d(a.n, a.lx, a.ly);
   if (!a.quiet) std::fprintf(stderr, "building hierarchy and smoothers...\n");
   const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
   const mg::MultigridPlan plan(std::move(tp.A), tp.shape, mo);  // tp.A is not used again: no copy
@@ -231,16 +263,14 @@ int run_solve_problem(const MgSolveArgs& a) {
     std::snprintf(buf, sizeof buf, "elliptica mg solve: poisson2d, n = %d intervals/axis (%zu unknowns), box %g x %g\n", a.n,
                   N, a.lx, a.ly);
   os << buf;
+  if (!seed_problem || a.semi_coarsening != "off")
+    os << "grid: " << a.grid << ", boundary " << a.bc << ", hierarchy interpolation " << mg::to_string(mo.hierarchy.grid)
+       << ", semi-coarsening " << a.semi_coarsening << (mo.constant_null_space ? ", constant null space" : "") << "\n";
   os << "smoother: " << a.smoother << " (base " << a.base << "), order (" << vo.pre << "," << vo.post
      << "), coarsening " << a.coarsening << ", krylov " << kry << ", tol " << fmt_g(a.tol) << "\n";
   std::snprintf(buf, sizeof buf, "levels: %zu, operator complexity: %.4f, grid complexity: %.4f\n", h->num_levels(),
                 h->operator_complexity(), h->grid_complexity());
   os << buf;
-  if (h->num_levels() == 1)
-    std::fprintf(stderr,
-                 "elliptica: warning: the hierarchy has one level (n = %d is not a multiple of the coarsening factor %d "
-                 "with n/c >= 2): the solve is the coarse direct solve, not multigrid\n",
-                 a.n, a.coarsening);
   print_levels(os, plan);
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
   os << "iterations: " << res.iterations << "\n";
@@ -470,12 +500,18 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
       throw InvalidArgument("--shape " + a.shape + " has " + std::to_string(prod) + " unknowns but the matrix has " + std::to_string(N) +
                             " rows");
     mo.hierarchy.coarsening = a.coarsening;
-    plan = std::make_unique<mg::MultigridPlan>(std::move(A), g, mo);
-    what = "geometric, coarsening " + std::to_string(a.coarsening) + ", shape " + a.shape;
-    if (plan->hierarchy().num_levels() < 2)
-      throw InvalidArgument("--amg geometric: the grid " + a.shape + " cannot be coarsened by " + std::to_string(a.coarsening) +
-                            " (intervals per axis, unknowns + 1, must be divisible by it): a one-level hierarchy is not "
-                            "multigrid; use --amg sa");
+    parse_grid_options(a, mo.hierarchy);
+    try {
+      plan = std::make_unique<mg::MultigridPlan>(std::move(A), g, mo);
+    } catch (const InvalidArgument& e) {  // MultigridPlan refuses a one-level hierarchy: say it in flags
+      if (std::string(e.what()).find("one-level") == std::string::npos) throw;
+      throw InvalidArgument("--amg geometric: the grid --shape " + a.shape + " cannot be coarsened by --coarsening " +
+                            std::to_string(a.coarsening) + " (every axis has fewer unknowns than that): a one-level "
+                            "hierarchy is a direct solve, not multigrid; use --amg sa or --coarsening 2");
+    }
+    what = std::string(mo.constant_null_space ? "constant null space (rhs projected, zero-mean solution), " : "") +
+           "geometric, coarsening " + std::to_string(a.coarsening) + ", shape " + a.shape + ", grid " + a.grid +
+           ", semi-coarsening " + a.semi_coarsening;
   } else if (boomer) {
     plan = std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::boomeramg(std::move(A), mo));
     const mg::BoomerAmgOptions& bo = mo.boomeramg;
@@ -582,14 +618,15 @@ int run_solve_matrix(const MgSolveArgs& a) {
   const bool hierarchy = a.amg != "none";
   for (const CLI::Option* o : {a.o_problem, a.o_n, a.o_lx, a.o_ly, a.o_lz})
     if (o->count()) throw InvalidArgument(o->get_name() + " does not apply with --matrix (it belongs to --problem)");
-  for (const CLI::Option* o : {a.o_coarsening, a.o_shape})
+  for (const CLI::Option* o : {a.o_coarsening, a.o_shape, a.o_grid, a.o_semi_coarsening})
     if (o->count() && a.amg != "geometric") throw InvalidArgument(o->get_name() + " applies only to --amg geometric");
+  if (a.o_bc->count()) throw InvalidArgument("--bc does not apply with --matrix (it belongs to --problem)");
   if (a.amg == "geometric" && !a.o_shape->count())
     throw InvalidArgument("--amg geometric needs --shape NX,NY[,NZ] (unknowns per axis of the matrix's grid)");
   for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size})
     if (o->count() && a.amg != "sa") throw InvalidArgument(o->get_name() + " applies only to --amg sa");
-  if (a.o_null_space->count() && a.amg != "sa" && a.amg != "boomeramg")
-    throw InvalidArgument("--null-space applies only to --amg sa or boomeramg");
+  if (a.o_null_space->count() && a.amg == "none")
+    throw InvalidArgument("--null-space applies only to --amg sa, geometric or boomeramg");
   if (a.o_boomeramg_cycle->count() && a.amg != "boomeramg")
     throw InvalidArgument("--boomeramg-cycle applies only to --amg boomeramg");
   if (a.o_coarse_solver->count() && a.amg != "sa" && a.amg != "geometric")
@@ -808,6 +845,10 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   sc->footer(
       "Problems: poisson2d/3d: -Laplacian (5/7-point) on [0,Lx]x[0,Ly](x[0,Lz]), zero Dirichlet boundary, n intervals per axis;\n"
       "  exact u = sin(3 pi x/Lx) sin(4 pi y/Ly) [* sin(2 pi z/Lz) in 3D] + g (fixed random g), b = A u, x0 = 0.\n"
+      "  --grid cell / --bc neumann|periodic: the finite-volume (cell-centred) or periodic Laplacian, n cells (points) per axis,\n"
+      "  exact u = prod cos/sin + g (zero mean when singular: solved with the constant null space on cell interpolation).\n"
+      "Geometric hierarchies coarsen any grid size (n -> floor(n/c) per axis); a grid that cannot be coarsened at all is\n"
+      "  refused (a one-level hierarchy is a direct solve, not multigrid). Stretched meshes: --semi-coarsening auto.\n"
       "--order M,N: pre/post smoothing orders (N = 0: one-sided cycle). pcg only for symmetric cycles (M == N, base jacobi|asm).\n"
       "--matrix A.mtx --rhs b.npy --out x.npy: a V-cycle over the --amg hierarchy (default sa) as a --krylov preconditioner\n"
       "  (default pcg); --amg none: the smoother of order --order K (default 4) alone as the preconditioner.\n"
@@ -819,7 +860,7 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "rho = (||r_N||/||r_0||)^(1/N). Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical, 5 not converged,\n"
       "6 out of resources.");
   s.o_problem = sc->add_option("--problem", s.problem, "poisson2d or poisson3d")->capture_default_str();
-  s.o_n = sc->add_option("--n", s.n, "intervals per axis")->capture_default_str();
+  s.o_n = sc->add_option("--n", s.n, "intervals (cells) per axis")->capture_default_str();
   s.o_lx = sc->add_option("--lx", s.lx, "domain length in x")->capture_default_str();
   s.o_ly = sc->add_option("--ly", s.ly, "domain length in y")->capture_default_str();
   s.o_lz = sc->add_option("--lz", s.lz, "domain length in z (3D)")->capture_default_str();
@@ -847,9 +888,22 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
                 ->capture_default_str();
   s.o_null_space = sc->add_option("--null-space", s.null_space,
                                   "constant: a singular pure-Neumann / periodic matrix (rhs projected, zero-mean solution; --amg sa, "
-                                  "or boomeramg with our cycle)")
+                                  "geometric, or boomeramg with our cycle)")
                        ->capture_default_str();
   s.o_shape = sc->add_option("--shape", s.shape, "NX,NY[,NZ]: unknowns per axis of the matrix's grid (--amg geometric)");
+  s.o_grid = sc->add_option("--grid", s.grid,
+                            "vertex|cell: unknowns at interior grid points or at cell centres (--amg geometric; with "
+                            "--problem: the generated grid); periodic / pure-Neumann matrices: cell")
+                 ->capture_default_str();
+  s.o_semi_coarsening =
+      sc->add_option("--semi-coarsening", s.semi_coarsening,
+                     "off|auto|on: coarsen every axis, only the strongly coupled ones (coupling >= 0.25 x the largest; "
+                     "stretched meshes), or only the strongest (geometric hierarchies)")
+          ->capture_default_str();
+  s.o_bc = sc->add_option("--bc", s.bc,
+                          "dirichlet|neumann|periodic: boundary of the --problem (neumann needs --grid cell; neumann and "
+                          "periodic are singular: solved with the constant null space)")
+               ->capture_default_str();
   s.o_near_null = sc->add_option("--near-null", s.near_null,
                                  "n x k near-null-space vectors, .npy or text (--amg sa; default: constants per block unknown)");
   s.o_block_size = sc->add_option("--block-size", s.block_size, "unknowns per node, interleaved (--amg sa; 2/3 for elasticity)")

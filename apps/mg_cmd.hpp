@@ -69,6 +69,11 @@ struct MgSolveArgs {
   int boomeramg_print_level = multigrid::BoomerAmgOptions{}.print_level;
   bool quiet = false;
   CLI::Option* o_projection = nullptr;
+  // Geometric hierarchies of any grid (coarsening.hpp); --bc: the boundary of the --problem.
+  std::string grid = multigrid::to_string(multigrid::MultigridOptions{}.hierarchy.grid);
+  std::string semi_coarsening = multigrid::to_string(multigrid::MultigridOptions{}.hierarchy.semi_coarsening);
+  std::string bc = "dirichlet";
+  CLI::Option *o_grid = nullptr, *o_semi_coarsening = nullptr, *o_bc = nullptr;
   CLI::Option *o_matrix = nullptr, *o_problem = nullptr, *o_n = nullptr, *o_lx = nullptr, *o_ly = nullptr,
               *o_lz = nullptr, *o_coarsening = nullptr, *o_rhs = nullptr, *o_out = nullptr, *o_shape = nullptr,
               *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_strength_measure = nullptr,

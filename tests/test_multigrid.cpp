@@ -235,9 +235,11 @@ TEST(Hierarchy, SeedOperatorComplexity) {
 }
 
 TEST(Hierarchy, CoarseSolveAndBadInput) {
-  const GridShape s = grid_shape(2, 24);  // 24 -> 12 -> 6 -> 3 intervals; capped at 2 levels: 11 x 11
+  // 24 -> 12 -> 6 -> 3 intervals (23, 11, 5, 2 unknowns), then 2 -> 1 unknown (any-size
+  // coarsening: the last coarse interval has one fine interval); capped at 2 levels: 11 x 11
+  const GridShape s = grid_shape(2, 24);
   CsrMatrix A = poisson_fd(s, {3, 1, 1});
-  EXPECT_EQ(Hierarchy(A, s, 2).num_levels(), 4u);
+  EXPECT_EQ(Hierarchy(A, s, 2).num_levels(), 5u);
   EXPECT_EQ(Hierarchy(A, s, 8).num_levels(), 2u);  // 24 -> 3 intervals
   Hierarchy h(A, s, 2, 2);
   ASSERT_EQ(h.num_levels(), 2u);

@@ -13,8 +13,9 @@ ours_boomer / ours_hypre: elliptica's MultigridPlan.from_matrix(method="boomeram
 hypre) with our cycle over BoomerAMG's levels / with hypre's own cycle (its Chebyshev relaxation).
 
 Writes OUT.csv (every run) and OUT.md (medians, ratios ours / best peer, CPU model, load).
-elliptica's geometric hierarchy (MultigridPlan.from_matrix(method="geometric")) runs where it
-applies (poisson1023: 1023^2 = 2^10 - 1 unknowns per axis).
+elliptica's geometric hierarchy (MultigridPlan.from_matrix(method="geometric")) runs where the
+matrix lives on a grid (GEOMETRIC below: any size since the any-grid coarsening; the stretched mesh
+with semi-coarsening, the pure-Neumann matrix cell-centred with the constant null space).
 """
 import argparse
 import json
@@ -60,7 +61,12 @@ def relres(A, b, x):
     return float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
 
 
-def run_ours(A, b, B, bs, method="sa", boomeramg_cycle="ours"):
+#: matrices on an n x n grid, with the geometric hierarchy's keywords for them
+GEOMETRIC = {"poisson1023": {}, "poisson1000": {}, "stretched512": {"semi_coarsening": "auto"},
+             "neumann1000": {"grid": "cell", "null_space": "constant"}}
+
+
+def run_ours(A, b, B, bs, method="sa", boomeramg_cycle="ours", geo_kw=None):
     import elliptica
     t0 = time.perf_counter()
     if method == "sa":
@@ -69,7 +75,8 @@ def run_ours(A, b, B, bs, method="sa", boomeramg_cycle="ours"):
         plan = elliptica.MultigridPlan.from_matrix(A, method="boomeramg", boomeramg_cycle=boomeramg_cycle, threads=1)
     else:
         n = int(round(A.shape[0] ** 0.5))
-        plan = elliptica.MultigridPlan.from_matrix(A, method="geometric", shape=(n, n), threads=1)
+        plan = elliptica.MultigridPlan.from_matrix(A, method="geometric", shape=(n, n), threads=1,
+                                                   **(geo_kw or {}))
     t1 = time.perf_counter()
     x, info = plan.solve(b, tol=TOL, maxiter=MAXITER)
     t2 = time.perf_counter()
@@ -139,13 +146,13 @@ def main():
         benchlib.log(f"== {name}: {desc}: {A.shape[0]} unknowns, {A.nnz} nonzeros")
         for rep in range(a.repeats):
             for s in solvers:
-                if s == "ours_geo" and name != "poisson1023":
+                if s == "ours_geo" and name not in GEOMETRIC:
                     continue
                 try:
                     if s == "ours":
                         r = run_ours(A, b, B, bs)
                     elif s == "ours_geo":
-                        r = run_ours(A, b, B, bs, method="geometric")
+                        r = run_ours(A, b, B, bs, method="geometric", geo_kw=GEOMETRIC[name])
                     elif s in ("ours_boomer", "ours_hypre"):
                         r = run_ours(A, b, B, bs, method="boomeramg",
                                      boomeramg_cycle="ours" if s == "ours_boomer" else "hypre")

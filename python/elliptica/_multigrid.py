@@ -6,7 +6,6 @@ package docstring, section "Multigrid", for the conventions). Thin layer over th
 """
 
 import numbers
-import warnings
 
 import numpy as np
 
@@ -207,7 +206,7 @@ def _lengths(lengths, dim):
     return tuple(L + [1.0] * (3 - dim))
 
 
-def poisson_fd(n, lengths=(1.0, 1.0), *, dim=None):
+def poisson_fd(n, lengths=(1.0, 1.0), *, dim=None, grid="vertex", bc="dirichlet"):
     """Finite-difference -Laplacian with homogeneous Dirichlet boundary, as a scipy CSR matrix.
 
     The box ``[0, L_1] x ... x [0, L_dim]`` (``lengths``; its length sets the dimension 1, 2 or 3;
@@ -215,10 +214,22 @@ def poisson_fd(n, lengths=(1.0, 1.0), *, dim=None):
     (spacing ``h_d = L_d / n``); the unknowns are the ``n - 1`` interior points per axis,
     ordered lexicographically with x fastest (index ``i + (n-1) (j + (n-1) k)``). Row ``p`` holds
     ``sum_d (2 u_p - u_{p-e_d} - u_{p+e_d}) / h_d^2`` (3/5/7-point stencil); SPD, size
-    ``(n-1)^dim``. Raises InvalidArgumentError on ``n < 2``, a dimension outside {1, 2, 3} or a
-    non-positive length.
+    ``(n-1)^dim``.
+
+    ``grid="cell"``: ``n`` cells per axis, unknowns at the centres ``(i + 1/2) h`` (the
+    finite-volume pressure Laplacian), size ``n^dim``. ``bc``: ``"dirichlet"`` (u = 0 on the
+    walls; on cells by the ghost value ``-u_0``), ``"neumann"`` (no flux; cells only) or
+    ``"periodic"`` (``n`` points / cells per axis, neighbours wrapped; size ``n^dim``). Neumann and
+    periodic matrices are singular with the constant null space (solve them with
+    ``null_space="constant"``). C++ ``multigrid::poisson_fd`` (``poisson.hpp``).
+    Raises InvalidArgumentError on ``n < 2``, a dimension outside {1, 2, 3}, a non-positive length,
+    an unknown ``grid`` / ``bc`` or Neumann on a vertex grid.
     """
     n = _int(n, "n (intervals per axis)", 2)
+    grid = _choice(grid, ("vertex", "cell"), "grid")
+    bc = _choice(bc, ("dirichlet", "neumann", "periodic"), "bc")
+    if grid == "vertex" and bc == "neumann":
+        raise InvalidArgumentError("bc='neumann' needs grid='cell' (Neumann walls are cell-centred here)")
     if dim is None:
         if not hasattr(lengths, "__len__"):
             raise InvalidArgumentError(
@@ -229,7 +240,7 @@ def poisson_fd(n, lengths=(1.0, 1.0), *, dim=None):
     if dim > 3:
         raise InvalidArgumentError(f"dim must be 1, 2 or 3, got {dim}")
     L = _lengths(lengths, dim)
-    return _to_scipy(_core._poisson_fd(dim, n, L))
+    return _to_scipy(_core._poisson_fd(dim, n, L, grid, bc))
 
 
 def seed_problem_2d(n, lx=1.0, ly=1.0):
@@ -351,8 +362,18 @@ class MultigridPlan:
     whose matrix is then :attr:`A`.
 
     Every keyword defaults to the library's value (:func:`elliptica.multigrid_defaults`, the C++ ``MultigridOptions{}``).
-    Parameters: ``coarsening`` 2 (n_c = n/2) or 8 (n_c = n/8), coarsening while every axis's
-    interval count (unknowns + 1) is divisible by it, down to one unknown per axis when possible;
+    Parameters: ``coarsening`` 2 (n_c = n/2) or 8 (n_c = n/8), on grids of any size: each axis
+    of at least that many unknowns is coarsened to floor(n / c) (C++ ``coarsening.hpp``);
+    ``grid`` ``"vertex"`` (unknowns at interior grid points, Dirichlet points excluded) or
+    ``"cell"`` (unknowns at cell centres; cell-centred linear interpolation, which reproduces
+    constants: the choice for pure-Neumann and periodic matrices); ``semi_coarsening``
+    ``"off"`` (every axis), ``"auto"`` (per level only the axes whose coupling is >= 0.25 x the
+    largest: stretched meshes) or ``"on"`` (only the strongest axis per level);
+    ``null_space="constant"``: A is singular with the constant null space (``solve`` projects b
+    onto the range and returns the zero-mean solution; the coarsest solve keeps the null space);
+    with ``problem=``, ``bc`` ``"dirichlet"``, ``"neumann"`` (needs ``grid="cell"``) or
+    ``"periodic"`` picks the boundary of :func:`poisson_fd` (``n`` intervals or cells per axis; the
+    singular ones are solved with the constant null space on the cell interpolation);
     ``smoother`` in {simple, cheb1, cheb1opt, cheb4, opt4}; ``base`` in {jacobi, asm, ras};
     ``order=(m, n)`` pre-/post-smoothing orders (``n = 0``: one-sided cycle); ``lambda_max``
     overrides the estimate of rho(S A) (else ``lambda_safety`` x the largest Ritz value of
@@ -369,7 +390,9 @@ class MultigridPlan:
     while computing.
 
     Errors: InvalidArgumentError (ValueError) for bad shapes, NaN/Inf, unknown names, sizes not
-    matching ``shape``; NumericalError (RuntimeError) for an indefinite operator.
+    matching ``shape``, a grid no axis of which can be coarsened (a one-level hierarchy is a direct
+    solve, not multigrid: use ``MultigridPlan.from_matrix(A, method="sa")``; ``max_levels=1``
+    asks for it by name); NumericalError (RuntimeError) for an indefinite operator.
     """
 
     def __init__(self, A=None, *, shape=None, problem=None, n=None, lx=1.0, ly=1.0, lz=1.0,
@@ -377,6 +400,7 @@ class MultigridPlan:
                  lambda_max=None, lambda_safety=_D["lambda_safety"], lambda_iterations=_D["lambda_iterations"],
                  lmin_ratio=_D["lmin_ratio"], omega=_D["omega"], subdomain=_D["subdomain"], overlap=_D["overlap"],
                  max_levels=_D["max_levels"], threads=_D["threads"], coarse_solver=_D["coarse_solver"],
+                 grid=_D["grid"], semi_coarsening=_D["semi_coarsening"], null_space=None, bc="dirichlet",
                  _boomeramg_options=None):
         if (A is None) == (problem is None):
             raise InvalidArgumentError("give exactly one of A (a sparse matrix, with shape=) or problem= (e.g. 'poisson2d')")
@@ -387,10 +411,17 @@ class MultigridPlan:
             n = _int(n, "n (intervals per axis)", 2)
             dim = int(problem[-2])
             lengths = (_real(lx, "lx"), _real(ly, "ly"), _real(lz, "lz"))[:dim]
-            if shape is not None and tuple(shape) != (n - 1,) * dim:
+            grid = _choice(grid, ("vertex", "cell"), "grid")
+            bc = _choice(bc, ("dirichlet", "neumann", "periodic"), "bc")
+            unknowns = n - 1 if (grid == "vertex" and bc == "dirichlet") else n
+            if shape is not None and tuple(shape) != (unknowns,) * dim:
                 raise InvalidArgumentError(f"shape {_show(tuple(shape))} does not match problem {problem!r} with n = {n}")
-            shape = (n - 1,) * dim
-            A = poisson_fd(n, lengths)
+            shape = (unknowns,) * dim
+            A = poisson_fd(n, lengths, grid=grid, bc=bc)
+            if bc != "dirichlet":  # singular: the constant null space, interpolation that keeps it
+                null_space, grid = "constant", "cell"
+        elif bc != "dirichlet":
+            raise InvalidArgumentError("bc is only used with problem=")
         elif n is not None:
             raise InvalidArgumentError("n is only used with problem=; give shape= (unknowns per axis) with A")
         if shape is None:
@@ -405,6 +436,8 @@ class MultigridPlan:
             raise InvalidArgumentError(f"shape must be a tuple of 1-3 positive integers, got {_show(shape)}") from None
         if not 1 <= len(shape) <= 3:
             raise InvalidArgumentError(f"shape must have 1, 2 or 3 entries, got {len(shape)}")
+        if null_space not in (None, "constant"):
+            raise InvalidArgumentError(f"null_space must be None or 'constant', got {null_space!r}")
         m_pre, n_post = _cycle_order(order)
         coarsening = _int(coarsening, "coarsening")
         if coarsening not in (2, 8):
@@ -424,14 +457,12 @@ class MultigridPlan:
             coarse_solver=_choice(coarse_solver, _COARSE_SOLVERS, "coarse_solver"),
             boomeramg=(_boomeramg_options_default() if _boomeramg_options is None and coarse_solver == "boomeramg"
                        else _boomeramg_options),
+            grid=_choice(grid, ("vertex", "cell"), "grid"),
+            semi_coarsening=_choice(semi_coarsening, ("off", "auto", "on"), "semi_coarsening"),
+            constant_null_space=null_space == "constant",
         )
         if self._A is None:
             self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
-        if self._plan.levels == 1 and _int(max_levels, "max_levels", 0) != 1:
-            warnings.warn(
-                f"the hierarchy has one level (intervals per axis {tuple(n + 1 for n in shape)} not divisible by "
-                f"the coarsening factor {coarsening} with at least 2 left): every solve is the coarse direct "
-                "solve, not multigrid", RuntimeWarning, stacklevel=2)
 
     @classmethod
     def from_matrix(cls, A, *, method="sa", near_null=None, block_size=_D["block_size"], strength=None,
@@ -447,7 +478,8 @@ class MultigridPlan:
                     boomeramg_pmax=_D["boomeramg_pmax"], boomeramg_agg_levels=_D["boomeramg_agg_levels"],
                     boomeramg_max_levels=_D["boomeramg_max_levels"], boomeramg_coarse_size=_D["boomeramg_coarse_size"],
                     boomeramg_sweeps=_D["boomeramg_sweeps"], boomeramg_cycles=_D["boomeramg_cycles"],
-                    boomeramg_tol=_D["boomeramg_tol"], boomeramg_print_level=_D["boomeramg_print_level"]):
+                    boomeramg_tol=_D["boomeramg_tol"], boomeramg_print_level=_D["boomeramg_print_level"],
+                    grid=_D["grid"], semi_coarsening=_D["semi_coarsening"]):
         """Multigrid for a user's matrix: a hierarchy built from ``A`` alone (``method="sa"``,
         smoothed aggregation, or ``method="boomeramg"``, hypre's BoomerAMG) or on a grid
         (``method="geometric"``, needs ``shape``), with the same cycle, smoothers and solves as the
@@ -469,7 +501,9 @@ class MultigridPlan:
         ``null_space="constant"``: A is singular with the constant vector as its null space (pure
         Neumann / periodic pressure equation): ``solve`` projects b onto the range (b - mean(b))
         and returns the zero-mean solution (None: b as given).
-        ``method="geometric"``: ``shape=(nx, ny[, nz])`` and ``coarsening`` as in the constructor.
+        ``method="geometric"``: ``shape=(nx, ny[, nz])``, ``coarsening``, ``grid``,
+        ``semi_coarsening`` and ``null_space`` as in the constructor (a grid that cannot be
+        coarsened at all is an InvalidArgumentError, not a direct solve).
         ``method="boomeramg"`` (C++ ``MultigridPlan::boomeramg``, ``multigrid/boomeramg.hpp``; needs
         a build with hypre: ``multigrid_defaults()["have_boomeramg"]``): BoomerAMG's set-up on A;
         ``boomeramg_cycle="ours"``: our cycle (the smoother keywords) over hypre's levels A_l, P_l,
@@ -534,19 +568,13 @@ class MultigridPlan:
         if method == "geometric":
             if shape is None:
                 raise InvalidArgumentError("method='geometric' needs shape=(nx, ny[, nz]) (unknowns per axis)")
-            for name, value in (("near_null", near_null), ("null_space", null_space)):
-                if value is not None:
-                    raise InvalidArgumentError(f"{name} applies only to method='sa'")
-            with warnings.catch_warnings():  # a one-level hierarchy is an error here, not a warning
-                warnings.simplefilter("ignore", RuntimeWarning)
-                plan = cls(A, shape=shape, coarsening=coarsening, smoother=smoother, base=base, order=order,
-                           lambda_max=lambda_max, lambda_safety=lambda_safety, lambda_iterations=lambda_iterations,
-                           lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads,
-                           coarse_solver=coarse_solver, _boomeramg_options=bopts)
-            if plan.levels < 2:
-                raise InvalidArgumentError(
-                    f"method='geometric': the grid {_show(tuple(shape))} cannot be coarsened by {_show(coarsening)}: a one-level "
-                    "hierarchy is not multigrid; use method='sa'")
+            if near_null is not None:
+                raise InvalidArgumentError("near_null applies only to method='sa'")
+            plan = cls(A, shape=shape, coarsening=coarsening, smoother=smoother, base=base, order=order,
+                       lambda_max=lambda_max, lambda_safety=lambda_safety, lambda_iterations=lambda_iterations,
+                       lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads,
+                       grid=grid, semi_coarsening=semi_coarsening, null_space=null_space,
+                       coarse_solver=coarse_solver, _boomeramg_options=bopts)
             plan._default_krylov = "pcg"
             plan._method = "geometric"
             return plan

@@ -169,6 +169,9 @@ nb::dict multigrid_defaults() {
   nb::dict o;
   o["coarsening"] = d.hierarchy.coarsening;
   o["max_levels"] = d.hierarchy.max_levels;
+  o["grid"] = mg::to_string(d.hierarchy.grid);
+  o["semi_coarsening"] = mg::to_string(d.hierarchy.semi_coarsening);
+  o["semi_coarsening_threshold"] = d.hierarchy.semi_coarsening_threshold;
   o["order"] = nb::make_tuple(d.cycle.pre, d.cycle.post);
   o["smoother"] = polynomial_name(d.cycle.smoother.kind);
   o["base"] = base_name(d.cycle.smoother.base);
@@ -475,16 +478,26 @@ struct PyMultigridPlan {
 void init_multigrid(nb::module_& m) {
   m.def(
       "_poisson_fd",
-      [](int dim, int intervals, std::array<double, 3> lengths) {
+      [](int dim, int intervals, std::array<double, 3> lengths, const std::string& grid, const std::string& bc) {
+        const mg::GridKind g = mg::grid_kind_from_string(grid);
+        const mg::Boundary b = mg::boundary_from_string(bc);
         CsrMatrix A;
         {
           nb::gil_scoped_release release;
-          A = mg::poisson_fd(mg::grid_shape(dim, intervals), lengths);
+          if (g == mg::GridKind::Vertex && b == mg::Boundary::Dirichlet) {
+            A = mg::poisson_fd(mg::grid_shape(dim, intervals), lengths);
+          } else {  // cells, or periodic points: one unknown per interval
+            if (dim < 1 || dim > 3) throw InvalidArgument("dimension must be 1, 2 or 3, got " + std::to_string(dim));
+            mg::GridShape s;
+            s.dim = dim;
+            for (int d = 0; d < dim; ++d) s.n[d] = intervals;
+            A = mg::poisson_fd(s, lengths, g, {b, b, b});
+          }
         }
         return csr_to_tuple(std::move(A));
       },
-      "dim"_a, "intervals"_a, "lengths"_a,
-      "(data, indices, indptr, rows, cols) of the FD -Laplacian with Dirichlet boundary.");
+      "dim"_a, "intervals"_a, "lengths"_a, "grid"_a = "vertex", "bc"_a = "dirichlet",
+      "(data, indices, indptr, rows, cols) of the FD / FV -Laplacian (poisson.hpp).");
 
   m.def(
       "_seed_problem_2d",
@@ -586,11 +599,15 @@ void init_multigrid(nb::module_& m) {
              const std::vector<int>& shape, int coarsening, int max_levels, int pre, int post,
              const std::string& kind, const std::string& base, double lmin_ratio, std::optional<double> lambda_max,
              double lambda_safety, int lambda_iterations, double omega, int subdomain, int overlap, int threads,
-             const std::string& coarse_solver, const std::optional<nb::dict>& boomeramg) {
+             const std::string& coarse_solver, const std::optional<nb::dict>& boomeramg, const std::string& grid,
+             const std::string& semi_coarsening, bool constant_null_space) {
             mg::MultigridOptions o;
             set_coarse_solver(o, coarse_solver, boomeramg);
             o.hierarchy.coarsening = coarsening;
             o.hierarchy.max_levels = max_levels;
+            o.hierarchy.grid = mg::grid_kind_from_string(grid);
+            o.hierarchy.semi_coarsening = mg::semi_coarsening_from_string(semi_coarsening);
+            o.constant_null_space = constant_null_space;
             o.cycle.pre = pre;
             o.cycle.post = post;
             o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
@@ -603,7 +620,8 @@ void init_multigrid(nb::module_& m) {
           "indptr"_a, "indices"_a, "data"_a, "rows"_a, "shape"_a, "coarsening"_a, "max_levels"_a, "pre"_a,
           "post"_a, "kind"_a, "base"_a, "lmin_ratio"_a, "lambda_max"_a.none(), "lambda_safety"_a,
           "lambda_iterations"_a, "omega"_a, "subdomain"_a, "overlap"_a, "threads"_a = 0, "coarse_solver"_a = "direct",
-          "boomeramg"_a.none() = nb::none())
+          "boomeramg"_a.none() = nb::none(), "grid"_a = "vertex", "semi_coarsening"_a = "off",
+          "constant_null_space"_a = false)
       .def_static(
           "_smoothed_aggregation",
           [](const InI64& indptr, const InI32& indices, const InVec& data, std::size_t rows, const InVec& near_null,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/multigrid/amg.hpp"
 
 namespace elliptica::multigrid {
 
@@ -100,24 +101,6 @@ void BandedCholesky::apply(const double* b, double* x) const {
   std::copy(y.begin(), y.end(), x);
 }
 
-namespace {
-
-bool can_coarsen(const GridShape& s, int c) {
-  for (int d = 0; d < s.dim; ++d) {
-    const int N = s.n[d] + 1;
-    if (N % c != 0 || N / c < 2) return false;
-  }
-  return true;
-}
-
-GridShape coarse_shape(const GridShape& s, int c) {
-  GridShape g = s;
-  for (int d = 0; d < s.dim; ++d) g.n[d] = (s.n[d] + 1) / c - 1;
-  return g;
-}
-
-}  // namespace
-
 CsrMatrix prolongation(const GridShape& fine, int c) {
   if (fine.dim < 1 || fine.dim > 3)
     throw InvalidArgument("prolongation: dimension must be 1, 2 or 3, got " + std::to_string(fine.dim));
@@ -126,60 +109,7 @@ CsrMatrix prolongation(const GridShape& fine, int c) {
     if (fine.n[d] < 1 || (fine.n[d] + 1) % c != 0)
       throw InvalidArgument("prolongation: axis " + std::to_string(d) + " has " + std::to_string(fine.n[d] + 1) +
                             " intervals, not divisible by the coarsening factor " + std::to_string(c));
-  const GridShape coarse = coarse_shape(fine, c);
-  // Per axis: for each fine unknown, up to two (coarse unknown, weight) pairs.
-  struct W {
-    int idx[2];
-    double w[2];
-    int cnt;
-  };
-  std::array<std::vector<W>, 3> ax;
-  for (int d = 0; d < 3; ++d) {
-    const int nf = d < fine.dim ? fine.n[d] : 1;
-    ax[d].resize(nf);
-    if (d >= fine.dim) {
-      ax[d][0] = W{{0, 0}, {1.0, 0.0}, 1};
-      continue;
-    }
-    const int nc = coarse.n[d];
-    for (int i = 0; i < nf; ++i) {
-      const int g = i + 1, J = g / c, r = g % c;
-      W w{{0, 0}, {0, 0}, 0};
-      auto add = [&](int Jc, double wt) {
-        if (Jc >= 1 && Jc <= nc && wt != 0.0) {
-          w.idx[w.cnt] = Jc - 1;
-          w.w[w.cnt] = wt;
-          ++w.cnt;
-        }
-      };
-      add(J, 1.0 - static_cast<double>(r) / c);
-      if (r != 0) add(J + 1, static_cast<double>(r) / c);
-      ax[d][i] = w;
-    }
-  }
-  const int nfx = fine.n[0], nfy = fine.dim > 1 ? fine.n[1] : 1, nfz = fine.dim > 2 ? fine.n[2] : 1;
-  const int ncx = coarse.n[0], ncy = fine.dim > 1 ? coarse.n[1] : 1, ncz = fine.dim > 2 ? coarse.n[2] : 1;
-  CsrMatrix P;
-  P.rows = static_cast<std::size_t>(nfx) * nfy * nfz;
-  P.cols = static_cast<std::size_t>(ncx) * ncy * ncz;
-  P.row_ptr.assign(P.rows + 1, 0);
-  std::size_t row = 0;
-  for (int k = 0; k < nfz; ++k)
-    for (int j = 0; j < nfy; ++j)
-      for (int i = 0; i < nfx; ++i, ++row) {
-        const W &wx = ax[0][i], &wy = ax[1][j], &wz = ax[2][k];
-        // Loops z, y, x outermost-to-innermost with increasing coarse indices: columns sorted.
-        for (int c3 = 0; c3 < wz.cnt; ++c3)
-          for (int c2 = 0; c2 < wy.cnt; ++c2)
-            for (int c1 = 0; c1 < wx.cnt; ++c1) {
-              const std::int64_t col =
-                  wx.idx[c1] + static_cast<std::int64_t>(ncx) * (wy.idx[c2] + static_cast<std::int64_t>(ncy) * wz.idx[c3]);
-              P.col.push_back(static_cast<std::int32_t>(col));
-              P.val.push_back(wx.w[c1] * wy.w[c2] * wz.w[c3]);
-            }
-        P.row_ptr[row + 1] = static_cast<std::int64_t>(P.col.size());
-      }
-  return P;
+  return tensor_prolongation(fine, GridKind::Vertex, {c, c, c});
 }
 
 Hierarchy::Hierarchy(std::vector<Level> levels, std::shared_ptr<const LinearOperator<double>> coarse_solver,
@@ -225,19 +155,45 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
     throw InvalidArgument("Hierarchy: operator is " + std::to_string(A.rows) + " x " + std::to_string(A.cols) +
                           " but the grid has " + std::to_string(rows) + " unknowns");
   A.validate();
+  if (!(opt.semi_coarsening_threshold > 0.0 && opt.semi_coarsening_threshold <= 1.0))
+    throw InvalidArgument("Hierarchy: semi_coarsening_threshold must be in (0, 1], got " +
+                          std::to_string(opt.semi_coarsening_threshold));
   std::vector<Level> levels;
   levels.push_back(Level::from_matrix(std::move(A), shape, opt.threads));
-  while (can_coarsen(levels.back().shape, c) &&
-         (opt.max_levels == 0 || levels.size() < static_cast<std::size_t>(opt.max_levels))) {
+  std::array<std::vector<double>, 3> coords;  // node coordinates of the current level's axes
+  for (int d = 0; d < shape.dim; ++d) coords[d] = uniform_coordinates(opt.grid, shape.n[d]);
+  while (opt.max_levels == 0 || levels.size() < static_cast<std::size_t>(opt.max_levels)) {
     Level& f = levels.back();
-    f.P = prolongation(f.shape, c);
+    const std::array<double, 3> couplings = opt.semi_coarsening == SemiCoarsening::Off
+                                                ? std::array<double, 3>{1.0, 1.0, 1.0}
+                                                : axis_couplings(*f.matrix, f.shape);
+    const std::array<int, 3> factor =
+        coarsening_factors(f.shape, opt.grid, c, opt.semi_coarsening, couplings, opt.semi_coarsening_threshold);
+    if (factor[0] == 1 && factor[1] == 1 && factor[2] == 1) break;  // no axis left to coarsen
+    // A semi-definite operator (SparseDirect coarse solve) stops at <= kSingularCoarsest unknowns:
+    // on one unknown its Galerkin value is rounding noise that SparseDirect could not tell from a
+    // pivot, and a smoothed level with hardly more unknowns than the smoother's Lanczos steps
+    // runs into the null vector (p^T A p = 0) once the rest of its Krylov space is exhausted.
+    constexpr std::size_t kSingularCoarsest = 64;
+    if (opt.coarse == CoarseSolverKind::SparseDirect && f.rows() <= kSingularCoarsest) break;
+    const GridShape cs = coarsened_shape(f.shape, opt.grid, factor);
+    // Cell grids: interpolate to zero at Dirichlet walls, across the seam of periodic axes.
+    std::array<std::array<bool, 2>, 3> walls{};
+    std::array<bool, 3> wrap{false, false, false};
+    if (opt.grid == GridKind::Cell) {
+      walls = dirichlet_walls(*f.matrix, f.shape);
+      wrap = periodic_axes(*f.matrix, f.shape);
+    }
+    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls, &wrap);
+    for (int d = 0; d < f.shape.dim; ++d) coords[d] = coarse_coordinates(opt.grid, coords[d], factor[d]);
     f.R = f.P.transpose();
     CsrMatrix Ac = triple_product(f.R, *f.matrix, f.P, opt.threads);
-    const GridShape cs = coarse_shape(f.shape, c);
     levels.push_back(Level::from_matrix(std::move(Ac), cs, opt.threads));
   }
   std::shared_ptr<const LinearOperator<double>> coarse;
   if (opt.coarse == CoarseSolverKind::BandedCholesky) coarse = std::make_shared<const BandedCholesky>(*levels.back().matrix);
+  if (opt.coarse == CoarseSolverKind::SparseDirect)
+    coarse = std::make_shared<const multigrid::SparseDirect>(*levels.back().matrix);
   return Hierarchy(std::move(levels), std::move(coarse), c);
 }
 

@@ -117,6 +117,8 @@ MultigridPlan::MultigridPlan(CsrMatrix A, const GridShape& shape, const Multigri
   check_threads(opt.threads);
   HierarchyOptions ho = opt.hierarchy;
   ho.threads = opt.threads;
+  // A singular (constant null space) coarsest operator: the LDL^T that keeps the null space.
+  if (opt.constant_null_space && ho.coarse == CoarseSolverKind::BandedCholesky) ho.coarse = CoarseSolverKind::SparseDirect;
   const bool hypre_coarse = opt.coarse_solver == CoarseSolver::BoomerAmg;
   if (hypre_coarse) {
     check_boomeramg_options(opt.boomeramg, "MultigridPlan: BoomerAMG coarse solver");
@@ -125,7 +127,22 @@ MultigridPlan::MultigridPlan(CsrMatrix A, const GridShape& shape, const Multigri
   Hierarchy h = Hierarchy::geometric(std::move(A), shape, ho);
   if (hypre_coarse) set_boomeramg_coarse_solver(h, opt);
   h_ = std::make_shared<const Hierarchy>(std::move(h));
+  require_multilevel(*h_, shape, ho);
   init(opt);
+}
+
+void MultigridPlan::require_multilevel(const Hierarchy& h, const GridShape& shape, const HierarchyOptions& ho) {
+  if (h.num_levels() >= 2 || ho.max_levels == 1) return;  // max_levels 1: a direct solve asked for by name
+  std::string g;
+  for (int d = 0; d < shape.dim; ++d) {
+    if (d > 0) g += 'x';
+    g += std::to_string(shape.n[d]);
+  }
+  throw InvalidArgument("MultigridPlan: the " + to_string(ho.grid) + "-centred grid " + g +
+                        " cannot be coarsened by " + std::to_string(ho.coarsening) + " (every axis has fewer than " +
+                        std::to_string(ho.coarsening) +
+                        " unknowns): a one-level hierarchy is a direct solve, not multigrid; use smoothed aggregation "
+                        "(MultigridPlan::smoothed_aggregation, CLI --amg sa, Python method='sa') or a smaller coarsening");
 }
 
 MultigridPlan MultigridPlan::smoothed_aggregation(CsrMatrix A, const MultigridOptions& opt, const NearNullSpace& B) {

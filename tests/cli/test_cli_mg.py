@@ -290,16 +290,39 @@ def test_study_bad_options(cli, tmp_path):
     assert r.returncode == IOERR and "not a folder" in r.stderr
 
 
-def test_one_level_hierarchy_warned_and_study_refused(cli, tmp_path):
-    # n = 63 intervals cannot be halved: the "hierarchy" is the coarse direct solve alone.
+def test_one_level_hierarchy_refused(cli, tmp_path):
+    # n = 63 intervals (62 unknowns) coarsens like any size now; 7 unknowns cannot be coarsened
+    # by 8: the "hierarchy" would be the coarse direct solve alone, refused.
     r = run(cli, "mg", "solve", "--n", "63", "-q")
     assert r.returncode == 0, r.stderr
-    assert "levels: 1" in r.stdout
-    assert "warning: the hierarchy has one level" in r.stderr
-    r = run(cli, "mg", "solve", "--n", "64", "-q")
-    assert r.returncode == 0 and "one level" not in r.stderr
+    assert int(field(r.stdout, "levels").rstrip(",")) == 6
+    r = run(cli, "mg", "solve", "--n", "8", "--coarsening", "8", "-q")
+    assert r.returncode == INVALID and "one-level" in r.stderr, r.stderr
     # the study would measure direct solves: refused before any run, nothing written
     out = tmp_path / "s"
-    r = run(cli, "mg", "study", "--n", "15", "--no-plots", "--out", out)
+    r = run(cli, "mg", "study", "--n", "8", "--no-plots", "--out", out)
     assert r.returncode == INVALID and "one-level hierarchy" in r.stderr, r.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("grid,bc", [("cell", "dirichlet"), ("cell", "neumann"), ("cell", "periodic"),
+                                     ("vertex", "periodic")])
+def test_generated_cell_and_periodic_problems(cli, grid, bc):
+    # --n intervals (cells) per axis, odd and even; error against the exact discrete solution
+    for n in (63, 64):
+        r = run(cli, "mg", "solve", "--n", n, "--grid", grid, "--bc", bc, "--krylov", "pcg", "--tol", "1e-10", "-q")
+        assert r.returncode == 0, r.stderr
+        assert f"grid: {grid}, boundary {bc}" in r.stdout
+        assert ("constant null space" in r.stdout) == (bc != "dirichlet")
+        assert int(field(r.stdout, "iterations")) <= 20
+        err = float(re.search(r"relative 2-norm (\S+),", r.stdout).group(1))
+        assert err <= 1e-7, r.stdout
+
+
+def test_generated_problem_refusals(cli):
+    r = run(cli, "mg", "solve", "--n", "32", "--bc", "neumann", "-q")
+    assert r.returncode == INVALID and "--bc neumann needs --grid cell" in r.stderr, r.stderr
+    r = run(cli, "mg", "solve", "--n", "32", "--bc", "robin", "-q")
+    assert r.returncode == INVALID and "--bc" in r.stderr, r.stderr
+    r = run(cli, "mg", "solve", "--n", "32", "--grid", "edge", "-q")
+    assert r.returncode == INVALID and "--grid" in r.stderr, r.stderr

@@ -138,11 +138,14 @@ def test_geometric_on_a_given_shape(cli, tmp_path):
     assert int(field(r.stdout, "levels").rstrip(",")) >= 4
     x = np.load(out)
     assert np.linalg.norm(A @ x - b) <= 1e-9 * np.linalg.norm(b) * 1.01
-    # a grid that cannot be coarsened is refused, not solved by the coarse direct solve
-    A2 = poisson2d(60, 30)
-    r, out = solve(cli, tmp_path, A2, np.ones(A2.shape[0]), "--amg", "geometric", "--shape", "60,30", name="y.npy")
-    assert r.returncode == INVALID and "one-level" in r.stderr, r.stderr
+    # a grid that cannot be coarsened (every axis below --coarsening) is refused, not solved by
+    # the coarse direct solve
+    A7 = poisson2d(7, 5)
+    r, out = solve(cli, tmp_path, A7, np.ones(35), "--amg", "geometric", "--shape", "7,5", "--coarsening", 8,
+                   name="y.npy")
+    assert r.returncode == INVALID and "one-level" in r.stderr and "--amg sa" in r.stderr, r.stderr
     assert not out.exists()
+    A2 = poisson2d(60, 30)
     r, out = solve(cli, tmp_path, A2, np.ones(A2.shape[0]), "--amg", "geometric", "--shape", "60,31", name="z.npy")
     assert r.returncode == INVALID and "--shape" in r.stderr and "1800" in r.stderr, r.stderr
 
@@ -217,3 +220,49 @@ def test_null_space_constant(cli, tmp_path):
     assert r.returncode == INVALID and "--null-space" in r.stderr and not out.exists()
     r, out = solve(cli, tmp_path, A, b, "--amg", "none", "--null-space", "constant", name="z.npy")
     assert r.returncode == INVALID and "--null-space" in r.stderr
+
+
+def test_geometric_any_size_cell_and_semi_coarsening(cli, tmp_path):
+    # even unknown counts (60 x 30: no interval count divisible by 2 on the first level) coarsen now
+    A = poisson2d(60, 30)
+    b = np.cos(np.arange(A.shape[0]))
+    r, out = solve(cli, tmp_path, A, b, "--amg", "geometric", "--shape", "60,30", "--tol", 1e-10)
+    assert r.returncode == 0, r.stderr
+    assert int(field(r.stdout, "levels").rstrip(",")) >= 5
+    x = np.load(out)
+    assert np.linalg.norm(x - spla.spsolve(A.tocsc(), b)) <= 1e-7 * np.linalg.norm(x)
+    # a cell-centred pure-Neumann matrix (singular): --grid cell --null-space constant
+    n = 40
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tolil()
+    t[0, 0] = t[n - 1, n - 1] = 1.0
+    t = t.tocsr()
+    N = (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+    bn = np.sin(np.arange(n * n))
+    bn -= bn.mean()
+    r, out = solve(cli, tmp_path, N, bn, "--amg", "geometric", "--shape", f"{n},{n}", "--grid", "cell",
+                   "--null-space", "constant", "--tol", 1e-10, name="n.npy")
+    assert r.returncode == 0, r.stderr
+    assert "grid cell" in r.stdout and "constant null space" in r.stdout
+    xn = np.load(out)
+    assert abs(xn.mean()) <= 1e-12 * np.abs(xn).max()
+    assert np.linalg.norm(N @ xn - bn) <= 1e-9 * np.linalg.norm(bn)
+    # a stretched mesh (hy = 0.01 hx): semi-coarsening converges in few iterations, full does not
+    m = 63
+    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    S = (sp.kron(sp.eye(m), tx) + 1e4 * sp.kron(tx, sp.eye(m))).tocsr()
+    bs = np.ones(m * m)
+    r, out = solve(cli, tmp_path, S, bs, "--amg", "geometric", "--shape", f"{m},{m}", "--semi-coarsening", "auto",
+                   "--tol", 1e-8, name="s.npy")
+    assert r.returncode == 0, r.stderr
+    it_semi = int(field(r.stdout, "iterations"))
+    r, _ = solve(cli, tmp_path, S, bs, "--amg", "geometric", "--shape", f"{m},{m}", "--tol", 1e-8, name="f.npy")
+    it_full = int(field(r.stdout, "iterations"))
+    assert it_semi <= 15 and it_full >= 3 * it_semi, (it_semi, it_full)
+    # bad values are named by their flag; --grid / --semi-coarsening belong to --amg geometric
+    r, _ = solve(cli, tmp_path, A, b, "--amg", "geometric", "--shape", "60,30", "--grid", "edge", name="e.npy")
+    assert r.returncode == INVALID and "--grid" in r.stderr, r.stderr
+    r, _ = solve(cli, tmp_path, A, b, "--amg", "geometric", "--shape", "60,30", "--semi-coarsening", "yes",
+                 name="e.npy")
+    assert r.returncode == INVALID and "--semi-coarsening" in r.stderr, r.stderr
+    r, _ = solve(cli, tmp_path, A, b, "--grid", "cell", name="e.npy")
+    assert r.returncode == INVALID and "--grid applies only to --amg geometric" in r.stderr, r.stderr

@@ -111,7 +111,8 @@ def test_geometric_from_matrix():
     x, info = plan.solve(np.ones(A.shape[0]), tol=1e-9)
     assert info.converged
     with pytest.raises(elliptica.InvalidArgumentError, match="one-level"):
-        elliptica.MultigridPlan.from_matrix(poisson2d(60, 60), method="geometric", shape=(60, 60))
+        elliptica.MultigridPlan.from_matrix(poisson2d(7, 7), method="geometric", shape=(7, 7), coarsening=8)
+    assert elliptica.MultigridPlan.from_matrix(poisson2d(60, 60), method="geometric", shape=(60, 60)).levels >= 5
 
 
 def test_refusals():

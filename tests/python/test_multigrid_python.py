@@ -272,13 +272,78 @@ def test_results_are_objects_and_defaults_come_from_cpp():
     assert isinstance(ic, el.SolveInfo) and ic.converged and ic.lambda_max > 0
 
 
-def test_one_level_hierarchy_warns():
-    import warnings
+def test_one_level_hierarchy_refused():
+    # any size coarsens (n = 63 intervals: 62 unknowns per axis); nothing to coarsen is an error
+    assert el.MultigridPlan(problem="poisson2d", n=63).levels == 6
+    with pytest.raises(el.InvalidArgumentError, match="one-level"):
+        el.MultigridPlan(problem="poisson2d", n=8, coarsening=8)
+    assert el.MultigridPlan(problem="poisson2d", n=8, coarsening=8, max_levels=1).levels == 1  # asked for
 
-    with pytest.warns(RuntimeWarning, match="one level"):
-        p = el.MultigridPlan(problem="poisson2d", n=63)
-    assert p.levels == 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert el.MultigridPlan(problem="poisson2d", n=64).levels > 1
-        assert el.MultigridPlan(problem="poisson2d", n=64, max_levels=1).levels == 1  # asked for
+
+def _direct(A, b):
+    return spla.spsolve(A.tocsc(), b)
+
+
+@pytest.mark.parametrize("n", [127, 128, 255, 256])
+def test_any_size_grid_independent(n):
+    A = el.poisson_fd(n + 1, (1.0, 1.0))
+    b = np.cos(np.arange(A.shape[0]))
+    plan = el.MultigridPlan(A, shape=(n, n))
+    x, info = plan.solve(b, krylov="pcg", tol=1e-8)
+    assert info.converged and info.iterations <= 12
+    assert np.linalg.norm(A @ x - b) <= 1.01e-8 * np.linalg.norm(b)
+
+
+def test_cell_centred_neumann_and_periodic():
+    for bc in ("neumann", "periodic", "dirichlet"):
+        for n in (50, 51):
+            A = el.poisson_fd(n, (1.0, 2.0), grid="cell", bc=bc)
+            assert A.shape == (n * n, n * n)
+            b = np.sin(np.arange(n * n) * 0.7)
+            if bc != "dirichlet":
+                b -= b.mean()
+                assert np.abs(A @ np.ones(n * n)).max() <= 1e-9 * abs(A).max()
+            ns = None if bc == "dirichlet" else "constant"
+            plan = el.MultigridPlan(A, shape=(n, n), grid="cell", null_space=ns)
+            x, info = plan.solve(b, krylov="pcg", tol=1e-10)
+            assert info.converged and info.iterations <= 20, (bc, n, info.iterations)
+            if bc == "dirichlet":
+                xd = _direct(A, b)
+            else:  # the zero-mean solution: direct solve with the first unknown pinned, then shifted
+                Ap = A.tolil()
+                Ap[0, :] = 0
+                Ap[0, 0] = 1
+                bp = b.copy()
+                bp[0] = 0
+                xd = _direct(Ap.tocsr(), bp)
+                xd -= xd.mean()
+                assert abs(x.mean()) <= 1e-12 * np.abs(x).max()
+            assert np.linalg.norm(x - xd) <= 1e-7 * np.linalg.norm(xd), (bc, n)
+    # problem= with bc: the singular ones get the constant null space automatically
+    p = el.MultigridPlan(problem="poisson2d", n=40, grid="cell", bc="neumann")
+    assert p.size == 1600 and p.levels >= 4
+    with pytest.raises(el.InvalidArgumentError, match="grid='cell'"):
+        el.poisson_fd(16, (1.0, 1.0), bc="neumann")
+    with pytest.raises(el.InvalidArgumentError, match="grid"):
+        el.MultigridPlan(el.poisson_fd(16, (1.0, 1.0)), shape=(15, 15), grid="edge")
+    with pytest.raises(el.InvalidArgumentError, match="semi_coarsening"):
+        el.MultigridPlan(el.poisson_fd(16, (1.0, 1.0)), shape=(15, 15), semi_coarsening="yes")
+
+
+def test_semi_coarsening_stretched_mesh():
+    n = 127
+    A = el.poisson_fd(n + 1, (1.0, 0.01))
+    b = np.ones(n * n)
+    semi = el.MultigridPlan.from_matrix(A, method="geometric", shape=(n, n), semi_coarsening="auto")
+    full = el.MultigridPlan.from_matrix(A, method="geometric", shape=(n, n))
+    assert semi.level_shapes[1] == (n, n // 2)  # only the strongly coupled y axis coarsened
+    xs, i_s = semi.solve(b, tol=1e-8)
+    xf, i_f = full.solve(b, tol=1e-8, maxiter=300)
+    assert i_s.converged and i_s.iterations <= 15
+    assert i_f.iterations >= 3 * i_s.iterations
+    assert np.linalg.norm(A @ xs - b) <= 1.01e-8 * np.linalg.norm(b)
+
+
+def test_grid_defaults_from_cpp():
+    d = el.multigrid_defaults()
+    assert d["grid"] == "vertex" and d["semi_coarsening"] == "off" and d["semi_coarsening_threshold"] == 0.25

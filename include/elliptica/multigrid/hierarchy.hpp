@@ -15,6 +15,7 @@
 
 #include "elliptica/core/operator.hpp"
 #include "elliptica/core/sparse.hpp"
+#include "elliptica/multigrid/coarsening.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 
 namespace elliptica::multigrid {
@@ -69,7 +70,8 @@ struct Level {
 /// axis (N = fine.n[d] + 1): coarse point J sits at fine point c J; a fine point between the
 /// coarse points J and J+1 gets the weights 1 - r/c and r/c (r = its offset from c J), tensor
 /// products across axes; boundary points (zero) dropped. Size prod(fine.n) x prod(coarse.n).
-/// Throws InvalidArgument unless every axis's interval count is divisible by c.
+/// Throws InvalidArgument unless every axis's interval count is divisible by c (any size:
+/// tensor_prolongation of coarsening.hpp).
 CsrMatrix prolongation(const GridShape& fine, int c);
 
 /// Exact solve with an SPD CSR matrix by a banded Cholesky factor A = L L^T (lexicographic grid
@@ -96,7 +98,8 @@ class BandedCholesky final : public LinearOperator<double> {
 /// Coarse solver of a geometric hierarchy.
 enum class CoarseSolverKind {
   BandedCholesky,  ///< exact, the default
-  None             ///< none yet: the caller sets one with set_coarse_solver()
+  None,            ///< none yet: the caller sets one with set_coarse_solver()
+  SparseDirect     ///< sparse LDL^T of amg.hpp: keeps a singular (constant) null space
 };
 
 /// Options of the geometric FD hierarchy (defaults: MultigridOptions{} of plan.hpp reads them).
@@ -105,6 +108,12 @@ struct HierarchyOptions {
   int max_levels = 0;   ///< cap on the number of levels (0: no cap)
   CoarseSolverKind coarse = CoarseSolverKind::BandedCholesky;
   int threads = 0;      ///< threads of the Galerkin products and of the level operators (0: all)
+  GridKind grid = GridKind::Vertex;  ///< where the unknowns sit (coarsening.hpp)
+  /// Which axes each level coarsens (coarsening.hpp). Off keeps the seed's full coarsening (and
+  /// its study of anisotropic boxes); Auto suits stretched meshes.
+  SemiCoarsening semi_coarsening = SemiCoarsening::Off;
+  /// theta of the Auto rule: axis d is strong when its coupling >= theta x the largest; in (0, 1].
+  double semi_coarsening_threshold = 0.25;
 };
 
 class Hierarchy {
@@ -116,14 +125,21 @@ class Hierarchy {
   Hierarchy(std::vector<Level> levels, std::shared_ptr<const LinearOperator<double>> coarse_solver,
             int coarsening = 0);
 
-  /// The geometric FD hierarchy: coarsens (all axes together) while every axis's interval count
-  /// N is divisible by c and N / c >= 2, i.e. down to one unknown per axis when N is 2 c^L
-  /// (n = 128: 7 levels for c = 2, 3 for c = 8). A must be the shape's operator (rows =
-  /// prod(shape.n)); the coarsest operator is factorised once (banded Cholesky, must be SPD)
-  /// unless opt.coarse is None.
-  /// Throws InvalidArgument on c not in {2, 8}, dim not in {1,2,3}, max_levels < 0, threads < 0 or
-  /// a size mismatch, and what BandedCholesky throws (NumericalError: not SPD; InvalidArgument:
-  /// too large).
+  /// The geometric hierarchy of a structured grid of any size (coarsening.hpp): on each level the
+  /// axes chosen by coarsening_factors(opt.semi_coarsening) among those with at least c
+  /// unknowns are coarsened by c (n -> floor(n / c)), P = tensor_prolongation (vertex- or
+  /// cell-centred, opt.grid; linear in each level's node coordinates; cell grids: towards zero
+  /// at the walls dirichlet_walls() finds in A_j), R = P^T, A_{j+1} = R A_j P, until no axis can
+  /// be coarsened or max_levels is reached (n = 127: 7 levels for c = 2, 3 for c = 8; n = 1000:
+  /// 10 levels for c = 2). Where c divides every axis's interval count the hierarchy is the
+  /// seed's (the same P bit for bit). A must be the shape's operator (rows = prod(shape.n)); the
+  /// coarsest operator is factorised once (opt.coarse: banded Cholesky, must be SPD;
+  /// SparseDirect: may be singular; coarsening then stops at a level of <= 64 unknowns) unless
+  /// opt.coarse is None. A one-level result is possible here (every axis below c);
+  /// MultigridPlan refuses it.
+  /// Throws InvalidArgument on c not in {2, 8}, dim not in {1,2,3}, max_levels < 0, threads < 0,
+  /// a semi_coarsening_threshold outside (0, 1] or a size mismatch, and what BandedCholesky /
+  /// SparseDirect throw (NumericalError: not SPD; InvalidArgument: too large).
   static Hierarchy geometric(CsrMatrix A, const GridShape& shape, const HierarchyOptions& opt = {});
   /// The same as geometric(A, shape, {coarsening, max_levels}).
   Hierarchy(CsrMatrix A, const GridShape& shape, int coarsening, int max_levels = 0);

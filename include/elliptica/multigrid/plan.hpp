@@ -119,8 +119,12 @@ struct UpdateOptions {
 /// itself runs in parallel with the plan's threads.
 class MultigridPlan {
  public:
-  /// Builds the geometric hierarchy of A on `shape` (opt.hierarchy), the cycle (opt.cycle) and
-  /// checks the outer solver options. Throws InvalidArgument for bad options (threads < 0,
+  /// Builds the geometric hierarchy of A on `shape` (opt.hierarchy: coarsening, grid kind,
+  /// semi-coarsening; with constant_null_space the coarsest solve is SparseDirect instead of the
+  /// banded Cholesky), the cycle (opt.cycle) and checks the outer solver options. A hierarchy of
+  /// one level (no axis has c unknowns) is refused with an InvalidArgument naming the grid and
+  /// suggesting smoothed aggregation, unless opt.hierarchy.max_levels == 1 asks for exactly that.
+  /// Throws InvalidArgument for bad options (threads < 0,
   /// rtol outside (0,1), max_iterations < 1, restart < 1, Cg with a non-symmetric cycle, Cg with
   /// a fine-level matrix that is not symmetric by check_symmetry (core/sparse.hpp)), and
   /// what Hierarchy::geometric, Smoother and VCycle throw.
@@ -215,6 +219,7 @@ class MultigridPlan {
   MultigridPlan(std::shared_ptr<const Hierarchy> h, std::shared_ptr<const BoomerAmgPreconditioner> hypre_cycle,
                 const MultigridOptions& opt);
   void init(const MultigridOptions& opt);
+  static void require_multilevel(const Hierarchy& h, const GridShape& shape, const HierarchyOptions& ho);
   void check_solver(const OuterSolverOptions& s) const;
   /// InvalidArgument when the fine-level CSR matrix (if any) is not symmetric (check_symmetry,
   /// computed at the first call that needs it and kept).
