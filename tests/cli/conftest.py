@@ -1,6 +1,10 @@
 """Shared fixture of the CLI tests: the `elliptica` binary (ELLIPTICA_CLI, else PATH)."""
 import os
+import sys
 import shutil
+
+# tests/common (sparse_problems.py: matrices shared by the Python and CLI tests) importable
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 
 import pytest
 

@@ -12,6 +12,7 @@ import pytest
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
 sio = pytest.importorskip("scipy.io")
+from sparse_problems import elasticity2d, poisson2d, rigid_body_modes_2d  # noqa: E402
 
 INVALID, IOERR = 2, 3
 
@@ -24,54 +25,6 @@ def field(out, name):
     m = re.search(rf"^{re.escape(name)}:\s*(\S+)", out, re.M)
     assert m, f"no '{name}:' line in output:\n{out}"
     return m.group(1)
-
-
-def poisson2d(nx, ny):
-    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
-    ty = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(ny, ny))
-    return (sp.kron(sp.eye(ny), tx) + sp.kron(ty, sp.eye(nx))).tocsr()
-
-
-def elasticity2d(n, E=1.0, nu=0.3):
-    """Plane-strain Q1 elasticity on [0,1]^2, n x n elements, clamped at x = 0; (u_x, u_y)
-    interleaved per free node. Returns (A, coords of the free nodes (m, 2))."""
-    h = 1.0 / n
-    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
-    g = 1 / np.sqrt(3)
-    sx, sy = np.array([-1, 1, 1, -1.0]), np.array([-1, -1, 1, 1.0])
-    Ke = np.zeros((8, 8))
-    for s in (-g, g):
-        for t in (-g, g):
-            dx = 0.25 * sx * (1 + sy * t) * 2 / h
-            dy = 0.25 * sy * (1 + sx * s) * 2 / h
-            Bm = np.zeros((3, 8))
-            Bm[0, 0::2], Bm[1, 1::2], Bm[2, 0::2], Bm[2, 1::2] = dx, dy, dy, dx
-            D = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
-            Ke += Bm.T @ D @ Bm * h * h / 4
-    node = lambda i, j: -1 if i == 0 else (i - 1) + n * j  # noqa: E731
-    rows, cols, vals = [], [], []
-    for j in range(n):
-        for i in range(n):
-            nodes = [node(i, j), node(i + 1, j), node(i + 1, j + 1), node(i, j + 1)]
-            dofs = [2 * a + p if a >= 0 else -1 for a in nodes for p in (0, 1)]
-            for a, da in enumerate(dofs):
-                for b, db in enumerate(dofs):
-                    if da >= 0 and db >= 0:
-                        rows.append(da), cols.append(db), vals.append(Ke[a, b])
-    m = n * (n + 1)
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * m, 2 * m))
-    coords = np.array([(i * h, j * h) for j in range(n + 1) for i in range(1, n + 1)])
-    return A, coords
-
-
-def rigid_body_modes_2d(coords):
-    c = coords - coords.mean(axis=0)
-    m = len(c)
-    B = np.zeros((2 * m, 3))
-    B[0::2, 0] = 1
-    B[1::2, 1] = 1
-    B[0::2, 2], B[1::2, 2] = -c[:, 1], c[:, 0]
-    return B
 
 
 def solve(cli, tmp_path, A, b, *extra, name="x.npy"):

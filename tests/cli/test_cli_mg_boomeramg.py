@@ -12,6 +12,7 @@ import pytest
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
 sio = pytest.importorskip("scipy.io")
+from sparse_problems import poisson2d  # noqa: E402
 
 INVALID = 2
 
@@ -24,12 +25,6 @@ def field(out, name):
     m = re.search(rf"^{re.escape(name)}:\s*(\S+)", out, re.M)
     assert m, f"no '{name}:' line in output:\n{out}"
     return m.group(1)
-
-
-def poisson2d(nx, ny):
-    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
-    ty = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(ny, ny))
-    return (sp.kron(sp.eye(ny), tx) + sp.kron(ty, sp.eye(nx))).tocsr()
 
 
 def solve(cli, tmp_path, A, b, *extra, name="x.npy"):

@@ -13,6 +13,7 @@ import pytest
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
 sio = pytest.importorskip("scipy.io")
+from sparse_problems import poisson2d  # noqa: E402
 
 INVALID, NOT_CONVERGED = 2, 5
 
@@ -25,11 +26,6 @@ def values(out, name):
     m = re.search(rf"^{re.escape(name)}:\s*(.*)$", out, re.M)
     assert m, f"no '{name}:' line in output:\n{out}"
     return m.group(1).split()
-
-
-def poisson2d(n):
-    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
-    return (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
 
 
 def kappa(n):

@@ -1,5 +1,9 @@
 """Shared set-up of the Python package's tests."""
 import os
+import sys
+
+# tests/common (sparse_problems.py: matrices shared by the Python and CLI tests) importable
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 
 # The built-in cost-model constants (src/ewald/calibrate.cpp): the same parameter choice on every
 # machine, and no test run measures the machine or writes the per-machine cache (the tests of the

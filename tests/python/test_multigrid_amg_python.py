@@ -8,48 +8,7 @@ import elliptica
 
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
-
-
-def poisson2d(nx, ny):
-    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
-    ty = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(ny, ny))
-    return (sp.kron(sp.eye(ny), tx) + sp.kron(ty, sp.eye(nx))).tocsr()
-
-
-def neumann2d(n):
-    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tolil()
-    t[0, 0] = t[n - 1, n - 1] = 1.0
-    t = t.tocsr()
-    return (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
-
-
-def elasticity2d(n, E=1.0, nu=0.3):
-    """Plane-strain Q1 elasticity on [0,1]^2 (n x n elements), clamped at x = 0; (u_x, u_y) per node."""
-    h = 1.0 / n
-    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
-    g = 1 / np.sqrt(3)
-    sx, sy = np.array([-1, 1, 1, -1.0]), np.array([-1, -1, 1, 1.0])
-    D = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
-    Ke = np.zeros((8, 8))
-    for s in (-g, g):
-        for t in (-g, g):
-            dx, dy = 0.25 * sx * (1 + sy * t) * 2 / h, 0.25 * sy * (1 + sx * s) * 2 / h
-            Bm = np.zeros((3, 8))
-            Bm[0, 0::2], Bm[1, 1::2], Bm[2, 0::2], Bm[2, 1::2] = dx, dy, dy, dx
-            Ke += Bm.T @ D @ Bm * h * h / 4
-    rows, cols, vals = [], [], []
-    for j in range(n):
-        for i in range(n):
-            nodes = [(i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1)]
-            dofs = [-1 if a == 0 else 2 * ((a - 1) + n * b) + p for a, b in nodes for p in (0, 1)]
-            for a, da in enumerate(dofs):
-                for c, dc in enumerate(dofs):
-                    if da >= 0 and dc >= 0:
-                        rows.append(da), cols.append(dc), vals.append(Ke[a, c])
-    m = n * (n + 1)
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * m, 2 * m))
-    coords = np.array([(i * h, j * h) for j in range(n + 1) for i in range(1, n + 1)])
-    return A, coords
+from sparse_problems import elasticity2d, neumann2d, poisson2d  # noqa: E402
 
 
 def test_sa_poisson_any_size():

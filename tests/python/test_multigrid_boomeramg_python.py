@@ -14,16 +14,11 @@ import elliptica
 
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
+from sparse_problems import poisson2d  # noqa: E402
 
 D = elliptica.multigrid_defaults()
 HAVE = D["have_boomeramg"]
 hypre = pytest.mark.skipif(not HAVE, reason="elliptica was built without hypre")
-
-
-def poisson2d(nx, ny):
-    tx = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(nx, nx))
-    ty = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(ny, ny))
-    return (sp.kron(sp.eye(ny), tx) + sp.kron(ty, sp.eye(nx))).tocsr()
 
 
 def test_defaults_come_from_cpp():
