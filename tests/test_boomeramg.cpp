@@ -22,9 +22,11 @@
 #include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/poisson.hpp"
+#include "common/sparse_problems.hpp"
 
 using namespace elliptica;
 using namespace elliptica::multigrid;
+using namespace elliptica::testing;
 
 #if defined(__SANITIZE_ADDRESS__)
 // LeakSanitizer (the ASan build of scripts/test.sh): Open MPI keeps allocations of its own
@@ -51,12 +53,6 @@ namespace {
 #define REQUIRE_HYPRE() \
   if (!have_boomeramg()) GTEST_SKIP() << "elliptica was built without hypre (ELLIPTICA_HYPRE=OFF or libhypre-dev missing)"
 
-CsrMatrix poisson2d(int nx, int ny) {
-  GridShape s;
-  s.dim = 2;
-  s.n = {nx, ny, 1};
-  return poisson_fd(s, {1.0, 1.0, 1.0});
-}
 
 /// -div(k grad u) on the n x n interior grid of [0,1]^2 (h = 1/(n+1), Dirichlet), 5-point finite
 /// volumes with harmonic-mean face coefficients, k = kin in [1/4, 3/4]^2 and 1 elsewhere.
@@ -87,30 +83,7 @@ CsrMatrix jump2d(int n, double kin) {
   return CsrMatrix::from_triplets(N, N, r, c, v);
 }
 
-/// -eps u_xx - u_yy (5-point, unit spacing).
-CsrMatrix anisotropic2d(int n, double eps) {
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  auto id = [n](int i, int j) { return static_cast<std::int64_t>(i + n * j); };
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      r.push_back(id(i, j)), c.push_back(id(i, j)), v.push_back(2 * eps + 2);
-      if (i > 0) r.push_back(id(i, j)), c.push_back(id(i - 1, j)), v.push_back(-eps);
-      if (i + 1 < n) r.push_back(id(i, j)), c.push_back(id(i + 1, j)), v.push_back(-eps);
-      if (j > 0) r.push_back(id(i, j)), c.push_back(id(i, j - 1)), v.push_back(-1);
-      if (j + 1 < n) r.push_back(id(i, j)), c.push_back(id(i, j + 1)), v.push_back(-1);
-    }
-  const auto N = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-  return CsrMatrix::from_triplets(N, N, r, c, v);
-}
 
-std::vector<double> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> U(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (auto& x : v) x = U(gen);
-  return v;
-}
 
 double norm(const std::vector<double>& v) {
   double s = 0;
