@@ -236,7 +236,18 @@ int run_solve_problem(const MgSolveArgs& a) {
                                      : mg::seed_problem_2d(a.n, a.lx, a.ly);
   if (!a.quiet) std::fprintf(stderr, "building hierarchy and smoothers...\n");
   const auto t0 = Clock::now();  // set-up time: hierarchy + smoothers, not the problem generation
-  const mg::MultigridPlan plan(std::move(tp.A), tp.shape, mo);  // tp.A is not used again: no copy
+  auto make_plan = [&]() -> mg::MultigridPlan {
+    try {
+      return mg::MultigridPlan(std::move(tp.A), tp.shape, mo);  // tp.A is not used again: no copy
+    } catch (const InvalidArgument& e) {  // a one-level hierarchy: say it in this mode's flags
+      if (std::string(e.what()).find("one-level") == std::string::npos) throw;
+      throw InvalidArgument("--n " + std::to_string(a.n) + " with --coarsening " + std::to_string(a.coarsening) +
+                            ": the grid cannot be coarsened once (every axis has fewer unknowns than the coarsening "
+                            "factor): a one-level hierarchy is a direct solve, not multigrid; use a larger --n or "
+                            "--coarsening 2");
+    }
+  };
+  const mg::MultigridPlan plan = make_plan();
   const mg::Hierarchy* h = &plan.hierarchy();
   const double t_setup = seconds_since(t0);
 

@@ -298,6 +298,8 @@ def test_one_level_hierarchy_refused(cli, tmp_path):
     assert int(field(r.stdout, "levels").rstrip(",")) == 6
     r = run(cli, "mg", "solve", "--n", "8", "--coarsening", "8", "-q")
     assert r.returncode == INVALID and "one-level" in r.stderr, r.stderr
+    # in this mode's flags (not the --matrix mode's --amg sa)
+    assert "--n 8 with --coarsening 8" in r.stderr and "--amg" not in r.stderr, r.stderr
     # the study would measure direct solves: refused before any run, nothing written
     out = tmp_path / "s"
     r = run(cli, "mg", "study", "--n", "8", "--no-plots", "--out", out)
