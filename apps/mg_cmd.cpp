@@ -176,9 +176,13 @@ int run_solve_problem(const MgSolveArgs& a) {
     throw InvalidArgument("--problem: expected poisson2d or poisson3d, got '" + a.problem + "'");
   if (a.o_rhs->count() || a.o_out->count() || a.o_projection->count())
     throw InvalidArgument("--rhs/--out/--projection belong to the --matrix mode; the Poisson problems make their own right-hand side");
-  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size})
+  for (const CLI::Option* o : {a.o_near_null, a.o_block_size, a.o_strength, a.o_strength_measure, a.o_coarse_size, a.o_amg,
+                               a.o_coarse_solver, a.o_boomeramg_cycle})
     if (o->count())
-      throw InvalidArgument(o->get_name() + " belongs to the --matrix mode (--amg sa); --problem uses the geometric hierarchy");
+      throw InvalidArgument(o->get_name() + " belongs to the --matrix mode; --problem uses the geometric hierarchy");
+  for (const CLI::Option* o : a.o_boomeramg)
+    if (o->count())
+      throw InvalidArgument(o->get_name() + " belongs to the --matrix mode; --problem uses the geometric hierarchy");
   if (a.n < 2) throw InvalidArgument("--n: need at least 2 intervals per axis, got " + std::to_string(a.n));
   if (three && a.n > 1024) throw InvalidArgument("--n: at most 1024 intervals per axis in 3D, got " + std::to_string(a.n));
   if (!three && a.n > 16384) throw InvalidArgument("--n: at most 16384 intervals per axis in 2D, got " + std::to_string(a.n));
@@ -243,8 +247,8 @@ int run_solve_problem(const MgSolveArgs& a) {
       if (std::string(e.what()).find("one-level") == std::string::npos) throw;
       throw InvalidArgument("--n " + std::to_string(a.n) + " with --coarsening " + std::to_string(a.coarsening) +
                             ": the grid cannot be coarsened once (every axis has fewer unknowns than the coarsening "
-                            "factor): a one-level hierarchy is a direct solve, not multigrid; use a larger --n or "
-                            "--coarsening 2");
+                            "factor): a one-level hierarchy is a direct solve, not multigrid; use a larger --n" +
+                            std::string(a.coarsening != 2 ? " or --coarsening 2" : ""));
     }
   };
   const mg::MultigridPlan plan = make_plan();
@@ -429,8 +433,25 @@ mg::BoomerAmgOptions parse_boomeramg(const MgSolveArgs& a) {
   return o;
 }
 
-/// mg solve --matrix with a hierarchy (--amg sa, geometric or boomeramg): MultigridPlan over the matrix.
+int run_matrix_multigrid_impl(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file,
+                              double t_read);
+
+/// mg solve --matrix with a hierarchy (--amg sa, geometric or boomeramg): MultigridPlan over the
+/// matrix. A numerical failure (a breakdown, an indefinite coarsest operator) without
+/// --null-space constant says that a singular pure-Neumann / periodic matrix needs it.
 int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file, double t_read) {
+  try {
+    return run_matrix_multigrid_impl(a, std::move(A), b, out_file, t_read);
+  } catch (const NumericalError& e) {
+    if (a.o_null_space->count()) throw;
+    throw NumericalError(std::string(e.what()) +
+                         " (if the matrix is singular with the constants as its null space, as a pure-Neumann or "
+                         "periodic pressure equation, add --null-space constant)");
+  }
+}
+
+int run_matrix_multigrid_impl(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file,
+                              double t_read) {
   mg::MultigridOptions mo;
   mo.threads = a.threads;
   if (a.null_space != "none" && a.null_space != "constant")
@@ -518,7 +539,8 @@ int run_matrix_multigrid(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io
       if (std::string(e.what()).find("one-level") == std::string::npos) throw;
       throw InvalidArgument("--amg geometric: the grid --shape " + a.shape + " cannot be coarsened by --coarsening " +
                             std::to_string(a.coarsening) + " (every axis has fewer unknowns than that): a one-level "
-                            "hierarchy is a direct solve, not multigrid; use --amg sa or --coarsening 2");
+                            "hierarchy is a direct solve, not multigrid; use --amg sa" +
+                            std::string(a.coarsening != 2 ? " or --coarsening 2" : ""));
     }
     what = std::string(mo.constant_null_space ? "constant null space (rhs projected, zero-mean solution), " : "") +
            "geometric, coarsening " + std::to_string(a.coarsening) + ", shape " + a.shape + ", grid " + a.grid +
@@ -653,7 +675,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
   check_threads(a.threads);
   if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
   if (a.o_projection->count()) {
-    if (!hierarchy) throw InvalidArgument("--projection applies with a hierarchy (--amg sa or geometric), not --amg none");
+    if (!hierarchy) throw InvalidArgument("--projection applies with a hierarchy (--amg sa, geometric or boomeramg), not --amg none");
     if (a.projection < 1 || a.projection > 1000)
       throw InvalidArgument("--projection: need 1 <= L <= 1000 previous solutions, got " + std::to_string(a.projection));
   }
@@ -729,7 +751,9 @@ int run_solve_matrix(const MgSolveArgs& a) {
     if (!sym.symmetric)
       throw InvalidArgument(a.matrix + ": " + describe_asymmetry(sym, 1) +
                             "; PCG needs a symmetric positive definite matrix: use --krylov gmres" +
-                            (hierarchy ? " with --amg none (the multigrid hierarchies need a symmetric matrix too)" : ""));
+                            (a.amg == "sa" ? " with --amg none, geometric or boomeramg (smoothed aggregation needs a symmetric "
+                                             "matrix too)"
+                                           : ""));
   }
   const double t_read = seconds_since(t0);
   if (hierarchy) return run_matrix_multigrid(a, std::move(A), b, out_file, t_read);
@@ -978,7 +1002,7 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
       "--projection", s.projection,
       "L: the columns of --rhs as a sequence (time steps), each started from Fischer's projection onto up to L previous "
       "solutions (e.g. " + std::to_string(krylov::ProjectionOptions{}.max_vectors) +
-          "; --amg sa|geometric; stops at tol ||b||)");
+          "; --amg sa|geometric|boomeramg; stops at tol ||b||)");
   sc->add_flag("--quiet,-q", s.quiet, "no progress on stderr");
 
   auto& t = g.study;

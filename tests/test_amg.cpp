@@ -540,3 +540,39 @@ TEST(AmgHierarchy, RefusesZeroOrDependentNearNullVectors) {
   for (std::size_t i = 0; i < n; ++i) two.B[n + i] = static_cast<double>(i % 30);  // constants and x: independent
   EXPECT_EQ(message(two), "");
 }
+
+TEST(AmgHierarchy, RightHandSidesOfExtremeSizeAreSolvedNotZeroed) {
+  // ||b|| = 1e-170: the squared norms underflowed to 0 and the solve "converged" at x = 0; 1e160
+  // overflowed. The plan solves b / ||b|| and scales x back: the same iterations, x scaled.
+  const CsrMatrix A = poisson2d(40, 37);
+  const std::vector<double> b = random_vector(A.rows, 21);
+  const MultigridPlan plan = MultigridPlan::smoothed_aggregation(A, pcg_options());
+  std::vector<double> x1(A.rows, 0.0);
+  const SolveResult r1 = plan.solve(b.data(), x1.data());
+  ASSERT_TRUE(r1.converged);
+  for (double s : {1e-170, 1e-300, 1e160, 1e300}) {
+    std::vector<double> bs(b), xs(A.rows, 0.0);
+    for (double& v : bs) v *= s;
+    const SolveResult rs = plan.solve(bs.data(), xs.data());
+    EXPECT_TRUE(rs.converged) << s;
+    EXPECT_EQ(rs.iterations, r1.iterations) << s;
+    double e = 0, nx = 0;
+    for (std::size_t i = 0; i < A.rows; ++i) e = std::max(e, std::fabs(xs[i] / s - x1[i])), nx = std::max(nx, std::fabs(x1[i]));
+    EXPECT_LT(e, 1e-12 * nx) << "rhs scaled by " << s;
+  }
+  // the polynomial-smoother solve (Python's chebyshev_cg) too
+  SmootherSolveOptions so;
+  so.threads = 1;
+  so.solver.krylov.rtol = 1e-8;
+  std::vector<double> bs(b), xs(A.rows, 0.0);
+  for (double& v : bs) v *= 1e-170;
+  const SmootherSolveResult rs = smoother_solve(A, bs.data(), xs.data(), so);
+  EXPECT_TRUE(rs.converged);
+  EXPECT_GT(rs.iterations, 5);
+  std::vector<double> r(A.rows);
+  for (double& v : xs) v *= 1e170;
+  A.residual(b.data(), xs.data(), r.data(), 1);
+  double nr = 0, nb = 0;
+  for (std::size_t i = 0; i < A.rows; ++i) nr += r[i] * r[i], nb += b[i] * b[i];
+  EXPECT_LT(std::sqrt(nr / nb), 1e-7);
+}

@@ -542,6 +542,20 @@ class MultigridPlan:
                                        boomeramg_print_level)
         if method != "boomeramg" and boomeramg_cycle != _D["boomeramg_cycle"]:
             raise InvalidArgumentError("boomeramg_cycle applies only to method='boomeramg'")
+        # keywords of another method are refused, not ignored (as the CLI's flags)
+        if method != "geometric":
+            for name, value in (("grid", grid), ("semi_coarsening", semi_coarsening), ("coarsening", coarsening)):
+                if value != _D[name]:
+                    raise InvalidArgumentError(f"{name} applies only to method='geometric'")
+        if method != "sa":
+            if strength is not None or strength_measure != _D["strength_measure"]:
+                raise InvalidArgumentError("strength and strength_measure apply only to method='sa' (BoomerAMG: "
+                                           "boomeramg_strength)")
+            for name, value, default in (("block_size", block_size, _D["block_size"]),
+                                         ("prolongator_omega", prolongator_omega, _D["prolongator_omega"]),
+                                         ("coarse_size", coarse_size, _D["coarse_size"])):
+                if value != default:
+                    raise InvalidArgumentError(f"{name} applies only to method='sa'")
         if method == "boomeramg":
             if coarse_solver != "direct":
                 raise InvalidArgumentError("coarse_solver applies only to method='sa' or 'geometric' (BoomerAMG's "
@@ -562,7 +576,8 @@ class MultigridPlan:
                 threads=_int(threads, "threads", 0), constant_null_space=null_space == "constant",
             )
             self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
-            self._default_krylov = "pcg"
+            # hypre's cycle run to a tolerance is not a fixed map: FGMRES by default
+            self._default_krylov = "fgmres" if bopts["tol"] > 0 and boomeramg_cycle == "hypre" else "pcg"
             self._method = "boomeramg"
             return self
         if method == "geometric":
@@ -575,7 +590,8 @@ class MultigridPlan:
                        lmin_ratio=lmin_ratio, omega=omega, subdomain=subdomain, overlap=overlap, threads=threads,
                        grid=grid, semi_coarsening=semi_coarsening, null_space=null_space,
                        coarse_solver=coarse_solver, _boomeramg_options=bopts)
-            plan._default_krylov = "pcg"
+            # a BoomerAMG coarse solve to a tolerance is not a fixed map: FGMRES by default
+            plan._default_krylov = "fgmres" if bopts is not None and bopts["tol"] > 0 else "pcg"
             plan._method = "geometric"
             return plan
         if shape is not None:
@@ -621,7 +637,7 @@ class MultigridPlan:
             strength_measure=strength_measure, coarse_solver=coarse_solver, boomeramg=bopts,
         )
         self._A = _sparse().csr_matrix((data, indices, indptr), shape=(rows, rows))
-        self._default_krylov = "pcg"
+        self._default_krylov = "fgmres" if bopts is not None and bopts["tol"] > 0 else "pcg"
         self._method = "sa"
         return self
 

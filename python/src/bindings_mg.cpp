@@ -613,6 +613,7 @@ void init_multigrid(nb::module_& m) {
             o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
                                                      omega, subdomain, overlap);
             o.threads = threads;  // the outer solver is chosen per solve() call
+            o.solver.method = mg::SolverMethod::Fgmres;  // any cycle: Python picks the outer solver per solve() call
             CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
             nb::gil_scoped_release release;
             new (self) PyMultigridPlan(std::move(A), shape, o);
@@ -644,6 +645,7 @@ void init_multigrid(nb::module_& m) {
             o.amg.coarse_size = coarse_size;
             o.amg.max_levels = max_levels;
             o.threads = threads;
+            o.solver.method = mg::SolverMethod::Fgmres;  // any cycle: Python picks the outer solver per solve() call
             mg::NearNullSpace B;
             B.k = k;
             B.B.assign(near_null.data(), near_null.data() + near_null.shape(0));
@@ -672,6 +674,7 @@ void init_multigrid(nb::module_& m) {
             o.cycle.smoother = make_smoother_options(kind, base, lmin_ratio, lambda_max, lambda_safety, lambda_iterations,
                                                      omega, subdomain, overlap);
             o.threads = threads;
+            o.solver.method = mg::SolverMethod::Fgmres;  // any cycle: Python picks the outer solver per solve() call
             CsrMatrix A = make_csr(indptr, indices, data, rows, rows);
             nb::gil_scoped_release release;
             return new PyMultigridPlan(std::make_unique<mg::MultigridPlan>(mg::MultigridPlan::boomeramg(std::move(A), o)));

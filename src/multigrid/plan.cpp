@@ -8,6 +8,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/text.hpp"
 
 namespace elliptica::multigrid {
 
@@ -231,9 +232,9 @@ long MultigridPlan::matvecs_per_cycle() const {
 
 void MultigridPlan::check_solver(const OuterSolverOptions& s) const {
   const krylov::Options& k = s.krylov;
-  if (!(k.rtol > 0 && k.rtol < 1)) throw InvalidArgument("MultigridPlan: rtol must be in (0, 1), got " + std::to_string(k.rtol));
+  if (!(k.rtol > 0 && k.rtol < 1)) throw InvalidArgument("MultigridPlan: rtol must be in (0, 1), got " + text::shortest(k.rtol));
   if (!(k.atol >= 0.0) || !std::isfinite(k.atol))
-    throw InvalidArgument("MultigridPlan: atol must be finite and >= 0, got " + std::to_string(k.atol));
+    throw InvalidArgument("MultigridPlan: atol must be finite and >= 0, got " + text::shortest(k.atol));
   if (k.max_iterations < 0)
     throw InvalidArgument("MultigridPlan: max_iterations must be >= 0, got " + std::to_string(k.max_iterations));
   if (s.method != SolverMethod::Stationary && k.max_iterations < 1)
@@ -271,9 +272,53 @@ void MultigridPlan::require_symmetric_matrix() const {
 
 SolveResult MultigridPlan::solve(const double* b, double* x) const { return solve(b, x, opt_.solver); }
 
+namespace {
+/// ||v||_2 without overflow or underflow of the squares (scaled by the largest magnitude); NaN
+/// when v has one.
+double safe_norm(const double* v, std::size_t n) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = std::fabs(v[i]);
+    if (!(a <= m)) m = a;  // (NaN propagates)
+  }
+  if (m == 0.0 || !std::isfinite(m)) return m;
+  double s = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = v[i] / m;
+    s += t * t;
+  }
+  return m * std::sqrt(s);
+}
+
+/// A right-hand side whose norm is outside [1e-100, 1e100]: the Krylov methods' squared norms and
+/// dot products would underflow to 0 (a "converged" x = 0 at ||b|| = 1e-170) or overflow. Such a
+/// solve runs on b / ||b|| and x / ||b|| (the problem is linear) with atol scaled alike; 0 when
+/// no scaling is needed.
+double rhs_scale(const double* b, std::size_t n) {
+  const double s = safe_norm(b, n);
+  return (s > 0.0 && std::isfinite(s) && (s < 1e-100 || s > 1e100)) ? s : 0.0;
+}
+
+/// Runs solve(bs, x) on b / s and x / s and scales x back (s = rhs_scale(b) > 0).
+template <class Solve>
+auto solve_scaled(const double* b, double* x, std::size_t n, double s, Solve&& solve) {
+  std::vector<double> bs(b, b + n);
+  for (double& v : bs) v /= s;
+  for (std::size_t i = 0; i < n; ++i) x[i] /= s;
+  auto r = solve(bs.data(), x);
+  for (std::size_t i = 0; i < n; ++i) x[i] *= s;
+  return r;
+}
+}  // namespace
+
 SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOptions& solver) const {
   if (!b || !x) throw InvalidArgument("MultigridPlan::solve: null vector");
   check_solver(solver);
+  if (const double s = rhs_scale(b, size()); s > 0.0) {
+    OuterSolverOptions scaled = solver;
+    scaled.krylov.atol = solver.krylov.atol / s;
+    return solve_scaled(b, x, size(), s, [&](const double* bs, double* xs) { return solve(bs, xs, scaled); });
+  }
   krylov::Options ko = solver.krylov;
   ko.threads = opt_.threads;
   const std::size_t n = size();
@@ -315,6 +360,12 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
 
 SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt) {
   if (!b || !x) throw InvalidArgument("smoother_solve: null vector");
+  if (const double s = A.rows == A.cols ? rhs_scale(b, A.rows) : 0.0; s > 0.0) {  // see MultigridPlan::solve
+    SmootherSolveOptions scaled = opt;
+    scaled.solver.krylov.atol = opt.solver.krylov.atol / s;
+    return solve_scaled(b, x, A.rows, s,
+                        [&](const double* bs, double* xs) { return smoother_solve(A, bs, xs, scaled); });
+  }
   if (opt.order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(opt.order));
   if (opt.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(opt.threads));
   if (opt.solver.method == SolverMethod::Stationary)

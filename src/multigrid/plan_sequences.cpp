@@ -40,6 +40,23 @@ ProjectedSolveResult MultigridPlan::solve(const double* b, double* x, krylov::So
     throw InvalidArgument("MultigridPlan::solve: the projection has " + std::to_string(proj.size()) +
                           " unknowns, the plan " + std::to_string(n));
   check_solver(solver);
+  {  // a right-hand side of norm outside [1e-100, 1e100]: solved as b / ||b|| (see plan.cpp's solve)
+    double m = 0.0, q = 0.0;
+    for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(b[i]));
+    if (m > 0.0 && std::isfinite(m)) {
+      for (std::size_t i = 0; i < n; ++i) q += (b[i] / m) * (b[i] / m);
+      const double s = m * std::sqrt(q);
+      if (s < 1e-100 || s > 1e100) {
+        std::vector<double> bs(b, b + n);
+        for (double& v : bs) v /= s;
+        OuterSolverOptions scaled = solver;
+        scaled.krylov.atol = solver.krylov.atol / s;
+        ProjectedSolveResult r = solve(bs.data(), x, proj, scaled);
+        for (std::size_t i = 0; i < n; ++i) x[i] *= s;
+        return r;
+      }
+    }
+  }
   std::vector<double> bp;
   if (opt_.constant_null_space) {  // the consistent part, so that ||b|| is that of what is solved
     bp.assign(b, b + n);

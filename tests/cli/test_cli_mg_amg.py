@@ -50,6 +50,21 @@ def test_sa_is_the_default_and_solves(cli, tmp_path):
     assert np.linalg.norm(x - xref) <= 1e-6 * np.linalg.norm(xref)  # cond(A) ~ 6e3
 
 
+def test_singular_matrix_without_null_space_gets_a_hint(cli, tmp_path):
+    # a periodic (singular) 5-point Laplacian: the breakdown names --null-space constant
+    n = 24
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)).tolil()
+    t[0, n - 1] = t[n - 1, 0] = -1.0
+    t = t.tocsr()
+    A = (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+    b = np.random.default_rng(3).standard_normal(n * n)
+    b -= b.mean()
+    r, out = solve(cli, tmp_path, A, b + 1.0, "--coarse-size", 50)  # inconsistent: cannot converge
+    assert r.returncode == 4 and "--null-space constant" in r.stderr and not out.exists(), r.stdout + r.stderr
+    r, out = solve(cli, tmp_path, A, b, "--coarse-size", 50, "--null-space", "constant")
+    assert r.returncode == 0, r.stderr
+
+
 def test_classical_strength_measure(cli, tmp_path):
     A = poisson2d(90, 77)
     b = np.random.default_rng(2).standard_normal(A.shape[0])
@@ -135,7 +150,9 @@ def test_refusals(cli, tmp_path):
     r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "zero.npy")
     assert r.returncode == INVALID and "near-null vector 0 (0-based column) is zero" in r.stderr, r.stderr
     # the --problem mode has its own (geometric) hierarchy: --matrix options are refused, not ignored
-    for extra in (("--near-null", "v.npy"), ("--block-size", "2"), ("--strength", "0.1"), ("--coarse-size", "50")):
+    for extra in (("--near-null", "v.npy"), ("--block-size", "2"), ("--strength", "0.1"), ("--coarse-size", "50"),
+                  ("--amg", "sa"), ("--coarse-solver", "boomeramg"), ("--boomeramg-cycle", "hypre"),
+                  ("--boomeramg-relax", "l1-jacobi")):
         r = run(cli, "mg", "solve", "--problem", "poisson2d", "--n", "16", *extra)
         assert r.returncode == INVALID and extra[0] in r.stderr and "--matrix mode" in r.stderr, (extra, r.stderr)
 

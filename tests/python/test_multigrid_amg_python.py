@@ -28,6 +28,22 @@ def test_sa_poisson_any_size():
     assert info3.converged and info3.iterations <= info.iterations + 3, (info.iterations, info3.iterations)
 
 
+def test_right_hand_sides_of_extreme_size():
+    # ||b|| = 1e-170 used to "converge" at x = 0 (squared norms underflowed), 1e160 to overflow
+    A = poisson2d(40, 37)
+    b = np.random.default_rng(8).standard_normal(A.shape[0])
+    xref = spla.spsolve(A.tocsc(), b)
+    plan = elliptica.MultigridPlan.from_matrix(A)
+    for s in (1e-170, 1e160):
+        x, info = plan.solve(s * b, tol=1e-10)
+        assert info.converged and np.linalg.norm(x / s - xref) <= 1e-7 * np.linalg.norm(xref), s
+        x, info = elliptica.chebyshev_cg(A, s * b, tol=1e-10)
+        assert info.converged and np.linalg.norm(x / s - xref) <= 1e-7 * np.linalg.norm(xref), s
+    proj = elliptica.SolutionProjection(plan)
+    x, info = proj.solve(1e300 * b, tol=1e-10)
+    assert info.converged and np.linalg.norm(x / 1e300 - xref) <= 1e-7 * np.linalg.norm(xref)
+
+
 def test_classical_strength_measure():
     A = poisson2d(90, 77)
     b = np.random.default_rng(2).standard_normal(A.shape[0])
@@ -91,6 +107,13 @@ def test_refusals():
         elliptica.MultigridPlan.from_matrix(A, near_null=np.zeros(900))
     with pytest.raises(E, match="linear combination"):
         elliptica.MultigridPlan.from_matrix(A, near_null=np.ones((900, 2)))
+    # keywords of another method are refused, not ignored
+    for kw, name in ((dict(grid="cell"), "grid"), (dict(semi_coarsening="auto"), "semi_coarsening"),
+                     (dict(coarsening=8), "coarsening")):
+        with pytest.raises(E, match=f"{name} applies only to method='geometric'"):
+            elliptica.MultigridPlan.from_matrix(A, **kw)
+    with pytest.raises(E, match="strength and strength_measure apply only to method='sa'"):
+        elliptica.MultigridPlan.from_matrix(A, method="geometric", shape=(30, 30), strength_measure="classical")
     with pytest.raises(E, match="divisible"):
         elliptica.MultigridPlan.from_matrix(A, block_size=7)
     with pytest.raises(E, match="shape applies only"):

@@ -107,7 +107,23 @@ def test_boomeramg_as_the_coarse_solver(method):
 
 
 @hypre
+def test_boomeramg_to_a_tolerance_defaults_to_fgmres():
+    # hypre's cycle / coarse solve run to a tolerance is not a fixed map: the plan builds, solve()
+    # defaults to FGMRES, and PCG is refused with a hint
+    A = poisson2d(40, 40)
+    b = np.random.default_rng(6).standard_normal(A.shape[0])
+    for kw in (dict(method="boomeramg", boomeramg_cycle="hypre"), dict(coarse_size=1000, coarse_solver="boomeramg")):
+        plan = elliptica.MultigridPlan.from_matrix(A, boomeramg_tol=0.1, boomeramg_cycles=5, **kw)
+        x, info = plan.solve(b, tol=1e-8)
+        assert info.converged and np.linalg.norm(A @ x - b) <= 1.01e-8 * np.linalg.norm(b), kw
+        with pytest.raises(elliptica.InvalidArgumentError, match="fgmres"):
+            plan.solve(b, krylov="pcg")
+
+
+@hypre
 @pytest.mark.parametrize("kw, name", [
+    (dict(strength_measure="classical"), "strength"),
+    (dict(grid="cell"), "grid"),
     (dict(boomeramg_strength=1.0), "boomeramg_strength"),
     (dict(boomeramg_sweeps=0), "boomeramg_sweeps"),
     (dict(boomeramg_relax="sor"), "boomeramg_relax"),
