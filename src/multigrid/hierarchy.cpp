@@ -191,7 +191,7 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
       walls = dirichlet_walls(*f.matrix, f.shape);
       wrap = periodic_axes(*f.matrix, f.shape);
     }
-    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls, &wrap);
+    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls, &wrap, opt.threads);
     for (int d = 0; d < f.shape.dim; ++d) coords[d] = coarse_coordinates(opt.grid, coords[d], factor[d]);
     f.R = f.P.transpose();
     CsrMatrix Ac = triple_product(f.R, *f.matrix, f.P, opt.threads);
