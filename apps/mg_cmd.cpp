@@ -730,6 +730,10 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (rinfo.header_line > 0 && !a.quiet)
     std::fprintf(stderr, "elliptica: note: --rhs %s: line %zu taken as a header of column names and skipped\n", a.rhs.c_str(),
                  rinfo.header_line);
+  if (b.rows == 0)
+    throw IOError("--rhs " + a.rhs + ": no numbers in the file: it is neither a .npy file (those start with the magic "
+                  "string \\x93NUMPY) nor a text table of numbers" +
+                  (rinfo.header_line > 0 ? " (its only line was taken as a header of column names)" : std::string()));
   if (b.cols < 1 || b.rows != mi.rows)
     throw InvalidArgument("length mismatch: --rhs " + a.rhs + " has " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
                           " values but the matrix " + a.matrix + " has " + std::to_string(mi.rows) +

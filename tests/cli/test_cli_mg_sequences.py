@@ -5,7 +5,6 @@ none) and the constant null space with --atol. Solutions are checked against sci
 direct solve (the bound kappa(A) x tol on the relative error, kappa of the 5-point Laplacian).
 """
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -14,12 +13,9 @@ sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
 sio = pytest.importorskip("scipy.io")
 from sparse_problems import poisson2d  # noqa: E402
+from mg_cli import run  # noqa: E402
 
 INVALID, NOT_CONVERGED = 2, 5
-
-
-def run(cli, *args, timeout=300):
-    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
 def values(out, name):
