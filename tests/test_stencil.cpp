@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "elliptica/core/error.hpp"
@@ -21,8 +20,11 @@
 #include "elliptica/multigrid/smoother.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
 
+#include "common/sparse_problems.hpp"
+
 using elliptica::CsrMatrix;
 using elliptica::StencilForm;
+using elliptica::testing::random_vector;
 using namespace elliptica::multigrid;
 
 namespace {
@@ -32,14 +34,6 @@ GridShape grid(int dim, int nx, int ny = 1, int nz = 1) {
   s.dim = dim;
   s.n = {nx, ny, nz};
   return s;
-}
-
-std::vector<double> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
 }
 
 CsrMatrix without_stencil(CsrMatrix A) {
