@@ -211,6 +211,7 @@ TEST(SolutionProjection, AddedSolutionsAreReproducedAndAFailingInnerSolveLeavesT
 TEST(SolutionProjection, RefusesBadInput) {
   EXPECT_THROW(krylov::SolutionProjection(0), InvalidArgument);
   EXPECT_THROW(krylov::SolutionProjection(5, {.max_vectors = 0}), InvalidArgument);
+  EXPECT_THROW(krylov::SolutionProjection(1000, {.max_vectors = std::size_t{1} << 60}), ResourceError);
   EXPECT_THROW(krylov::SolutionProjection(5, {.drop_tolerance = 0.0}), InvalidArgument);
   EXPECT_THROW(krylov::SolutionProjection(5, {.threads = -1}), InvalidArgument);
   const CsrMatrix A = laplace2d(3);

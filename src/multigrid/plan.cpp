@@ -176,10 +176,7 @@ MultigridPlan MultigridPlan::boomeramg(CsrMatrix A, const MultigridOptions& opt)
         "a singular matrix); use our cycle over BoomerAMG's levels");
   auto amg = std::make_shared<const BoomerAmgPreconditioner>(A, opt.boomeramg);
   std::vector<Level> levels = amg->levels(A, opt.threads);
-  if (levels.size() < 2)
-    throw InvalidArgument("MultigridPlan: BoomerAMG made one level of the " + std::to_string(A.rows) +
-                          " unknowns (no coarse level: no strong couplings, is the matrix diagonal?); a one-level "
-                          "hierarchy is a direct solve, not multigrid");
+  if (levels.size() < 2) detail::throw_one_level_boomeramg(A, "MultigridPlan: BoomerAMG");
   auto h = std::make_shared<const Hierarchy>(std::move(levels), nullptr, 0);
   return MultigridPlan(std::move(h), std::move(amg), opt);
 }

@@ -1,11 +1,17 @@
 #pragma once
 /// @file plan_detail.hpp
-/// Internal: the right-hand-side preparations that MultigridPlan::solve, the projected solve of
-/// plan_sequences.cpp and chebyshev_cg share (scaling of a b of extreme norm, the consistent part of
-/// b for a singular operator with the constant null space).
+/// Internal helpers of the multigrid plans: the right-hand-side preparations that
+/// MultigridPlan::solve, the projected solve of plan_sequences.cpp and chebyshev_cg share (scaling
+/// of a b of extreme norm, the consistent part of b for a singular operator with the constant null
+/// space), and the diagnosis of a BoomerAMG set-up that made a single level.
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <vector>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/core/text.hpp"
 
 namespace elliptica::multigrid::detail {
 
@@ -56,6 +62,43 @@ inline const double* consistent_rhs(const double* b, std::size_t n, std::vector<
   mean /= static_cast<double>(n);
   for (double& v : storage) v -= mean;
   return storage.data();
+}
+
+/// Throws the error of a BoomerAMG set-up of A that made one level (no coarse grid), naming the
+/// likely cause: a non-positive diagonal entry (NumericalError: A is not positive definite), no
+/// negative off-diagonal entry (InvalidArgument: classical strength of connection, -a_ij >= theta
+/// max_k (-a_ik), finds strong couplings among those only; or none at all: a diagonal matrix), else
+/// no strong coupling at all.
+/// `who` prefixes the message.
+[[noreturn]] inline void throw_one_level_boomeramg(const CsrMatrix& A, const std::string& who) {
+  bool negative_offdiagonal = false, offdiagonal = false;
+  for (std::size_t i = 0; i < A.rows; ++i) {
+    double d = 0.0;
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+      if (static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]) == i)
+        d = A.val[static_cast<std::size_t>(p)];
+      else if (A.val[static_cast<std::size_t>(p)] != 0.0)
+        (A.val[static_cast<std::size_t>(p)] < 0.0 ? negative_offdiagonal : offdiagonal) = true;
+    }
+    if (!(d > 0.0))
+      throw NumericalError(who + ": the matrix is not positive definite: its diagonal entry in row " + std::to_string(i) +
+                           " (0-based) is " + text::shortest(d) +
+                           " (BoomerAMG made no coarse level); a symmetric positive definite matrix is needed (for a "
+                           "negative definite system A x = b, solve -A x = -b)");
+  }
+  if (!negative_offdiagonal && !offdiagonal)
+    throw InvalidArgument(who + ": made one level of the " + std::to_string(A.rows) +
+                          " unknowns: the matrix is diagonal (no couplings to coarsen: its solve is a division); a "
+                          "one-level hierarchy is a direct solve, not multigrid");
+  if (!negative_offdiagonal)
+    throw InvalidArgument(who + ": made one level of the " + std::to_string(A.rows) +
+                          " unknowns: the matrix has no negative off-diagonal entry, and classical strength of "
+                          "connection (-a_ij >= theta max_k -a_ik) finds strong couplings among those only; use "
+                          "smoothed aggregation (its strength measure takes |a_ij|); a one-level hierarchy is a direct "
+                          "solve, not multigrid");
+  throw InvalidArgument(who + ": made one level of the " + std::to_string(A.rows) +
+                        " unknowns (no coarse level: no strong couplings, is the matrix diagonal?); a one-level "
+                        "hierarchy is a direct solve, not multigrid");
 }
 
 }  // namespace elliptica::multigrid::detail
