@@ -14,6 +14,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/core/stencil.hpp"
+#include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/numeric_setup.hpp"
 #include "elliptica/multigrid/poisson.hpp"
@@ -204,11 +205,9 @@ TEST(Stencil, VCycleAgreesWithTheSameHierarchyWithoutStencils) {
   for (std::size_t j = 0; j < h->num_levels(); ++j) {
     const Level& l = h->level(j);
     with += l.matrix->stencil != nullptr;
-    Level p = Level::from_matrix(without_stencil(*l.matrix), GridShape{}, 2);
-    p.P = l.P;
-    p.R = l.R;
-    p.shape = l.shape;  // the smoothers see the same shape; the matrix has no stencil
-    ASSERT_EQ(p.matrix->stencil, nullptr);
+    Level p = l;  // the same shape, P, R and diagonal; the matrix without its stencil
+    p.matrix = std::make_shared<const CsrMatrix>(without_stencil(*l.matrix));
+    p.A = std::make_shared<const SharedCsrOperator>(p.matrix, 2, true);
     plain.push_back(std::move(p));
   }
   EXPECT_GE(with, 2u);
@@ -243,4 +242,84 @@ TEST(Stencil, UpdatedValuesGetAFreshStencil) {
     }
   }
   ASSERT_NE(h2.level(1).matrix->stencil, nullptr);
+}
+
+TEST(Stencil, TheGridOfAMatrixWithoutAShapeIsGuessed) {
+  struct Case {
+    GridShape shape;
+    std::size_t points;
+  };
+  for (const Case& c : {Case{grid(1, 5000), 3u}, Case{grid(2, 120, 97), 5u}, Case{grid(2, 7, 300), 5u},
+                        Case{grid(3, 20, 17, 30), 7u}, Case{grid(3, 9, 40, 12), 7u}}) {
+    SCOPED_TRACE(testing::Message() << "dim " << c.shape.dim << " n " << c.shape.n[0] << "x" << c.shape.n[1] << "x"
+                                    << c.shape.n[2]);
+    CsrMatrix A = poisson_fd(c.shape, {1.0, 1.0, 1.0});
+    const auto S = elliptica::guess_stencil(A);
+    ASSERT_NE(S, nullptr);
+    EXPECT_EQ(S->offset.size(), c.points);
+    EXPECT_EQ(S->n[0], c.shape.n[0]);
+    ASSERT_TRUE(elliptica::attach_stencil(A));
+    expect_kernels_match(A, 2);
+  }
+  // a Galerkin coarse operator (9 points) without its shape
+  const GridShape s = grid(2, 255, 255);
+  HierarchyOptions ho;
+  ho.threads = 1;
+  const Hierarchy h = Hierarchy::geometric(poisson_fd(s, {1.0, 1.0, 1.0}), s, ho);
+  const auto S9 = elliptica::guess_stencil(without_stencil(*h.level(1).matrix));
+  ASSERT_NE(S9, nullptr);
+  EXPECT_EQ(S9->offset.size(), 9u);
+  EXPECT_EQ(S9->n[0], 127);
+  // no grid: a symmetric permutation of the Laplacian (same values, scrambled offsets) and a
+  // variable coefficient
+  CsrMatrix A = poisson_fd(grid(2, 60, 50), {1.0, 1.0, 1.0});
+  std::vector<std::int64_t> perm(A.rows);
+  for (std::size_t i = 0; i < A.rows; ++i) perm[i] = static_cast<std::int64_t>((i * 7919) % A.rows);
+  std::vector<std::int64_t> r, cidx;
+  std::vector<double> v;
+  for (std::size_t i = 0; i < A.rows; ++i)
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+      r.push_back(perm[i]);
+      cidx.push_back(perm[static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)])]);
+      v.push_back(A.val[static_cast<std::size_t>(p)]);
+    }
+  CsrMatrix Pm = CsrMatrix::from_triplets(A.rows, A.cols, r, cidx, v);
+  EXPECT_EQ(elliptica::guess_stencil(Pm), nullptr);
+  EXPECT_FALSE(elliptica::attach_stencil(Pm));
+  CsrMatrix V = A;
+  for (std::size_t i = 0; i < V.rows; ++i)
+    for (std::int64_t p = V.row_ptr[i]; p < V.row_ptr[i + 1]; ++p)
+      if (static_cast<std::size_t>(V.col[static_cast<std::size_t>(p)]) == i) V.val[static_cast<std::size_t>(p)] += 1e-3 * (i % 5);
+  EXPECT_EQ(elliptica::guess_stencil(V), nullptr);
+}
+
+TEST(Stencil, SmoothedAggregationOnAGridMatrixUsesItAndAgrees) {
+  // the fine level of smoothed aggregation (no grid shape given) finds its stencil; a V-cycle over
+  // the hierarchy agrees with the same levels without it
+  const CsrMatrix A = poisson_fd(grid(2, 150, 130), {1.0, 1.0, 1.0});
+  AmgOptions ao;
+  ao.threads = 2;
+  auto h = std::make_shared<const Hierarchy>(smoothed_aggregation(A, ao));
+  ASSERT_NE(h->level(0).matrix->stencil, nullptr);
+  std::vector<Level> plain;
+  for (std::size_t j = 0; j < h->num_levels(); ++j) {
+    const Level& l = h->level(j);
+    Level p = l;
+    CsrMatrix M = without_stencil(*l.matrix);
+    p.matrix = std::make_shared<const CsrMatrix>(std::move(M));
+    p.A = std::make_shared<const SharedCsrOperator>(p.matrix, 2, true);
+    plain.push_back(std::move(p));
+  }
+  auto coarse = std::make_shared<const SparseDirect>(*plain.back().matrix);
+  auto hp = std::make_shared<const Hierarchy>(std::move(plain), coarse, 0);
+  VCycleOptions vo;
+  vo.threads = 2;
+  const VCycle va(h, vo), vp(hp, vo);
+  const auto b = random_vector(A.rows, 5);
+  std::vector<double> xa(b.size(), 0.0), xp(b.size(), 0.0);
+  for (int c = 0; c < 3; ++c) {
+    va.cycle(b.data(), xa.data());
+    vp.cycle(b.data(), xp.data());
+  }
+  EXPECT_LE(rel_diff(xa, xp), 1e-12);
 }

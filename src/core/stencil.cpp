@@ -2,7 +2,9 @@
 /// Detection of the constant-coefficient stencil form of a CSR matrix (core/stencil.hpp).
 #include "elliptica/core/stencil.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "elliptica/core/error.hpp"
@@ -86,6 +88,56 @@ std::shared_ptr<const StencilForm> detect_stencil(const CsrMatrix& A, int dim, c
 bool attach_stencil(CsrMatrix& A, int dim, const std::array<int, 3>& n) {
   A.stencil.reset();
   auto S = detect_stencil(A, dim, n);
+  if (S == nullptr || 2 * S->interior_rows < A.rows) return false;
+  A.stencil = std::move(S);
+  return true;
+}
+
+std::shared_ptr<const StencilForm> guess_stencil(const CsrMatrix& A) {
+  const std::size_t rows = A.rows;
+  if (A.rows != A.cols || rows < 8 || A.row_ptr.size() != rows + 1) return nullptr;
+  // The middle row's positive column offsets: 1 .. 3 along x, about nx along y, about nx ny along z
+  // (within 3 points of the stencil's reach in each direction).
+  const std::size_t mid = rows / 2;
+  std::vector<std::int64_t> pos;
+  for (std::int64_t p = A.row_ptr[mid]; p < A.row_ptr[mid + 1]; ++p) {
+    const std::int64_t o = A.col[static_cast<std::size_t>(p)] - static_cast<std::int64_t>(mid);
+    if (o > 0) pos.push_back(o);
+  }
+  if (pos.empty() || pos.size() > 62) return nullptr;
+  const std::int64_t maxo = pos.back();
+  const auto fits = [&](std::int64_t a) { return a >= 1 && a <= std::numeric_limits<int>::max(); };
+  const auto try_grid = [&](int dim, std::int64_t nx, std::int64_t ny) -> std::shared_ptr<const StencilForm> {
+    const std::int64_t plane = nx * ny;
+    if (!fits(nx) || !fits(ny) || static_cast<std::int64_t>(rows) % plane != 0) return nullptr;
+    const std::int64_t nz = static_cast<std::int64_t>(rows) / plane;
+    if (!fits(nz) || (dim == 2 && nz != 1)) return nullptr;
+    return detect_stencil(A, dim, {static_cast<int>(nx), static_cast<int>(ny), static_cast<int>(nz)});
+  };
+  if (maxo <= 3) return rows <= static_cast<std::size_t>(std::numeric_limits<int>::max())
+                            ? detect_stencil(A, 1, {static_cast<int>(rows), 1, 1})
+                            : nullptr;
+  std::int64_t minq = maxo;  // the smallest offset beyond the x reach: about nx
+  for (std::int64_t o : pos)
+    if (o > 3) {
+      minq = o;
+      break;
+    }
+  for (std::int64_t nx = std::max<std::int64_t>(4, minq - 3); nx <= minq + 3; ++nx) {
+    if (maxo - minq <= 6) {  // every offset beyond x about nx: a 2-D grid
+      if (auto S = try_grid(2, nx, static_cast<std::int64_t>(rows) / nx)) return S;
+      continue;
+    }
+    const std::int64_t ny0 = (maxo + nx / 2) / nx;  // maxo is about nx ny
+    for (std::int64_t ny = std::max<std::int64_t>(4, ny0 - 3); ny <= ny0 + 3; ++ny)
+      if (auto S = try_grid(3, nx, ny)) return S;
+  }
+  return nullptr;
+}
+
+bool attach_stencil(CsrMatrix& A) {
+  A.stencil.reset();
+  auto S = guess_stencil(A);
   if (S == nullptr || 2 * S->interior_rows < A.rows) return false;
   A.stencil = std::move(S);
   return true;

@@ -32,10 +32,11 @@ Level Level::from_matrix(CsrMatrix A, const GridShape& shape, int threads) {
   Level l;
   // A grid level's interior rows are usually one constant stencil (a constant-coefficient
   // operator and its Galerkin coarse operators): the row kernels then read the vectors only.
+  // Without a grid shape (algebraic levels) the grid is guessed from the matrix.
   if (shape.dim > 0)
     attach_stencil(A, shape.dim, shape.n);
   else
-    A.stencil.reset();
+    attach_stencil(A);
   l.diagonal = A.diagonal();
   l.matrix = std::make_shared<const CsrMatrix>(std::move(A));
   l.A = std::make_shared<const SharedCsrOperator>(l.matrix, threads, true);

@@ -50,6 +50,18 @@ std::shared_ptr<const StencilForm> detect_stencil(const CsrMatrix& A, int dim, c
 /// null. Returns whether a stencil form was attached. Throws as detect_stencil.
 bool attach_stencil(CsrMatrix& A, int dim, const std::array<int, 3>& n);
 
+/// The stencil form of A on a grid guessed from A itself, or null: the middle row's column
+/// offsets give nx (the smallest offset beyond 3: nx - 3 .. nx + 3 tried) and, when they reach much
+/// further, nx ny (a 3-D grid); each candidate grid (rows divisible by it) goes through
+/// detect_stencil. For a user's matrix without a grid shape (smoothed aggregation, BoomerAMG
+/// levels): a lexicographic 1-, 2- or 3-D grid operator is found; anything else costs a few
+/// row comparisons. A wrong guess cannot give wrong results: only rows that equal the stencil are
+/// summed from it.
+std::shared_ptr<const StencilForm> guess_stencil(const CsrMatrix& A);
+
+/// attach_stencil with the grid guessed by guess_stencil.
+bool attach_stencil(CsrMatrix& A);
+
 /// True when A.stencil is null or agrees with A's CSR arrays (every interior row equal to the
 /// stencil): the check behind the tests, and a guard for code that is handed a matrix whose
 /// values may have been changed after attach_stencil.

@@ -62,7 +62,9 @@ struct Level {
 
   std::size_t rows() const { return A ? A->size() : 0; }
   /// A level made from a CSR matrix: A = SharedCsrOperator(matrix, threads), diagonal = its
-  /// diagonal, no P/R yet.
+  /// diagonal, no P/R yet. The matrix gets its constant-coefficient stencil form when it has one
+  /// (core/stencil.hpp: attach_stencil on `shape`, or on a grid guessed from the matrix when
+  /// shape.dim is 0), so that the level's row kernels read the vectors only.
   static Level from_matrix(CsrMatrix A, const GridShape& shape, int threads = 0);
 };
 
