@@ -9,6 +9,7 @@
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -641,6 +642,73 @@ TEST(SemLaplacian, PcgJacobiMatrixFreeSolve) {
     const double direct = solve_error_direct(mesh, p, true);
     std::printf("  PCG-Jacobi p=%d: %d iterations, max error %.3e (direct %.3e)\n", p, res.iterations, err, direct);
     EXPECT_NEAR(err, direct, 1e-9 + 1e-3 * direct);
+  }
+}
+
+/// The box mesh with every element's corners re-listed under a random rotation of the reference
+/// cube (one of the 24 orientation-preserving symmetries) and the vertices renumbered at random:
+/// neighbouring elements then see their shared faces and edges in different orientations, as in
+/// an unstructured Gmsh mesh.
+mg::HexMesh scrambled_box(int n, unsigned seed) {
+  mg::HexMesh m = mg::box_mesh(n, n, n);
+  std::mt19937 g(seed);
+  std::vector<std::int64_t> perm(m.num_vertices());
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = std::int64_t(i);
+  std::shuffle(perm.begin(), perm.end(), g);
+  mg::HexMesh out;
+  out.vertices.resize(m.vertices.size());
+  for (std::size_t v = 0; v < m.num_vertices(); ++v)
+    for (int d = 0; d < 3; ++d) out.vertices[3 * perm[v] + d] = m.vertices[3 * v + d];
+  out.elements.resize(m.elements.size());
+  const int axes[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {1, 0, 2}, {0, 2, 1}, {2, 1, 0}};  // first 3 even
+  for (std::size_t e = 0; e < m.num_elements(); ++e) {
+    int a, flips;
+    do {
+      a = int(g() % 6);
+      flips = int(g() % 8);
+    } while (((a >= 3) + __builtin_popcount(flips)) % 2 != 0);  // determinant +1
+    for (int c = 0; c < 8; ++c) {
+      int cn = 0;
+      for (int d = 0; d < 3; ++d) cn |= (((c >> d) & 1) ^ ((flips >> d) & 1)) << axes[a][d];
+      out.elements[8 * e + cn] = perm[m.elements[8 * e + c]];
+    }
+  }
+  return out;
+}
+
+TEST(SemLaplacian, ElementOrientationsDoNotMatter) {
+  // The same discrete problem as on the plain box (same nodes, same matrix up to a permutation):
+  // same node count, apply == assembled matrix, the same manufactured-solution error.
+  for (int p : {2, 3, 5}) {
+    const mg::HexMesh box = mg::box_mesh(3, 3, 3), scr = scrambled_box(3, 11u + unsigned(p));
+    mg::check_hex_mesh(scr);
+    auto S0 = space(box, p), S1 = space(scr, p);
+    EXPECT_EQ(S0->num_nodes(), S1->num_nodes());
+    EXPECT_EQ(S0->num_free(), S1->num_free());
+    // every global node has one set of coordinates: all elements holding it agree
+    const std::size_t n3 = S1->nodes_per_element();
+    const int N = p + 1;
+    const auto& x1 = S1->gll().nodes;
+    for (std::size_t e = 0; e < S1->num_elements(); ++e)
+      for (std::size_t q = 0; q < n3; ++q) {
+        const double r[3] = {x1[q % N], x1[(q / N) % N], x1[q / (N * N)]};
+        double x[3] = {0, 0, 0};
+        for (int c = 0; c < 8; ++c) {
+          const double phi = (c & 1 ? 1 + r[0] : 1 - r[0]) * (c & 2 ? 1 + r[1] : 1 - r[1]) * (c & 4 ? 1 + r[2] : 1 - r[2]) / 8;
+          for (int d = 0; d < 3; ++d) x[d] += phi * scr.vertices[3 * scr.elements[8 * e + c] + d];
+        }
+        const double* xg = &S1->coordinates()[3 * S1->local_to_global()[e * n3 + q]];
+        ASSERT_NEAR(std::abs(x[0] - xg[0]) + std::abs(x[1] - xg[1]) + std::abs(x[2] - xg[2]), 0.0, 1e-14)
+            << "element " << e << " node " << q << ": two elements share a global node at different points";
+      }
+    mg::SemLaplacian A(S1, 1);
+    const CsrMatrix M = A.assemble();
+    const auto x = random_vector(A.size(), 3);
+    std::vector<double> y(A.size()), ym(A.size());
+    A.apply(x.data(), y.data());
+    M.multiply(x.data(), ym.data(), 1);
+    for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ym[i], 1e-12 * (1 + std::abs(ym[i])));
+    EXPECT_NEAR(solve_error_direct(scr, p, true), solve_error_direct(box, p, true), 1e-12) << "p " << p;
   }
 }
 
