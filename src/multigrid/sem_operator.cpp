@@ -312,7 +312,7 @@ SemApplyCost sem_apply_cost(int order) {
   SemApplyCost c;
   c.flops_per_element = 12.0 * N4 + 17.0 * N3;
   c.element_bytes = 48.0 * N3 + 4.0 * N3;
-  c.vector_bytes_per_node = 24.0;
+  c.vector_bytes_per_node = 32.0;
   return c;
 }
 

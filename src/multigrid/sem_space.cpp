@@ -183,8 +183,6 @@ SemSpace::SemSpace(HexMesh mesh, int order, int threads) : mesh_(std::move(mesh)
               throw InvalidArgument("SemSpace: element " + std::to_string(e) + " (0-based) is inverted: Jacobian determinant " +
                                     text::shortest(det) + " at GLL point (" + std::to_string(i) + ", " +
                                     std::to_string(j) + ", " + std::to_string(k) + ") of order " + std::to_string(p));
-            // Each node is written by every element that holds it, with the same trilinear map of
-            // the shared face/edge: equal up to rounding; a race-free write needs the owner only.
             // Inverse by the adjugate: Jinv = adj(J) / det.
             double Ji[3][3];
             Ji[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
@@ -206,7 +204,8 @@ SemSpace::SemSpace(HexMesh mesh, int order, int threads) : mesh_(std::move(mesh)
           }
     });
   errors.rethrow();
-  // Coordinates: written sequentially (shared nodes are held by several elements).
+  // Coordinates: written sequentially (a shared node is written by every element holding it, all
+  // with the same bilinear face / linear edge map of the shared vertices: equal up to rounding).
   for (std::size_t e = 0; e < ne; ++e)
     for (int k = 0; k < N; ++k)
       for (int j = 0; j < N; ++j)

@@ -169,11 +169,11 @@ class SemLaplacian final : public LinearOperator<double> {
 /// throughput benchmark): flops = 12 N^4 + 17 N^3 (gradient 6 N^4, geometric factors 15 N^3,
 /// transposed gradient 6 N^4 + 2 N^3; a multiply-add counts 2); bytes = 48 N^3 (geometric
 /// factors) + 4 N^3 (local-to-global map) + the global vectors (x read and y read + written once
-/// per global node in the ideal cache case: 24 bytes per node).
+/// per global node in the ideal cache case, plus the zeroing of y: 32 bytes per node).
 struct SemApplyCost {
   double flops_per_element = 0;
   double element_bytes = 0;  ///< streamed per element (factors + map)
-  double vector_bytes_per_node = 24;
+  double vector_bytes_per_node = 32;  ///< x read, y zeroed, y read + written by the scatter
 };
 SemApplyCost sem_apply_cost(int order);
 
