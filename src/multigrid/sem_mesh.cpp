@@ -261,14 +261,16 @@ struct GmshParser {
 
 }  // namespace
 
-HexMesh read_gmsh_hex(const std::string& path) {
-  const std::string bytes = io::read_file(path);
+HexMesh read_gmsh_hex(const std::string& path) { return parse_gmsh_hex(path, io::read_file(path)); }
+
+HexMesh parse_gmsh_hex(const std::string& path, std::string_view bytes) {
   GmshParser P{path, text::split_lines(bytes), 0};
   double version = 0;
   bool have_format = false, have_nodes = false, have_elements = false;
   std::vector<double> coords;
   std::unordered_map<std::int64_t, std::int64_t> node_index;
   std::vector<std::int64_t> hex_nodes, hex_tags;
+  std::vector<std::size_t> hex_lines;  // 0-based line of each hexahedron
   std::int64_t other_3d_type = -1, other_3d_tag = -1;
   std::size_t other_3d_line = 0;
 
@@ -286,6 +288,7 @@ HexMesh read_gmsh_hex(const std::string& path) {
                       " node tags, expected 8");
       for (std::size_t i = first; i < f.size(); ++i) hex_nodes.push_back(P.integer(f[i], l, "node tag"));
       hex_tags.push_back(tag);
+      hex_lines.push_back(l);
     } else if (gmsh_type_is_3d(type) && other_3d_type < 0) {
       other_3d_type = type;
       other_3d_tag = tag;
@@ -422,8 +425,8 @@ HexMesh read_gmsh_hex(const std::string& path) {
       const std::int64_t tag = hex_nodes[8 * e + kFromGmsh[c]];
       const auto it = node_index.find(tag);
       if (it == node_index.end())
-        throw IOError(path + ": hexahedron " + std::to_string(hex_tags[e]) + " uses node tag " + std::to_string(tag) +
-                      ", which $Nodes does not define");
+        P.fail(hex_lines[e], "hexahedron " + std::to_string(hex_tags[e]) + " uses node tag " + std::to_string(tag) +
+                                 ", which $Nodes does not define");
       m.elements[8 * e + c] = it->second;
     }
   check_mesh_impl(m, &hex_tags, path);

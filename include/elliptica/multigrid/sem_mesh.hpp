@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace elliptica::multigrid {
@@ -81,6 +82,10 @@ HexMesh kershaw_mesh(int n, double eps);
 /// when the declared counts exceed memory_limit_bytes(); and whatever check_hex_mesh throws
 /// (inverted elements: InvalidArgument naming the element and its Gmsh element tag).
 HexMesh read_gmsh_hex(const std::string& path);
+
+/// read_gmsh_hex on the bytes of a file already in memory; `name` stands for the file in the
+/// messages. The same errors (no IOError for reading, of course).
+HexMesh parse_gmsh_hex(const std::string& name, std::string_view bytes);
 
 /// Checks a mesh: vertices finite, vertex indices in range and distinct within an element,
 /// det(dx/dr) > 0 at the 8 corners of every element (the trilinear map's Jacobian at corner c is
