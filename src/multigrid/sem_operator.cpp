@@ -23,12 +23,14 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
   constexpr int N2 = N * N, N3 = N2 * N;
   alignas(64) double ur[N3], us[N3], ut[N3];
   // Reference gradient: ur = (I x I x D) u, us = (I x D x I) u, ut = (D x I x I) u.
-  for (int kj = 0; kj < N2; ++kj)
-    for (int i = 0; i < N; ++i) {
-      double s = 0;
-      for (int m = 0; m < N; ++m) s += D[i * N + m] * u[kj * N + m];
-      ur[kj * N + i] = s;
+  for (int kj = 0; kj < N2; ++kj) {
+    double s[N] = {};
+    for (int m = 0; m < N; ++m) {
+      const double v = u[kj * N + m];
+      for (int i = 0; i < N; ++i) s[i] += Dt[m * N + i] * v;  // Dt[m][i] = D[i][m]
     }
+    for (int i = 0; i < N; ++i) ur[kj * N + i] = s[i];
+  }
   for (int k = 0; k < N; ++k)
     for (int j = 0; j < N; ++j) {
       double s[N] = {};
@@ -60,12 +62,14 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     ut[q] = g2[q] * a + g4[q] * b + g5[q] * c;
   }
   // Transposed gradient: y = (I x I x D^T) wr + (I x D^T x I) ws + (D^T x I x I) wt.
-  for (int kj = 0; kj < N2; ++kj)
-    for (int i = 0; i < N; ++i) {
-      double s = 0;
-      for (int m = 0; m < N; ++m) s += Dt[i * N + m] * ur[kj * N + m];
-      y[kj * N + i] = s;
+  for (int kj = 0; kj < N2; ++kj) {
+    double s[N] = {};
+    for (int m = 0; m < N; ++m) {
+      const double v = ur[kj * N + m];
+      for (int i = 0; i < N; ++i) s[i] += D[m * N + i] * v;  // D[m][i] = Dt[i][m]
     }
+    for (int i = 0; i < N; ++i) y[kj * N + i] = s[i];
+  }
   for (int k = 0; k < N; ++k)
     for (int j = 0; j < N; ++j) {
       double s[N] = {};
