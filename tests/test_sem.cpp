@@ -712,6 +712,46 @@ TEST(SemLaplacian, ElementOrientationsDoNotMatter) {
   }
 }
 
+TEST(SemLaplacian, ParallelPathsMatchSequential) {
+  // Above the size thresholds the set-up loop and apply() run on 2 threads: the same geometric
+  // factors, and the same y bitwise (same colour order), as on 1 thread.
+  const mg::HexMesh mesh = mg::kershaw_mesh(8, 0.3);  // 29791 free nodes at p = 4
+  const int p = 4;
+  auto S1 = space(mesh, p, 1), S2 = space(mesh, p, 2);
+  ASSERT_GT(S1->num_free(), 20000u);
+  EXPECT_EQ(S1->geometric_factors(), S2->geometric_factors());
+  EXPECT_EQ(S1->coordinates(), S2->coordinates());
+  EXPECT_EQ(S1->local_to_global(), S2->local_to_global());
+  mg::SemLaplacian A1(S1, 1), A2(S2, 2);
+  const auto x = random_vector(A1.size(), 5);
+  std::vector<double> y1(A1.size()), y2(A1.size()), ym(A1.size());
+  A1.apply(x.data(), y1.data());
+  A2.apply(x.data(), y2.data());
+  EXPECT_EQ(y1, y2);
+  A1.assemble().multiply(x.data(), ym.data(), 1);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ym.size(); ++i) {
+    num = std::max(num, std::abs(y2[i] - ym[i]));
+    den = std::max(den, std::abs(ym[i]));
+  }
+  EXPECT_LT(num / den, 1e-13);
+  // colours: no two elements of one colour share a vertex, every element coloured once
+  std::vector<int> seen(mesh.num_elements(), 0);
+  for (const auto& col : S2->colours()) {
+    std::vector<int> owner(mesh.num_vertices(), -1);
+    for (auto e : col) {
+      ++seen[e];
+      for (int c = 0; c < 8; ++c) {
+        auto& o = owner[mesh.elements[8 * std::size_t(e) + c]];
+        EXPECT_EQ(o, -1) << "elements " << o << " and " << e << " share a vertex and a colour";
+        o = e;
+      }
+    }
+  }
+  for (int v : seen) ASSERT_EQ(v, 1);
+  EXPECT_EQ(S2->colours().size(), 8u);
+}
+
 TEST(SemLaplacian, BadInput) {
   EXPECT_THROW(mg::SemSpace(mg::box_mesh(1, 1, 1), 0), elliptica::InvalidArgument);
   EXPECT_THROW(mg::SemSpace(mg::box_mesh(1, 1, 1), 11), elliptica::InvalidArgument);

@@ -21,7 +21,14 @@ template <int N>
 inline void local_stiffness(const double* __restrict D, const double* __restrict Dt, const double* __restrict G,
                             const double* __restrict u, double* __restrict y) {
   constexpr int N2 = N * N, N3 = N2 * N;
-  alignas(64) double ur[N3], us[N3], ut[N3];
+  // One buffer with the three arrays 8 doubles (64 bytes) apart beyond N^3: at N = 8 (4 KiB each)
+  // back-to-back arrays would be exactly 4 KiB apart, and a load after a store 4 KiB away stalls
+  // (4K aliasing).
+  constexpr int P = N3 + 8;
+  alignas(64) double buf[3 * P];
+  double* __restrict ur = buf;
+  double* __restrict us = buf + P;
+  double* __restrict ut = buf + 2 * P;
   // Reference gradient: ur = (I x I x D) u, us = (I x D x I) u, ut = (D x I x I) u.
   for (int kj = 0; kj < N2; ++kj) {
     double s[N] = {};
@@ -41,12 +48,16 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       for (int i = 0; i < N; ++i) us[k * N2 + j * N + i] = s[i];
     }
   for (int k = 0; k < N; ++k) {
-    double s[N2] = {};
-    for (int m = 0; m < N; ++m) {
-      const double d = D[k * N + m];
-      for (int ji = 0; ji < N2; ++ji) s[ji] += d * u[m * N2 + ji];
+    double* __restrict o = ut + k * N2;
+    {
+      const double d = D[k * N];
+      for (int ji = 0; ji < N2; ++ji) o[ji] = d * u[ji];
     }
-    for (int ji = 0; ji < N2; ++ji) ut[k * N2 + ji] = s[ji];
+    for (int m = 1; m < N; ++m) {
+      const double d = D[k * N + m];
+      const double* __restrict in = u + m * N2;
+      for (int ji = 0; ji < N2; ++ji) o[ji] += d * in[ji];
+    }
   }
   // Geometric factors: (wr, ws, wt) = G (ur, us, ut).
   const double* __restrict g0 = G;
@@ -80,12 +91,12 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       for (int i = 0; i < N; ++i) y[k * N2 + j * N + i] += s[i];
     }
   for (int k = 0; k < N; ++k) {
-    double s[N2] = {};
+    double* __restrict o = y + k * N2;
     for (int m = 0; m < N; ++m) {
       const double d = Dt[k * N + m];
-      for (int ji = 0; ji < N2; ++ji) s[ji] += d * ut[m * N2 + ji];
+      const double* __restrict in = ut + m * N2;
+      for (int ji = 0; ji < N2; ++ji) o[ji] += d * in[ji];
     }
-    for (int ji = 0; ji < N2; ++ji) y[k * N2 + ji] += s[ji];
   }
 }
 
@@ -104,7 +115,9 @@ void apply_all(const SemSpace& S, const double* D, const double* Dt, const doubl
   {
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < nf; ++i) y[i] = 0.0;
-    alignas(64) double ul[N3], yl[N3];
+    alignas(64) double lbuf[2 * N3 + 24];  // u and y not 4 KiB apart (as in local_stiffness)
+    double* __restrict ul = lbuf;
+    double* __restrict yl = lbuf + N3 + 16;
     for (const auto& col : colours) {
       const std::int64_t nc = std::int64_t(col.size());
 #pragma omp for schedule(static)
