@@ -381,6 +381,14 @@ TEST(SemLaplacian, ApplyMatchesAssembledMatrixAndIsSpd) {
       ASSERT_GT(n, 0u);
       const CsrMatrix M = A.assemble();
       EXPECT_TRUE(elliptica::check_symmetry(M, 1e-12).symmetric) << "p " << p;
+      // the box's elements are all affine (6 constants each in apply); a Kershaw mesh has affine
+      // elements only where the map is linear in x (layers 0 and 5: 2 of 6 layers when n = 6)
+      if (mesh.num_elements() == 12) {
+        EXPECT_EQ(A.affine_elements(), 12u);
+      }
+      if (mesh.num_elements() == 216) {
+        EXPECT_EQ(A.affine_elements(), 72u);
+      }
       const auto x = random_vector(n, 1), z = random_vector(n, 2);
       std::vector<double> y(n), ym(n), Az(n);
       A.apply(x.data(), y.data());

@@ -4,6 +4,7 @@
 #include "elliptica/multigrid/sem_operator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -19,7 +20,8 @@ namespace {
 /// u, y: N^3 local values (x fastest). Deville, Fischer & Mund (2002) eq. 4.4.9 / seed 003 sec. 4.
 template <int N>
 inline void local_stiffness(const double* __restrict D, const double* __restrict Dt, const double* __restrict G,
-                            const double* __restrict u, double* __restrict y) {
+                            const double* __restrict C, const double* __restrict w3, const double* __restrict u,
+                            double* __restrict y) {
   constexpr int N2 = N * N, N3 = N2 * N;
   // One buffer with the three arrays 8 doubles (64 bytes) apart beyond N^3: at N = 8 (4 KiB each)
   // back-to-back arrays would be exactly 4 KiB apart, and a load after a store 4 KiB away stalls
@@ -66,11 +68,21 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
   const double* __restrict g3 = G + 3 * N3;
   const double* __restrict g4 = G + 4 * N3;
   const double* __restrict g5 = G + 5 * N3;
-  for (int q = 0; q < N3; ++q) {
-    const double a = ur[q], b = us[q], c = ut[q];
-    ur[q] = g0[q] * a + g1[q] * b + g2[q] * c;
-    us[q] = g1[q] * a + g3[q] * b + g4[q] * c;
-    ut[q] = g2[q] * a + g4[q] * b + g5[q] * c;
+  if (C) {  // affine element: G(q) = w_i w_j w_k C, C = |J| J^-1 J^-T constant (6 numbers)
+    const double c0 = C[0], c1 = C[1], c2 = C[2], c3 = C[3], c4 = C[4], c5 = C[5];
+    for (int q = 0; q < N3; ++q) {
+      const double a = w3[q] * ur[q], b = w3[q] * us[q], c = w3[q] * ut[q];
+      ur[q] = c0 * a + c1 * b + c2 * c;
+      us[q] = c1 * a + c3 * b + c4 * c;
+      ut[q] = c2 * a + c4 * b + c5 * c;
+    }
+  } else {
+    for (int q = 0; q < N3; ++q) {
+      const double a = ur[q], b = us[q], c = ut[q];
+      ur[q] = g0[q] * a + g1[q] * b + g2[q] * c;
+      us[q] = g1[q] * a + g3[q] * b + g4[q] * c;
+      ut[q] = g2[q] * a + g4[q] * b + g5[q] * c;
+    }
   }
   // Transposed gradient: y = (I x I x D^T) wr + (I x D^T x I) ws + (D^T x I x I) wt.
   for (int kj = 0; kj < N2; ++kj) {
@@ -103,7 +115,8 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
 /// The whole apply for one N: y = 0, then colour by colour, elements of a colour in parallel:
 /// gather, local stiffness, scatter-add (free nodes only).
 template <int N>
-void apply_all(const SemSpace& S, const double* D, const double* Dt, const double* x, double* y, int threads) {
+void apply_all(const SemSpace& S, const double* D, const double* Dt, const double* C, const std::uint8_t* affine,
+               const double* w3, const double* x, double* y, int threads) {
   constexpr int N3 = N * N * N;
   const std::int64_t nf = std::int64_t(S.num_free());
   const std::int32_t* l2g = S.local_to_global().data();
@@ -128,7 +141,7 @@ void apply_all(const SemSpace& S, const double* D, const double* Dt, const doubl
           const std::int32_t g = ids[q];
           ul[q] = g < nf ? x[g] : 0.0;
         }
-        local_stiffness<N>(D, Dt, G + e * 6 * N3, ul, yl);
+        local_stiffness<N>(D, Dt, G + e * 6 * N3, affine[e] ? C + 6 * e : nullptr, w3, ul, yl);
         for (int q = 0; q < N3; ++q) {
           const std::int32_t g = ids[q];
           if (g < nf) y[g] += yl[q];
@@ -139,12 +152,15 @@ void apply_all(const SemSpace& S, const double* D, const double* Dt, const doubl
 }
 
 template <int N>
-void element_only(const double* D, const double* Dt, const double* G, const double* u, double* y) {
-  local_stiffness<N>(D, Dt, G, u, y);
+void element_only(const double* D, const double* Dt, const double* G, const double* C, const double* w3, const double* u,
+                  double* y) {
+  local_stiffness<N>(D, Dt, G, C, w3, u, y);
 }
 
-using ApplyFn = void (*)(const SemSpace&, const double*, const double*, const double*, double*, int);
-using ElementFn = void (*)(const double*, const double*, const double*, const double*, double*);
+using ApplyFn = void (*)(const SemSpace&, const double*, const double*, const double*, const std::uint8_t*,
+                         const double*, const double*, double*, int);
+using ElementFn = void (*)(const double*, const double*, const double*, const double*, const double*, const double*,
+                           double*);
 
 ApplyFn apply_fn(int p) {
   switch (p) {
@@ -189,10 +205,36 @@ SemLaplacian::SemLaplacian(std::shared_ptr<const SemSpace> space, int threads)
   Dt_.resize(D.size());
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j) Dt_[i * N + j] = D[j * N + i];
+  // Tensor weights w_i w_j w_k, and the affine elements: G(q) / (w_i w_j w_k) the same 6 numbers at
+  // every node (to 1e-13 relative to the element's largest factor).
+  const std::size_t n3 = space_->nodes_per_element(), ne = space_->num_elements();
+  const auto& w = space_->gll().weights;
+  w3_.resize(n3);
+  for (int k = 0; k < N; ++k)
+    for (int j = 0; j < N; ++j)
+      for (int i = 0; i < N; ++i) w3_[i + N * (j + N * k)] = w[i] * w[j] * w[k];
+  affine_.assign(ne, 0);
+  C_.assign(6 * ne, 0.0);
+  const auto& Gall = space_->geometric_factors();
+  for (std::size_t e = 0; e < ne; ++e) {
+    const double* G = &Gall[e * 6 * n3];
+    double scale = 0;
+    for (int c = 0; c < 6; ++c) {
+      C_[6 * e + c] = G[c * n3] / w3_[0];
+      scale = std::max(scale, std::abs(C_[6 * e + c]));
+    }
+    bool aff = true;
+    for (int c = 0; c < 6 && aff; ++c)
+      for (std::size_t q = 0; q < n3 && aff; ++q)
+        aff = std::abs(G[c * n3 + q] - w3_[q] * C_[6 * e + c]) <= 1e-13 * scale * w3_[q];
+    affine_[e] = aff;
+    num_affine_ += aff;
+  }
 }
 
 void SemLaplacian::apply(const double* x, double* y) const {
-  apply_fn(space_->order())(*space_, space_->derivative().data(), Dt_.data(), x, y, threads_);
+  apply_fn(space_->order())(*space_, space_->derivative().data(), Dt_.data(), C_.data(), affine_.data(), w3_.data(), x, y,
+                            threads_);
 }
 
 void SemLaplacian::apply_element(std::size_t e, const double* u, double* y) const {
@@ -201,7 +243,7 @@ void SemLaplacian::apply_element(std::size_t e, const double* u, double* y) cons
                           std::to_string(space_->num_elements()) + ")");
   const std::size_t n3 = space_->nodes_per_element();
   element_fn(space_->order())(space_->derivative().data(), Dt_.data(), space_->geometric_factors().data() + e * 6 * n3,
-                              u, y);
+                              affine_[e] ? &C_[6 * e] : nullptr, w3_.data(), u, y);
 }
 
 std::vector<double> SemLaplacian::diagonal() const {
@@ -321,14 +363,14 @@ CsrMatrix SemLaplacian::assemble() const {
   return A;
 }
 
-SemApplyCost sem_apply_cost(int order) {
+SemApplyCost sem_apply_cost(int order, bool affine) {
   if (order < kMinSemOrder || order > kMaxSemOrder)
     throw InvalidArgument("sem_apply_cost: order p must be in [" + std::to_string(kMinSemOrder) + ", " +
                           std::to_string(kMaxSemOrder) + "], got " + std::to_string(order));
   const double N = order + 1.0, N3 = N * N * N, N4 = N3 * N;
   SemApplyCost c;
-  c.flops_per_element = 12.0 * N4 + 17.0 * N3;
-  c.element_bytes = 48.0 * N3 + 4.0 * N3;
+  c.flops_per_element = 12.0 * N4 + (affine ? 20.0 : 17.0) * N3;
+  c.element_bytes = (affine ? 48.0 : 48.0 * N3) + 4.0 * N3;
   c.vector_bytes_per_node = 32.0;
   return c;
 }

@@ -116,7 +116,9 @@ class SemSpace {
 /// y = A x: for each element, gather x into the local vector (Dirichlet nodes read as 0), the
 /// local gradient by sum factorisation (D along r, s, t: 6 N^4 flops), multiplication by the 6
 /// stored geometric factors (15 N^3 flops), the transposed derivatives (6 N^4 + 2 N^3 flops),
-/// scatter-add into y (direct stiffness summation; Dirichlet nodes dropped). Kernels are
+/// scatter-add into y (direct stiffness summation; Dirichlet nodes dropped). For affine
+/// elements (affine_elements()) the factors are w_i w_j w_k times 6 constants of the element,
+/// read instead of the 6 N^3 stored ones (memory traffic: the map and the vectors only). Kernels are
 /// templates on N (p = 1..10, run-time dispatch) so the N-loops unroll and vectorise; each
 /// thread works in a fixed stack buffer (no allocation per apply).
 /// Parallel: elements by colour (SemSpace::colours), `omp for` over the elements of one colour,
@@ -159,22 +161,33 @@ class SemLaplacian final : public LinearOperator<double> {
   /// InvalidArgument for e out of range.
   void apply_element(std::size_t e, const double* u, double* y) const;
 
+  /// Elements found affine (parallelepipeds: J constant, so G(q) = w_i w_j w_k C with 6
+  /// constants C per element, to 1e-13 relative): apply() reads those 6 numbers instead of the
+  /// 6 N^3 stored factors (all elements of a box, the layers 0 and 5 of a Kershaw mesh).
+  std::size_t affine_elements() const { return num_affine_; }
+
  private:
   std::shared_ptr<const SemSpace> space_;
   int threads_ = 0;
-  std::vector<double> Dt_;  // D transposed
+  std::vector<double> Dt_;           // D transposed
+  std::vector<double> w3_;           // w_i w_j w_k, N^3
+  std::vector<std::uint8_t> affine_; // per element
+  std::vector<double> C_;            // 6 per element (meaningful where affine_)
+  std::size_t num_affine_ = 0;
 };
 
 /// Flops and bytes of one SemLaplacian::apply per element, as counted from the kernel (for the
 /// throughput benchmark): flops = 12 N^4 + 17 N^3 (gradient 6 N^4, geometric factors 15 N^3,
-/// transposed gradient 6 N^4 + 2 N^3; a multiply-add counts 2); bytes = 48 N^3 (geometric
-/// factors) + 4 N^3 (local-to-global map) + the global vectors (x read and y read + written once
-/// per global node in the ideal cache case, plus the zeroing of y: 32 bytes per node).
+/// transposed gradient 6 N^4 + 2 N^3; a multiply-add counts 2), 3 N^3 more for an affine element
+/// (the weights); bytes streamed per element = 48 N^3 (stored factors; 48 for an affine element's
+/// 6 constants) + 4 N^3 (local-to-global map); and per global node 32 bytes (x read, y zeroed,
+/// y read + written by the scatter, in the ideal cache case).
 struct SemApplyCost {
   double flops_per_element = 0;
   double element_bytes = 0;  ///< streamed per element (factors + map)
   double vector_bytes_per_node = 32;  ///< x read, y zeroed, y read + written by the scatter
 };
-SemApplyCost sem_apply_cost(int order);
+/// InvalidArgument for an order outside [kMinSemOrder, kMaxSemOrder].
+SemApplyCost sem_apply_cost(int order, bool affine = false);
 
 }  // namespace elliptica::multigrid
