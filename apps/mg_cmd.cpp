@@ -372,11 +372,26 @@ std::vector<double> columns_of(const Array2D& b) {
 int write_solutions(const MgSolveArgs& a, const std::vector<const krylov::Result*>& res, const std::vector<double>& X,
                     std::size_t n, int ndim, io::OutputFile& out_file) {
   const std::size_t k = res.size();
+  std::vector<std::size_t> failed;
   for (std::size_t c = 0; c < k; ++c)
-    if (!res[c]->converged)
-      throw NotConverged((k > 1 ? "column " + std::to_string(c + 1) + " of " + std::to_string(k) + " (1-based) " : std::string()) +
-                         "did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
-                         " iterations (reached " + fmt("%.3e", res[c]->final_relative_residual) + "); nothing was written");
+    if (!res[c]->converged) failed.push_back(c);
+  if (!failed.empty()) {
+    // every column that failed, by its 1-based index with the residual it reached (the first 10)
+    std::string which, reached;
+    for (std::size_t q = 0; q < failed.size() && q < 10; ++q) {
+      which += (q ? ", " : "") + std::to_string(failed[q] + 1);
+      reached += (q ? ", " : "") + fmt("%.3e", res[failed[q]]->final_relative_residual);
+    }
+    if (failed.size() > 10) {
+      which += ", ... (" + std::to_string(failed.size()) + " in all)";
+      reached += ", ...";
+    }
+    throw NotConverged((k > 1 ? (failed.size() > 1 ? "columns " : "column ") + which + " of " + std::to_string(k) +
+                                    " (1-based) "
+                              : std::string()) +
+                       "did not reach the relative residual " + fmt_g(a.tol) + " in " + std::to_string(a.max_iter) +
+                       " iterations (reached " + reached + "); nothing was written");
+  }
   for (double v : X)
     if (!std::isfinite(v)) throw NumericalError("non-finite value in the solution; nothing was written");
   Array2D xo(n, k, ndim);
@@ -730,6 +745,10 @@ int run_solve_matrix(const MgSolveArgs& a) {
   if (rinfo.header_line > 0 && !a.quiet)
     std::fprintf(stderr, "elliptica: note: --rhs %s: line %zu taken as a header of column names and skipped\n", a.rhs.c_str(),
                  rinfo.header_line);
+  if (b.rows == 0)
+    throw IOError("--rhs " + a.rhs + ": no numbers in the file: it is neither a .npy file (those start with the magic "
+                  "string \\x93NUMPY) nor a text table of numbers" +
+                  (rinfo.header_line > 0 ? " (its only line was taken as a header of column names)" : std::string()));
   if (b.cols < 1 || b.rows != mi.rows)
     throw InvalidArgument("length mismatch: --rhs " + a.rhs + " has " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
                           " values but the matrix " + a.matrix + " has " + std::to_string(mi.rows) +

@@ -427,6 +427,28 @@ TEST(BoomerAmgPlan, RefusesWhatItCannotDo) {
       EXPECT_NE(std::string(e.what()).find("one level"), std::string::npos) << e.what();
     }
   }
+  // the one-level diagnosis names the cause: no negative off-diagonal entry (|A|, positive
+  // definite but not an M-matrix: classical strength finds nothing), a non-positive diagonal
+  CsrMatrix Abs = A;
+  for (double& v : Abs.val) v = std::abs(v);
+  for (auto cyc : {BoomerAmgCycle::Ours, BoomerAmgCycle::Hypre}) {
+    try {
+      (void)MultigridPlan::boomeramg(Abs, pcg_options(cyc));
+      FAIL() << "a one-level BoomerAMG hierarchy of |A| was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("no negative off-diagonal entry"), std::string::npos) << e.what();
+    }
+  }
+  std::vector<double> neg(50, 2.0);
+  neg[7] = -2.0;
+  const CsrMatrix N = CsrMatrix::from_triplets(50, 50, idx, idx, neg);
+  try {
+    (void)MultigridPlan::boomeramg(N, pcg_options(BoomerAmgCycle::Ours));
+    FAIL() << "a one-level BoomerAMG hierarchy with a negative diagonal was accepted";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("not positive definite"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("row 7"), std::string::npos) << e.what();
+  }
   // bad options by name, a non-square matrix
   o = pcg_options(BoomerAmgCycle::Ours);
   o.boomeramg.strength_threshold = -0.1;

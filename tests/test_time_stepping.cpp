@@ -20,6 +20,8 @@
 #include "elliptica/multigrid/numeric_setup.hpp"
 #include "elliptica/multigrid/plan.hpp"
 
+#include "common/sparse_problems.hpp"
+
 using namespace elliptica;
 using namespace elliptica::multigrid;
 
@@ -209,6 +211,7 @@ TEST(SolutionProjection, AddedSolutionsAreReproducedAndAFailingInnerSolveLeavesT
 TEST(SolutionProjection, RefusesBadInput) {
   EXPECT_THROW(krylov::SolutionProjection(0), InvalidArgument);
   EXPECT_THROW(krylov::SolutionProjection(5, {.max_vectors = 0}), InvalidArgument);
+  EXPECT_THROW(krylov::SolutionProjection(1000, {.max_vectors = std::size_t{1} << 60}), ResourceError);
   EXPECT_THROW(krylov::SolutionProjection(5, {.drop_tolerance = 0.0}), InvalidArgument);
   EXPECT_THROW(krylov::SolutionProjection(5, {.threads = -1}), InvalidArgument);
   const CsrMatrix A = laplace2d(3);
@@ -303,21 +306,8 @@ TEST(PlanProjection, PureNeumannWithTheConstantNullSpace) {
   // graph Laplacian of the n x n grid (singular, constants in the null space); sources with a
   // nonzero mean: the plan solves for their consistent part, the basis holds zero-mean solutions
   const int n = 48;
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      double d = 0;
-      const int di[4] = {-1, 1, 0, 0}, dj[4] = {0, 0, -1, 1};
-      for (int q = 0; q < 4; ++q) {
-        const int a = i + di[q], b = j + dj[q];
-        if (a < 0 || a >= n || b < 0 || b >= n) continue;
-        r.push_back(i + n * j), c.push_back(a + n * b), v.push_back(-1.0), d += 1.0;
-      }
-      r.push_back(i + n * j), c.push_back(i + n * j), v.push_back(d);
-    }
   const std::size_t N = static_cast<std::size_t>(n) * n;
-  const CsrMatrix A = CsrMatrix::from_triplets(N, N, r, c, v);
+  const CsrMatrix A = elliptica::testing::neumann2d(n);
   MultigridOptions o = pcg_options();
   o.constant_null_space = true;
   const MultigridPlan plan = MultigridPlan::smoothed_aggregation(A, o);
@@ -381,21 +371,8 @@ TEST(PlanBlockSolve, EachColumnAsASingleSolveAndAsTheDirectSolve) {
 TEST(PlanBlockSolve, ConstantNullSpaceAndAtolPerColumn) {
   // pure Neumann (graph Laplacian): singular with the constants as null space
   const int n = 40;
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      double d = 0;
-      const int di[4] = {-1, 1, 0, 0}, dj[4] = {0, 0, -1, 1};
-      for (int q = 0; q < 4; ++q) {
-        const int a = i + di[q], b = j + dj[q];
-        if (a < 0 || a >= n || b < 0 || b >= n) continue;
-        r.push_back(i + n * j), c.push_back(a + n * b), v.push_back(-1.0), d += 1.0;
-      }
-      r.push_back(i + n * j), c.push_back(i + n * j), v.push_back(d);
-    }
   const std::size_t N = static_cast<std::size_t>(n) * n;
-  const CsrMatrix A = CsrMatrix::from_triplets(N, N, r, c, v);
+  const CsrMatrix A = elliptica::testing::neumann2d(n);
   MultigridOptions o = pcg_options();
   o.constant_null_space = true;
   const MultigridPlan plan = MultigridPlan::smoothed_aggregation(A, o);

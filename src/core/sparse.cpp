@@ -27,6 +27,28 @@ CsrOperator::CsrOperator(const CsrMatrix& A, int threads, bool symmetric)
   if (threads < 0) throw InvalidArgument("CsrOperator: threads must be >= 0, got " + std::to_string(threads));
 }
 
+namespace {
+
+/// Records the pair (i, j) in the report: its deviation |a_ij - a_ji| / sqrt(m_i m_j) when it is the
+/// largest so far, and symmetric = false when it exceeds rtol.
+void compare_pair(SymmetryReport& rep, std::size_t i, std::size_t j, double aij, double aji,
+                  const std::vector<double>& m, double rtol) {
+  const double diff = std::abs(aij - aji);
+  if (diff == 0.0) return;
+  const double scale = std::sqrt(m[i]) * std::sqrt(m[j]);
+  const double dev = scale > 0.0 ? diff / scale : std::numeric_limits<double>::infinity();
+  if (dev > rep.deviation) {
+    rep.deviation = dev;
+    rep.row = i;
+    rep.col = j;
+    rep.a_ij = aij;
+    rep.a_ji = aji;
+  }
+  if (diff > rtol * scale) rep.symmetric = false;
+}
+
+}  // namespace
+
 SymmetryReport check_symmetry(const CsrMatrix& A, double rtol) {
   if (A.rows != A.cols)
     throw InvalidArgument("check_symmetry: the matrix must be square, got " + std::to_string(A.rows) + " x " +
@@ -62,18 +84,7 @@ SymmetryReport check_symmetry(const CsrMatrix& A, double rtol) {
       }
       const double aij = A.val[p];
       const double aji = A.val[static_cast<std::size_t>(q - A.col.data())];
-      const double diff = std::abs(aij - aji);
-      if (diff == 0.0) continue;
-      const double scale = std::sqrt(m[i]) * std::sqrt(m[j]);
-      const double dev = scale > 0.0 ? diff / scale : std::numeric_limits<double>::infinity();
-      if (dev > rep.deviation) {
-        rep.deviation = dev;
-        rep.row = i;
-        rep.col = j;
-        rep.a_ij = aij;
-        rep.a_ji = aji;
-      }
-      if (diff > rtol * scale) rep.symmetric = false;
+      compare_pair(rep, i, j, aij, aji, m, rtol);
     }
   }
   if (half_ok && upper == lower) return rep;
@@ -90,18 +101,7 @@ SymmetryReport check_symmetry(const CsrMatrix& A, double rtol) {
       if (!found) rep.structurally_symmetric = false;
       const double aij = A.val[p];
       const double aji = found ? A.val[static_cast<std::size_t>(q - A.col.data())] : 0.0;
-      const double diff = std::abs(aij - aji);
-      if (diff == 0.0) continue;
-      const double scale = std::sqrt(m[i]) * std::sqrt(m[j]);
-      const double dev = scale > 0.0 ? diff / scale : std::numeric_limits<double>::infinity();
-      if (dev > rep.deviation) {
-        rep.deviation = dev;
-        rep.row = i;
-        rep.col = j;
-        rep.a_ij = aij;
-        rep.a_ji = aji;
-      }
-      if (diff > rtol * scale) rep.symmetric = false;
+      compare_pair(rep, i, j, aij, aji, m, rtol);
     }
   }
   return rep;

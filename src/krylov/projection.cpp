@@ -6,6 +6,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/resources.hpp"
 #include "elliptica/core/parallel.hpp"
 
 namespace elliptica::krylov {
@@ -48,6 +49,11 @@ SolutionProjection::SolutionProjection(std::size_t n, ProjectionOptions opt) : n
                           std::to_string(opt.drop_tolerance));
   if (opt.threads < 0)
     throw InvalidArgument("SolutionProjection: threads must be >= 0, got " + std::to_string(opt.threads));
+  // The basis grows to max_vectors pairs (x_i, A x_i) of n doubles: refuse a size that cannot fit
+  // now rather than at the solve that would fill it.
+  require_memory(2.0 * static_cast<double>(opt.max_vectors) * static_cast<double>(n) * sizeof(double),
+                 "SolutionProjection: a basis of max_vectors = " + std::to_string(opt.max_vectors) + " solutions of " +
+                     std::to_string(n) + " unknowns");
 }
 
 void SolutionProjection::clear() {

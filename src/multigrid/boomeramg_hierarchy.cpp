@@ -20,6 +20,7 @@
 #include <_hypre_parcsr_mv.h>
 
 #include "multigrid/hypre_util.hpp"
+#include "plan_detail.hpp"
 #endif
 
 namespace elliptica::multigrid {
@@ -96,10 +97,7 @@ Hierarchy boomeramg_hierarchy(const CsrMatrix& A, const BoomerAmgOptions& opt, i
     const BoomerAmgPreconditioner amg(A, opt);
     levels = amg.levels(A, threads);
   }  // hypre's objects freed here: the hierarchy is ours
-  if (levels.size() < 2)
-    throw InvalidArgument("BoomerAMG: made one level of the " + std::to_string(A.rows) +
-                          " unknowns (no coarse level: no strong couplings, is the matrix diagonal?); a one-level "
-                          "hierarchy is a direct solve, not multigrid");
+  if (levels.size() < 2) detail::throw_one_level_boomeramg(A, "BoomerAMG");
   auto coarse = std::make_shared<const SparseDirect>(*levels.back().matrix);
   return Hierarchy(std::move(levels), std::move(coarse), 0);
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/parallel.hpp"
 
 namespace elliptica::multigrid {
 
@@ -160,7 +161,7 @@ GridShape coarsened_shape(const GridShape& fine, GridKind kind, const std::array
 CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor,
                               const std::array<std::vector<double>, 3>* coords,
                               const std::array<std::array<bool, 2>, 3>* dirichlet,
-                              const std::array<bool, 3>* periodic) {
+                              const std::array<bool, 3>* periodic, int threads) {
   if (fine.dim < 1 || fine.dim > 3)
     throw InvalidArgument("prolongation: dimension must be 1, 2 or 3, got " + std::to_string(fine.dim));
   std::array<std::vector<Interp1D>, 3> ax;
@@ -185,23 +186,34 @@ CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::a
   CsrMatrix P;
   P.rows = static_cast<std::size_t>(nfx) * nfy * nfz;
   P.cols = static_cast<std::size_t>(ncx) * ncy * ncz;
+  // Two passes: the row lengths (products of the 1-D counts), then the entries straight into
+  // their exact-size arrays, grid lines in parallel (no regrowth of col / val).
   P.row_ptr.assign(P.rows + 1, 0);
-  std::size_t row = 0;
-  for (int k = 0; k < nfz; ++k)
+  for (int k = 0, row = 0; k < nfz; ++k)
     for (int j = 0; j < nfy; ++j)
-      for (int i = 0; i < nfx; ++i, ++row) {
-        const Interp1D &wx = ax[0][i], &wy = ax[1][j], &wz = ax[2][k];
-        // z, y, x outermost to innermost with increasing coarse indices: columns sorted.
-        for (int c3 = 0; c3 < wz.count; ++c3)
-          for (int c2 = 0; c2 < wy.count; ++c2)
-            for (int c1 = 0; c1 < wx.count; ++c1) {
-              const std::int64_t col =
-                  wx.idx[c1] + static_cast<std::int64_t>(ncx) * (wy.idx[c2] + static_cast<std::int64_t>(ncy) * wz.idx[c3]);
-              P.col.push_back(static_cast<std::int32_t>(col));
-              P.val.push_back(wx.w[c1] * wy.w[c2] * wz.w[c3]);
-            }
-        P.row_ptr[row + 1] = static_cast<std::int64_t>(P.col.size());
-      }
+      for (int i = 0; i < nfx; ++i, ++row)
+        P.row_ptr[static_cast<std::size_t>(row) + 1] = ax[0][i].count * ax[1][j].count * ax[2][k].count;
+  for (std::size_t r = 0; r < P.rows; ++r) P.row_ptr[r + 1] += P.row_ptr[r];
+  P.col.resize(static_cast<std::size_t>(P.row_ptr[P.rows]));
+  P.val.resize(P.col.size());
+  const std::int64_t lines = static_cast<std::int64_t>(nfy) * nfz;
+#pragma omp parallel for schedule(static) num_threads(resolve_threads(threads)) if (P.rows > 20000)
+  for (std::int64_t line = 0; line < lines; ++line) {
+    const int j = static_cast<int>(line % nfy), k = static_cast<int>(line / nfy);
+    const Interp1D &wy = ax[1][j], &wz = ax[2][k];
+    std::int64_t q = P.row_ptr[static_cast<std::size_t>(line * nfx)];
+    for (int i = 0; i < nfx; ++i) {
+      const Interp1D& wx = ax[0][i];
+      // z, y, x outermost to innermost with increasing coarse indices: columns sorted.
+      for (int c3 = 0; c3 < wz.count; ++c3)
+        for (int c2 = 0; c2 < wy.count; ++c2)
+          for (int c1 = 0; c1 < wx.count; ++c1, ++q) {
+            P.col[static_cast<std::size_t>(q)] = static_cast<std::int32_t>(
+                wx.idx[c1] + static_cast<std::int64_t>(ncx) * (wy.idx[c2] + static_cast<std::int64_t>(ncy) * wz.idx[c3]));
+            P.val[static_cast<std::size_t>(q)] = wx.w[c1] * wy.w[c2] * wz.w[c3];
+          }
+    }
+  }
   return P;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/stencil.hpp"
 #include "elliptica/multigrid/amg.hpp"
 
 namespace elliptica::multigrid {
@@ -29,6 +30,12 @@ const CsrMatrix* csr_of(const LinearOperator<double>& A) {
 
 Level Level::from_matrix(CsrMatrix A, const GridShape& shape, int threads) {
   Level l;
+  // A grid level's interior rows are usually one constant stencil (a constant-coefficient
+  // operator and its Galerkin coarse operators): the row kernels then read the vectors only.
+  if (shape.dim > 0)
+    attach_stencil(A, shape.dim, shape.n);
+  else
+    A.stencil.reset();
   l.diagonal = A.diagonal();
   l.matrix = std::make_shared<const CsrMatrix>(std::move(A));
   l.A = std::make_shared<const SharedCsrOperator>(l.matrix, threads, true);
@@ -184,7 +191,7 @@ Hierarchy Hierarchy::geometric(CsrMatrix A, const GridShape& shape, const Hierar
       walls = dirichlet_walls(*f.matrix, f.shape);
       wrap = periodic_axes(*f.matrix, f.shape);
     }
-    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls, &wrap);
+    f.P = tensor_prolongation(f.shape, opt.grid, factor, &coords, &walls, &wrap, opt.threads);
     for (int d = 0; d < f.shape.dim; ++d) coords[d] = coarse_coordinates(opt.grid, coords[d], factor[d]);
     f.R = f.P.transpose();
     CsrMatrix Ac = triple_product(f.R, *f.matrix, f.P, opt.threads);

@@ -28,6 +28,7 @@ bool galerkin_values(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P,
   // A P as triple_product forms it (stored once: a fused R A P would recompute each row of A P once
   // per nonzero of R's column), then R (A P) numerically into C's pattern
   const CsrMatrix AP = multiply(A, P, threads);
+  C.stencil.reset();  // C's values change here: a stencil form of the old ones no longer holds
   const auto nr = static_cast<std::int64_t>(C.rows);
   std::atomic<bool> outside{false};
   ParallelErrors errors;  // the per-thread maps allocate: nothing may escape the region

@@ -9,6 +9,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/text.hpp"
+#include "plan_detail.hpp"
 
 namespace elliptica::multigrid {
 
@@ -175,10 +176,7 @@ MultigridPlan MultigridPlan::boomeramg(CsrMatrix A, const MultigridOptions& opt)
         "a singular matrix); use our cycle over BoomerAMG's levels");
   auto amg = std::make_shared<const BoomerAmgPreconditioner>(A, opt.boomeramg);
   std::vector<Level> levels = amg->levels(A, opt.threads);
-  if (levels.size() < 2)
-    throw InvalidArgument("MultigridPlan: BoomerAMG made one level of the " + std::to_string(A.rows) +
-                          " unknowns (no coarse level: no strong couplings, is the matrix diagonal?); a one-level "
-                          "hierarchy is a direct solve, not multigrid");
+  if (levels.size() < 2) detail::throw_one_level_boomeramg(A, "MultigridPlan: BoomerAMG");
   auto h = std::make_shared<const Hierarchy>(std::move(levels), nullptr, 0);
   return MultigridPlan(std::move(h), std::move(amg), opt);
 }
@@ -272,65 +270,20 @@ void MultigridPlan::require_symmetric_matrix() const {
 
 SolveResult MultigridPlan::solve(const double* b, double* x) const { return solve(b, x, opt_.solver); }
 
-namespace {
-/// ||v||_2 without overflow or underflow of the squares (scaled by the largest magnitude); NaN
-/// when v has one.
-double safe_norm(const double* v, std::size_t n) {
-  double m = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double a = std::fabs(v[i]);
-    if (!(a <= m)) m = a;  // (NaN propagates)
-  }
-  if (m == 0.0 || !std::isfinite(m)) return m;
-  double s = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double t = v[i] / m;
-    s += t * t;
-  }
-  return m * std::sqrt(s);
-}
-
-/// A right-hand side whose norm is outside [1e-100, 1e100]: the Krylov methods' squared norms and
-/// dot products would underflow to 0 (a "converged" x = 0 at ||b|| = 1e-170) or overflow. Such a
-/// solve runs on b / ||b|| and x / ||b|| (the problem is linear) with atol scaled alike; 0 when
-/// no scaling is needed.
-double rhs_scale(const double* b, std::size_t n) {
-  const double s = safe_norm(b, n);
-  return (s > 0.0 && std::isfinite(s) && (s < 1e-100 || s > 1e100)) ? s : 0.0;
-}
-
-/// Runs solve(bs, x) on b / s and x / s and scales x back (s = rhs_scale(b) > 0).
-template <class Solve>
-auto solve_scaled(const double* b, double* x, std::size_t n, double s, Solve&& solve) {
-  std::vector<double> bs(b, b + n);
-  for (double& v : bs) v /= s;
-  for (std::size_t i = 0; i < n; ++i) x[i] /= s;
-  auto r = solve(bs.data(), x);
-  for (std::size_t i = 0; i < n; ++i) x[i] *= s;
-  return r;
-}
-}  // namespace
 
 SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOptions& solver) const {
   if (!b || !x) throw InvalidArgument("MultigridPlan::solve: null vector");
   check_solver(solver);
-  if (const double s = rhs_scale(b, size()); s > 0.0) {
+  if (const double s = detail::rhs_scale(b, size()); s > 0.0) {
     OuterSolverOptions scaled = solver;
     scaled.krylov.atol = solver.krylov.atol / s;
-    return solve_scaled(b, x, size(), s, [&](const double* bs, double* xs) { return solve(bs, xs, scaled); });
+    return detail::solve_scaled(b, x, size(), s, [&](const double* bs, double* xs) { return solve(bs, xs, scaled); });
   }
   krylov::Options ko = solver.krylov;
   ko.threads = opt_.threads;
   const std::size_t n = size();
   std::vector<double> bp;
-  if (opt_.constant_null_space) {  // the consistent part of b: b - mean(b) 1
-    bp.assign(b, b + n);
-    double mean = 0.0;
-    for (double v : bp) mean += v;
-    mean /= static_cast<double>(n);
-    for (double& v : bp) v -= mean;
-    b = bp.data();
-  }
+  if (opt_.constant_null_space) b = detail::consistent_rhs(b, n, bp);  // b - mean(b) 1
   SolveResult out;
   out.method = solver.method;
   if (solver.method == SolverMethod::Stationary && cycle_) {
@@ -360,10 +313,10 @@ SolveResult MultigridPlan::solve(const double* b, double* x, const OuterSolverOp
 
 SmootherSolveResult smoother_solve(const CsrMatrix& A, const double* b, double* x, const SmootherSolveOptions& opt) {
   if (!b || !x) throw InvalidArgument("smoother_solve: null vector");
-  if (const double s = A.rows == A.cols ? rhs_scale(b, A.rows) : 0.0; s > 0.0) {  // see MultigridPlan::solve
+  if (const double s = A.rows == A.cols ? detail::rhs_scale(b, A.rows) : 0.0; s > 0.0) {  // see MultigridPlan::solve
     SmootherSolveOptions scaled = opt;
     scaled.solver.krylov.atol = opt.solver.krylov.atol / s;
-    return solve_scaled(b, x, A.rows, s,
+    return detail::solve_scaled(b, x, A.rows, s,
                         [&](const double* bs, double* xs) { return smoother_solve(A, bs, xs, scaled); });
   }
   if (opt.order < 1) throw InvalidArgument("order must be >= 1, got " + std::to_string(opt.order));

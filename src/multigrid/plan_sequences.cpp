@@ -9,6 +9,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/multigrid/numeric_setup.hpp"
 #include "elliptica/multigrid/plan.hpp"
+#include "plan_detail.hpp"
 
 namespace elliptica::multigrid {
 
@@ -40,32 +41,13 @@ ProjectedSolveResult MultigridPlan::solve(const double* b, double* x, krylov::So
     throw InvalidArgument("MultigridPlan::solve: the projection has " + std::to_string(proj.size()) +
                           " unknowns, the plan " + std::to_string(n));
   check_solver(solver);
-  {  // a right-hand side of norm outside [1e-100, 1e100]: solved as b / ||b|| (see plan.cpp's solve)
-    double m = 0.0, q = 0.0;
-    for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(b[i]));
-    if (m > 0.0 && std::isfinite(m)) {
-      for (std::size_t i = 0; i < n; ++i) q += (b[i] / m) * (b[i] / m);
-      const double s = m * std::sqrt(q);
-      if (s < 1e-100 || s > 1e100) {
-        std::vector<double> bs(b, b + n);
-        for (double& v : bs) v /= s;
-        OuterSolverOptions scaled = solver;
-        scaled.krylov.atol = solver.krylov.atol / s;
-        ProjectedSolveResult r = solve(bs.data(), x, proj, scaled);
-        for (std::size_t i = 0; i < n; ++i) x[i] *= s;
-        return r;
-      }
-    }
+  if (const double s = detail::rhs_scale(b, n); s > 0.0) {  // see MultigridPlan::solve
+    OuterSolverOptions scaled = solver;
+    scaled.krylov.atol = solver.krylov.atol / s;
+    return detail::solve_scaled(b, x, n, s, [&](const double* bs, double* xs) { return solve(bs, xs, proj, scaled); });
   }
   std::vector<double> bp;
-  if (opt_.constant_null_space) {  // the consistent part, so that ||b|| is that of what is solved
-    bp.assign(b, b + n);
-    double mean = 0.0;
-    for (double v : bp) mean += v;
-    mean /= static_cast<double>(n);
-    for (double& v : bp) v -= mean;
-    b = bp.data();
-  }
+  if (opt_.constant_null_space) b = detail::consistent_rhs(b, n, bp);  // so that ||b|| is that of what is solved
   SolveResult inner_result;
   const auto inner = [&](const double* r, double* dx, double b_norm) -> krylov::Result {
     OuterSolverOptions s = solver;

@@ -575,16 +575,13 @@ double Smoother::Impl::estimate_lmax() const {
     for (int j = 0; j < m && rz > 1e-28 * rz0; ++j) {
       double pq = 0.0;
       if (A != nullptr) {
-        const std::int64_t* rp = A->row_ptr.data();
-        const std::int32_t* ci = A->col.data();
-        const double* av = A->val.data();
-#pragma omp parallel for schedule(static) reduction(+ : pq) num_threads(nt) if (par)
-        for (std::int64_t i = 0; i < N; ++i) {
-          double s = 0.0;
-          for (std::int64_t e = rp[i]; e < rp[i + 1]; ++e) s += av[e] * p[ci[e]];
-          qq[i] = s;
-          pq += p[i] * s;
-        }
+        pq = elliptica::detail::row_sweep_sum(
+            *A, [p](std::int64_t j) { return p[j]; },
+            [p, qq](std::int64_t i, double s) {
+              qq[i] = s;
+              return p[i] * s;
+            },
+            nt);
       } else {
         op->apply(p, qq);
 #pragma omp parallel for schedule(static) reduction(+ : pq) num_threads(nt) if (par)
@@ -844,17 +841,9 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
       int it0 = 1;
       if (fused_start) {
         const double bi = beta[1], ai = a[1], cc = c[1];
-        const std::int64_t* rp = I.A->row_ptr.data();
-        const std::int32_t* ci = I.A->col.data();
-        const double* av = I.A->val.data();
         const bool last = k == 2;
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-        for (std::int64_t i = 0; i < n; ++i) {
-          double s = 0.0;
-          for (std::int64_t p = rp[i]; p < rp[i + 1]; ++p) {
-            const std::int64_t j = ci[p];
-            s += av[p] * (c0 * dinv[j] * b[j]);
-          }
+        auto d0 = [c0, dinv, b](std::int64_t j) { return c0 * dinv[j] * b[j]; };
+        elliptica::detail::row_sweep(*I.A, d0, [&](std::int64_t i, double s) {
           const double di = c0 * dinv[i] * b[i];
           const double r = b[i] - s;
           const double dn = ai * di + cc * dinv[i] * r;
@@ -865,7 +854,7 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
             x[i] = 0.0 + bi * di;
             d2[i] = dn;
           }
-        }
+        }, nt);
         std::swap(d, d2);
         it0 = 2;
       }

@@ -8,23 +8,13 @@ and no output on bad input, and the study's CSV, PNGs and findings lines.
 """
 import csv
 import re
-import subprocess
 
 import numpy as np
 import pytest
+from mg_cli import run, field  # noqa: E402
 
 USAGE, INVALID, IOERR, NUMERICAL, NOTCONV = 1, 2, 3, 4, 5
 KINDS = ["simple", "cheb1", "cheb1opt", "cheb4", "opt4"]
-
-
-def run(cli, *args, timeout=300):
-    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
-
-
-def field(out, name):
-    m = re.search(rf"^{re.escape(name)}:\s*(\S+)", out, re.M)
-    assert m, f"no '{name}:' line in output:\n{out}"
-    return m.group(1)
 
 
 def error_vs_exact(out):

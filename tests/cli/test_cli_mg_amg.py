@@ -3,36 +3,16 @@ the geometric hierarchy on a given grid shape, near-null-space vectors from a fi
 refusals (a matrix too small for a hierarchy, options of the wrong hierarchy, a grid that cannot
 be coarsened). Solutions are checked against scipy's sparse direct solve.
 """
-import re
-import subprocess
 
 import numpy as np
 import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
-sio = pytest.importorskip("scipy.io")
 from sparse_problems import elasticity2d, poisson2d, rigid_body_modes_2d  # noqa: E402
+from mg_cli import run, field, solve  # noqa: E402
 
 INVALID, IOERR = 2, 3
-
-
-def run(cli, *args, timeout=300):
-    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
-
-
-def field(out, name):
-    m = re.search(rf"^{re.escape(name)}:\s*(\S+)", out, re.M)
-    assert m, f"no '{name}:' line in output:\n{out}"
-    return m.group(1)
-
-
-def solve(cli, tmp_path, A, b, *extra, name="x.npy"):
-    sio.mmwrite(str(tmp_path / "A.mtx"), A)
-    np.save(tmp_path / "b.npy", b)
-    out = tmp_path / name
-    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "b.npy", "--out", out, "-q", *extra)
-    return r, out
 
 
 def test_sa_is_the_default_and_solves(cli, tmp_path):
@@ -149,6 +129,14 @@ def test_refusals(cli, tmp_path):
     np.save(tmp_path / "zero.npy", np.zeros((900, 1)))
     r, _ = solve(cli, tmp_path, A, b, "--near-null", tmp_path / "zero.npy")
     assert r.returncode == INVALID and "near-null vector 0 (0-based column) is zero" in r.stderr, r.stderr
+    # a right-hand side file with no numbers (not .npy, a text line that reads as a header only): a file error
+    sio = pytest.importorskip("scipy.io")
+    sio.mmwrite(str(tmp_path / "A.mtx"), A)
+    for content, needle in ((b"hello world\n", "no numbers"), (b"\x00\x01garbage\n", "non-numeric token")):
+        (tmp_path / "b.txt").write_bytes(content)
+        r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "b.txt", "--out", tmp_path / "x.npy")
+        assert r.returncode == IOERR and "b.txt" in r.stderr and needle in r.stderr, r.stderr
+        assert not (tmp_path / "x.npy").exists()
     # the --problem mode has its own (geometric) hierarchy: --matrix options are refused, not ignored
     for extra in (("--near-null", "v.npy"), ("--block-size", "2"), ("--strength", "0.1"), ("--coarse-size", "50"),
                   ("--amg", "sa"), ("--coarse-solver", "boomeramg"), ("--boomeramg-cycle", "hypre"),

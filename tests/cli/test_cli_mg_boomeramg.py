@@ -4,35 +4,16 @@ refusals by flag name. Solutions are checked against scipy's sparse direct solve
 the build the tests skip, except the one that checks the message saying so.
 """
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
-sio = pytest.importorskip("scipy.io")
 from sparse_problems import poisson2d  # noqa: E402
+from mg_cli import run, field, solve  # noqa: E402
 
 INVALID = 2
-
-
-def run(cli, *args, timeout=300):
-    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
-
-
-def field(out, name):
-    m = re.search(rf"^{re.escape(name)}:\s*(\S+)", out, re.M)
-    assert m, f"no '{name}:' line in output:\n{out}"
-    return m.group(1)
-
-
-def solve(cli, tmp_path, A, b, *extra, name="x.npy"):
-    sio.mmwrite(str(tmp_path / "A.mtx"), A)
-    np.save(tmp_path / "b.npy", b)
-    out = tmp_path / name
-    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "b.npy", "--out", out, "-q", *extra)
-    return r, out
 
 
 @pytest.fixture(scope="module")

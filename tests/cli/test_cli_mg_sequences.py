@@ -5,7 +5,6 @@ none) and the constant null space with --atol. Solutions are checked against sci
 direct solve (the bound kappa(A) x tol on the relative error, kappa of the 5-point Laplacian).
 """
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -14,12 +13,9 @@ sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
 sio = pytest.importorskip("scipy.io")
 from sparse_problems import poisson2d  # noqa: E402
+from mg_cli import run  # noqa: E402
 
 INVALID, NOT_CONVERGED = 2, 5
-
-
-def run(cli, *args, timeout=300):
-    return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
 def values(out, name):
@@ -98,6 +94,16 @@ def test_a_column_not_converged_names_it_and_writes_nothing(cli, tmp_path):
             "--tol", 1e-12, "--max-iter", 1, "--quiet")
     assert r.returncode == NOT_CONVERGED, (r.returncode, r.stderr)
     assert "column 2 of 2" in r.stderr and "nothing was written" in r.stderr
+    assert not (tmp_path / "X.npy").exists()
+    # several columns fail: every one is named, with the residual it reached
+    rng = np.random.default_rng(2)
+    B = np.stack([rng.standard_normal(n * n), np.zeros(n * n), rng.standard_normal(n * n)], axis=1)
+    np.save(tmp_path / "B.npy", B)
+    r = run(cli, "mg", "solve", "--matrix", tmp_path / "A.mtx", "--rhs", tmp_path / "B.npy", "--out", tmp_path / "X.npy",
+            "--tol", 1e-12, "--max-iter", 1, "--quiet")
+    assert r.returncode == NOT_CONVERGED, (r.returncode, r.stderr)
+    assert "columns 1, 3 of 3" in r.stderr, r.stderr
+    assert re.search(r"reached \d\.\d+e[-+]\d+, \d\.\d+e[-+]\d+\)", r.stderr), r.stderr
     assert not (tmp_path / "X.npy").exists()
 
 

@@ -1,7 +1,7 @@
 #pragma once
 /// @file sparse_problems.hpp
 /// Assembled test matrices shared by the C++ tests of the multigrid module (test_amg,
-/// test_boomeramg): 2D Poisson, axis-aligned and rotated anisotropic diffusion, the pure-Neumann
+/// test_boomeramg, test_time_stepping): 2D Poisson, axis-aligned and rotated anisotropic diffusion, the pure-Neumann
 /// graph Laplacian, and seeded random vectors. Unknowns on an n x n grid, x fastest.
 #include <cmath>
 #include <cstdint>

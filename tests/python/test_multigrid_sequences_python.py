@@ -131,6 +131,8 @@ def test_projection_bad_input(A):
     plan = elliptica.MultigridPlan.from_matrix(A)
     with pytest.raises(elliptica.InvalidArgumentError, match="max_vectors"):
         elliptica.SolutionProjection(plan, max_vectors=0)
+    with pytest.raises(elliptica.ResourceError, match="max_vectors"):
+        elliptica.SolutionProjection(plan, max_vectors=2**62)
     with pytest.raises(elliptica.InvalidArgumentError, match="drop_tolerance"):
         elliptica.SolutionProjection(plan, drop_tolerance=1.5)
     with pytest.raises(elliptica.InvalidArgumentError, match="MultigridPlan"):

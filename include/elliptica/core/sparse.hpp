@@ -5,6 +5,7 @@
 /// entries (from_triplets sums duplicates).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,19 @@
 
 namespace elliptica {
 
+struct StencilForm;  // core/stencil.hpp
+
 struct CsrMatrix {
   std::size_t rows = 0, cols = 0;
   std::vector<std::int64_t> row_ptr;  ///< size rows + 1
   std::vector<std::int32_t> col;      ///< size nnz
   std::vector<double> val;            ///< size nnz
+  /// The constant-coefficient stencil form of the interior rows (core/stencil.hpp,
+  /// attach_stencil), which the row kernels below use; null for most matrices. It describes the
+  /// values it was detected from: code that changes row_ptr, col or val in place must reset it
+  /// (or attach it again). Copies share it; every function here that makes a new matrix leaves
+  /// it null.
+  std::shared_ptr<const StencilForm> stencil;
 
   std::size_t nnz() const { return val.size(); }
   /// y = A x (OpenMP over rows above kParallelMinRows rows; threads as in core/parallel.hpp:

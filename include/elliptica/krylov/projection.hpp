@@ -65,7 +65,8 @@ class SolutionProjection {
   using InnerSolve = std::function<Result(const double* r, double* dx, double b_norm)>;
 
   /// n: the unknowns. Throws InvalidArgument for n = 0, max_vectors = 0, drop_tolerance outside
-  /// (0, 1), threads < 0.
+  /// (0, 1), threads < 0; ResourceError when the full basis (2 max_vectors n doubles) would not
+  /// fit in memory_limit_bytes() (core/resources.hpp).
   explicit SolutionProjection(std::size_t n, ProjectionOptions opt = {});
 
   /// Solves A x = b through steps 1-4 of the file comment; x: the solution on exit (length n; its

@@ -115,11 +115,12 @@ std::array<std::array<bool, 2>, 3> dirichlet_walls(const CsrMatrix& A, const Gri
 /// coarsening axis d by factor[d] (1: axis kept) with interpolation_1d on each axis (on the
 /// axes' coordinates when `coords` is given, else on uniform ones; cell grids: with the
 /// Dirichlet walls `dirichlet` and the periodic axes `periodic` when given). Rows hold their columns in
-/// increasing order. Throws InvalidArgument on dim not in {1,2,3} and what interpolation_1d throws.
+/// increasing order. `threads` as in core/parallel.hpp (0: omp_get_max_threads()). Throws
+/// InvalidArgument on dim not in {1,2,3} and what interpolation_1d throws.
 CsrMatrix tensor_prolongation(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor,
                               const std::array<std::vector<double>, 3>* coords = nullptr,
                               const std::array<std::array<bool, 2>, 3>* dirichlet = nullptr,
-                              const std::array<bool, 3>* periodic = nullptr);
+                              const std::array<bool, 3>* periodic = nullptr, int threads = 0);
 /// The grid of `fine` after coarsening axis d by factor[d] (1: kept).
 GridShape coarsened_shape(const GridShape& fine, GridKind kind, const std::array<int, 3>& factor);
 
