@@ -251,6 +251,29 @@ TEST(SemMesh, InvertedElementRefused) {
   EXPECT_THROW(mg::check_hex_mesh(t), elliptica::InvalidArgument);
 }
 
+TEST(SemMesh, InvertedInsideButNotAtTheCorners) {
+  // A trilinear hexahedron whose Jacobian determinant is positive at the 8 corners but negative
+  // inside (found by a random search): check_hex_mesh accepts it, SemSpace refuses it at the GLL
+  // points (the check runs inside the set-up loop's ParallelErrors and is rethrown after it).
+  mg::HexMesh m;
+  m.vertices = {0.0, -1.0, -2.0, 1.0, -1.5, 0.0, -0.5, 2.0, 0.0, 0.0, 0.5, -1.0,
+                -1.5, -0.5, 1.5, 1.5, -2.0, 1.0, -1.5, 1.5, 1.5, 2.0, 2.0, 0.0};
+  m.elements = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_NO_THROW(mg::check_hex_mesh(m));
+  int refused = 0;
+  for (int p = 2; p <= 8; ++p) {
+    try {
+      mg::SemSpace S(m, p, 2);
+    } catch (const elliptica::InvalidArgument& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("element 0 (0-based) is inverted"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("at GLL point"), std::string::npos) << e.what();
+    }
+  }
+  std::printf("  refused at %d of the orders 2..8\n", refused);
+  EXPECT_GT(refused, 0);
+}
+
 // --- Gmsh files
 
 struct TempFile {
