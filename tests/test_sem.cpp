@@ -98,8 +98,8 @@ TEST(Gll, WeightsSumToTwoAndIntegrateDegree2pMinus1) {
       for (int i = 0; i <= p; ++i) q += r.weights[i] * std::pow(r.nodes[i], k);
       EXPECT_NEAR(q, (k % 2) ? 0.0 : 2.0 / (k + 1), 1e-14) << "p " << p << " k " << k;
     }
-    // Degree 2p is not exact: the GLL rule gives 2/p for the integral 2/(2p+1) of P_p^2
-    // (Deville, Fischer & Mund, eq. B.2.10 / the GLL mass-lumping identity).
+    // Degree 2p is not exact: the GLL rule gives 2/p for the integral 2/(2p+1) of P_p^2 (from
+    // w_i = 2 / (p (p+1) P_p(x_i)^2), the weights' closed form checked here through legendre()).
     double q = 0;
     for (int i = 0; i <= p; ++i) q += r.weights[i] * std::pow(mg::legendre(p, r.nodes[i]), 2);
     EXPECT_NEAR(q, 2.0 / p, 1e-13) << "p " << p;
@@ -128,7 +128,7 @@ TEST(Gll, DifferentiationExactOnDegreeP) {
       for (int j = 0; j < N; ++j) d += D[i * N + j] * poly(c, r.nodes[j]);
       EXPECT_NEAR(d, poly(dc, r.nodes[i]), 1e-13 * N * N) << "p " << p << " row " << i;
     }
-    // Known corner entries: D_00 = -p(p+1)/4 (Deville, Fischer & Mund eq. 2.4.9).
+    // Known corner entries of the GLL differentiation matrix: D_00 = -p(p+1)/4 = -D_pp.
     EXPECT_NEAR(D[0], -p * (p + 1) / 4.0, 1e-12 * p * p);
     EXPECT_NEAR(D[N * N - 1], p * (p + 1) / 4.0, 1e-12 * p * p);
   }

@@ -17,7 +17,7 @@ namespace {
 
 /// Local stiffness y = A_e u of one element, N = p + 1 points per axis (sum factorisation).
 /// D: N x N (D_ij = l_j'(x_i)), Dt its transpose, G: 6 x N^3 geometric factors of the element.
-/// u, y: N^3 local values (x fastest). Deville, Fischer & Mund (2002) eq. 4.4.9 / seed 003 sec. 4.
+/// u, y: N^3 local values (x fastest). Deville, Fischer & Mund (2002), chapter 4.
 template <int N>
 inline void local_stiffness(const double* __restrict D, const double* __restrict Dt, const double* __restrict G,
                             const double* __restrict C, const double* __restrict w3, const double* __restrict u,

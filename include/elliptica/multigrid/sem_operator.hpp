@@ -24,8 +24,9 @@
 ///   columns are REMOVED, not kept as identity rows): size() = num_free().
 ///
 /// Sources: stiffness a(u, v) = sum_e sum_q grad_r(v)^T G_q grad_r(u), with
-/// G_q = w_i w_j w_k |J| J^-1 J^-T, J = dx/dr (Deville, Fischer & Mund eq. 4.4.7-4.4.9;
-/// seed 003 section 4, "geometric factors"); mass B = w_i w_j w_k |J| (GLL quadrature, eq. 4.4.5).
+/// G_q = w_i w_j w_k |J| J^-1 J^-T, J = dx/dr (Deville, Fischer & Mund 2002, chapter 4: the
+/// deformed-element Laplacian of the SEM that seed 003 solves through nekRS, its section 4 and
+/// reference [35]); mass B = w_i w_j w_k |J| (GLL quadrature on the nodes: diagonal).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
