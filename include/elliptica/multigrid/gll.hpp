@@ -2,7 +2,7 @@
 /// @file gll.hpp
 /// Gauss-Lobatto-Legendre (GLL) quadrature and the 1-D operators of the spectral-element method
 /// (seed 003, section 4; Deville, Fischer & Mund, "High-Order Methods for Incompressible Fluid
-/// Flow", CUP 2002, sections 2.4 and B.2): the p + 1 GLL nodes and weights on [-1, 1], the
+/// Flow", CUP 2002, chapter 2 and appendix B): the p + 1 GLL nodes and weights on [-1, 1], the
 /// differentiation matrix of the Lagrange basis on any distinct nodes, and the Lagrange
 /// interpolation matrix from one point set to another (the p-multigrid transfer between orders).
 ///

@@ -3,7 +3,7 @@
 /// The spectral-element (SEM) discretisation of the Poisson problem -Laplace(u) = f with
 /// homogeneous Dirichlet conditions on the whole boundary, applied matrix-free (seed 003, sections
 /// 4-5; Deville, Fischer & Mund, "High-Order Methods for Incompressible Fluid Flow", CUP 2002,
-/// sections 4.3-4.5 and 8.3): tensor-product Lagrange bases of order p on the Gauss-Lobatto-
+/// chapter 4): tensor-product Lagrange bases of order p on the Gauss-Lobatto-
 /// Legendre (GLL) points of each hexahedron, GLL quadrature (the mass matrix is diagonal), the
 /// trilinear map of each element, gather-scatter (direct stiffness summation) over the nodes
 /// that elements share.
