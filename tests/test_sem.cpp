@@ -438,7 +438,9 @@ TEST(SemLaplacian, ApplyMatchesAssembledMatrixAndIsSpd) {
 }
 
 TEST(SemLaplacian, ConstantsAndLinearFunctionsInTheKernel) {
-  for (const auto& mesh : test_meshes()) {
+  // Kershaw n = 6 in every build: at n = 3 the p = 1 quadrature error happens to vanish at the
+  // 8 free vertices, and the p = 1 check below would not show it.
+  for (const auto& mesh : {mg::box_mesh(3, 2, 2, {1.0, 0.7, 1.3}), mg::kershaw_mesh(6, 0.3)}) {
     const bool affine = mesh.num_elements() == 12;  // the box
     for (int p : {1, 2, 4, 7}) {
       auto S = space(mesh, p);
@@ -597,7 +599,7 @@ TEST(SemLaplacian, ManufacturedSolutionSpectralInP) {
       }
       prev = err;
     }
-    EXPECT_LT(prev, kershaw ? 1e-5 : 1e-7);
+    EXPECT_LT(prev, kershaw ? (pmax == 8 ? 1e-5 : 1e-3) : 1e-7);  // at p = pmax
   }
 }
 
