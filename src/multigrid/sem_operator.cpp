@@ -36,6 +36,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     double s[N] = {};
     for (int m = 0; m < N; ++m) {
       const double v = u[kj * N + m];
+      #pragma omp simd
       for (int i = 0; i < N; ++i) s[i] += Dt[m * N + i] * v;  // Dt[m][i] = D[i][m]
     }
     for (int i = 0; i < N; ++i) ur[kj * N + i] = s[i];
@@ -45,6 +46,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       double s[N] = {};
       for (int m = 0; m < N; ++m) {
         const double d = D[j * N + m];
+        #pragma omp simd
         for (int i = 0; i < N; ++i) s[i] += d * u[k * N2 + m * N + i];
       }
       for (int i = 0; i < N; ++i) us[k * N2 + j * N + i] = s[i];
@@ -89,6 +91,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     double s[N] = {};
     for (int m = 0; m < N; ++m) {
       const double v = ur[kj * N + m];
+      #pragma omp simd
       for (int i = 0; i < N; ++i) s[i] += D[m * N + i] * v;  // D[m][i] = Dt[i][m]
     }
     for (int i = 0; i < N; ++i) y[kj * N + i] = s[i];
@@ -98,6 +101,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       double s[N] = {};
       for (int m = 0; m < N; ++m) {
         const double d = Dt[j * N + m];
+        #pragma omp simd
         for (int i = 0; i < N; ++i) s[i] += d * us[k * N2 + m * N + i];
       }
       for (int i = 0; i < N; ++i) y[k * N2 + j * N + i] += s[i];
