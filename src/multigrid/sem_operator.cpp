@@ -36,7 +36,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     double s[N] = {};
     for (int m = 0; m < N; ++m) {
       const double v = u[kj * N + m];
-      #pragma omp simd
+#pragma omp simd
       for (int i = 0; i < N; ++i) s[i] += Dt[m * N + i] * v;  // Dt[m][i] = D[i][m]
     }
     for (int i = 0; i < N; ++i) ur[kj * N + i] = s[i];
@@ -46,7 +46,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       double s[N] = {};
       for (int m = 0; m < N; ++m) {
         const double d = D[j * N + m];
-        #pragma omp simd
+#pragma omp simd
         for (int i = 0; i < N; ++i) s[i] += d * u[k * N2 + m * N + i];
       }
       for (int i = 0; i < N; ++i) us[k * N2 + j * N + i] = s[i];
@@ -55,11 +55,13 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     double* __restrict o = ut + k * N2;
     {
       const double d = D[k * N];
+#pragma omp simd
       for (int ji = 0; ji < N2; ++ji) o[ji] = d * u[ji];
     }
     for (int m = 1; m < N; ++m) {
       const double d = D[k * N + m];
       const double* __restrict in = u + m * N2;
+#pragma omp simd
       for (int ji = 0; ji < N2; ++ji) o[ji] += d * in[ji];
     }
   }
@@ -72,6 +74,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
   const double* __restrict g5 = G + 5 * N3;
   if (C) {  // affine element: G(q) = w_i w_j w_k C, C = |J| J^-1 J^-T constant (6 numbers)
     const double c0 = C[0], c1 = C[1], c2 = C[2], c3 = C[3], c4 = C[4], c5 = C[5];
+#pragma omp simd
     for (int q = 0; q < N3; ++q) {
       const double a = w3[q] * ur[q], b = w3[q] * us[q], c = w3[q] * ut[q];
       ur[q] = c0 * a + c1 * b + c2 * c;
@@ -79,6 +82,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       ut[q] = c2 * a + c4 * b + c5 * c;
     }
   } else {
+#pragma omp simd
     for (int q = 0; q < N3; ++q) {
       const double a = ur[q], b = us[q], c = ut[q];
       ur[q] = g0[q] * a + g1[q] * b + g2[q] * c;
@@ -91,7 +95,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     double s[N] = {};
     for (int m = 0; m < N; ++m) {
       const double v = ur[kj * N + m];
-      #pragma omp simd
+#pragma omp simd
       for (int i = 0; i < N; ++i) s[i] += D[m * N + i] * v;  // D[m][i] = Dt[i][m]
     }
     for (int i = 0; i < N; ++i) y[kj * N + i] = s[i];
@@ -101,7 +105,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
       double s[N] = {};
       for (int m = 0; m < N; ++m) {
         const double d = Dt[j * N + m];
-        #pragma omp simd
+#pragma omp simd
         for (int i = 0; i < N; ++i) s[i] += d * us[k * N2 + m * N + i];
       }
       for (int i = 0; i < N; ++i) y[k * N2 + j * N + i] += s[i];
@@ -111,6 +115,7 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
     for (int m = 0; m < N; ++m) {
       const double d = Dt[k * N + m];
       const double* __restrict in = ut + m * N2;
+#pragma omp simd
       for (int ji = 0; ji < N2; ++ji) o[ji] += d * in[ji];
     }
   }
