@@ -122,7 +122,8 @@ class SemSpace {
 /// read instead of the 6 N^3 stored ones (memory traffic: the map and the vectors only). Kernels are
 /// templates on N (p = 1..10, run-time dispatch) so the N-loops unroll and vectorise; each
 /// thread works in a fixed stack buffer (no allocation per apply).
-/// Parallel: elements by colour (SemSpace::colours), `omp for` over the elements of one colour,
+/// Parallel (above kParallelMinRows free nodes, core/parallel.hpp; one thread below): elements by
+/// colour (SemSpace::colours), `omp for` over the elements of one colour,
 /// so no two threads ever add into the same y entry (no atomics, no per-thread copies of y, no
 /// reduction pass); the colour order is the same for every thread count, so y is bitwise the
 /// same with 1 or n threads. (Per-thread copies of y would cost threads x n extra memory traffic
