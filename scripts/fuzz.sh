@@ -8,7 +8,7 @@
 # Usage: bash scripts/fuzz.sh [SECONDS_PER_TARGET]
 #   SECONDS_PER_TARGET (or FUZZ_SECONDS) defaults to 20; e.g. FUZZ_SECONDS=600 bash scripts/fuzz.sh
 #   for a longer local run.
-# Environment: FUZZ_TARGETS (space-separated subset of: array gro mtx mesh mesh_validate ewald),
+# Environment: FUZZ_TARGETS (space-separated subset of: array gro mtx mesh mesh_validate ewald hexmesh),
 #   FUZZ_TIMEOUT (seconds per input, default 10), FUZZ_RSS_MB (memory limit, default 2048),
 #   ELLIPTICA_FUZZ_BUILD_DIR (default build-fuzz), ELLIPTICA_JOBS (compile jobs, default nproc),
 #   CC / CXX for the fuzz build (default clang / clang++), OMP_NUM_THREADS (default 1).
@@ -21,7 +21,7 @@ SECONDS_EACH=${1:-${FUZZ_SECONDS:-20}}
 BUILD_DIR=${ELLIPTICA_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 JOBS=${ELLIPTICA_JOBS:-$(nproc)}
-TARGETS=${FUZZ_TARGETS:-"array gro mtx mesh mesh_validate ewald"}
+TARGETS=${FUZZ_TARGETS:-"array gro mtx mesh mesh_validate ewald hexmesh"}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 RSS_MB=${FUZZ_RSS_MB:-2048}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
