@@ -1,0 +1,496 @@
+// Tests of the p-multigrid for the SEM Poisson operator (pmg.hpp, issue 14): schedules, the
+// interpolation between orders (exact on polynomials), the Galerkin product R A_p P against the
+// rediscretised A_q, and PCG / FGMRES preconditioned by pMG V-cycles on a box and a Kershaw mesh
+// against the exact solution, the direct solve of the assembled matrix and PCG-Jacobi.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/krylov/projection.hpp"
+#include "elliptica/multigrid/amg.hpp"
+#include "elliptica/multigrid/boomeramg.hpp"
+#include "elliptica/multigrid/pmg.hpp"
+
+namespace mg = elliptica::multigrid;
+using elliptica::CsrMatrix;
+
+#define REQUIRE_HYPRE() \
+  if (!mg::have_boomeramg()) GTEST_SKIP() << "elliptica was built without hypre (ELLIPTICA_HYPRE=OFF or libhypre-dev missing)"
+
+namespace {
+
+const double kPi = std::acos(-1.0);
+constexpr bool kSanitized = ELLIPTICA_SANITIZED_BUILD != 0;
+
+double exact_u(double x, double y, double z) { return std::sin(kPi * x) * std::sin(kPi * y) * std::sin(kPi * z); }
+double rhs_f(double x, double y, double z) { return 3 * kPi * kPi * exact_u(x, y, z); }
+
+template <class F>
+void expect_invalid(F&& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no InvalidArgument (expected a message with '" << part << "')";
+  } catch (const elliptica::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+class Jacobi final : public elliptica::LinearOperator<double> {
+ public:
+  explicit Jacobi(std::vector<double> d) : d_(std::move(d)) {}
+  std::size_t size() const override { return d_.size(); }
+  void apply(const double* x, double* y) const override {
+    for (std::size_t i = 0; i < d_.size(); ++i) y[i] = x[i] / d_[i];
+  }
+  bool is_symmetric() const override { return true; }
+
+ private:
+  std::vector<double> d_;
+};
+
+double norm2(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+double true_relative_residual(const mg::SemLaplacian& A, const std::vector<double>& b, const std::vector<double>& x) {
+  std::vector<double> r(b.size());
+  A.apply(x.data(), r.data());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
+  return norm2(r) / norm2(b);
+}
+
+double max_error(const mg::SemSpace& S, const std::vector<double>& x) {
+  double e = 0;
+  for (std::size_t g = 0; g < x.size(); ++g) {
+    const double* c = &S.coordinates()[3 * g];
+    e = std::max(e, std::abs(x[g] - exact_u(c[0], c[1], c[2])));
+  }
+  return e;
+}
+
+/// Frobenius norm of A - B (same size) and of A.
+std::pair<double, double> frobenius_difference(const CsrMatrix& A, const CsrMatrix& B) {
+  double d = 0, a = 0;
+  std::vector<double> row(A.cols, 0.0);
+  for (std::size_t i = 0; i < A.rows; ++i) {
+    for (auto k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) row[A.col[k]] += A.val[k], a += A.val[k] * A.val[k];
+    for (auto k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k) row[B.col[k]] -= B.val[k];
+    for (auto k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) d += row[A.col[k]] * row[A.col[k]], row[A.col[k]] = 0;
+    for (auto k = B.row_ptr[i]; k < B.row_ptr[i + 1]; ++k) d += row[B.col[k]] * row[B.col[k]], row[B.col[k]] = 0;
+  }
+  return {std::sqrt(d), std::sqrt(a)};
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// Schedules
+
+TEST(PMultigridSchedule, DefaultIsTheSeedsJacobiSchedule) {
+  EXPECT_EQ(mg::default_pmg_schedule(7), (std::vector<int>{7, 5, 3, 1}));
+  EXPECT_EQ(mg::default_pmg_schedule(6), (std::vector<int>{6, 4, 2, 1}));
+  EXPECT_EQ(mg::default_pmg_schedule(2), (std::vector<int>{2, 1}));
+  EXPECT_NO_THROW(mg::check_pmg_schedule({7, 3, 1}));
+  EXPECT_NO_THROW(mg::check_pmg_schedule({mg::kMaxSemOrder, 1}));
+  expect_invalid([] { mg::default_pmg_schedule(1); }, "order must be in [2,");
+}
+
+TEST(PMultigridSchedule, BadSchedulesRefused) {
+  expect_invalid([] { mg::check_pmg_schedule({}); }, "empty");
+  expect_invalid([] { mg::check_pmg_schedule({1}); }, "first (finest) order must be in [2,");
+  expect_invalid([] { mg::check_pmg_schedule({mg::kMaxSemOrder + 1, 1}); }, "first (finest) order");
+  expect_invalid([] { mg::check_pmg_schedule({7, 7, 1}); }, "decrease strictly");
+  expect_invalid([] { mg::check_pmg_schedule({7, 3, 5, 1}); }, "order 5 follows 3");
+  expect_invalid([] { mg::check_pmg_schedule({7, 3}); }, "must end at order 1");
+  expect_invalid([] { mg::check_pmg_schedule({7, 3, 0}); }, "must end at order 1");
+  // the plan and the hierarchy refuse them too, and a schedule that does not start at the order
+  mg::SemPoissonOptions o;
+  o.order = 3;
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  o.schedule = {5, 3, 1};
+  expect_invalid([&] { mg::SemPoissonPlan(mg::box_mesh(2, 2, 2), o); }, "must start at the order 3");
+  o.schedule = {3, 2};
+  expect_invalid([&] { mg::SemPoissonPlan(mg::box_mesh(2, 2, 2), o); }, "must end at order 1");
+  auto S = std::make_shared<const mg::SemSpace>(mg::box_mesh(2, 2, 2), 4, 1);
+  mg::PMultigridOptions po;
+  po.schedule = {3, 1};
+  expect_invalid([&] { mg::pmg_hierarchy(S, po); }, "starts at order 3, the space has order 4");
+  // a mesh one element across has no free order-1 node
+  auto S1 = std::make_shared<const mg::SemSpace>(mg::box_mesh(1, 1, 1), 4, 1);
+  expect_invalid([&] { mg::pmg_hierarchy(S1); }, "no free node");
+  // other options
+  o.schedule.clear();
+  o.pre = 2;
+  o.post = 0;
+  expect_invalid([&] { mg::SemPoissonPlan(mg::box_mesh(2, 2, 2), o); }, "method cg needs a symmetric cycle");
+  o.post = 2;
+  o.rtol = 0;
+  expect_invalid([&] { mg::SemPoissonPlan(mg::box_mesh(2, 2, 2), o); }, "rtol");
+  expect_invalid([] { mg::pmg_coarse_solver_from_string("amg"); }, "unknown p-multigrid coarse solver 'amg'");
+  EXPECT_EQ(mg::pmg_coarse_solver_from_string("direct"), mg::PmgCoarseSolver::Direct);
+  EXPECT_EQ(mg::to_string(mg::PmgCoarseSolver::BoomerAmg), "boomeramg");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Interpolation
+
+/// Piecewise-linear interpolant of t (1 - t) through the n + 1 equispaced points k / n.
+double hat(double t, int n) {
+  const double s = std::clamp(t * n, 0.0, double(n));
+  const int k = std::min(int(std::floor(s)), n - 1);
+  const double a = double(k) / n, b = double(k + 1) / n, w = s - k;
+  return (1 - w) * a * (1 - a) + w * b * (1 - b);
+}
+
+TEST(PMultigridTransfer, ExactForPolynomialsOfTheCoarseOrder) {
+  // On a box (affine elements) a field that is a polynomial of degree <= q in each variable on
+  // every element, zero on the boundary, is in V_q: P applied to its coarse nodal values gives
+  // its values at the fine nodes.
+  const int n = 3;
+  const std::array<double, 3> L{1.0, 0.7, 1.3};
+  const mg::HexMesh mesh = mg::box_mesh(n, n, n, L);
+  struct Case {
+    int q, p;
+  };
+  for (const Case c : {Case{1, 3}, Case{1, 7}, Case{2, 3}, Case{2, 5}, Case{3, 7}, Case{4, 6}, Case{5, 7}}) {
+    const auto Sq = std::make_shared<const mg::SemSpace>(mesh, c.q, 1);
+    const auto Sp = std::make_shared<const mg::SemSpace>(mesh, c.p, 1);
+    const CsrMatrix P = mg::pmg_prolongation(*Sq, *Sp, 2);
+    ASSERT_EQ(P.rows, Sp->num_free());
+    ASSERT_EQ(P.cols, Sq->num_free());
+    EXPECT_NO_THROW(P.validate());
+    std::function<double(const double*)> u;
+    if (c.q == 1) {  // piecewise trilinear
+      u = [&](const double* x) { return hat(x[0] / L[0], n) * hat(x[1] / L[1], n) * hat(x[2] / L[2], n); };
+    } else {  // a global polynomial of degree q per variable vanishing on the boundary
+      u = [&, q = c.q](const double* x) {
+        double v = 1;
+        for (int d = 0; d < 3; ++d) {
+          const double t = x[d] / L[d];
+          v *= t * (1 - t) * std::pow(1.0 + 0.5 * t, q - 2);
+        }
+        return v;
+      };
+    }
+    std::vector<double> uc(Sq->num_free()), uf(Sp->num_free());
+    for (std::size_t g = 0; g < uc.size(); ++g) uc[g] = u(&Sq->coordinates()[3 * g]);
+    P.multiply(uc.data(), uf.data(), 1);
+    double err = 0, mx = 0;
+    for (std::size_t g = 0; g < uf.size(); ++g) {
+      const double ex = u(&Sp->coordinates()[3 * g]);
+      err = std::max(err, std::abs(uf[g] - ex));
+      mx = std::max(mx, std::abs(ex));
+    }
+    std::printf("  q=%d -> p=%d: max |P u_q - u_p| = %.2e (max |u| %.2e)\n", c.q, c.p, err, mx);
+    EXPECT_LT(err, 1e-14 * std::pow(c.p + 1, 2) + 1e-15) << "q " << c.q << " p " << c.p;
+    EXPECT_GT(mx, 1e-3);
+  }
+  // one degree more is not reproduced (the test can fail)
+  const auto S2 = std::make_shared<const mg::SemSpace>(mesh, 2, 1);
+  const auto S5 = std::make_shared<const mg::SemSpace>(mesh, 5, 1);
+  const CsrMatrix P = mg::pmg_prolongation(*S2, *S5, 1);
+  auto cubic = [&](const double* x) { return x[0] * (L[0] - x[0]) * x[0] * x[1] * (L[1] - x[1]) * x[2] * (L[2] - x[2]); };
+  std::vector<double> uc(S2->num_free()), uf(S5->num_free());
+  for (std::size_t g = 0; g < uc.size(); ++g) uc[g] = cubic(&S2->coordinates()[3 * g]);
+  P.multiply(uc.data(), uf.data(), 1);
+  double err = 0;
+  for (std::size_t g = 0; g < uf.size(); ++g) err = std::max(err, std::abs(uf[g] - cubic(&S5->coordinates()[3 * g])));
+  EXPECT_GT(err, 1e-6);
+}
+
+TEST(PMultigridTransfer, SharedNodesAgreeOnDeformedMeshes) {
+  // On a Kershaw mesh, interpolating from any element that holds a fine node gives the same
+  // value (conformity): compare P u with the element-wise interpolation from every element.
+  const mg::HexMesh mesh = mg::kershaw_mesh(6, 0.3);
+  const int q = 2, p = 4;
+  const auto Sq = std::make_shared<const mg::SemSpace>(mesh, q, 1);
+  const auto Sp = std::make_shared<const mg::SemSpace>(mesh, p, 1);
+  const CsrMatrix P = mg::pmg_prolongation(*Sq, *Sp, 2);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> U(-1, 1);
+  std::vector<double> uc(Sq->num_free()), uf(Sp->num_free());
+  for (double& v : uc) v = U(gen);
+  P.multiply(uc.data(), uf.data(), 1);
+  const auto J = mg::interpolation_matrix(Sq->gll().nodes, Sp->gll().nodes);
+  const int Nc = q + 1, Nf = p + 1;
+  double worst = 0;
+  for (std::size_t e = 0; e < Sp->num_elements(); ++e)
+    for (int k = 0; k < Nf; ++k)
+      for (int j = 0; j < Nf; ++j)
+        for (int i = 0; i < Nf; ++i) {
+          const auto g = Sp->local_to_global()[e * Nf * Nf * Nf + i + Nf * (j + Nf * k)];
+          if (std::size_t(g) >= Sp->num_free()) continue;
+          double v = 0;
+          for (int c = 0; c < Nc; ++c)
+            for (int b = 0; b < Nc; ++b)
+              for (int a = 0; a < Nc; ++a) {
+                const auto h = Sq->local_to_global()[e * Nc * Nc * Nc + a + Nc * (b + Nc * c)];
+                if (std::size_t(h) < Sq->num_free()) v += J[i * Nc + a] * J[j * Nc + b] * J[k * Nc + c] * uc[h];
+              }
+          worst = std::max(worst, std::abs(v - uf[g]));
+        }
+  EXPECT_LT(worst, 1e-13);
+  expect_invalid([&] { mg::pmg_prolongation(*Sp, *Sq); }, "must be below the fine order");
+  const auto Sother = std::make_shared<const mg::SemSpace>(mg::box_mesh(6, 6, 6), p, 1);
+  expect_invalid([&] { mg::pmg_prolongation(*Sq, *Sother); }, "not on the same mesh");
+}
+
+TEST(PMultigridTransfer, GalerkinProductAgainstRediscretisedOperator) {
+  // V_q is a subspace of V_p; on affine elements GLL quadrature of order p > q integrates the
+  // stiffness of two V_q functions exactly (degree <= 2q <= 2p - 1 per variable), so R A_p P is the
+  // exact stiffness matrix of V_q, the same for every p > q; A_q (GLL of order q, exact to degree
+  // 2q - 1 only) differs from it.
+  const mg::HexMesh box = mg::box_mesh(3, 3, 3, {1.0, 0.8, 1.2});
+  for (const int q : {1, 2}) {
+    auto galerkin = [&](const mg::HexMesh& mesh, int p) {
+      const auto Sq = std::make_shared<const mg::SemSpace>(mesh, q, 1);
+      const auto Sp = std::make_shared<const mg::SemSpace>(mesh, p, 1);
+      const CsrMatrix P = mg::pmg_prolongation(*Sq, *Sp, 1);
+      return elliptica::triple_product(P.transpose(), mg::SemLaplacian(Sp, 1).assemble(), P, 1);
+    };
+    const CsrMatrix G3 = galerkin(box, q + 1), G5 = galerkin(box, q + 3);
+    const CsrMatrix Aq = mg::SemLaplacian(std::make_shared<const mg::SemSpace>(box, q, 1), 1).assemble();
+    const auto [d35, n3] = frobenius_difference(G3, G5);
+    const auto [dq, nq] = frobenius_difference(G3, Aq);
+    std::printf("  box, q=%d: ||R A_%d P - R A_%d P||_F / ||.|| = %.2e; ||R A_p P - A_q||_F / ||A_q|| = %.3f\n", q,
+                q + 1, q + 3, d35 / n3, dq / nq);
+    EXPECT_LT(d35, 1e-12 * n3);
+    EXPECT_GT(dq, 1e-3 * nq);  // not equal: A_q's quadrature is not exact
+    EXPECT_LT(dq, 0.5 * nq);   // but close
+  }
+  // Kershaw (non-affine): R A_p P depends on p and differs from A_q; report it.
+  const mg::HexMesh kersh = mg::kershaw_mesh(6, 0.3);
+  const auto S1 = std::make_shared<const mg::SemSpace>(kersh, 1, 1);
+  const auto S3 = std::make_shared<const mg::SemSpace>(kersh, 3, 1);
+  const CsrMatrix P = mg::pmg_prolongation(*S1, *S3, 1);
+  const CsrMatrix G = elliptica::triple_product(P.transpose(), mg::SemLaplacian(S3, 1).assemble(), P, 1);
+  const CsrMatrix A1 = mg::SemLaplacian(S1, 1).assemble();
+  const auto [d, nrm] = frobenius_difference(G, A1);
+  std::printf("  kershaw(6, 0.3), q=1, p=3: ||R A_p P - A_q||_F / ||A_q|| = %.3f\n", d / nrm);
+  EXPECT_LT(d, nrm);
+  // both symmetric positive definite on the same space: the Rayleigh quotients of random vectors
+  // are of the same size (spectral equivalence)
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> U(-1, 1);
+  std::vector<double> v(A1.rows), w1(A1.rows), w2(A1.rows);
+  for (double& x : v) x = U(gen);
+  A1.multiply(v.data(), w1.data(), 1);
+  G.multiply(v.data(), w2.data(), 1);
+  double a = 0, g = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) a += v[i] * w1[i], g += v[i] * w2[i];
+  std::printf("  kershaw: v^T R A_p P v / v^T A_q v = %.3f\n", g / a);
+  EXPECT_GT(g / a, 0.5);
+  EXPECT_LT(g / a, 2.0);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Solves
+
+struct SolveRun {
+  int iterations = 0;
+  double max_error = 0, residual = 0, setup = 0, solve = 0;
+  std::size_t n = 0;
+};
+
+SolveRun pmg_solve(const mg::HexMesh& mesh, const mg::SemPoissonOptions& o, std::vector<double>* xout = nullptr) {
+  mg::SemPoissonPlan plan(mesh, o);
+  const auto b = plan.load_vector(rhs_f);
+  std::vector<double> x(plan.size(), 0.0);
+  const auto res = plan.solve(b.data(), x.data());
+  EXPECT_TRUE(res.converged);
+  SolveRun r;
+  r.iterations = res.iterations;
+  r.residual = true_relative_residual(plan.op(), b, x);
+  r.max_error = max_error(plan.space(), x);
+  r.setup = plan.setup_seconds();
+  r.solve = res.solve_seconds;
+  r.n = plan.size();
+  EXPECT_EQ(res.residual_history.size(), std::size_t(res.iterations) + 1);
+  if (xout) *xout = x;
+  return r;
+}
+
+/// Max error of the direct solve of the assembled order-p matrix (the discretisation's own error).
+double direct_error(const mg::HexMesh& mesh, int p) {
+  const auto S = std::make_shared<const mg::SemSpace>(mesh, p, 1);
+  mg::SemLaplacian A(S, 1);
+  mg::SparseDirect D(A.assemble());
+  const auto B = S->mass();
+  std::vector<double> b(A.size()), x(A.size());
+  for (std::size_t g = 0; g < b.size(); ++g) {
+    const double* c = &S->coordinates()[3 * g];
+    b[g] = B[g] * rhs_f(c[0], c[1], c[2]);
+  }
+  D.apply(b.data(), x.data());
+  return max_error(*S, x);
+}
+
+int jacobi_pcg_iterations(const mg::HexMesh& mesh, int p, double rtol) {
+  const auto S = std::make_shared<const mg::SemSpace>(mesh, p, 1);
+  mg::SemLaplacian A(S, 2);
+  Jacobi M(A.diagonal());
+  const auto B = S->mass();
+  std::vector<double> b(A.size()), x(A.size(), 0.0);
+  for (std::size_t g = 0; g < b.size(); ++g) {
+    const double* c = &S->coordinates()[3 * g];
+    b[g] = B[g] * rhs_f(c[0], c[1], c[2]);
+  }
+  elliptica::krylov::Options ko;
+  ko.rtol = rtol;
+  ko.max_iterations = 20000;
+  ko.threads = 2;
+  const auto res = elliptica::krylov::cg(A, b.data(), x.data(), &M, ko);
+  EXPECT_TRUE(res.converged);
+  return res.iterations;
+}
+
+TEST(SemPoissonPlan, BoxPcgIterationsIndependentOfH) {
+  // PCG + pMG(p, p-2, ..., 1), Chebyshev(opt4)-Jacobi (2, 2), exact order-1 solve, to 1e-8.
+  const int p = kSanitized ? 4 : 5;
+  mg::SemPoissonOptions o;
+  o.order = p;
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  o.threads = 2;
+  std::vector<int> its;
+  const std::vector<int> sizes = kSanitized ? std::vector<int>{2, 4} : std::vector<int>{3, 6};
+  for (const int n : sizes) {
+    const mg::HexMesh mesh = mg::box_mesh(n, n, n);
+    const SolveRun r = pmg_solve(mesh, o);
+    const double h = 1.0 / n;
+    // interpolation error of sin on elements of width h (as tests/test_sem.cpp): the SEM error
+    // stays within a modest constant of it
+    const double interp = std::pow(kPi * h / 2, p + 1) / std::tgamma(p + 2.0);
+    const double direct = direct_error(mesh, p);
+    std::printf("  box n=%d p=%d (%zu unknowns): %d iterations, residual %.2e, max error %.3e (direct %.3e, "
+                "interpolation %.3e), set-up %.3f s, solve %.3f s\n",
+                n, p, r.n, r.iterations, r.residual, r.max_error, direct, interp, r.setup, r.solve);
+    EXPECT_LE(r.residual, 1.01e-8);
+    EXPECT_LT(r.max_error, 10 * interp);
+    EXPECT_NEAR(r.max_error, direct, 1e-3 * direct + 1e-9);
+    EXPECT_LE(r.iterations, 20);
+    its.push_back(r.iterations);
+  }
+  EXPECT_LE(its[1], its[0] + 2) << "iterations grow with 1/h";
+  // PCG-Jacobi on the finer problem needs far more
+  const mg::HexMesh mesh = mg::box_mesh(sizes[1], sizes[1], sizes[1]);
+  const int jac = jacobi_pcg_iterations(mesh, p, 1e-8);
+  std::printf("  PCG-Jacobi: %d iterations (pMG %d)\n", jac, its[1]);
+  EXPECT_GT(jac, 4 * its[1]);
+}
+
+TEST(SemPoissonPlan, KershawPcgConverges) {
+  // Kershaw eps = 0.3, n = 6 (the trilinear mesh is the exact Kershaw geometry).
+  const int p = kSanitized ? 3 : 5;
+  const mg::HexMesh mesh = mg::kershaw_mesh(6, 0.3);
+  mg::SemPoissonOptions o;
+  o.order = p;
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  o.threads = 2;
+  const SolveRun r = pmg_solve(mesh, o);
+  const double direct = direct_error(mesh, p);
+  const int jac = jacobi_pcg_iterations(mesh, p, 1e-8);
+  std::printf("  kershaw(6, 0.3) p=%d (%zu unknowns): %d iterations (PCG-Jacobi %d), residual %.2e, max error %.3e "
+              "(direct %.3e), set-up %.3f s, solve %.3f s\n",
+              p, r.n, r.iterations, jac, r.residual, r.max_error, direct, r.setup, r.solve);
+  EXPECT_LE(r.residual, 1.01e-8);
+  EXPECT_NEAR(r.max_error, direct, 1e-3 * direct + 1e-8);
+  EXPECT_LE(r.iterations, 40);
+  EXPECT_GT(jac, 4 * r.iterations);
+}
+
+TEST(SemPoissonPlan, EveryChebyshevKindAndFgmresOneSided) {
+  const mg::HexMesh mesh = mg::box_mesh(3, 3, 3);
+  mg::SemPoissonOptions o;
+  o.order = 4;
+  o.schedule = {4, 2, 1};
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  o.threads = 1;
+  for (const auto kind : {mg::Polynomial::Cheby1, mg::Polynomial::Cheby1Opt, mg::Polynomial::Cheby4,
+                          mg::Polynomial::Cheby4Opt}) {
+    o.polynomial = kind;
+    const SolveRun r = pmg_solve(mesh, o);
+    std::printf("  kind %d: %d iterations, residual %.2e\n", int(kind), r.iterations, r.residual);
+    EXPECT_LE(r.residual, 1.01e-8);
+    EXPECT_LE(r.iterations, 25);
+  }
+  // one-sided (4, 0) cycle: not symmetric, FGMRES
+  o.polynomial = mg::Polynomial::Cheby4Opt;
+  o.pre = 4;
+  o.post = 0;
+  o.method = elliptica::krylov::Method::Fgmres;
+  const SolveRun r = pmg_solve(mesh, o);
+  std::printf("  FGMRES (4, 0): %d iterations, residual %.2e\n", r.iterations, r.residual);
+  EXPECT_LE(r.residual, 1.01e-8);
+  EXPECT_LE(r.iterations, 25);
+}
+
+TEST(SemPoissonPlan, BoomerAmgCoarseSolve) {
+  REQUIRE_HYPRE();
+  const int p = kSanitized ? 3 : 5;
+  const int n = kSanitized ? 4 : 6;
+  const mg::HexMesh mesh = mg::box_mesh(n, n, n);
+  mg::SemPoissonOptions o;
+  o.order = p;
+  o.threads = 2;
+  EXPECT_EQ(o.coarse, mg::PmgCoarseSolver::BoomerAmg);  // the default with hypre
+  std::vector<double> xa, xd;
+  const SolveRun amg = pmg_solve(mesh, o, &xa);
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  const SolveRun dir = pmg_solve(mesh, o, &xd);
+  std::printf("  box n=%d p=%d: BoomerAMG coarse %d iterations, direct coarse %d; max error %.3e / %.3e\n", n, p,
+              amg.iterations, dir.iterations, amg.max_error, dir.max_error);
+  EXPECT_LE(amg.residual, 1.01e-8);
+  EXPECT_LE(amg.iterations, dir.iterations + 3);
+  EXPECT_NEAR(amg.max_error, dir.max_error, 1e-3 * dir.max_error + 1e-9);
+}
+
+TEST(SemPoissonPlan, ProjectionReducesIterations) {
+  // A slowly varying sequence f_t(x) = 3 pi^2 sin(pi (x + 0.02 t)) sin(pi y) sin(pi z): with
+  // Fischer's projection the later solves start from a small residual and need fewer iterations
+  // to the same absolute tolerance (rtol ||b||); the solutions agree.
+  const mg::HexMesh mesh = mg::box_mesh(3, 3, 3);
+  mg::SemPoissonOptions o;
+  o.order = kSanitized ? 3 : 5;
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  o.threads = 2;
+  mg::SemPoissonPlan plan(mesh, o);
+  elliptica::krylov::SolutionProjection proj(plan.size());
+  int plain = 0, projected = 0;
+  const int steps = 8;
+  for (int t = 0; t < steps; ++t) {
+    const auto b = plan.load_vector([t](double x, double y, double z) {
+      return 3 * kPi * kPi * std::sin(kPi * (x + 0.02 * t)) * std::sin(kPi * y) * std::sin(kPi * z);
+    });
+    std::vector<double> x0(plan.size(), 0.0), x1(plan.size(), 0.0);
+    const auto r0 = plan.solve(b.data(), x0.data());
+    const auto r1 = plan.solve(b.data(), x1.data(), proj);
+    EXPECT_TRUE(r0.converged);
+    EXPECT_TRUE(r1.converged);
+    EXPECT_LE(true_relative_residual(plan.op(), b, x1), 1.01e-8);
+    double d = 0, m = 0;
+    for (std::size_t i = 0; i < x0.size(); ++i) d = std::max(d, std::abs(x0[i] - x1[i])), m = std::max(m, std::abs(x0[i]));
+    EXPECT_LT(d, 1e-6 * m);
+    std::printf("  t=%d: plain %d iterations, projected %d (projected residual %.2e, basis %zu)\n", t, r0.iterations,
+                r1.iterations, r1.projected_residual, r1.basis_after);
+    if (t >= 2) plain += r0.iterations, projected += r1.iterations;
+  }
+  EXPECT_LT(projected, plain * 7 / 10);
+  expect_invalid([&] {
+    elliptica::krylov::SolutionProjection wrong(plan.size() + 1);
+    std::vector<double> b(plan.size(), 1.0), x(plan.size());
+    plan.solve(b.data(), x.data(), wrong);
+  }, "the projection has");
+}
