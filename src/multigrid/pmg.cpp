@@ -174,6 +174,7 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
   vo.pre = opt_.pre;
   vo.post = opt_.post;
   vo.threads = opt_.threads;
+  vo.level_orders = opt_.level_orders;
   vo.smoother.base = BaseSmoother::Jacobi;
   vo.smoother.kind = opt_.polynomial;
   vo.smoother.lambda_safety = opt_.lambda_safety;

@@ -118,6 +118,9 @@ struct SemPoissonOptions {
   std::vector<int> schedule;     ///< pMG orders finest first (empty: default_pmg_schedule(order))
   int pre = 2;                   ///< m: pre-smoothing Chebyshev order, >= 0
   int post = 2;                  ///< n: post-smoothing Chebyshev order, >= 0 (m + n >= 1; PCG needs m = n)
+  /// Per-level Chebyshev orders, one per smoothed level (schedule size - 1, finest first), each
+  /// >= 1, replacing pre / post there (VCycleOptions::level_orders); empty: pre / post everywhere.
+  std::vector<int> level_orders;
   Polynomial polynomial = Polynomial::Cheby4Opt;  ///< Chebyshev kind over Jacobi (Simple not refused)
   double lambda_safety = 1.1;    ///< lambda_max = this x the Lanczos estimate of rho(D^-1 A); > 0
   int lambda_iterations = 10;    ///< Lanczos steps of that estimate, >= 1
