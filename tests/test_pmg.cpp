@@ -401,10 +401,10 @@ TEST(SemPoissonPlan, BoxPcgIterationsIndependentOfH) {
     // the direct solve of the assembled matrix on the smaller mesh (its LDL^T at n = 6 alone takes seconds)
     const bool have_direct = n == sizes[0];
     const double direct = have_direct ? direct_error(mesh, p) : r.max_error;
-    std::printf("  box n=%d p=%d (%zu unknowns): %d iterations, residual %.2e, max error %.3e (direct solve %s%.3e, "
+    std::printf("  box n=%d p=%d (%zu unknowns): %d iterations, residual %.2e, max error %.3e (direct solve %s, "
                 "interpolation %.3e), set-up %.3f s, solve %.3f s\n",
-                n, p, r.n, r.iterations, r.residual, r.max_error, have_direct ? "" : "not run: ", direct, interp,
-                r.setup, r.solve);
+                n, p, r.n, r.iterations, r.residual, r.max_error,
+                have_direct ? std::to_string(direct).c_str() : "not run", interp, r.setup, r.solve);
     EXPECT_LE(r.residual, 1.01e-8);
     EXPECT_LT(r.max_error, 10 * interp);
     EXPECT_NEAR(r.max_error, direct, 1e-3 * direct + 1e-9);
