@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "elliptica/core/error.hpp"
 #include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/pmg.hpp"
 
@@ -70,3 +72,21 @@ TEST(SemPoissonPlan, BoomerAmgCoarseSolve) {
   EXPECT_NEAR(amg.max_error, dir.max_error, 1e-3 * dir.max_error + 1e-9);
 }
 
+
+TEST(SemPoissonPlan, BoomerAmgUnsymmetricRelaxationNeedsFgmres) {
+  REQUIRE_HYPRE();
+  mg::SemPoissonOptions o;
+  o.order = 3;
+  o.threads = 1;
+  o.boomeramg.relaxation = mg::BoomerAmgRelaxation::HybridGsForward;
+  const mg::HexMesh mesh = mg::box_mesh(4, 4, 4);
+  try {
+    mg::SemPoissonPlan plan(mesh, o);
+    ADD_FAILURE() << "PCG accepted an unsymmetric coarse cycle";
+  } catch (const elliptica::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("not symmetric"), std::string::npos) << e.what();
+  }
+  o.method = elliptica::krylov::Method::Fgmres;
+  const SolveRun r = pmg_solve(mesh, o);
+  EXPECT_LE(r.residual, 1.01e-8);
+}

@@ -186,6 +186,10 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
                                  opt_.method == krylov::Method::Fgmres, opt_.method != krylov::Method::Cg);
   if (opt_.method == krylov::Method::Cg && !cycle_->is_symmetric())
     throw InvalidArgument("SemPoissonPlan: method cg needs a symmetric cycle");
+  if (opt_.method == krylov::Method::Cg && !h_->coarse_solver()->is_symmetric())
+    throw InvalidArgument("SemPoissonPlan: method cg needs a symmetric coarse solve, but the BoomerAMG cycle with "
+                          "relaxation " + to_string(opt_.boomeramg.relaxation) +
+                          " is not symmetric; use a symmetric relaxation or method fgmres");
   setup_seconds_ = seconds_since(t0);
 }
 

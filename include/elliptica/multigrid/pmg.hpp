@@ -153,7 +153,8 @@ class SemPoissonPlan {
  public:
   /// Builds the space of order opt.order on `mesh`, the hierarchy (pmg_hierarchy) and the V-cycle.
   /// Throws InvalidArgument naming the option out of range (the ranges of SemPoissonOptions;
-  /// method cg with pre != post: the cycle is not symmetric), and what SemSpace, pmg_hierarchy,
+  /// method cg with pre != post or with a BoomerAMG relaxation that is not symmetric: the cycle
+  /// is not symmetric), and what SemSpace, pmg_hierarchy,
   /// the smoothers throw (a bad mesh, NumericalError, ResourceError).
   explicit SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt = {});
   ~SemPoissonPlan();
