@@ -32,7 +32,6 @@
 ///   non-differentiated variable on an affine element) inexactly, that of order p > q exactly.
 ///   The two agree in the limit of fine meshes and are spectrally equivalent; tests report
 ///   ||R A_p P - A_q|| (seed 003 section 4 uses the rediscretised A_q, as nekRS does).
-#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
