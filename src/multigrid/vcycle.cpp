@@ -32,6 +32,21 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
   if (opt_.threads < 0) throw InvalidArgument("VCycle: threads must be >= 0, got " + std::to_string(opt_.threads));
   if (!h_->coarse_solver()) throw InvalidArgument("VCycle: the hierarchy has no coarse solver");
   const std::size_t L = h_->num_levels();
+  if (!opt_.level_orders.empty()) {
+    if (opt_.level_orders.size() + 1 != L)
+      throw InvalidArgument("VCycle: level_orders has " + std::to_string(opt_.level_orders.size()) +
+                            " entries, the hierarchy has " + std::to_string(L > 0 ? L - 1 : 0) + " smoothed levels");
+    for (std::size_t j = 0; j < opt_.level_orders.size(); ++j)
+      if (opt_.level_orders[j] < 1)
+        throw InvalidArgument("VCycle: level_orders[" + std::to_string(j) + "] = " +
+                              std::to_string(opt_.level_orders[j]) + " must be >= 1");
+  }
+  pre_.assign(std::max<std::size_t>(L, 1), opt_.pre);
+  post_.assign(std::max<std::size_t>(L, 1), opt_.post);
+  for (std::size_t j = 0; j < opt_.level_orders.size(); ++j) {
+    pre_[j] = opt_.pre > 0 ? opt_.level_orders[j] : 0;
+    post_[j] = opt_.post > 0 ? opt_.level_orders[j] : 0;
+  }
   smoothers_.reserve(L > 0 ? L - 1 : 0);
   SmootherOptions so = opt_.smoother;
   so.threads = opt_.threads;
@@ -91,8 +106,9 @@ void VCycle::cycle_level(std::size_t j, const double* b, double* x, bool x_is_ze
   const std::size_t n = lv.rows();
   const int nt = opt_.threads;
   std::vector<double>& r = r_[j];
-  if (opt_.pre > 0) {
-    smoothers_[j].smooth(b, x, opt_.pre, x_is_zero);
+  const int pre = pre_[j], post = post_[j];
+  if (pre > 0) {
+    smoothers_[j].smooth(b, x, pre, x_is_zero);
     level_residual(lv, b, x, r.data(), nt);
   } else if (x_is_zero) {
     std::copy(b, b + n, r.begin());
@@ -103,14 +119,14 @@ void VCycle::cycle_level(std::size_t j, const double* b, double* x, bool x_is_ze
   std::vector<double>& xc = xc_[j + 1];
   lv.R.multiply(r.data(), bc.data(), nt);
   // The coarse problem starts from zero (its smoother skips the initial residual).
-  if (opt_.pre == 0) std::fill(xc.begin(), xc.end(), 0.0);
+  if (pre == 0) std::fill(xc.begin(), xc.end(), 0.0);
   cycle_level(j + 1, bc.data(), xc.data(), true);
-  if (x_is_zero && opt_.pre == 0) {
+  if (x_is_zero && pre == 0) {
     lv.P.multiply(xc.data(), x, nt);
   } else {
     lv.P.multiply_add(xc.data(), x, 1.0, nt);
   }
-  if (opt_.post > 0) smoothers_[j].smooth(b, x, opt_.post);
+  if (post > 0) smoothers_[j].smooth(b, x, post);
 }
 
 void VCycle::cycle(const double* b, double* x) const {

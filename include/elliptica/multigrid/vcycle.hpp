@@ -32,6 +32,11 @@ struct VCycleOptions {
   /// Threads of every kernel of the cycle (residuals, transfers, smoothers: it replaces
   /// smoother.threads) through num_threads clauses; 0: omp_get_max_threads() at each call.
   int threads = 0;
+  /// Per-level smoothing orders (nekRS's pMGSchedule gives a Chebyshev order per level): empty
+  /// (the default) = pre / post on every level; otherwise one order k_j >= 1 per smoothed level
+  /// (num_levels - 1 entries, finest first), level j then pre-smooths with k_j where pre > 0 and
+  /// post-smooths with k_j where post > 0 (so (m, m) cycles stay symmetric, (m, 0) one-sided).
+  std::vector<int> level_orders;
 };
 
 /// Holds per-level work vectors: not thread-safe for concurrent cycle/apply/solve calls (each
@@ -41,7 +46,8 @@ class VCycle : public LinearOperator<double> {
   /// Builds one Smoother per level except the coarsest, over the level's operator and diagonal
   /// (each with the level's GridShape; ASM/RAS need the level's matrix).
   /// Throws InvalidArgument on m < 0, n < 0 or m + n = 0, threads < 0, a hierarchy without a
-  /// coarse solver (and whatever the smoother throws).
+  /// coarse solver, level_orders of the wrong length or with an order < 1 (and whatever the
+  /// smoother throws).
   VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt);
   VCycle(Hierarchy h, const VCycleOptions& opt);
   ~VCycle() override;
@@ -71,7 +77,8 @@ class VCycle : public LinearOperator<double> {
   /// Fine-grid matvecs per cycle by the seed's cost convention: m + n + 1 (a smoothing of order k
   /// counts k, plus the residual before restriction). A cycle that starts from zero (apply(), the
   /// coarse levels) skips the smoother's initial residual, so it does one fewer product.
-  long matvecs_per_cycle() const { return opt_.pre + opt_.post + 1; }
+  /// With level_orders: the finest level's orders.
+  long matvecs_per_cycle() const { return pre_[0] + post_[0] + 1; }
   const Hierarchy& hierarchy() const { return *h_; }
   const VCycleOptions& options() const { return opt_; }
   const Smoother& smoother(std::size_t level) const { return smoothers_.at(level); }
@@ -82,6 +89,7 @@ class VCycle : public LinearOperator<double> {
   std::shared_ptr<const Hierarchy> h_;
   VCycleOptions opt_;
   std::vector<Smoother> smoothers_;
+  std::vector<int> pre_, post_;  ///< smoothing orders per level (level_orders or pre / post)
   mutable std::vector<std::vector<double>> r_, bc_, xc_;  ///< work vectors per level
 };
 

@@ -1,0 +1,200 @@
+#pragma once
+/// @file pmg.hpp
+/// p-multigrid (pMG) for the spectral-element Poisson operator of sem_operator.hpp (seed 003,
+/// sections 4-6): one HexMesh, a schedule of polynomial orders p_0 > p_1 > ... > p_L = 1, one
+/// SemSpace per order, the matrix-free SemLaplacian with its exact diagonal on every order
+/// p_j > 1, the assembled order-1 (trilinear, GLL-lumped) matrix on the coarsest level solved by
+/// one hypre BoomerAMG V-cycle (nekRS's coarse solve, boomeramg.hpp) or by the sparse direct
+/// solver (amg.hpp's SparseDirect); the transfers between orders are element-wise tensor-product
+/// GLL Lagrange interpolation. The existing VCycle (vcycle.hpp) runs the Chebyshev-Jacobi
+/// smoothers (smoother.hpp: cheb1, cheb1opt, cheb4, opt4) over this hierarchy, as the
+/// preconditioner of the krylov module's PCG (symmetric cycles, m = n) or FGMRES / GMRES.
+///
+/// Conventions
+/// - Vectors are over the FREE nodes of a level's SemSpace (length SemSpace::num_free(), the
+///   global numbering of sem_operator.hpp; Dirichlet nodes are not stored: u = 0 there).
+/// - Schedule: orders finest first, strictly decreasing, ending at 1, the first in
+///   [2, kMaxSemOrder] (check_pmg_schedule). The seed (section 6) uses (7, 5, 3, 1) with
+///   Chebyshev-Jacobi smoothing and (7, 3, 1) with Schwarz smoothing.
+/// - Interpolation P_j from order q = p_{j+1} to p = p_j (pmg_prolongation): on each element the
+///   coarse nodal values u_abc are interpolated to the fine GLL points,
+///   u(x_i, x_j, x_k) = sum_abc J_ia J_jb J_kc u_abc, J = interpolation_matrix(gll(q).nodes,
+///   gll(p).nodes) (gll.hpp; Deville, Fischer & Mund 2002, section 2.4 and appendix B). The
+///   coarse space is conforming and V_q is a subspace of V_p on the same mesh, so a fine node
+///   shared by several elements gets the same value from each: its row is taken once (from the
+///   first element that holds it).
+/// - Restriction R_j = P_j^T: the coarse problem is the Galerkin projection of the fine one onto
+///   V_q (find e_q in V_q with a(e_q, v) = (r, v) for all v in V_q; every v in V_q is the fine
+///   function with coefficients P v_q, so the coarse right-hand side is P^T r, and the exact
+///   coarse operator of the fine bilinear form is P^T A_p P). The level operator used is A_q,
+///   the SEM operator of order q with its own GLL quadrature, which differs from P^T A_p P: GLL
+///   quadrature of order q integrates grad u . grad v (degree 2q in the direction of the
+///   non-differentiated variable on an affine element) inexactly, that of order p > q exactly.
+///   The two agree in the limit of fine meshes and are spectrally equivalent; tests report
+///   ||R A_p P - A_q|| (seed 003 section 4 uses the rediscretised A_q, as nekRS does).
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
+#include "elliptica/krylov/projection.hpp"
+#include "elliptica/multigrid/boomeramg.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
+#include "elliptica/multigrid/sem_mesh.hpp"
+#include "elliptica/multigrid/sem_operator.hpp"
+#include "elliptica/multigrid/smoother.hpp"
+#include "elliptica/multigrid/vcycle.hpp"
+
+namespace elliptica::multigrid {
+
+/// Throws InvalidArgument naming the problem unless `orders` is a pMG schedule: not empty, the
+/// first order in [2, kMaxSemOrder], strictly decreasing, the last order 1.
+void check_pmg_schedule(const std::vector<int>& orders);
+
+/// The seed's schedule for Chebyshev-Jacobi smoothing (seed 003, section 6: (7, 5, 3, 1)):
+/// p, p - 2, p - 4, ... while > 1, then 1 (p = 6: (6, 4, 2, 1); p = 2: (2, 1)).
+/// InvalidArgument for p outside [2, kMaxSemOrder].
+std::vector<int> default_pmg_schedule(int p);
+
+/// The interpolation P from the free nodes of `coarse` (order q) to the free nodes of `fine`
+/// (order p > q) on the same mesh (file docstring): fine.num_free() x coarse.num_free(), CSR with
+/// sorted columns; a row has at most (q + 1)^3 entries (fewer on element faces, edges, vertices
+/// and next to the boundary: coarse Dirichlet columns are dropped, their values being 0). Exact
+/// zeros of the tensor-product weights are not stored.
+/// `threads`: threads of the row loops (0: omp_get_max_threads()).
+/// Throws InvalidArgument when the two spaces are not on the same mesh (element and vertex
+/// arrays), when q >= p, or threads < 0; ResourceError when the matrix needs more memory than
+/// memory_limit_bytes().
+CsrMatrix pmg_prolongation(const SemSpace& coarse, const SemSpace& fine, int threads = 0);
+
+/// Coarse solver of the order-1 level.
+enum class PmgCoarseSolver {
+  BoomerAmg,  ///< one BoomerAMG V-cycle (BoomerAmgPreconditioner with the given options)
+  Direct      ///< sparse LDL^T (SparseDirect of amg.hpp): exact
+};
+/// BoomerAmg when this build has hypre (have_boomeramg()), else Direct.
+PmgCoarseSolver default_pmg_coarse_solver();
+/// "boomeramg" / "direct"; InvalidArgument naming the value otherwise. And back.
+PmgCoarseSolver pmg_coarse_solver_from_string(const std::string& s);
+std::string to_string(PmgCoarseSolver c);
+
+/// Options of pmg_hierarchy.
+struct PMultigridOptions {
+  /// Orders finest first (check_pmg_schedule); the first must be the fine space's order. Empty:
+  /// default_pmg_schedule(fine order).
+  std::vector<int> schedule;
+  /// Solver of the order-1 level. BoomerAMG is replaced by Direct when the order-1 matrix has no
+  /// more rows than boomeramg.max_coarse_size (BoomerAMG would make a single level of it).
+  PmgCoarseSolver coarse = default_pmg_coarse_solver();
+  /// BoomerAMG's settings (BoomerAmgOptions{}: nekRS's coarse-solve defaults, one V-cycle).
+  BoomerAmgOptions boomeramg;
+  /// Threads of the set-up loops and of the level operators (0: omp_get_max_threads()).
+  int threads = 0;
+};
+
+/// The p-multigrid hierarchy on fine's mesh: level j (finest first) has order schedule[j]; for
+/// schedule[j] > 1 A_j is the SemLaplacian of that order (matrix-free, Level::matrix null) and
+/// Level::diagonal its exact diagonal; the last level (order 1) has the assembled matrix
+/// (SemLaplacian::assemble()) as Level::matrix and operator; P_j = pmg_prolongation(space_{j+1},
+/// space_j), R_j = P_j^T; GridShape dim 0. The level operators keep their SemSpaces alive
+/// (pmg_level_space() finds them). Coarse solver as opt.coarse.
+/// Throws InvalidArgument for a bad schedule, schedule[0] != fine->order(), a null space,
+/// threads < 0, bad BoomerAMG options, an order-1 space without free nodes (a mesh too small
+/// to coarsen: one element across); NumericalError from the coarse factorisation / BoomerAMG's
+/// set-up; ResourceError from the spaces and matrices.
+Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOptions& opt = {});
+
+/// The SemSpace of level j of a hierarchy made by pmg_hierarchy (null for a level whose operator
+/// is not a SemLaplacian: the order-1 level, held as a matrix). InvalidArgument for j out of range.
+std::shared_ptr<const SemSpace> pmg_level_space(const Hierarchy& h, std::size_t j);
+
+/// Options of SemPoissonPlan; SemPoissonOptions{} holds the defaults.
+struct SemPoissonOptions {
+  int order = 7;                 ///< p of the discretisation, in [2, kMaxSemOrder]
+  std::vector<int> schedule;     ///< pMG orders finest first (empty: default_pmg_schedule(order))
+  int pre = 2;                   ///< m: pre-smoothing Chebyshev order, >= 0
+  int post = 2;                  ///< n: post-smoothing Chebyshev order, >= 0 (m + n >= 1; PCG needs m = n)
+  /// Per-level Chebyshev orders, one per smoothed level (schedule size - 1, finest first), each
+  /// >= 1, replacing pre / post there (VCycleOptions::level_orders); empty: pre / post everywhere.
+  std::vector<int> level_orders;
+  Polynomial polynomial = Polynomial::Cheby4Opt;  ///< Chebyshev kind over Jacobi (Simple not refused)
+  double lambda_safety = 1.1;    ///< lambda_max = this x the Lanczos estimate of rho(D^-1 A); > 0
+  int lambda_iterations = 10;    ///< Lanczos steps of that estimate, >= 1
+  double lmin_ratio = 0.1;       ///< cheb1: lambda_min / lambda_max, in (0, 1)
+  PmgCoarseSolver coarse = default_pmg_coarse_solver();  ///< order-1 solve (PMultigridOptions::coarse)
+  BoomerAmgOptions boomeramg;    ///< BoomerAMG's settings of that solve
+  krylov::Method method = krylov::Method::Cg;  ///< outer Krylov method: cg (PCG), fgmres or gmres
+  double rtol = 1e-8;            ///< stop at ||b - A x|| <= rtol ||b - A x_0||, in (0, 1)
+  double atol = 0.0;             ///< ... or at ||b - A x|| <= atol, >= 0
+  int max_iterations = 500;      ///< outer iterations, >= 1
+  int restart = 30;              ///< (F)GMRES restart length, >= 1
+  int threads = 0;               ///< threads of every kernel (0: omp_get_max_threads()), >= 0
+};
+
+/// What one solve did: the Krylov statistics (iterations, residual_history relative to ||r_0||,
+/// converged, final_relative_residual) and the time.
+struct SemSolveResult : krylov::Result {
+  double solve_seconds = 0;        ///< wall time of this solve
+  /// With a SolutionProjection: ||b - A x0|| / ||b|| of the projected initial guess (1 without,
+  /// or with an empty basis) and the basis size before / after.
+  double projected_residual = 1;
+  std::size_t basis_before = 0, basis_after = 0;
+};
+
+/// The SEM Poisson problem -Laplace(u) = f, u = 0 on the boundary of a hexahedral mesh, at order
+/// p, solved by a Krylov method preconditioned with one pMG V-cycle (Chebyshev-Jacobi smoothing,
+/// BoomerAMG or direct order-1 solve). Set up once, solve() many times. Solves are not
+/// thread-safe on one plan (the cycle's work vectors).
+class SemPoissonPlan {
+ public:
+  /// Builds the space of order opt.order on `mesh`, the hierarchy (pmg_hierarchy) and the V-cycle.
+  /// Throws InvalidArgument naming the option out of range (the ranges of SemPoissonOptions;
+  /// method cg with pre != post or with a BoomerAMG relaxation that is not symmetric: the cycle
+  /// is not symmetric), and what SemSpace, pmg_hierarchy,
+  /// the smoothers throw (a bad mesh, NumericalError, ResourceError).
+  explicit SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt = {});
+  ~SemPoissonPlan();
+  SemPoissonPlan(SemPoissonPlan&&) noexcept;
+  SemPoissonPlan& operator=(SemPoissonPlan&&) noexcept;
+
+  /// Unknowns: the free nodes of the order-p space.
+  std::size_t size() const;
+  const SemSpace& space() const;
+  /// The fine operator A (SemLaplacian of order p).
+  const SemLaplacian& op() const;
+  const Hierarchy& hierarchy() const;
+  const VCycle& cycle() const;
+  const SemPoissonOptions& options() const { return opt_; }
+  /// Wall time of the constructor (spaces, operators, diagonals, P, order-1 matrix, coarse
+  /// set-up, smoother estimates).
+  double setup_seconds() const { return setup_seconds_; }
+
+  /// b = (B f) on the free nodes: the right-hand side of -Laplace(u) = f with GLL quadrature
+  /// (B the assembled diagonal mass matrix, SemSpace::mass()); f(x, y, z) at the node
+  /// coordinates. Throws InvalidArgument for an empty f, NumericalError for a non-finite value.
+  std::vector<double> load_vector(const std::function<double(double, double, double)>& f) const;
+
+  /// Solves A x = b (length size(); x holds the initial guess on entry, the solution on exit)
+  /// with the plan's Krylov method and rtol / atol / max_iterations. Not converging is reported
+  /// (converged = false), not thrown. Throws InvalidArgument for null vectors or a non-finite b;
+  /// NumericalError from the Krylov solver (NaN / Inf, breakdown).
+  SemSolveResult solve(const double* b, double* x) const;
+  /// The same with Fischer's projection onto previous solutions (krylov/projection.hpp): x's
+  /// value on entry is not used; the inner solve from the projected guess stops at
+  /// ||r|| <= max(atol, rtol ||b||), so a good projection saves iterations. residual_history is
+  /// relative to ||b||. InvalidArgument when proj.size() != size().
+  SemSolveResult solve(const double* b, double* x, krylov::SolutionProjection& proj) const;
+
+ private:
+  SemPoissonOptions opt_;
+  std::shared_ptr<const SemSpace> space_;
+  std::shared_ptr<const SemLaplacian> A_;
+  std::shared_ptr<const Hierarchy> h_;
+  std::unique_ptr<VCycle> cycle_;
+  double setup_seconds_ = 0;
+};
+
+}  // namespace elliptica::multigrid
