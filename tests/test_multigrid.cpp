@@ -305,7 +305,10 @@ TEST(VCycle, StationarySolverCountsWork) {
   tp.A.multiply(x.data(), Ax.data());
   for (std::size_t i = 0; i < x.size(); ++i) res[i] = tp.b[i] - Ax[i];
   EXPECT_NEAR(norm2(res) / norm2(tp.b), r.final_relative_residual, 1e-12);
-  EXPECT_THROW(VCycle(Hierarchy(tp.A, tp.shape, 2), VCycleOptions{0, 0, cheby4_jacobi()}), InvalidArgument);
+  VCycleOptions none;
+  none.pre = none.post = 0;
+  none.smoother = cheby4_jacobi();
+  EXPECT_THROW(VCycle(Hierarchy(tp.A, tp.shape, 2), none), InvalidArgument);
 }
 
 TEST(VCycle, PreconditionsGmresAndPcg) {
