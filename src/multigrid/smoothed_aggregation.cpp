@@ -49,35 +49,54 @@ NearNullSpace rigid_body_modes(const std::vector<double>& coords, int dim) {
 
 namespace {
 
-/// P = T - w D^-1 (A T), rows merged with a dense accumulator (columns sorted).
-CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w, int threads) {
-  const CsrMatrix AT = multiply(A, T, threads);
+/// P = T - w D^-1 (A T) row by row (columns sorted, exact zeros dropped): (A T)_i accumulated in
+/// the order of the sparse product (A's row, then T's rows), then combined with T_i, the values of
+/// multiply(A, T) followed by a merge, without storing A T (a graph of about nnz(A) entries).
+/// Sequential (`threads` unused).
+CsrMatrix smooth_prolongator(const CsrMatrix& A, const std::vector<double>& diag, const CsrMatrix& T, double w,
+                             int /*threads*/) {
   CsrMatrix P;
   P.rows = T.rows;
   P.cols = T.cols;
   P.row_ptr.assign(P.rows + 1, 0);
-  std::vector<double> acc(T.cols, 0.0);
+  {  // capacity for the largest possible P (untouched capacity costs no memory traffic)
+    std::size_t bound = T.nnz();
+    for (std::size_t i = 0; i < A.rows; ++i)
+      for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+        const auto j = static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]);
+        bound += static_cast<std::size_t>(T.row_ptr[j + 1] - T.row_ptr[j]);
+      }
+    bound = std::min(bound, P.rows * P.cols);
+    P.col.reserve(bound);
+    P.val.reserve(bound);
+  }
+  std::vector<double> tacc(T.cols, 0.0), atacc(T.cols, 0.0);
   std::vector<std::int64_t> marker(T.cols, -1);
   std::vector<std::int32_t> cols;
   for (std::size_t i = 0; i < P.rows; ++i) {
     cols.clear();
-    auto add = [&](std::int32_t c, double v) {
+    auto touch = [&](std::int32_t c) {
       const auto cc = static_cast<std::size_t>(c);
       if (marker[cc] != static_cast<std::int64_t>(i)) {
         marker[cc] = static_cast<std::int64_t>(i);
-        acc[cc] = 0.0;
+        tacc[cc] = 0.0;
+        atacc[cc] = 0.0;
         cols.push_back(c);
       }
-      acc[cc] += v;
+      return cc;
     };
     for (std::int64_t p = T.row_ptr[i]; p < T.row_ptr[i + 1]; ++p)
-      add(T.col[static_cast<std::size_t>(p)], T.val[static_cast<std::size_t>(p)]);
-    const double s = -w / diag[i];
-    for (std::int64_t p = AT.row_ptr[i]; p < AT.row_ptr[i + 1]; ++p)
-      add(AT.col[static_cast<std::size_t>(p)], s * AT.val[static_cast<std::size_t>(p)]);
+      tacc[touch(T.col[static_cast<std::size_t>(p)])] += T.val[static_cast<std::size_t>(p)];
+    for (std::int64_t p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+      const auto j = static_cast<std::size_t>(A.col[static_cast<std::size_t>(p)]);
+      const double a = A.val[static_cast<std::size_t>(p)];
+      for (std::int64_t q = T.row_ptr[j]; q < T.row_ptr[j + 1]; ++q)
+        atacc[touch(T.col[static_cast<std::size_t>(q)])] += a * T.val[static_cast<std::size_t>(q)];
+    }
     std::sort(cols.begin(), cols.end());
+    const double s = -w / diag[i];
     for (auto c : cols) {
-      const double v = acc[static_cast<std::size_t>(c)];
+      const double v = tacc[static_cast<std::size_t>(c)] + s * atacc[static_cast<std::size_t>(c)];
       if (v == 0.0) continue;
       P.col.push_back(c);
       P.val.push_back(v);

@@ -122,6 +122,26 @@ CsrMatrix strength_graph(const CsrMatrix& A, double theta, int block_size, Stren
     }
     Sd.row_ptr[I + 1] = static_cast<std::int64_t>(Sd.col.size());
   }
+  // Sd is usually symmetric already (the symmetric measure of a symmetric matrix; only the
+  // strongest-coupling rule and the classical measure add one-way entries): then S = Sd + Sd^T is
+  // Sd with doubled values, without the transpose and the merge (two more graphs of nnz entries).
+  bool symmetric = true;
+  for (std::size_t I = 0; I < nn && symmetric; ++I)
+    for (std::int64_t p = Sd.row_ptr[I]; p < Sd.row_ptr[I + 1]; ++p) {
+      const auto J = static_cast<std::size_t>(Sd.col[static_cast<std::size_t>(p)]);
+      const std::int32_t* b = Sd.col.data() + Sd.row_ptr[J];
+      const std::int32_t* e = Sd.col.data() + Sd.row_ptr[J + 1];
+      const std::int32_t* q = std::lower_bound(b, e, static_cast<std::int32_t>(I));
+      if (q == e || static_cast<std::size_t>(*q) != I ||
+          Sd.val[static_cast<std::size_t>(q - Sd.col.data())] != Sd.val[static_cast<std::size_t>(p)]) {
+        symmetric = false;
+        break;
+      }
+    }
+  if (symmetric) {
+    for (double& v : Sd.val) v += v;  // s_IJ + s_JI, the merge's sum
+    return Sd;
+  }
   const CsrMatrix St = Sd.transpose();
   CsrMatrix S;
   S.rows = S.cols = nn;

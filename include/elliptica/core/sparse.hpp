@@ -52,9 +52,9 @@ struct CsrMatrix {
 CsrMatrix multiply(const CsrMatrix& A, const CsrMatrix& B, int threads = 0);
 /// Galerkin triple product P^T A P.
 CsrMatrix galerkin(const CsrMatrix& A, const CsrMatrix& P);
-/// C = R * (A * P): two sparse products (multiply above), the intermediate A P stored (a fused
-/// row-by-row R A P recomputes each row of A P once per nonzero in the matching column of R,
-/// ruinous on levels that densify). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
+/// C = (R * A) * P: two sparse products (multiply above), the intermediate R A stored (a fused
+/// row-by-row R A P recomputes rows of A P once per nonzero in the matching column of R, ruinous
+/// on levels that densify; R A has the coarse rows, the smaller intermediate under aggregation). Used for the Galerkin coarse operators R A P with R = P^T. Throws InvalidArgument
 /// when the inner dimensions differ. `threads` as in core/parallel.hpp (0 = omp_get_max_threads()).
 CsrMatrix triple_product(const CsrMatrix& R, const CsrMatrix& A, const CsrMatrix& P, int threads = 0);
 
