@@ -17,6 +17,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
+#include "elliptica/krylov/krylov.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
 #include "elliptica/multigrid/sem_operator.hpp"
 #include "elliptica/multigrid/sem_schwarz.hpp"
@@ -118,7 +119,9 @@ TEST(Fdm, AxisFactorsDiagonaliseTheOneDimensionalPair) {
       // Consistency: the rows of the element's interior nodes (extended indices 2 .. N - 1 = p)
       // have their whole stencil (the element's nodes) inside the kept grid, and constants are in
       // the kernel of the element stiffness: those rows sum to 0.
-      for (int a = 2; a <= p; ++a) EXPECT_NEAR(A.row(a - ax.lo).sum(), 0.0, 1e-12 * scale) << "p " << p << " row " << a;
+      // (without a Dirichlet side: there the boundary node is removed from the stencil).
+      if (!ld && !rd)
+        for (int a = 2; a <= p; ++a) EXPECT_NEAR(A.row(a - ax.lo).sum(), 0.0, 1e-12 * scale) << "p " << p << " row " << a;
     }
   EXPECT_THROW(mg::fdm_axis(1, 1, 1, 1, false, false), elliptica::InvalidArgument);
   EXPECT_THROW(mg::fdm_axis(3, -1, 1, 1, false, false), elliptica::InvalidArgument);
@@ -159,11 +162,18 @@ TEST(SemSchwarz, AsmAndRasEqualTheirDenseDefinitionsOnABox) {
     auto A = laplacian(mg::box_mesh(3, 3, 3, {1.0, 1.3, 0.8}), p);
     const CsrMatrix Aa = A->assemble();
     const std::size_t n = A->size();
-    mg::SemSchwarz asm_(A, mg::SchwarzKind::ASM, 1), ras(A, mg::SchwarzKind::RAS, 1);
+    mg::SemSchwarz asm_(A, mg::SchwarzKind::ASM, 1), ras(A, mg::SchwarzKind::RAS, 1),
+        wasm(A, mg::SchwarzKind::ASMWeighted, 1);
     const std::vector<double> r = random_vector(n, 5);
-    std::vector<double> za(n), zr(n), refa(n, 0.0), refr(n, 0.0);
+    std::vector<double> za(n), zr(n), zw(n), refa(n, 0.0), refr(n, 0.0), refw(n, 0.0);
     asm_.apply(r.data(), za.data());
     ras.apply(r.data(), zr.data());
+    wasm.apply(r.data(), zw.data());
+    // multiplicity of each node among the extended grids, for the weighted ASM
+    std::vector<double> w(n, 0.0);
+    for (std::size_t e = 0; e < A->space().num_elements(); ++e)
+      for (auto g : kept_ids(asm_, e, p)) w[static_cast<std::size_t>(g)] += 1.0;
+    for (double& x : w) x = 1.0 / std::sqrt(x);
     // owner of a node: the first element having it among its own nodes
     const auto& l2g = A->space().local_to_global();
     const std::size_t N3 = A->space().nodes_per_element();
@@ -178,15 +188,21 @@ TEST(SemSchwarz, AsmAndRasEqualTheirDenseDefinitionsOnABox) {
       const Eigen::MatrixXd Ae = dense_block(Aa, ids);
       Eigen::VectorXd re(static_cast<Eigen::Index>(ids.size()));
       for (std::size_t i = 0; i < ids.size(); ++i) re(static_cast<Eigen::Index>(i)) = r[static_cast<std::size_t>(ids[i])];
-      const Eigen::VectorXd ze = Ae.llt().solve(re);
+      const Eigen::LLT<Eigen::MatrixXd> llt(Ae);
+      const Eigen::VectorXd ze = llt.solve(re);
+      for (std::size_t i = 0; i < ids.size(); ++i) re(static_cast<Eigen::Index>(i)) *= w[static_cast<std::size_t>(ids[i])];
+      const Eigen::VectorXd zwe = llt.solve(re);
       for (std::size_t i = 0; i < ids.size(); ++i) {
         const auto g = static_cast<std::size_t>(ids[i]);
+        refw[g] += w[g] * zwe(static_cast<Eigen::Index>(i));
         refa[g] += ze(static_cast<Eigen::Index>(i));
         if (owner[g] == static_cast<std::int64_t>(e)) refr[g] = ze(static_cast<Eigen::Index>(i));
       }
     }
-    double ea = 0, er = 0, na = 0, nr = 0;
+    double ea = 0, er = 0, na = 0, nr = 0, ew = 0, nw = 0;
     for (std::size_t i = 0; i < n; ++i) {
+      ew = std::max(ew, std::abs(zw[i] - refw[i]));
+      nw = std::max(nw, std::abs(refw[i]));
       ea = std::max(ea, std::abs(za[i] - refa[i]));
       er = std::max(er, std::abs(zr[i] - refr[i]));
       na = std::max(na, std::abs(refa[i]));
@@ -194,6 +210,8 @@ TEST(SemSchwarz, AsmAndRasEqualTheirDenseDefinitionsOnABox) {
     }
     EXPECT_LT(ea, 1e-12 * na) << "ASM p " << p;
     EXPECT_LT(er, 1e-12 * nr) << "RAS p " << p;
+    EXPECT_LT(ew, 1e-12 * nw) << "weighted ASM p " << p;
+    EXPECT_TRUE(wasm.is_symmetric());
     EXPECT_TRUE(asm_.is_symmetric());
     EXPECT_FALSE(ras.is_symmetric());
   }
@@ -212,9 +230,10 @@ TEST(SemSchwarz, AsmIsSymmetricPositiveDefiniteOnBoxAndKershaw) {
   cases.push_back({mg::box_mesh(2, 3, 2, {1.0, 2.0, 0.5}), 3, "box"});
   cases.push_back({mg::kershaw_mesh(3, 0.3), 3, "kershaw 0.3"});
   cases.push_back({mg::kershaw_mesh(3, 0.3), 2, "kershaw 0.3"});
-  for (auto& c : cases) {
+  for (auto& c : cases)
+   for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted}) {
     auto A = laplacian(c.mesh, c.p);
-    mg::SemSchwarz S(A, mg::SchwarzKind::ASM, 1);
+    mg::SemSchwarz S(A, kind, 1);
     const Eigen::MatrixXd Sd = dense_operator(S);
     const double nrm = Sd.cwiseAbs().maxCoeff();
     EXPECT_LT((Sd - Sd.transpose()).cwiseAbs().maxCoeff(), 1e-14 * nrm) << c.name << " p " << c.p;
@@ -230,28 +249,43 @@ TEST(SemSchwarz, AsmIsSymmetricPositiveDefiniteOnBoxAndKershaw) {
   }
 }
 
-TEST(SemSchwarz, SpectrumOfAsmTimesAIsBoundedByTheSubdomainCount) {
+TEST(SemSchwarz, SpectrumOfAsmTimesAIsBounded) {
   // Exact local solves (box): every P_e = R_e^T A_e^-1 R_e A is an A-orthogonal projection, so the
-  // eigenvalues of S A = sum_e P_e lie in (0, max number of subdomains a node belongs to]
-  // (here: the largest count over nodes; the classical bound is the number of colours of
-  // mutually non-overlapping subdomains, larger), and >= 1 (a sum of projections).
+  // eigenvalues of S A = sum_e P_e are > 0, the largest >= 1, and <= the largest number of
+  // subdomains coupled through A to one subdomain, itself included (Toselli & Widlund, "Domain
+  // Decomposition Methods", 2005, lemma 2.6 with the strengthened Cauchy-Schwarz constants <= 1):
+  // 27 on a box (the element and its 26 neighbours). The finer heuristic "<= the number of
+  // subdomains a node belongs to" (8 here) does not hold: measured rho(S A) = 10.55 at p = 3
+  // (the edge and corner modes of the overlap); asserted <= 1.5 x that count as a regression
+  // bound. Weighted ASM: measured spectrum [0.369, 1.317]; asserted lambda_max in [1, 2] (a
+  // regression check of the clustering that makes it the better Chebyshev base).
   auto A = laplacian(mg::box_mesh(3, 3, 3), 3);
-  mg::SemSchwarz S(A, mg::SchwarzKind::ASM, 1);
+  mg::SemSchwarz S(A, mg::SchwarzKind::ASM, 1), Sw(A, mg::SchwarzKind::ASMWeighted, 1);
   const std::size_t n = A->size();
   std::vector<int> mult(n, 0);
   for (std::size_t e = 0; e < A->space().num_elements(); ++e)
-    for (auto g : kept_ids(S, e, 3))
-      if (g >= 0) ++mult[static_cast<std::size_t>(g)];
+    for (auto g : kept_ids(S, e, 3)) ++mult[static_cast<std::size_t>(g)];
   const int maxmult = *std::max_element(mult.begin(), mult.end());
-  const Eigen::MatrixXd Sd = dense_operator(S), Ad = dense_operator(*A);
-  // eigenvalues of S A = those of the symmetric L^T A L with S = L L^T
-  const Eigen::MatrixXd L = Eigen::LLT<Eigen::MatrixXd>(0.5 * (Sd + Sd.transpose())).matrixL();
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(L.transpose() * Ad * L, Eigen::EigenvaluesOnly);
-  const double lmax = es.eigenvalues().maxCoeff(), lmin = es.eigenvalues().minCoeff();
+  const Eigen::MatrixXd Ad = dense_operator(*A);
+  auto spectrum = [&](const mg::SemSchwarz& op) {
+    const Eigen::MatrixXd Sd = dense_operator(op);
+    // eigenvalues of S A = those of the symmetric L^T A L with S = L L^T
+    const Eigen::MatrixXd L = Eigen::LLT<Eigen::MatrixXd>(0.5 * (Sd + Sd.transpose())).matrixL();
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(L.transpose() * Ad * L, Eigen::EigenvaluesOnly);
+    return std::make_pair(es.eigenvalues().minCoeff(), es.eigenvalues().maxCoeff());
+  };
+  const auto [lmin, lmax] = spectrum(S);
+  const auto [wmin, wmax] = spectrum(Sw);
+  std::printf("box 3^3 p = 3: ASM spectrum [%.4g, %.4f], weighted [%.4g, %.4f], max subdomains per node %d\n", lmin,
+              lmax, wmin, wmax, maxmult);
+  EXPECT_EQ(maxmult, 8);
   EXPECT_GE(lmax, 1.0 - 1e-10);
-  EXPECT_LE(lmax, maxmult * (1.0 + 1e-10)) << "max multiplicity " << maxmult;
+  EXPECT_LE(lmax, 27.0);
+  EXPECT_LE(lmax, 1.5 * maxmult);
   EXPECT_GT(lmin, 0.0);
-  std::printf("box 3^3 p = 3: rho(S A) = %.4f, lambda_min = %.4g, max subdomains per node %d\n", lmax, lmin, maxmult);
+  EXPECT_GT(wmin, 0.0);
+  EXPECT_LE(wmax, 2.0);
+  EXPECT_GE(wmax, 1.0);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -270,7 +304,17 @@ double reduction(const mg::Smoother& sm, const mg::SemLaplacian& A, const std::v
 }
 }  // namespace
 
-TEST(SemSchwarz, ChebyshevAsmSmoothsMuchBetterThanChebyshevJacobi) {
+TEST(SemSchwarz, ChebyshevSchwarzSmoothsMuchBetterThanChebyshevJacobi) {
+  // Quality measure: PCG iterations to 1e-8 with one Chebyshev (opt4) smoothing of order k as the
+  // preconditioner (the smoother as an operator, SmootherPreconditioner). Fast diagonalisation
+  // removes the element-interior high-order conditioning (kappa(D^-1 A) grows like p^3 per
+  // element; the overlapping Schwarz operator's does not grow with p: Fischer, Miller & Tufo
+  // 2000), so the ratio of iteration counts falls as p grows. Measured on box 4^3 (k = 2):
+  // Jacobi 31 / 59 / 87 iterations at p = 3 / 5 / 7, ASM 14 / 21 / 27, weighted ASM 9 / 11 / 17.
+  // Asserted: ASM and weighted ASM <= 0.6 x Jacobi's count, RAS (in a flexible method: the
+  // smoother is not symmetric) likewise. The one-smoothing reduction of ||e||_A for a random error
+  // does not separate them (0.28-0.35 for all: what remains is the smooth error no smoother
+  // touches, left to the coarse levels); it is printed only.
   struct Case {
     mg::HexMesh mesh;
     int p;
@@ -278,27 +322,48 @@ TEST(SemSchwarz, ChebyshevAsmSmoothsMuchBetterThanChebyshevJacobi) {
   };
   std::vector<Case> cases;
   cases.push_back({mg::box_mesh(4, 4, 4), kSanitized ? 4 : 5, "box 4^3"});
-  cases.push_back({mg::kershaw_mesh(4, 0.3), kSanitized ? 3 : 4, "kershaw 4^3 eps 0.3"});
+  cases.push_back({mg::kershaw_mesh(4, 0.3), kSanitized ? 3 : 5, "kershaw 4^3 eps 0.3"});
   for (auto& c : cases) {
     auto A = laplacian(c.mesh, c.p);
     const std::size_t n = A->size();
     auto Sa = std::make_shared<const mg::SemSchwarz>(A, mg::SchwarzKind::ASM, 1);
+    auto Sw = std::make_shared<const mg::SemSchwarz>(A, mg::SchwarzKind::ASMWeighted, 1);
     auto Sr = std::make_shared<const mg::SemSchwarz>(A, mg::SchwarzKind::RAS, 1);
     mg::SmootherOptions oj, oa, orr;
-    oj.kind = oa.kind = orr.kind = mg::Polynomial::Cheby4Opt;
     oj.threads = oa.threads = orr.threads = 1;
     oa.base = mg::BaseSmoother::ASM;
     orr.base = mg::BaseSmoother::RAS;
-    mg::Smoother jac(*A, A->diagonal(), oj), as(*A, Sa, oa), ra(*A, Sr, orr);
-    const auto e0 = random_vector(n, 3);
-    for (int k : {2, 3}) {
-      const double rj = reduction(jac, *A, e0, k), ra_ = reduction(as, *A, e0, k), rr = reduction(ra, *A, e0, k);
-      std::printf("%s p = %d k = %d: ||e||_A reduction Jacobi %.4f, ASM %.4f, RAS %.4f (lambda_max %.3f / %.3f / %.3f)\n",
-                  c.name, c.p, k, rj, ra_, rr, jac.lambda_max(), as.lambda_max(), ra.lambda_max());
-      EXPECT_LT(ra_, 0.5 * rj) << c.name << " k " << k;
-      EXPECT_LT(rr, 0.5 * rj) << c.name << " k " << k;
-      EXPECT_LT(ra_, 1.0);
-    }
+    mg::Smoother jac(*A, A->diagonal(), oj), as(*A, Sa, oa), aw(*A, Sw, oa), ra(*A, Sr, orr);
+    const auto b = random_vector(n, 3);
+    const int k = 2;
+    elliptica::krylov::Options ko;
+    ko.rtol = 1e-8;
+    ko.max_iterations = 400;
+    ko.threads = 1;
+    auto pcg = [&](const mg::Smoother& sm) {
+      mg::SmootherPreconditioner M(sm, k);
+      std::vector<double> x(n, 0.0);
+      const auto res = elliptica::krylov::Cg<double>(*A, &M, ko).solve(b.data(), x.data());
+      EXPECT_TRUE(res.converged);
+      return res.iterations;
+    };
+    auto fgmres = [&](const mg::Smoother& sm) {
+      mg::SmootherPreconditioner M(sm, k);
+      std::vector<double> x(n, 0.0);
+      const auto res = elliptica::krylov::Fgmres<double>(*A, &M, ko).solve(b.data(), x.data());
+      EXPECT_TRUE(res.converged);
+      return res.iterations;
+    };
+    const int ij = pcg(jac), ia = pcg(as), iw = pcg(aw), ijf = fgmres(jac), irf = fgmres(ra);
+    std::printf("%s p = %d, k = %d: PCG iterations Jacobi %d, ASM %d, weighted ASM %d; FGMRES Jacobi %d, RAS %d; "
+                "lambda_max %.3f / %.3f / %.3f / %.3f\n",
+                c.name, c.p, k, ij, ia, iw, ijf, irf, jac.lambda_max(), as.lambda_max(), aw.lambda_max(),
+                ra.lambda_max());
+    std::printf("  one smoothing, ||e||_A reduction: Jacobi %.3f, ASM %.3f, weighted ASM %.3f, RAS %.3f\n",
+                reduction(jac, *A, b, k), reduction(as, *A, b, k), reduction(aw, *A, b, k), reduction(ra, *A, b, k));
+    EXPECT_LE(ia, 0.6 * ij) << c.name;
+    EXPECT_LE(iw, 0.6 * ij) << c.name;
+    EXPECT_LE(irf, 0.6 * ijf) << c.name;
   }
 }
 
@@ -307,7 +372,7 @@ TEST(SemSchwarz, ThreadsGiveTheSameResult) {
   if (kSanitized) GTEST_SKIP() << "large case skipped in sanitizer builds";
   auto A = laplacian(mg::box_mesh(5, 4, 4), 7);
   ASSERT_GT(A->size(), 20000u);
-  for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::RAS}) {
+  for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS}) {
     mg::SemSchwarz S1(A, kind, 1), S2(A, kind, 2);
     const auto r = random_vector(A->size(), 9);
     std::vector<double> z1(A->size()), z2(A->size());
@@ -339,50 +404,3 @@ TEST(SemSchwarz, BadInput) {
   EXPECT_NO_THROW(mg::Smoother(*A, ras, o));
 }
 
-#include "elliptica/krylov/krylov.hpp"
-namespace {
-struct Weighted : elliptica::LinearOperator<double> {
-  std::shared_ptr<const mg::SemSchwarz> S;
-  std::vector<double> w;
-  std::size_t size() const override { return S->size(); }
-  bool is_symmetric() const override { return true; }
-  void apply(const double* r, double* z) const override {
-    std::vector<double> t(size());
-    for (std::size_t i = 0; i < size(); ++i) t[i] = w[i] * r[i];
-    S->apply(t.data(), z);
-    for (std::size_t i = 0; i < size(); ++i) z[i] *= w[i];
-  }
-};
-}  // namespace
-TEST(Explore, Weighted) {
-  for (int p : {3, 5, 7}) {
-    auto A = laplacian(mg::box_mesh(4, 4, 4), p);
-    const std::size_t n = A->size();
-    auto Sa = std::make_shared<const mg::SemSchwarz>(A, mg::SchwarzKind::ASM, 1);
-    auto W = std::make_shared<Weighted>();
-    W->S = Sa;
-    W->w.assign(n, 0.0);
-    for (std::size_t e = 0; e < A->space().num_elements(); ++e)
-      for (auto g : kept_ids(*Sa, e, p)) if (g >= 0) W->w[g] += 1;
-    for (auto& x : W->w) x = 1.0 / std::sqrt(x);
-    mg::SmootherOptions oj, oa;
-    oj.threads = oa.threads = 1;
-    oa.base = mg::BaseSmoother::ASM;
-    mg::Smoother jac(*A, A->diagonal(), oj), as(*A, Sa, oa), aw(*A, W, oa);
-    const auto e0 = random_vector(n, 3);
-    for (int k : {2, 3}) {
-      std::printf("p %d k %d: jac %.4f asm %.4f wasm %.4f (lmax %.3f %.3f %.3f)\n", p, k, reduction(jac, *A, e0, k),
-                  reduction(as, *A, e0, k), reduction(aw, *A, e0, k), jac.lambda_max(), as.lambda_max(), aw.lambda_max());
-      mg::SmootherPreconditioner pj(jac, k), pa(as, k), pw(aw, k);
-      elliptica::krylov::Options ko;
-      ko.rtol = 1e-8;
-      ko.max_iterations = 500;
-      for (auto* M : std::vector<const elliptica::LinearOperator<double>*>{&pj, &pa, &pw}) {
-        elliptica::krylov::Cg<double> cg(*A, M, ko);
-        std::vector<double> x(n, 0.0);
-        auto res = cg.solve(e0.data(), x.data());
-        std::printf("   pcg its %d\n", res.iterations);
-      }
-    }
-  }
-}

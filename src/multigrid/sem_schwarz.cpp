@@ -54,7 +54,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     : A_(std::move(A)), kind_(kind), threads_(threads) {
   if (!A_) throw InvalidArgument("SemSchwarz: null SemLaplacian");
   if (threads < 0) throw InvalidArgument("SemSchwarz: threads must be >= 0, got " + std::to_string(threads));
-  if (kind != SchwarzKind::ASM && kind != SchwarzKind::RAS) throw InvalidArgument("SemSchwarz: unknown Schwarz kind");
+  if (kind != SchwarzKind::ASM && kind != SchwarzKind::ASMWeighted && kind != SchwarzKind::RAS) throw InvalidArgument("SemSchwarz: unknown Schwarz kind");
   const SemSpace& V = A_->space();
   const int p = V.order();
   if (p < 2)
@@ -69,7 +69,8 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
   const std::size_t N3 = V.nodes_per_element(), N2 = static_cast<std::size_t>(N) * N;
   const double ne = static_cast<double>(ne_);
   require_memory(ne * static_cast<double>(m3_) * (4.0 + 8.0 + 8.0) + 8.0 * static_cast<double>(n_ + 1) +
-                     ne * 3.0 * (2.0 * M * M + 2.0 * M) * 8.0 + ne * 6.0 * static_cast<double>(N2) * 16.0,
+                     ne * 3.0 * (2.0 * M * M + 2.0 * M) * 8.0 + ne * 6.0 * static_cast<double>(N2) * 16.0 +
+                     (kind == SchwarzKind::ASMWeighted ? 16.0 * static_cast<double>(n_) : 0.0),
                  "SemSchwarz (" + std::to_string(ne_) + " elements, order " + std::to_string(p) + ")");
   const auto& l2g = V.local_to_global();
   const int nt = resolve_threads(threads_);
@@ -225,7 +226,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
 
   // Gather map: node -> positions in the local-solution buffer.
   gather_ptr_.assign(n_ + 1, 0);
-  if (kind_ == SchwarzKind::ASM) {
+  if (kind_ != SchwarzKind::RAS) {
     for (std::size_t i = 0; i < ne_ * m3_; ++i)
       if (ext_[i] >= 0) ++gather_ptr_[static_cast<std::size_t>(ext_[i]) + 1];
     for (std::size_t g = 0; g < n_; ++g) gather_ptr_[g + 1] += gather_ptr_[g];
@@ -246,6 +247,12 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
                 static_cast<std::int64_t>(e * m3_ + static_cast<std::size_t>((i + 1) + M * ((j + 1) + M * (k + 1))));
           }
     for (std::size_t g = 0; g < n_; ++g) gather_ptr_[g + 1] = static_cast<std::int64_t>(g + 1);
+  }
+  if (kind_ == SchwarzKind::ASMWeighted) {
+    wsqrt_.resize(n_);
+    for (std::size_t g = 0; g < n_; ++g)
+      wsqrt_[g] = 1.0 / std::sqrt(static_cast<double>(gather_ptr_[g + 1] - gather_ptr_[g]));  // >= 1 entry: its own element
+    rw_.resize(n_);
   }
   buf_.assign(ne_ * m3_, 0.0);
 }
@@ -270,6 +277,14 @@ void SemSchwarz::apply(const double* r, double* z) const {
   const auto nel = static_cast<std::int64_t>(ne_);
   const bool par = static_cast<std::ptrdiff_t>(n_) > kParallelMinRows;
   double* buf = buf_.data();
+  const double* ws = wsqrt_.empty() ? nullptr : wsqrt_.data();
+  if (ws != nullptr) {
+    double* rw = rw_.data();
+    const auto n = static_cast<std::int64_t>(n_);
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+    for (std::int64_t g = 0; g < n; ++g) rw[g] = ws[g] * r[g];
+    r = rw;
+  }
   // Local solves (element e writes only its own slice of the buffer).
 #pragma omp parallel num_threads(nt) if (par)
   {
@@ -303,7 +318,7 @@ void SemSchwarz::apply(const double* r, double* z) const {
   for (std::int64_t g = 0; g < n; ++g) {
     double s = 0.0;
     for (std::int64_t q = ptr[g]; q < ptr[g + 1]; ++q) s += buf[pos[q]];
-    z[g] = s;
+    z[g] = ws != nullptr ? ws[g] * s : s;
   }
 }
 
