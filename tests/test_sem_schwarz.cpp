@@ -10,6 +10,8 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -18,10 +20,13 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/sparse.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/gll.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
 #include "elliptica/multigrid/sem_operator.hpp"
 #include "elliptica/multigrid/sem_schwarz.hpp"
 #include "elliptica/multigrid/smoother.hpp"
+#include "elliptica/multigrid/vcycle.hpp"
 
 namespace mg = elliptica::multigrid;
 using elliptica::CsrMatrix;
@@ -364,6 +369,171 @@ TEST(SemSchwarz, ChebyshevSchwarzSmoothsMuchBetterThanChebyshevJacobi) {
     EXPECT_LE(ia, 0.6 * ij) << c.name;
     EXPECT_LE(iw, 0.6 * ij) << c.name;
     EXPECT_LE(irf, 0.6 * ijf) << c.name;
+  }
+}
+
+namespace {
+/// The p-multigrid prolongation from order q to order p on the same mesh (free nodes to free
+/// nodes), by Lagrange interpolation along each axis (gll.hpp: interpolation_matrix), for the
+/// two-level V-cycle test only.
+CsrMatrix order_prolongation(const mg::SemSpace& fine, const mg::SemSpace& coarse) {
+  const int Nf = fine.points_1d(), Nc = coarse.points_1d();
+  const std::vector<double> J = mg::interpolation_matrix(coarse.gll().nodes, fine.gll().nodes);  // Nf x Nc
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> vals;
+  std::vector<char> done(fine.num_free(), 0);
+  for (std::size_t e = 0; e < fine.num_elements(); ++e)
+    for (int k = 0; k < Nf; ++k)
+      for (int j = 0; j < Nf; ++j)
+        for (int i = 0; i < Nf; ++i) {
+          const auto gf = static_cast<std::size_t>(fine.local_to_global()[e * fine.nodes_per_element() + static_cast<std::size_t>(i + Nf * (j + Nf * k))]);
+          if (gf >= fine.num_free() || done[gf]) continue;
+          done[gf] = 1;
+          for (int c = 0; c < Nc; ++c)
+            for (int b = 0; b < Nc; ++b)
+              for (int a = 0; a < Nc; ++a) {
+                const double w = J[static_cast<std::size_t>(i * Nc + a)] * J[static_cast<std::size_t>(j * Nc + b)] * J[static_cast<std::size_t>(k * Nc + c)];
+                const auto gc = static_cast<std::size_t>(coarse.local_to_global()[e * coarse.nodes_per_element() + static_cast<std::size_t>(a + Nc * (b + Nc * c))]);
+                if (gc >= coarse.num_free() || std::abs(w) < 1e-15) continue;
+                rows.push_back(static_cast<std::int64_t>(gf));
+                cols.push_back(static_cast<std::int64_t>(gc));
+                vals.push_back(w);
+              }
+        }
+  return CsrMatrix::from_triplets(fine.num_free(), coarse.num_free(), rows, cols, vals);
+}
+}  // namespace
+
+TEST(SemSchwarz, VCycleUsesTheLevelsSchwarzOperator) {
+  // Two levels: p = 4 (matrix-free, Level::schwarz) over p = 2 (assembled, banded Cholesky).
+  const int pf = kSanitized ? 3 : 4, pc = 2;
+  auto Af = laplacian(mg::box_mesh(3, 3, 3), pf);
+  auto Ac = laplacian(mg::box_mesh(3, 3, 3), pc);
+  const CsrMatrix P = order_prolongation(Af->space(), Ac->space());
+  auto make = [&](std::shared_ptr<const elliptica::LinearOperator<double>> S) {
+    std::vector<mg::Level> lv(2);
+    lv[0].A = Af;
+    lv[0].diagonal = Af->diagonal();
+    lv[0].P = P;
+    lv[0].R = P.transpose();
+    lv[0].schwarz = std::move(S);
+    lv[1] = mg::Level::from_matrix(Ac->assemble(), {}, 1);
+    auto coarse = std::make_shared<const mg::BandedCholesky>(*lv[1].matrix);
+    return mg::Hierarchy(std::move(lv), coarse);
+  };
+  const std::size_t n = Af->size();
+  const auto b = random_vector(n, 4);
+  auto cycles = [&](mg::BaseSmoother base, std::shared_ptr<const elliptica::LinearOperator<double>> S, double* lmax) {
+    mg::VCycleOptions o;
+    o.pre = o.post = 2;
+    o.threads = 1;
+    o.smoother.base = base;
+    mg::VCycle vc(make(std::move(S)), o);
+    *lmax = vc.smoother(0).lambda_max();
+    std::vector<double> x(n, 0.0);
+    const auto res = vc.solve(b.data(), x.data(), 1e-8, 60);
+    EXPECT_TRUE(res.converged);
+    EXPECT_EQ(vc.is_symmetric(), base != mg::BaseSmoother::RAS);
+    return res.iterations;
+  };
+  auto Sw = std::make_shared<const mg::SemSchwarz>(Af, mg::SchwarzKind::ASMWeighted, 1);
+  auto Sr = std::make_shared<const mg::SemSchwarz>(Af, mg::SchwarzKind::RAS, 1);
+  double lj = 0, lw = 0, lr = 0, lign = 0;
+  const int cj = cycles(mg::BaseSmoother::Jacobi, nullptr, &lj);
+  const int cw = cycles(mg::BaseSmoother::ASM, Sw, &lw);
+  const int cr = cycles(mg::BaseSmoother::RAS, Sr, &lr);
+  const int cign = cycles(mg::BaseSmoother::Jacobi, Sw, &lign);  // base jacobi: Level::schwarz ignored
+  std::printf("two-level p = %d / %d, (2,2) cycles to 1e-8: Jacobi %d, weighted ASM %d, RAS %d\n", pf, pc, cj, cw, cr);
+  // the cycle's smoother is the one over the level's S (same lambda_max as a direct construction)
+  mg::SmootherOptions so;
+  so.base = mg::BaseSmoother::ASM;
+  so.threads = 1;
+  EXPECT_EQ(lw, mg::Smoother(*Af, Sw, so).lambda_max());
+  EXPECT_EQ(lign, lj);
+  EXPECT_EQ(cign, cj);
+  EXPECT_LT(cw, cj);
+  EXPECT_LT(cr, cj);
+}
+
+namespace {
+/// The box mesh with every element's corners re-listed under a random rotation of the reference
+/// cube (one of the 24 orientation-preserving symmetries) and the vertices renumbered at random
+/// (as tests/test_sem.cpp): neighbours see their shared faces in different orientations.
+mg::HexMesh scrambled_box(int n, unsigned seed) {
+  mg::HexMesh m = mg::box_mesh(n, n, n);
+  std::mt19937 g(seed);
+  std::vector<std::int64_t> perm(m.num_vertices());
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = std::int64_t(i);
+  std::shuffle(perm.begin(), perm.end(), g);
+  mg::HexMesh out;
+  out.vertices.resize(m.vertices.size());
+  for (std::size_t v = 0; v < m.num_vertices(); ++v)
+    for (int d = 0; d < 3; ++d) out.vertices[3 * perm[v] + d] = m.vertices[3 * v + d];
+  out.elements.resize(m.elements.size());
+  const int axes[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {1, 0, 2}, {0, 2, 1}, {2, 1, 0}};  // first 3 even
+  for (std::size_t e = 0; e < m.num_elements(); ++e) {
+    int a, flips;
+    do {
+      a = int(g() % 6);
+      flips = int(g() % 8);
+    } while (((a >= 3) + __builtin_popcount(flips)) % 2 != 0);  // determinant +1
+    for (int c = 0; c < 8; ++c) {
+      int cn = 0;
+      for (int d = 0; d < 3; ++d) cn |= (((c >> d) & 1) ^ ((flips >> d) & 1)) << axes[a][d];
+      out.elements[8 * e + cn] = perm[m.elements[8 * e + c]];
+    }
+  }
+  return out;
+}
+
+std::array<long long, 3> key(const mg::SemSpace& V, std::size_t g) {
+  std::array<long long, 3> k{};
+  for (int d = 0; d < 3; ++d) k[static_cast<std::size_t>(d)] = std::llround(V.coordinates()[3 * g + static_cast<std::size_t>(d)] * 1e9);
+  return k;
+}
+}  // namespace
+
+TEST(SemSchwarz, ElementOrientationsDoNotMatter) {
+  // On a scrambled box every element's extended grid holds the same points as on the plain box,
+  // and ASM / RAS are the same operators up to the node permutation (RAS: the owner rule is by
+  // element index, the same in both meshes).
+  for (int p : {2, 3}) {
+    auto A0 = laplacian(mg::box_mesh(3, 3, 3), p), A1 = laplacian(scrambled_box(3, 7u + unsigned(p)), p);
+    const mg::SemSpace &V0 = A0->space(), &V1 = A1->space();
+    ASSERT_EQ(V0.num_free(), V1.num_free());
+    const std::size_t n = V0.num_free();
+    std::map<std::array<long long, 3>, std::size_t> at0;
+    for (std::size_t g = 0; g < n; ++g) at0[key(V0, g)] = g;
+    std::vector<std::size_t> map10(n);  // node of mesh 1 -> node of mesh 0
+    for (std::size_t g = 0; g < n; ++g) {
+      const auto it = at0.find(key(V1, g));
+      ASSERT_NE(it, at0.end());
+      map10[g] = it->second;
+    }
+    for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::RAS}) {
+      mg::SemSchwarz S0(A0, kind, 1), S1(A1, kind, 1);
+      for (std::size_t e = 0; e < V0.num_elements(); ++e) {
+        std::vector<std::size_t> a, b;
+        for (auto g : S0.extended_nodes(e))
+          if (g >= 0) a.push_back(static_cast<std::size_t>(g));
+        for (auto g : S1.extended_nodes(e))
+          if (g >= 0) b.push_back(map10[static_cast<std::size_t>(g)]);
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        EXPECT_EQ(a, b) << "element " << e;
+      }
+      const auto r0 = random_vector(n, 21);
+      std::vector<double> r1(n), z0(n), z1(n);
+      for (std::size_t g = 0; g < n; ++g) r1[g] = r0[map10[g]];
+      S0.apply(r0.data(), z0.data());
+      S1.apply(r1.data(), z1.data());
+      double err = 0, nrm = 0;
+      for (std::size_t g = 0; g < n; ++g) {
+        err = std::max(err, std::abs(z1[g] - z0[map10[g]]));
+        nrm = std::max(nrm, std::abs(z0[g]));
+      }
+      EXPECT_LT(err, 1e-12 * nrm) << "p " << p;
+    }
   }
 }
 
