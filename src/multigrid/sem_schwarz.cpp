@@ -122,7 +122,11 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
 
   // Extended grids.
   ext_.assign(ne_ * m3_, -1);
-  for (std::size_t e = 0; e < ne_; ++e) {
+  ParallelErrors ext_errors;
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (std::int64_t ie = 0; ie < static_cast<std::int64_t>(ne_); ++ie)
+   ext_errors.run([&] {
+    const auto e = static_cast<std::size_t>(ie);
     std::int32_t* ext = ext_.data() + e * m3_;
     for (int c = 0; c < M; ++c)
       for (int b = 0; b < M; ++b)
@@ -191,7 +195,8 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
           const auto ei = static_cast<std::size_t>(a + M * (b + M * c));
           ext[ei] = (inside && static_cast<std::size_t>(g) < n_) ? g : -1;
         }
-  }
+   });
+  ext_errors.rethrow();
 
   // FDM factors per element and axis.
   fdm_.resize(3 * ne_);
