@@ -90,6 +90,28 @@ namespace {
 /// the axis has length m = dims[axis], stride = product of the dims before it.
 /// out[o, i, l] = sum_a Mx(i, a) in[o, a, l] with Mx = M (trans false) or M^T.
 void contract(const double* M, bool trans, int m, int stride, int outer, const double* in, double* out) {
+  if (stride == 1) {
+    // along r (contiguous): out row o = Mx in row o, a dot product per entry; Mx's rows read from
+    // M (trans false) or from the transpose formed once here
+    double Mt[(kMaxSemOrder + 3) * (kMaxSemOrder + 3)];
+    const double* Mx = M;
+    if (trans) {
+      for (int i = 0; i < m; ++i)
+        for (int a = 0; a < m; ++a) Mt[i * m + a] = M[a * m + i];
+      Mx = Mt;
+    }
+    for (int o = 0; o < outer; ++o) {
+      const double* src = in + static_cast<std::ptrdiff_t>(o) * m;
+      double* dst = out + static_cast<std::ptrdiff_t>(o) * m;
+      for (int i = 0; i < m; ++i) {
+        const double* row = Mx + i * m;
+        double acc = 0.0;
+        for (int a = 0; a < m; ++a) acc += row[a] * src[a];
+        dst[i] = acc;
+      }
+    }
+    return;
+  }
   for (int o = 0; o < outer; ++o) {
     const double* src = in + static_cast<std::ptrdiff_t>(o) * m * stride;
     double* dst = out + static_cast<std::ptrdiff_t>(o) * m * stride;
