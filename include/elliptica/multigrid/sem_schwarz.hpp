@@ -51,6 +51,13 @@
 /// computed in parallel into a buffer of ne (N+2)^3 values, then every free node sums its
 /// entries of the buffer in a fixed order (node -> entries map built at set-up): no atomics, the
 /// result bitwise independent of the thread count.
+///
+/// Use in a p-multigrid (the V-cycle of vcycle.hpp over SEM levels): for every level j of order
+/// >= 2 set Level::schwarz = std::make_shared<SemSchwarz>(laplacian_j, kind, threads) and
+/// VCycleOptions::smoother.base = BaseSmoother::ASM (kind ASM or ASMWeighted) or RAS (kind RAS);
+/// the cycle then builds that level's Chebyshev smoother over S (Smoother's external-S
+/// constructor, smoother.hpp). ASMWeighted is the better Chebyshev base (see above). The order-1
+/// coarse level keeps no Schwarz operator (its coarse solver replaces smoothing).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
