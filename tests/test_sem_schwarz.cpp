@@ -15,6 +15,8 @@
 #include <cmath>
 #include <memory>
 #include <random>
+
+#include <stdlib.h>
 #include <vector>
 
 #include "elliptica/core/error.hpp"
@@ -550,6 +552,36 @@ TEST(SemSchwarz, ThreadsGiveTheSameResult) {
     S2.apply(r.data(), z2.data());
     EXPECT_EQ(z1, z2);
   }
+}
+
+TEST(SemSchwarz, OneElementIsAnExactSolve) {
+  // One box element: its extended grid (Dirichlet on every face) is all free nodes and the FDM
+  // box is the element itself, so S = A^-1 for ASM, weighted ASM (multiplicity 1) and RAS.
+  for (int p : {2, 4, 6}) {
+    auto A = laplacian(mg::box_mesh(1, 1, 1, {0.5, 1.0, 2.0}), p);
+    ASSERT_EQ(A->size(), std::size_t((p - 1) * (p - 1) * (p - 1)));
+    for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS}) {
+      mg::SemSchwarz S(A, kind, 1);
+      const auto x = random_vector(A->size(), 17);
+      std::vector<double> Ax(A->size()), SAx(A->size());
+      A->apply(x.data(), Ax.data());
+      S.apply(Ax.data(), SAx.data());
+      double err = 0, nrm = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        err = std::max(err, std::abs(SAx[i] - x[i]));
+        nrm = std::max(nrm, std::abs(x[i]));
+      }
+      EXPECT_LT(err, 1e-12 * nrm) << "p " << p;
+    }
+  }
+}
+
+TEST(SemSchwarz, MemoryIsCheckedBeforeAllocating) {
+  auto A = laplacian(mg::box_mesh(4, 4, 4), 5);
+  ::setenv("ELLIPTICA_MEMORY_LIMIT", "100000", 1);  // 100 kB: the estimate is ~1.2 MB (64 extended grids of 8^3)
+  EXPECT_THROW(mg::SemSchwarz(A, mg::SchwarzKind::ASM, 1), elliptica::ResourceError);
+  ::unsetenv("ELLIPTICA_MEMORY_LIMIT");
+  EXPECT_NO_THROW(mg::SemSchwarz(A, mg::SchwarzKind::ASM, 1));
 }
 
 TEST(SemSchwarz, BadInput) {
