@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/multigrid/gll.hpp"
@@ -86,27 +87,22 @@ FdmAxis fdm_axis(int order, double h_left, double h_mid, double h_right, bool le
 }
 
 namespace {
-/// out = (M or M^T) applied along one axis of a 3-D array with dims (d0 fastest, d1, d2):
-/// the axis has length m = dims[axis], stride = product of the dims before it.
-/// out[o, i, l] = sum_a Mx(i, a) in[o, a, l] with Mx = M (trans false) or M^T.
-void contract(const double* M, bool trans, int m, int stride, int outer, const double* in, double* out) {
+constexpr int kMaxM = kMaxSemOrder + 3;
+
+/// out = Mx applied along one axis of a 3-D array (dims r fastest, then s, then t): the axis has
+/// length m, stride = product of the dims before it, outer = product of those after it:
+/// out[o, i, l] = sum_a Mx(i, a) in[o, a, l], Mx row-major m x m. m a compile-time constant so
+/// the a- and i-loops unroll (orders 2..10 give m = 1 .. 13).
+template <int m>
+void contract_m(const double* __restrict Mx, int stride, int outer, const double* __restrict in,
+                double* __restrict out) {
   if (stride == 1) {
-    // along r (contiguous): out row o = Mx in row o, a dot product per entry; Mx's rows read from
-    // M (trans false) or from the transpose formed once here
-    double Mt[(kMaxSemOrder + 3) * (kMaxSemOrder + 3)];
-    const double* Mx = M;
-    if (trans) {
-      for (int i = 0; i < m; ++i)
-        for (int a = 0; a < m; ++a) Mt[i * m + a] = M[a * m + i];
-      Mx = Mt;
-    }
     for (int o = 0; o < outer; ++o) {
       const double* src = in + static_cast<std::ptrdiff_t>(o) * m;
       double* dst = out + static_cast<std::ptrdiff_t>(o) * m;
       for (int i = 0; i < m; ++i) {
-        const double* row = Mx + i * m;
         double acc = 0.0;
-        for (int a = 0; a < m; ++a) acc += row[a] * src[a];
+        for (int a = 0; a < m; ++a) acc += Mx[i * m + a] * src[a];
         dst[i] = acc;
       }
     }
@@ -119,12 +115,31 @@ void contract(const double* M, bool trans, int m, int stride, int outer, const d
       double* di = dst + static_cast<std::ptrdiff_t>(i) * stride;
       for (int l = 0; l < stride; ++l) di[l] = 0.0;
       for (int a = 0; a < m; ++a) {
-        const double c = trans ? M[a * m + i] : M[i * m + a];
+        const double c = Mx[i * m + a];
         const double* sa = src + static_cast<std::ptrdiff_t>(a) * stride;
+#pragma omp simd
         for (int l = 0; l < stride; ++l) di[l] += c * sa[l];
       }
     }
   }
+}
+
+template <int... ms>
+void contract_dispatch(std::integer_sequence<int, ms...>, int m, const double* Mx, int stride, int outer,
+                       const double* in, double* out) {
+  ((m == ms + 1 ? (contract_m<ms + 1>(Mx, stride, outer, in, out), true) : false) || ...);
+}
+
+/// M (trans false) or M^T applied along one axis (see contract_m).
+void contract(const double* M, bool trans, int m, int stride, int outer, const double* in, double* out) {
+  double Mt[kMaxM * kMaxM];
+  const double* Mx = M;
+  if (trans) {
+    for (int i = 0; i < m; ++i)
+      for (int a = 0; a < m; ++a) Mt[i * m + a] = M[a * m + i];
+    Mx = Mt;
+  }
+  contract_dispatch(std::make_integer_sequence<int, kMaxM>{}, m, Mx, stride, outer, in, out);
 }
 }  // namespace
 
