@@ -127,8 +127,9 @@ TEST(Fdm, AxisFactorsDiagonaliseTheOneDimensionalPair) {
       // have their whole stencil (the element's nodes) inside the kept grid, and constants are in
       // the kernel of the element stiffness: those rows sum to 0.
       // (without a Dirichlet side: there the boundary node is removed from the stencil).
-      if (!ld && !rd)
+      if (!ld && !rd) {
         for (int a = 2; a <= p; ++a) EXPECT_NEAR(A.row(a - ax.lo).sum(), 0.0, 1e-12 * scale) << "p " << p << " row " << a;
+      }
     }
   EXPECT_THROW(mg::fdm_axis(1, 1, 1, 1, false, false), elliptica::InvalidArgument);
   EXPECT_THROW(mg::fdm_axis(3, -1, 1, 1, false, false), elliptica::InvalidArgument);
