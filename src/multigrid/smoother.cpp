@@ -304,6 +304,7 @@ struct Smoother::Impl {
   const CsrMatrix* A = nullptr;                 // the CSR matrix when there is one (fused sweeps, ASM/RAS)
   const LinearOperator<double>* op = nullptr;   // the operator (always set)
   std::unique_ptr<CsrOperator> own_op;          // op of the CsrMatrix constructor
+  std::shared_ptr<const LinearOperator<double>> extS;  // an external base smoother S (matrix-free Schwarz)
   int nt = 1;                                   // resolved thread count
   SmootherOptions opt;
   std::size_t n = 0;
@@ -449,6 +450,10 @@ void Smoother::Impl::build_subdomains(const GridShape& shape) {
 }
 
 void Smoother::Impl::apply_S(const double* r, double* zo) const {
+  if (extS) {
+    extS->apply(r, zo);
+    return;
+  }
   const auto nn = static_cast<std::int64_t>(n);
   if (opt.base == BaseSmoother::Jacobi) {
 #pragma omp parallel for schedule(static) num_threads(nt) if (nn > kParallelMinRows)
@@ -689,6 +694,32 @@ Smoother::Smoother(const LinearOperator<double>& A, std::vector<double> diagonal
   I.setup(std::move(diagonal), shape);
 }
 
+Smoother::Smoother(const LinearOperator<double>& A, std::shared_ptr<const LinearOperator<double>> S,
+                   const SmootherOptions& opt)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  if (A.size() == 0) throw InvalidArgument("Smoother: operator is empty");
+  if (!S) throw InvalidArgument("Smoother: the base smoother S is a null pointer");
+  if (S->size() != A.size())
+    throw InvalidArgument("Smoother: the base smoother S has size " + std::to_string(S->size()) +
+                          " but the operator has size " + std::to_string(A.size()));
+  if (opt.base == BaseSmoother::Jacobi)
+    throw InvalidArgument("Smoother: an external base smoother S is a Schwarz method: give base asm (S symmetric) or "
+                          "ras, not jacobi");
+  if (opt.base == BaseSmoother::ASM && !S->is_symmetric())
+    throw InvalidArgument("Smoother: base asm needs a symmetric S (the Lanczos estimate and PCG assume it); this S is "
+                          "not symmetric: give base ras");
+  if (opt.threads < 0) throw InvalidArgument("Smoother: threads must be >= 0, got " + std::to_string(opt.threads));
+  I.A = csr_of(A);
+  if (I.A && (I.A->rows != A.size() || I.A->row_ptr.size() != I.A->rows + 1))
+    throw InvalidArgument("Smoother: the operator's matrix is inconsistent");
+  I.op = &A;
+  I.extS = std::move(S);
+  I.opt = opt;
+  I.n = A.size();
+  I.setup({}, {});
+}
+
 void Smoother::Impl::setup(std::vector<double> dg, const GridShape& shape) {
   Impl& I = *this;
   I.nt = resolve_threads(opt.threads);
@@ -704,12 +735,14 @@ void Smoother::Impl::setup(std::vector<double> dg, const GridShape& shape) {
     throw InvalidArgument("Smoother: omega must be >= 0 (0 means 1/lambda_max), got " + std::to_string(opt.omega));
   // Chebyshev smoothing needs the spectrum of S A in (0, lambda_max] and the lambda_max estimate
   // runs Lanczos in the S^{-1} inner product: both fail for a non-positive diagonal entry.
-  for (std::size_t i = 0; i < I.n; ++i)
+  for (std::size_t i = 0; i < dg.size(); ++i)
     if (std::isfinite(dg[i]) && dg[i] < 0.0)
       throw InvalidArgument("Smoother: the matrix has a negative diagonal entry (row " + std::to_string(i) + ", 0-based: " +
                             text::shortest(dg[i]) + "); Chebyshev smoothing and PCG need a symmetric positive definite "
                             "matrix (for a negative definite system A x = b, solve -A x = -b)");
-  if (opt.base == BaseSmoother::Jacobi) {
+  if (I.extS) {
+    // the external S: nothing to build
+  } else if (opt.base == BaseSmoother::Jacobi) {
     I.invdiag = std::move(dg);  // the diagonal, inverted in place
     for (std::size_t i = 0; i < I.n; ++i) {
       if (!(I.invdiag[i] != 0.0) || !std::isfinite(I.invdiag[i]))
@@ -908,11 +941,18 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
   // ASM / RAS: the same recurrence with S applied by local solves.
   double* z = d2;
   double* t = I.t.data();
+  // A t: the CSR matrix's kernel, or the operator (an external S over a matrix-free level)
+  auto multiply = [&](const double* v, double* out) {
+    if (I.A != nullptr)
+      I.A->multiply(v, out, nt);
+    else
+      I.op->apply(v, out);
+  };
   if (x_is_zero) {
     std::copy(b, b + n, res);
     std::fill(x, x + n, 0.0);
   } else {
-    I.A->multiply(x, t, nt);
+    multiply(x, t);
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
     for (std::int64_t i = 0; i < n; ++i) res[i] = b[i] - t[i];
   }
@@ -922,7 +962,7 @@ void Smoother::smooth(const double* b, double* x, int k, bool x_is_zero) const {
   for (int it = 1; it < k; ++it) {
     const double bi = beta[static_cast<std::size_t>(it)], ai = a[static_cast<std::size_t>(it)],
                  cc = c[static_cast<std::size_t>(it)];
-    I.A->multiply(d, t, nt);
+    multiply(d, t);
 #pragma omp parallel for schedule(static) num_threads(nt) if (par)
     for (std::int64_t i = 0; i < n; ++i) {
       x[i] += bi * d[i];

@@ -55,7 +55,10 @@ VCycle::VCycle(std::shared_ptr<const Hierarchy> h, const VCycleOptions& opt) : h
     SmootherOptions sj = so;
     if (sj.base == BaseSmoother::Jacobi && !sj.lambda_max && lv.jacobi_lambda > 0.0)
       sj.lambda_max = sj.lambda_safety * lv.jacobi_lambda;  // the set-up's estimate of rho(D^-1 A)
-    smoothers_.emplace_back(*lv.A, lv.diagonal, sj, lv.shape);
+    if (lv.schwarz && sj.base != BaseSmoother::Jacobi)
+      smoothers_.emplace_back(*lv.A, lv.schwarz, sj);  // the level's own Schwarz operator (matrix-free levels)
+    else
+      smoothers_.emplace_back(*lv.A, lv.diagonal, sj, lv.shape);
   }
   r_.resize(L);
   bc_.resize(L);

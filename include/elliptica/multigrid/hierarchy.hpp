@@ -59,6 +59,12 @@ struct Level {
   /// 0: not known). A V-cycle's Jacobi-based smoother uses lambda_safety times it instead of
   /// estimating again (smoothed aggregation needs it for its prolongator smoothing).
   double jacobi_lambda = 0.0;
+  /// An external Schwarz base smoother S ~ A^-1 of this level (null: none), for matrix-free levels
+  /// whose ASM/RAS cannot be built from a CSR matrix (the SEM levels of a p-multigrid:
+  /// std::make_shared<SemSchwarz>(laplacian, SchwarzKind::ASM or RAS), sem_schwarz.hpp). A
+  /// V-cycle whose smoother base is asm or ras uses it (Smoother's external-S constructor) instead
+  /// of building subdomains; with base jacobi it is ignored. S->size() must equal rows().
+  std::shared_ptr<const LinearOperator<double>> schwarz;
 
   std::size_t rows() const { return A ? A->size() : 0; }
   /// A level made from a CSR matrix: A = SharedCsrOperator(matrix, threads), diagonal = its

@@ -63,9 +63,21 @@ class Smoother {
   /// A may be matrix-free for the Jacobi kinds (one A.apply per smoothing step plus vector sweeps);
   /// when A is a CsrOperator or a SharedCsrOperator (hierarchy.hpp) the fused CSR sweeps are used,
   /// as with the CsrMatrix constructor. ASM/RAS need the CSR matrix: InvalidArgument for a
-  /// matrix-free A. Holds a reference to A (A must outlive the smoother).
+  /// matrix-free A (give such a level its Schwarz operator through the constructor below). Holds a reference to A (A must outlive the smoother).
   Smoother(const LinearOperator<double>& A, std::vector<double> diagonal, const SmootherOptions& opt,
            const GridShape& shape = {});
+  /// Over an operator A (matrix-free or not) with an EXTERNAL base smoother S ~ A^-1 (e.g. the
+  /// SEM Schwarz operator SemSchwarz of sem_schwarz.hpp): apply_S is S->apply, everything else as
+  /// for the built-in Schwarz bases (the same recurrence, one A application and one S application
+  /// per order). opt.base says how S is treated: ASM (S must be symmetric positive definite:
+  /// lambda_max by Lanczos on S A, as PCG with preconditioner S; the smoother is then symmetric)
+  /// or RAS (S not symmetric: lambda_max by Arnoldi, largest |Ritz value|). opt.subdomain and
+  /// opt.overlap are not used. Holds a reference to A (A must outlive the smoother) and shares S.
+  /// Throws InvalidArgument for an empty A, a null S, S->size() != A.size(), base jacobi, base asm
+  /// with an S that says it is not symmetric, and the option errors of the constructors above;
+  /// NumericalError as above when A or S is found indefinite.
+  Smoother(const LinearOperator<double>& A, std::shared_ptr<const LinearOperator<double>> S,
+           const SmootherOptions& opt);
   ~Smoother();
   Smoother(Smoother&&) noexcept;
   Smoother& operator=(Smoother&&) noexcept;

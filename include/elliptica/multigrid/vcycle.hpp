@@ -44,7 +44,8 @@ struct VCycleOptions {
 class VCycle : public LinearOperator<double> {
  public:
   /// Builds one Smoother per level except the coarsest, over the level's operator and diagonal
-  /// (each with the level's GridShape; ASM/RAS need the level's matrix).
+  /// (each with the level's GridShape; ASM/RAS need the level's matrix, or the level's external
+  /// Schwarz operator Level::schwarz, which is used whenever it is set and the base is asm or ras).
   /// Throws InvalidArgument on m < 0, n < 0 or m + n = 0, threads < 0, a hierarchy without a
   /// coarse solver, level_orders of the wrong length or with an order < 1 (and whatever the
   /// smoother throws).

@@ -1,0 +1,147 @@
+#pragma once
+/// @file sem_schwarz.hpp
+/// Overlapping Schwarz smoothers of the spectral-element p-multigrid (seed 003, sections 4-5;
+/// nekRS / Nek5000 "ASM" and "RAS" smoothers): every element extended by one layer of GLL nodes
+/// (overlap 1) is a subdomain; its local problem is solved approximately by the fast
+/// diagonalisation method (FDM: Lynch, Rice & Thomas, Numer. Math. 6 (1964) 185; Deville, Fischer
+/// & Mund, "High-Order Methods for Incompressible Fluid Flow", CUP 2002, section 4.4; Fischer,
+/// Miller & Tufo 2000 / Lottes & Fischer, J. Sci. Comput. 24 (2005) 45 for the Schwarz smoother).
+///
+/// Extended grid of element e (order p, N = p + 1): N + 2 points per reference axis, extended
+/// index a = 0 .. N + 1: a = 0 is the neighbour's node one GLL step beyond e's face (the
+/// neighbour's local node p - 1 along its axis normal to the shared face), a = 1 .. N are e's nodes
+/// 0 .. p, a = N + 1 the other neighbour's node 1 step inside. Extended node (a, b, c) has
+/// extended local index a + (N+2) b + (N+2)^2 c (r fastest, as SemSpace's local order).
+/// Overlap nodes across an edge or a vertex are found by crossing faces one axis at a time (r,
+/// then s, then t): unique on meshes where 4 elements meet at an interior edge and 8 at an
+/// interior vertex (box and Kershaw meshes); elsewhere this path is the documented choice.
+///
+/// FDM (the local operator replaced by that of a box): per element and axis d, the 1-D SEM
+/// stiffness A_d and (diagonal GLL) mass B_d assembled over the three 1-D elements [left
+/// neighbour, e, right neighbour] of lengths h_l, h_e, h_r (the mean lengths of the elements'
+/// four edges along the axis; a neighbour's along its axis normal to the shared face), restricted
+/// to the N + 2 extended points (so homogeneous Dirichlet one node beyond the overlap: the
+/// restriction of the global operator). Where e's face is on the physical (Dirichlet) boundary
+/// there is no neighbour: the extension point and e's boundary node are removed. Then
+/// A_d S_d = B_d S_d Lambda_d (S_d^T B_d S_d = I; Eigen's GeneralizedSelfAdjointEigenSolver),
+///   A_box = B_t x B_s x A_r + B_t x A_s x B_r + A_t x B_s x B_r,
+///   A_box^-1 = (S_t x S_s x S_r) (I x I x Lambda_r + I x Lambda_s x I + Lambda_t x I x I)^-1
+///              (S_t x S_s x S_r)^T,
+/// applied by tensor contractions (4 (n_r + n_s + n_t) n^3 flops per element, n = N + 2).
+/// On an axis-aligned box mesh of equal elements A_box is exactly R_e A R_e^T (the global
+/// operator restricted to the extended nodes): the smoother is then the exact-local-solve ASM.
+///
+/// ASM: z = sum_e R_e^T A_box,e^-1 R_e r (symmetric positive definite).
+/// RAS (Cai & Sarkis, SIAM J. Sci. Comput. 21 (1999) 792): z = sum_e Rt_e^T A_box,e^-1 R_e r with
+/// Rt_e the restriction to the nodes that e OWNS: every free node is owned by the first element
+/// (in element order) that has it among its own N^3 nodes, so each node's value is taken from
+/// exactly one local solution (a 0/1 partition of unity, no averaging). (nekRS instead weights
+/// the element's own nodes by the inverse multiplicity; we keep the owner rule because it is the
+/// restricted method as defined by Cai & Sarkis, writes each node once (no accumulation), and
+/// keeps each local solution unaveraged.) Not symmetric.
+/// ASMWeighted: z = W^1/2 (sum_e R_e^T A_box,e^-1 R_e) W^1/2 r with W = diag(1 / m_g), m_g the
+/// number of subdomains (extended grids) that contain free node g. nekRS / Nek5000 multiply the
+/// ASM result by such counting weights on one side; splitting them symmetrically keeps S SPD
+/// (Lanczos, PCG). Why weights: unweighted, the high-frequency modes of S A spread over
+/// [~1, ~m_max] (a mode inside one element sees one subdomain, a mode at an element corner eight
+/// and more: rho(S A) = 10.6 on a box at p = 3), and a Chebyshev smoother on [0, lambda_max] then
+/// damps the modes near 1 little; weighted, they cluster near 1 (rho(S_w A) ~ 1.35).
+///
+/// Race-free parallel application (gather formulation): the elements' local solutions are
+/// computed in parallel into a buffer of ne (N+2)^3 values, then every free node sums its
+/// entries of the buffer in a fixed order (node -> entries map built at set-up): no atomics, the
+/// result bitwise independent of the thread count.
+///
+/// Use in a p-multigrid (the V-cycle of vcycle.hpp over SEM levels): for every level j of order
+/// >= 2 set Level::schwarz = std::make_shared<SemSchwarz>(laplacian_j, kind, threads) and
+/// VCycleOptions::smoother.base = BaseSmoother::ASM (kind ASM or ASMWeighted) or RAS (kind RAS);
+/// the cycle then builds that level's Chebyshev smoother over S (Smoother's external-S
+/// constructor, smoother.hpp). ASMWeighted is the better Chebyshev base (see above). The order-1
+/// coarse level keeps no Schwarz operator (its coarse solver replaces smoothing).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "elliptica/core/operator.hpp"
+#include "elliptica/multigrid/sem_operator.hpp"
+
+namespace elliptica::multigrid {
+
+/// ASM: additive; ASMWeighted: additive with symmetric inverse-multiplicity weights; RAS:
+/// restricted additive (file docstring).
+enum class SchwarzKind { ASM, ASMWeighted, RAS };
+
+/// The 1-D operators of one axis of one element's extended grid and their generalized
+/// eigen-decomposition (fdm.cpp).
+struct FdmAxis {
+  int lo = 0;                  ///< first extended index kept (0, or 2 at a Dirichlet face)
+  int n = 0;                   ///< number of extended points kept (N + 2 minus 2 per Dirichlet face)
+  std::vector<double> A;       ///< n x n 1-D stiffness, row-major
+  std::vector<double> B;       ///< n diagonal 1-D GLL mass
+  std::vector<double> S;       ///< n x n eigenvectors (columns), S^T B S = I, row-major
+  std::vector<double> lambda;  ///< n eigenvalues (> 0)
+};
+
+/// The 1-D stiffness and mass of an extended grid (see the file docstring): the reference GLL
+/// stiffness Ahat = D^T W D and mass W (order p) scaled by 2/h and h/2 for the three 1-D elements
+/// of lengths h_left, h_mid, h_right, assembled on the N + 2 extended points, then rows and
+/// columns [lo, lo + n) kept, lo = 2 when left_dirichlet (else 0), n = N + 2 - 2 left_dirichlet -
+/// 2 right_dirichlet; the lengths of absent neighbours are ignored. Then the generalized
+/// eigenproblem A S = B S Lambda. Requires p >= 2 (for p = 1 the overlap point is a vertex
+/// shared with the next element, whose contribution this 3-element assembly lacks).
+/// InvalidArgument for p < 2 or p > kMaxSemOrder, or a used length that is not finite and > 0;
+/// NumericalError when the eigensolver fails.
+FdmAxis fdm_axis(int order, double h_left, double h_mid, double h_right, bool left_dirichlet,
+                 bool right_dirichlet);
+
+/// u <- A_box^-1 u for the box operator of three axes (r, s, t), by fast diagonalisation:
+/// u holds n_r n_s n_t values, r fastest. work: at least n_r n_s n_t doubles. Does not throw.
+void fdm_solve(const FdmAxis& r, const FdmAxis& s, const FdmAxis& t, double* u, double* work);
+
+/// The overlapping Schwarz operator S ~ A^-1 of a SemLaplacian (over its free nodes).
+class SemSchwarz final : public LinearOperator<double> {
+ public:
+  /// Builds the extended-grid maps, the FDM factors of every element (3 generalized eigenproblems
+  /// of size <= N + 2 each) and the gather map. Memory about ne (N+2)^3 (4 + 8 + 8) bytes (maps,
+  /// local-solution buffer) plus ne 3 (N+2)^2 16 bytes (FDM factors), checked with
+  /// require_memory before allocating (ResourceError). `threads`: team size of the set-up loops
+  /// and of apply() (0: omp_get_max_threads() at the call).
+  /// Throws InvalidArgument for a null operator, order p < 2 (the p = 1 level of a p-multigrid is
+  /// the coarse level, solved by AMG), threads < 0; NumericalError when a 1-D eigenproblem fails.
+  SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads = 0);
+
+  std::size_t size() const override { return n_; }
+  /// z = S r (lengths size()). Not reentrant (one local-solution buffer per operator); does not
+  /// throw.
+  void apply(const double* r, double* z) const override;
+  /// ASM, ASMWeighted: true (symmetric positive definite). RAS: false.
+  bool is_symmetric() const override { return kind_ != SchwarzKind::RAS; }
+
+  SchwarzKind kind() const { return kind_; }
+  int threads() const { return threads_; }
+  const SemLaplacian& laplacian() const { return *A_; }
+
+  /// Global ids of element e's extended grid ((N+2)^3, extended local order of the file
+  /// docstring): a free node id, or -1 for a point outside the mesh or on the Dirichlet boundary.
+  /// InvalidArgument for e out of range.
+  std::vector<std::int32_t> extended_nodes(std::size_t e) const;
+  /// The FDM factors of element e along axis d (0 = r, 1 = s, 2 = t). InvalidArgument when out of
+  /// range.
+  const FdmAxis& fdm(std::size_t e, int d) const;
+
+ private:
+  std::shared_ptr<const SemLaplacian> A_;
+  SchwarzKind kind_;
+  int threads_ = 0;
+  std::size_t n_ = 0, ne_ = 0, m3_ = 0;  // free nodes, elements, (N+2)^3
+  std::vector<std::int32_t> ext_;        // ne x (N+2)^3 global free ids or -1
+  std::vector<FdmAxis> fdm_;             // ne x 3
+  std::vector<std::int64_t> gather_ptr_; // n + 1
+  std::vector<std::int64_t> gather_;     // buffer positions e (N+2)^3 + extended index
+  mutable std::vector<double> buf_;      // ne x (N+2)^3 local solutions
+  std::vector<double> wsqrt_;            // ASMWeighted: 1 / sqrt(multiplicity) per free node
+  mutable std::vector<double> rw_;       // ASMWeighted: W^1/2 r
+};
+
+}  // namespace elliptica::multigrid
