@@ -460,6 +460,43 @@ TEST(SemPoissonPlan, KershawPcgConverges) {
   EXPECT_GT(jac, 3 * r.iterations);
 }
 
+TEST(SemPoissonPlan, SchwarzSmoothersOnKershaw) {
+  // Chebyshev over the overlapping Schwarz smoothers (fast-diagonalisation local solves) on the
+  // sheared Kershaw elements, where Chebyshev-Jacobi needs 45 iterations (KershawPcgConverges):
+  // the same solution in fewer iterations. Weighted ASM and ASM under PCG, RAS under FGMRES.
+  const int p = 3;
+  const mg::HexMesh mesh = mg::kershaw_mesh(6, 0.3);
+  mg::SemPoissonOptions o;
+  o.order = p;
+  o.coarse = mg::PmgCoarseSolver::Direct;
+  o.threads = 1;
+  const SolveRun jac = pmg_solve(mesh, o);
+  const double direct = direct_error(mesh, p);
+  for (auto base : {mg::SemSmootherBase::ASMWeighted, mg::SemSmootherBase::ASM, mg::SemSmootherBase::RAS}) {
+    mg::SemPoissonOptions s = o;
+    s.base = base;
+    if (base == mg::SemSmootherBase::RAS) s.method = elliptica::krylov::Method::Fgmres;
+    const SolveRun r = pmg_solve(mesh, s);
+    std::printf("  kershaw(6, 0.3) p=%d base %s: %d iterations (jacobi %d), residual %.2e, max error %.3e (direct %.3e)\n",
+                p, mg::to_string(base).c_str(), r.iterations, jac.iterations, r.residual, r.max_error, direct);
+    EXPECT_LE(r.residual, 1.01e-8) << mg::to_string(base);
+    EXPECT_NEAR(r.max_error, direct, 1e-3 * direct + 1e-8) << mg::to_string(base);
+    // measured (2,2) opt4: jacobi 45, asm-weighted 29, ras 32 (FGMRES), asm 35. The box
+    // approximation of the sheared elements limits the gain here (nekRS's Kershaw runs use the
+    // same approximation at higher orders); more than a quarter fewer for weighted ASM and RAS
+    EXPECT_LT(r.iterations, jac.iterations) << mg::to_string(base);
+    if (base != mg::SemSmootherBase::ASM) {
+      EXPECT_LE(4 * r.iterations, 3 * jac.iterations) << mg::to_string(base);
+    }
+  }
+  // RAS is not symmetric: refused under PCG before any set-up; names parsed
+  mg::SemPoissonOptions bad = o;
+  bad.base = mg::SemSmootherBase::RAS;
+  EXPECT_THROW(mg::SemPoissonPlan(mesh, bad), elliptica::InvalidArgument);
+  EXPECT_EQ(mg::sem_smoother_base_from_string("asm-weighted"), mg::SemSmootherBase::ASMWeighted);
+  EXPECT_THROW(mg::sem_smoother_base_from_string("ssor"), elliptica::InvalidArgument);
+}
+
 TEST(SemPoissonPlan, EveryChebyshevKindAndFgmresOneSided) {
   const mg::HexMesh mesh = mg::box_mesh(3, 3, 3);
   mg::SemPoissonOptions o;

@@ -62,6 +62,24 @@ PmgCoarseSolver pmg_coarse_solver_from_string(const std::string& s) {
   throw InvalidArgument("unknown p-multigrid coarse solver '" + s + "' (expected boomeramg or direct)");
 }
 
+SemSmootherBase sem_smoother_base_from_string(const std::string& s) {
+  if (s == "jacobi") return SemSmootherBase::Jacobi;
+  if (s == "asm") return SemSmootherBase::ASM;
+  if (s == "asm-weighted") return SemSmootherBase::ASMWeighted;
+  if (s == "ras") return SemSmootherBase::RAS;
+  throw InvalidArgument("unknown SEM smoother base '" + s + "' (expected jacobi, asm, asm-weighted or ras)");
+}
+
+std::string to_string(SemSmootherBase b) {
+  switch (b) {
+    case SemSmootherBase::Jacobi: return "jacobi";
+    case SemSmootherBase::ASM: return "asm";
+    case SemSmootherBase::ASMWeighted: return "asm-weighted";
+    case SemSmootherBase::RAS: return "ras";
+  }
+  return "?";
+}
+
 std::string to_string(PmgCoarseSolver c) { return c == PmgCoarseSolver::BoomerAmg ? "boomeramg" : "direct"; }
 
 Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOptions& opt) {
@@ -92,6 +110,7 @@ Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOp
     lv.A = A;
     lv.P = pmg_prolongation(*spaces[j + 1], *spaces[j], opt.threads);
     lv.R = lv.P.transpose();
+    if (opt.schwarz) lv.schwarz = std::make_shared<const SemSchwarz>(A, *opt.schwarz, opt.threads);
     levels.push_back(std::move(lv));
   }
   CsrMatrix A1 = SemLaplacian(spaces.back(), opt.threads).assemble();
@@ -168,6 +187,12 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
   po.coarse = opt_.coarse;
   po.boomeramg = opt_.boomeramg;
   po.threads = opt_.threads;
+  if (opt_.base == SemSmootherBase::ASM) po.schwarz = SchwarzKind::ASM;
+  if (opt_.base == SemSmootherBase::ASMWeighted) po.schwarz = SchwarzKind::ASMWeighted;
+  if (opt_.base == SemSmootherBase::RAS) po.schwarz = SchwarzKind::RAS;
+  if (opt_.base == SemSmootherBase::RAS && opt_.method == krylov::Method::Cg)
+    throw InvalidArgument("SemPoissonPlan: method cg needs a symmetric cycle, but the RAS smoother is not symmetric; "
+                          "use method fgmres, or base asm / asm-weighted");
   h_ = std::make_shared<const Hierarchy>(pmg_hierarchy(space_, po));
   A_ = std::dynamic_pointer_cast<const SemLaplacian>(h_->level(0).A);
   VCycleOptions vo;
@@ -175,7 +200,9 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
   vo.post = opt_.post;
   vo.threads = opt_.threads;
   vo.level_orders = opt_.level_orders;
-  vo.smoother.base = BaseSmoother::Jacobi;
+  vo.smoother.base = opt_.base == SemSmootherBase::Jacobi ? BaseSmoother::Jacobi
+                     : opt_.base == SemSmootherBase::RAS  ? BaseSmoother::RAS
+                                                          : BaseSmoother::ASM;
   vo.smoother.kind = opt_.polynomial;
   vo.smoother.lambda_safety = opt_.lambda_safety;
   vo.smoother.lambda_iterations = opt_.lambda_iterations;

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@
 #include "elliptica/multigrid/hierarchy.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
 #include "elliptica/multigrid/sem_operator.hpp"
+#include "elliptica/multigrid/sem_schwarz.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
 
@@ -93,6 +95,10 @@ struct PMultigridOptions {
   BoomerAmgOptions boomeramg;
   /// Threads of the set-up loops and of the level operators (0: omp_get_max_threads()).
   int threads = 0;
+  /// The overlapping Schwarz operator of every level of order >= 2 (Level::schwarz, a SemSchwarz
+  /// of sem_schwarz.hpp with fast-diagonalisation local solves), for V-cycles whose smoother base
+  /// is ASM or RAS; none: Jacobi only.
+  std::optional<SchwarzKind> schwarz;
 };
 
 /// The p-multigrid hierarchy on fine's mesh: level j (finest first) has order schedule[j]; for
@@ -112,6 +118,12 @@ Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOp
 std::shared_ptr<const SemSpace> pmg_level_space(const Hierarchy& h, std::size_t j);
 
 /// Options of SemPoissonPlan; SemPoissonOptions{} holds the defaults.
+/// The base of the pMG smoothers (SemPoissonOptions::base).
+enum class SemSmootherBase { Jacobi, ASM, ASMWeighted, RAS };
+/// "jacobi", "asm", "asm-weighted", "ras"; InvalidArgument naming an unknown value.
+SemSmootherBase sem_smoother_base_from_string(const std::string& s);
+std::string to_string(SemSmootherBase b);
+
 struct SemPoissonOptions {
   int order = 7;                 ///< p of the discretisation, in [2, kMaxSemOrder]
   std::vector<int> schedule;     ///< pMG orders finest first (empty: default_pmg_schedule(order))
@@ -120,7 +132,12 @@ struct SemPoissonOptions {
   /// Per-level Chebyshev orders, one per smoothed level (schedule size - 1, finest first), each
   /// >= 1, replacing pre / post there (VCycleOptions::level_orders); empty: pre / post everywhere.
   std::vector<int> level_orders;
-  Polynomial polynomial = Polynomial::Cheby4Opt;  ///< Chebyshev kind over Jacobi (Simple not refused)
+  Polynomial polynomial = Polynomial::Cheby4Opt;  ///< Chebyshev kind (Simple not refused)
+  /// The preconditioner the Chebyshev polynomial runs over on every level of order >= 2: Jacobi
+  /// (the exact SEM diagonal) or an overlapping Schwarz method with fast-diagonalisation local
+  /// solves (sem_schwarz.hpp): ASM, weighted ASM (W^1/2 ASM W^1/2, W the inverse multiplicity:
+  /// symmetric, its spectrum clustered near 1) or RAS (not symmetric: method fgmres or gmres).
+  SemSmootherBase base = SemSmootherBase::Jacobi;
   double lambda_safety = 1.1;    ///< lambda_max = this x the Lanczos estimate of rho(D^-1 A); > 0
   int lambda_iterations = 10;    ///< Lanczos steps of that estimate, >= 1
   double lmin_ratio = 0.1;       ///< cheb1: lambda_min / lambda_max, in (0, 1)
