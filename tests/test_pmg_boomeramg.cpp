@@ -15,6 +15,8 @@
 #include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/pmg.hpp"
 
+#include "common/mpi_lsan.hpp"
+
 namespace mg = elliptica::multigrid;
 
 #define REQUIRE_HYPRE() \
