@@ -25,6 +25,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
+#include "elliptica/core/parallel.hpp"
 #include "elliptica/core/record.hpp"
 #include "elliptica/multigrid/sem_io.hpp"
 
@@ -356,7 +357,8 @@ int run_mg_sem(const MgSemArgs& a) {
          << ", \"interp\": " << json_quote(mg::to_string(opt.boomeramg.interpolation))
          << ", \"strength\": " << json_real(opt.boomeramg.strength_threshold)
          << ", \"pmax\": " << opt.boomeramg.max_interp_elements << ", \"cycles\": " << opt.boomeramg.cycles << "}";
-    js << ",\n  \"threads\": " << opt.threads << ",\n  \"iterations\": " << res.iterations
+    js << ",\n  \"threads\": " << opt.threads << ",\n  \"threads_used\": " << resolve_threads(opt.threads)
+       << ",\n  \"iterations\": " << res.iterations
        << ",\n  \"converged\": " << (res.converged ? "true" : "false")
        << ",\n  \"final_relative_residual\": " << json_real(res.final_relative_residual)
        << ",\n  \"residual_history\": [";

@@ -184,7 +184,7 @@ def test_boomeramg_coarse_solve(cli, tmp_path):
     (["--mesh", "kershaw:6,0"], INVALID, "EPS must be in (0, 1]"),
     (["--mesh", "kershaw:6"], INVALID, "expected kershaw:N,EPS"),
     (["--mesh", "box:1,1,1", "--order", 2], INVALID, "no free node"),
-    (["--mesh", "box:2,2,2:2,1,1", "--order", 2, "--manufactured"], INVALID, "only on a mesh of the unit cube"),
+    (["--mesh", "box:2,2,2:1.5,1,1", "--order", 2, "--manufactured"], INVALID, "only on a mesh of the unit cube"),
     (["--mesh", "nonexistent.msh"], FILE_ERROR, "nonexistent.msh"),
     (["--mesh", "box:3,3,3", "--order", 3, "--max-iter", 1, "--coarse-solver", "direct"], NOTCONV,
      "did not reach the relative residual"),
