@@ -129,10 +129,16 @@ class SemPoissonPlan:
         schedule = _int_list(schedule, "schedule")
         if schedule and schedule[0] != order:
             raise InvalidArgumentError(f"schedule {schedule} must start at order={order}")
+        n_smoothed = (len(schedule) if schedule else len(range(order, 1, -2)) + 1) - 1
         if isinstance(level_orders, numbers.Integral) and not isinstance(level_orders, bool):
-            n_smoothed = (len(schedule) if schedule else len(range(order, 1, -2)) + 1) - 1
             level_orders = [int(level_orders)] * n_smoothed
         level_orders = _int_list(level_orders, "level_orders")
+        if level_orders and len(level_orders) != n_smoothed:
+            raise InvalidArgumentError(
+                f"level_orders must have one Chebyshev order per smoothed level ({n_smoothed} for the schedule "
+                f"{schedule or 'default'}), got {len(level_orders)}: {level_orders}")
+        if any(k < 1 for k in level_orders):
+            raise InvalidArgumentError(f"level_orders must be >= 1, got {level_orders}")
         krylov = _choice(krylov, _KRYLOV, "krylov")
         base = _choice(base, _BASES, "base")
         pre, post = _int(pre, "pre", 0), _int(post, "post", 0)
