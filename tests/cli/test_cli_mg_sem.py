@@ -237,3 +237,12 @@ def test_help_lists_the_flags(cli):
     for flag in ("--mesh", "--order", "--schedule", "--smoother", "--base", "--order-per-level", "--pre", "--post",
                  "--krylov", "--rtol", "--max-iter", "--coarse-solver", "--threads", "--out", "--manufactured"):
         assert flag in r.stdout, flag
+
+
+def test_vtu_reads_with_meshio(box_run):
+    meshio = pytest.importorskip("meshio")
+    _, out = box_run
+    m = meshio.read(out / "solution.vtu")
+    assert [c.type for c in m.cells] == ["hexahedron"] and m.cells[0].data.shape == (27 * 4 ** 3, 8)
+    assert np.array_equal(m.points, np.load(out / "nodes.npy"))
+    assert np.array_equal(np.ravel(m.point_data["u"]), np.load(out / "solution.npy"))
