@@ -246,3 +246,18 @@ def test_vtu_reads_with_meshio(box_run):
     assert [c.type for c in m.cells] == ["hexahedron"] and m.cells[0].data.shape == (27 * 4 ** 3, 8)
     assert np.array_equal(m.points, np.load(out / "nodes.npy"))
     assert np.array_equal(np.ravel(m.point_data["u"]), np.load(out / "solution.npy"))
+
+
+@pytest.mark.parametrize("krylov", ["gmres", "fgmres"])
+def test_threads_give_the_same_solve(cli, tmp_path, krylov):
+    runs = []
+    for t in (1, 2):
+        out = tmp_path / f"t{t}"
+        r = sem(cli, out, "--mesh", "kershaw:3,0.5", "--order", 3, "--coarse-solver", "direct", "--krylov", krylov,
+                "--post", 0, "--pre", 2, "--threads", t)
+        assert r.returncode == 0, r.stderr
+        s = json.loads((out / "summary.json").read_text())
+        assert s["threads"] == t and s["threads_used"] == t and s["krylov"] == krylov and s["level_post"] == [0]
+        runs.append((s["iterations"], np.load(out / "solution.npy")))
+    assert runs[0][0] == runs[1][0]
+    assert np.allclose(runs[0][1], runs[1][1], rtol=0, atol=1e-12 * np.abs(runs[0][1]).max())
