@@ -398,7 +398,6 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
       "Exit codes: 0 ok, 1 usage, 2 invalid input (options, mesh spec, non-hex mesh, inverted element), 3 file error\n"
       "  (missing / malformed mesh file, unwritable --out), 4 numerical (hypre failing, breakdown), 5 not converged,\n"
       "  6 out of resources.");
-  const mg::SemPoissonOptions d{};
   sc->add_option("--mesh", s.mesh, "box:NX,NY,NZ[:LX,LY,LZ] | kershaw:N,EPS | FILE.msh")->required();
   sc->add_option("--order", s.order, "polynomial order p in [2, " + std::to_string(mg::kMaxSemOrder) + "]")
       ->capture_default_str();
@@ -447,7 +446,6 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
   sc->add_option("--out", s.out, "output folder (created)")->required();
   sc->add_flag("--manufactured", s.manufactured, "report the errors against u = sin(pi x) sin(pi y) sin(pi z)");
   sc->add_flag("--quiet,-q", s.quiet, "no progress on stderr");
-  (void)d;
   return sc;
 }
 
