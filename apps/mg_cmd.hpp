@@ -17,6 +17,7 @@
 
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/study.hpp"
+#include "mg_sem_cmd.hpp"
 
 namespace elliptica::cli {
 
@@ -102,7 +103,8 @@ struct MgStudyArgs {
 struct MgArgs {
   MgSolveArgs solve;
   MgStudyArgs study;
-  CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr;
+  MgSemArgs sem;  ///< `mg sem` (mg_sem_cmd.hpp)
+  CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr, *sem_cmd = nullptr;
 };
 
 /// Registers `mg` with its subcommands `solve` and `study` on `app`; `args` must outlive parsing.
