@@ -2,7 +2,8 @@
 of bench/sem/sem_solve for variations of one thing at a time around (2,2) opt4 PCG: the smoother
 base x Chebyshev kind, the Chebyshev order, the schedule, the coarse solve (BoomerAMG V-cycle vs
 sparse direct), the lambda_max safety factor / Lanczos steps, and the mesh (box, Kershaw eps = 1,
-0.3, 0.05, n = 6 and 12) at p = 7 (and p = 3).
+0.3, 0.05, n = 6 and 12) at p = 7 (and p = 3); and (group galerkin) the rediscretised coarse
+operators of the plan against Galerkin ones (sem_solve --coarse-operators galerkin).
 
   taskset -c 1 python3 bench/sem/kershaw_iterations.py --build build [--groups base,order,...]
       [--out bench/results/sem_issue14/kershaw_iterations]
@@ -72,6 +73,13 @@ def variants(groups):
                     s = S(*range(p, 1, -2), 1) if base == "jacobi" else (S(7, 3, 1) if p == 7 else S(3, 1))
                     out.append(("mesh", f"{mesh} p {p} {base} opt4 (2,2) pcg", mesh, p,
                                 ["--base", base, "--smoother", "opt4", "--schedule", s, "--coarse-solver", "direct"]))
+    if "galerkin" in groups:  # rediscretised coarse operators (the plan's) vs Galerkin P^T A P (sem_solve's experiment)
+        for p, base, s in ((3, "jacobi", S(3, 1)), (3, "asm-weighted", S(3, 1)), (7, "jacobi", S(7, 3, 1)),
+                           (7, "jacobi", S(7, 5, 3, 1)), (7, "asm-weighted", S(7, 3, 1))):
+            for ops in ("rediscretised", "galerkin"):
+                out.append(("galerkin", f"p {p} {base} opt4 (2,2) pcg ({s}) {ops} coarse operators", K03, p,
+                            ["--base", base, "--smoother", "opt4", "--schedule", s, "--coarse-solver", "direct",
+                             "--coarse-operators", ops]))
     return out
 
 

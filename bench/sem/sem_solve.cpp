@@ -29,6 +29,13 @@
 /// difference ||A_assembled v - A v|| / ||A v|| on a smooth vector: a check that the peers get the
 /// same operator). --no-solve: only that (no plan is built).
 ///
+/// --coarse-operators galerkin (an experiment; default "rediscretised", SemPoissonPlan's): the same
+///   p-multigrid, but every level below the finest gets the Galerkin operator A_{j+1} = P_j^T A_j P_j
+///   (A_0 = SemLaplacian::assemble(), assembled CSR levels) instead of the SEM operator of its own
+///   order and GLL quadrature, and the order-1 level the sparse direct solve; the smoothers (Jacobi
+///   from the Galerkin diagonal, or the levels' SemSchwarz of the rediscretised operators) and the
+///   Krylov method as in the plan. It measures how much the rediscretised coarse operators cost
+///   in iterations on deformed meshes. "setup_s" then includes the assembly.
 /// Exit codes (core/error.hpp): 0 done (also when not converged: "converged": false), 2 bad options,
 /// 3 I/O, 4 numerical, 6 resources.
 #include <algorithm>
@@ -48,7 +55,10 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/text.hpp"
 #include "elliptica/krylov/krylov.hpp"
+#include "elliptica/multigrid/amg.hpp"
 #include "elliptica/multigrid/boomeramg.hpp"
+#include "elliptica/multigrid/hierarchy.hpp"
+#include "elliptica/multigrid/vcycle.hpp"
 #include "elliptica/multigrid/pmg.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
 #include "elliptica/multigrid/sem_operator.hpp"
@@ -178,7 +188,8 @@ int main(int argc, char** argv) {
     bench::Args args(argc, argv,
                      {"mesh", "order", "schedule", "smoother", "base", "pre", "post", "level-orders", "krylov",
                       "coarse-solver", "threads", "rtol", "max-iterations", "lambda-safety", "lambda-iterations",
-                      "lmin-ratio", "boomeramg-cycles", "boomeramg-threshold", "solves", "write-petsc"},
+                      "lmin-ratio", "boomeramg-cycles", "boomeramg-threshold", "solves", "write-petsc",
+                      "coarse-operators"},
                      {"no-solve"});
     const std::string smoother = args.str("smoother", "opt4");
     const std::string mesh_spec = args.str("mesh", "kershaw:6,0.3");
@@ -204,6 +215,9 @@ int main(int argc, char** argv) {
     if (solves < 1) throw InvalidArgument("--solves must be >= 1");
     const bool do_solve = !args.has("no-solve");
     const std::string prefix = args.str("write-petsc", "");
+    const std::string coarse_ops = args.str("coarse-operators", "rediscretised");
+    if (coarse_ops != "rediscretised" && coarse_ops != "galerkin")
+      throw InvalidArgument("--coarse-operators must be rediscretised or galerkin, got '" + coarse_ops + "'");
     if (!do_solve && prefix.empty()) throw InvalidArgument("--no-solve without --write-petsc does nothing");
 
     const HexMesh mesh = make_mesh(mesh_spec);
@@ -233,6 +247,74 @@ int main(int argc, char** argv) {
     std::vector<double> b;
     std::shared_ptr<const SemSpace> space;
     std::unique_ptr<SemPoissonPlan> plan;
+    if (do_solve && coarse_ops == "galerkin") {
+      const double t0 = now_s();
+      auto fine = std::make_shared<const SemSpace>(mesh, o.order, o.threads);
+      PMultigridOptions po;
+      po.schedule = o.schedule;
+      po.coarse = PmgCoarseSolver::Direct;
+      po.threads = o.threads;
+      if (o.base == SemSmootherBase::ASM) po.schwarz = SchwarzKind::ASM;
+      if (o.base == SemSmootherBase::ASMWeighted) po.schwarz = SchwarzKind::ASMWeighted;
+      if (o.base == SemSmootherBase::RAS) po.schwarz = SchwarzKind::RAS;
+      const Hierarchy h = pmg_hierarchy(fine, po);
+      std::vector<Level> lv;
+      CsrMatrix Aj = SemLaplacian(fine, o.threads).assemble();
+      std::vector<int> sched;
+      for (std::size_t j = 0; j < h.num_levels(); ++j) {
+        Level l = h.level(j);
+        auto sp = pmg_level_space(h, j);
+        sched.push_back(sp ? sp->order() : 1);
+        if (j > 0) {
+          Aj = galerkin(Aj, h.level(j - 1).P);
+          Level m = Level::from_matrix(Aj, GridShape{}, o.threads);
+          l.A = m.A;
+          l.diagonal = m.diagonal;
+          l.matrix = m.matrix;
+          l.jacobi_lambda = 0;
+        }
+        lv.push_back(std::move(l));
+      }
+      auto coarse = std::make_shared<const SparseDirect>(*lv.back().matrix);
+      VCycleOptions vo;
+      vo.pre = o.pre;
+      vo.post = o.post;
+      vo.threads = o.threads;
+      vo.level_orders = o.level_orders;
+      vo.smoother.base = o.base == SemSmootherBase::Jacobi ? BaseSmoother::Jacobi
+                         : o.base == SemSmootherBase::RAS  ? BaseSmoother::RAS
+                                                           : BaseSmoother::ASM;
+      vo.smoother.kind = o.polynomial;
+      vo.smoother.lambda_safety = o.lambda_safety;
+      vo.smoother.lambda_iterations = o.lambda_iterations;
+      vo.smoother.lmin_ratio = o.lmin_ratio;
+      VCycle cycle(Hierarchy(std::move(lv), coarse), vo);
+      const SemLaplacian A(fine, o.threads);
+      const double setup_s = now_s() - t0;
+      const std::vector<double> B = fine->mass();
+      const std::vector<double>& X = fine->coordinates();
+      b.resize(fine->num_free());
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = B[i] * f(X[3 * i], X[3 * i + 1], X[3 * i + 2]);
+      krylov::Options k;
+      k.rtol = o.rtol;
+      k.max_iterations = o.max_iterations;
+      k.restart = o.restart;
+      k.threads = o.threads;
+      std::vector<double> x(b.size(), 0.0), r(b.size());
+      const double t1 = now_s();
+      const krylov::Result res = krylov::make_solver<double>(o.method, A, &cycle, k)->solve(b.data(), x.data());
+      const double solve_s = now_s() - t1;
+      A.apply(x.data(), r.data());
+      for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
+      js << ",\"coarse_operators\":\"galerkin\",\"dofs\":" << b.size() << ",\"setup_s\":" << json_num(setup_s)
+         << ",\"solve_s\":" << json_num(solve_s) << ",\"iterations\":" << res.iterations
+         << ",\"relres\":" << json_num(norm2(r) / norm2(b)) << ",\"converged\":" << (res.converged ? "true" : "false")
+         << ",\"schedule\":" << json_ints(sched) << ",\"smoother\":\"" << smoother << "\",\"base\":\""
+         << to_string(o.base) << "\",\"krylov\":\"" << krylov::to_string(o.method)
+         << "\",\"history\":" << json_list(res.residual_history) << ",\"peak_rss_mib\":" << json_num(bench::peak_rss_mib()) << "}";
+      std::printf("%s\n", js.str().c_str());
+      return 0;
+    }
     if (do_solve) {
       plan = std::make_unique<SemPoissonPlan>(mesh, o);
       b = plan->load_vector(f);
