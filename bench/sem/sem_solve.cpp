@@ -4,7 +4,8 @@
 /// bench/sem/solve_peers.py is the driver).
 ///
 /// Problem: -Laplace(u) = f on the mesh (--mesh box:N | box:NX,NY,NZ | kershaw:N,EPS: the unit
-/// cube, N^3 elements; Kershaw's map with eps, N a multiple of 6), homogeneous Dirichlet on the
+/// cube, N^3 elements; Kershaw's map with eps: its 6 layers align with the elements when N is a
+/// multiple of 6), homogeneous Dirichlet on the
 /// whole boundary, order p (--order), f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z), b = (B f) on the
 /// free nodes (SemPoissonPlan::load_vector: GLL mass times f at the nodes), zero initial guess.
 ///
@@ -112,15 +113,20 @@ void put_be64(std::ofstream& o, const double* v, std::size_t n) {
   }
 }
 
+/// Files are written as PATH.part and renamed to PATH when complete (nothing half-written).
 std::ofstream open_out(const std::string& path) {
-  std::ofstream o(path, std::ios::binary | std::ios::trunc);
+  std::ofstream o(path + ".part", std::ios::binary | std::ios::trunc);
   if (!o) throw IOError("cannot write '" + path + "'");
   return o;
 }
 
 void close_out(std::ofstream& o, const std::string& path) {
   o.close();
-  if (!o) throw IOError("writing '" + path + "' failed");
+  if (!o) {
+    std::remove((path + ".part").c_str());
+    throw IOError("writing '" + path + "' failed");
+  }
+  if (std::rename((path + ".part").c_str(), path.c_str()) != 0) throw IOError("cannot rename '" + path + ".part' to '" + path + "'");
 }
 
 /// PETSc binary Vec: VEC_FILE_CLASSID 1211214, n, n doubles (all big-endian).
