@@ -12,6 +12,9 @@ systems: -pc_hypre_boomeramg_nodal_coarsen 4 -pc_hypre_boomeramg_vec_interp_vari
 near-null space when given). A singular (pure-Neumann) matrix gets the constant null space
 (MatSetNullSpace). Prints one JSON line: setup_s, solve_s, iterations, relres (recomputed),
 reason.
+--opt KEY=VALUE (repeatable) adds PETSc options (without the leading dash), e.g.
+--opt pc_hypre_boomeramg_coarsen_type=HMIS; --view prints KSPView to stderr (to check which
+settings the solver really ran with).
 """
 import argparse
 import json
@@ -49,6 +52,8 @@ def main():
     ap.add_argument("--singular", action="store_true", help="constant null space (pure Neumann)")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--maxiter", type=int, default=1000)
+    ap.add_argument("--opt", action="append", default=[], help="extra PETSc option KEY=VALUE (no leading dash)")
+    ap.add_argument("--view", action="store_true", help="KSPView to stderr after the solve")
     a = ap.parse_args()
     A = load_mat(a.matrix)
     b = load_vec(a.rhs)
@@ -73,6 +78,9 @@ def main():
         if a.block_size > 1:
             opts["pc_hypre_boomeramg_nodal_coarsen"] = 4
             opts["pc_hypre_boomeramg_vec_interp_variant"] = 2
+    for kv in a.opt:
+        k, _, v = kv.partition("=")
+        opts[k.lstrip("-")] = v
     ksp = PETSc.KSP().create()
     ksp.setOperators(A)
     ksp.setType("cg")
@@ -87,6 +95,8 @@ def main():
     t1 = time.perf_counter()
     ksp.solve(b, x)
     t2 = time.perf_counter()
+    if a.view:
+        ksp.view(PETSc.Viewer.STDERR())
     r = b.duplicate()
     A.mult(x, r)
     r.aypx(-1.0, b)
