@@ -17,6 +17,7 @@
 
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/study.hpp"
+#include "mg_sem_study_cmd.hpp"
 
 namespace elliptica::cli {
 
@@ -103,6 +104,8 @@ struct MgArgs {
   MgSolveArgs solve;
   MgStudyArgs study;
   CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr;
+  MgSemStudyArgs sem_study;               ///< `mg sem-study` (mg_sem_study_cmd.hpp)
+  CLI::App* sem_study_cmd = nullptr;
 };
 
 /// Registers `mg` with its subcommands `solve` and `study` on `app`; `args` must outlive parsing.
