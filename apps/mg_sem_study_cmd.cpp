@@ -137,6 +137,7 @@ int run_mg_sem_study(const MgSemStudyArgs& a) {
   csv_file.commit();
   report_file.commit();
   std::cout << rep.str();
+  std::cout.flush();  // before the plotting script writes to the same stdout
   if (!a.no_plots) {
     const std::vector<std::string> args{csv_path, a.out};
     std::fprintf(stderr, "plotting: %s\n", plot_command_line(script, args).c_str());

@@ -28,6 +28,7 @@ REQUIRED = ["eps", "kind", "base", "cheb_order", "cycle", "iterations", "converg
 KIND_ORDER = ["simple", "cheb1", "cheb1opt", "cheb4", "opt4"]
 COLOURS = {"simple": "tab:gray", "cheb1": "tab:blue", "cheb1opt": "tab:orange", "cheb4": "tab:green",
            "opt4": "tab:red"}
+BASE_COLOURS = {"jacobi": "tab:blue", "asm": "tab:orange", "asm-weighted": "tab:olive", "ras": "tab:green"}
 
 
 def fail(msg):
@@ -128,7 +129,9 @@ def main(argv):
                     ys.append(r["t"])
                     ax.annotate(f"{r['kind']}({r['k'] if cyc == 'symmetric' else 2 * r['k']})", (xs[-1], ys[-1]),
                                 rotation=90, fontsize=6, ha="center", va="bottom")
-            ax.bar(xs, ys, width=w, label=f"{base} {cyc}", hatch="//" if cyc == "one-sided" else None)
+            ax.bar(xs, ys, width=w, label=f"{base} {cyc}", color=BASE_COLOURS.get(base, "tab:gray"),
+                   alpha=1.0 if cyc == "symmetric" else 0.55, hatch="//" if cyc == "one-sided" else None,
+                   edgecolor="black", linewidth=0.5)
         ax.set_xticks(range(len(eps_list)))
         ax.set_xticklabels([f"eps = {e:g}" for e in eps_list])
         ax.set_ylabel("fastest solve time [s]")

@@ -130,7 +130,7 @@ SemStudyResult run_sem_study(const SemStudyOptions& o, const std::function<void(
   std::size_t done = 0;
   for (double eps : o.eps) {
     const auto ts = Clock::now();
-    // A mesh the space refuses (e.g. eps so small that element faces coincide) fails this eps's
+    // A mesh refused (e.g. eps so small that element faces coincide) fails this eps's
     // cases and runs; a ResourceError (the whole study is too large) is thrown.
     std::shared_ptr<const SemSpace> space;
     std::string space_failure;
@@ -202,7 +202,7 @@ SemStudyResult run_sem_study(const SemStudyOptions& o, const std::function<void(
             const bool pcg = cyc == "symmetric" && sb != SemSmootherBase::RAS && coarse_symmetric;
             r.krylov = pcg ? "pcg" : "fgmres";
             if (!h) {
-              r.failure = "hierarchy: " + C.failure;
+              r.failure = "set-up: " + C.failure;
             } else {
               try {
                 const auto tc = Clock::now();

@@ -46,7 +46,7 @@ def test_quick_csv(quick):
         assert x["converged"] == "1", x
         assert float(x["final_rel_residual"]) <= 1e-8
         it, t = int(x["iterations"]), float(x["solve_s"])
-        assert 0 < it < 100
+        assert 0 < it < 200  # the cap (ASM at eps = 0.05 takes ~110 at this size)
         assert float(x["time_per_iteration_s"]) == pytest.approx(t / it, rel=1e-4)
         assert float(x["setup_s"]) >= float(x["cycle_setup_s"]) > 0
 

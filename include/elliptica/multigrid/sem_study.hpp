@@ -109,7 +109,7 @@ std::size_t sem_study_size(const SemStudyOptions& opt);
 
 /// Runs the study (file docstring). Throws InvalidArgument for bad options (before any work),
 /// ResourceError when a mesh, space or hierarchy needs more memory than allowed (the study is too
-/// large); other errors of one eps's space (a mesh it refuses, e.g. an eps so small that element
+/// large); other errors of one eps's mesh or space (e.g. an eps so small that element
 /// faces coincide), of one case's hierarchy or of one run are recorded (SemStudyCase::failure,
 /// SemStudyRun::failure: the text, the other fields what was known), not thrown.
 /// `log` (may be empty) receives one progress line at a time (no newline): one per case, one per
