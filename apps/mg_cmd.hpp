@@ -9,7 +9,8 @@
 ///               its levels or hypre's own cycle), or a polynomial smoother alone (--amg none);
 ///   `mg study`  the seed's section-3 study (multigrid/study.hpp: every smoother kind, every split
 ///               m + n = 2k), CSV + table of best configurations + checks of the seed's qualitative
-///               findings + PNG plots (the study module runs the plotting script).
+///               findings + PNG plots (the study module runs the plotting script);
+///   `mg sem-study` the seed's section-6 SEM p-multigrid study (mg_sem_study_cmd.hpp).
 #include <string>
 #include <vector>
 

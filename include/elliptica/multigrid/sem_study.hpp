@@ -44,8 +44,10 @@ std::vector<int> sem_schwarz_schedule(int p);
 /// Options of run_sem_study; SemStudyOptions{} holds the defaults (the CLI's `mg sem-study`).
 struct SemStudyOptions {
   /// Elements per axis of the Kershaw mesh, in [2, 64]; the map is reproduced exactly for
-  /// multiples of 6. The default 6 (68,921 unknowns at p = 7) runs the full default study (432
-  /// solves) in a few minutes on 2 cores (bench/results/sem_study_issue14/).
+  /// multiples of 6. The default 6 (68,921 unknowns at p = 7; 24,389 at p = 5) is the smallest
+  /// exact Kershaw mesh: the full default study (432 solves) is tens of minutes on this 2-core
+  /// machine at p = 7, about 15 at p = 5 with max_iterations 100 (docs/multigrid.md,
+  /// bench/results/sem_study_issue14/).
   int n = 6;
   std::vector<double> eps{1.0, 0.3, 0.05};  ///< Kershaw parameters, each in (0, 1]
   int order = 7;                             ///< p, in [2, kMaxSemOrder]
