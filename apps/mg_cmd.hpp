@@ -18,6 +18,7 @@
 
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/study.hpp"
+#include "mg_sem_cmd.hpp"
 #include "mg_sem_study_cmd.hpp"
 
 namespace elliptica::cli {
@@ -104,7 +105,8 @@ struct MgStudyArgs {
 struct MgArgs {
   MgSolveArgs solve;
   MgStudyArgs study;
-  CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr;
+  MgSemArgs sem;  ///< `mg sem` (mg_sem_cmd.hpp)
+  CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr, *sem_cmd = nullptr;
   MgSemStudyArgs sem_study;               ///< `mg sem-study` (mg_sem_study_cmd.hpp)
   CLI::App* sem_study_cmd = nullptr;
 };

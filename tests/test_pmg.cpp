@@ -246,6 +246,71 @@ TEST(PMultigridTransfer, SharedNodesAgreeOnDeformedMeshes) {
   expect_invalid([&] { mg::pmg_prolongation(*Sq, *Sother); }, "not on the same mesh");
 }
 
+TEST(PMultigridTransfer, MatrixFreeTransferEqualsTheAssembledInterpolation) {
+  // PmgTransfer (the V-cycle's transfer) against pmg_prolongation's CSR P: prolong = P x,
+  // prolong with add = y + P x, restriction = P^T r, on a box and a deformed Kershaw mesh, several
+  // order pairs; bitwise the same on 1 and 2 threads (owned-node writes, colour-ordered sums).
+  struct Case {
+    mg::HexMesh mesh;
+    int q, p;
+  };
+  std::vector<Case> cases;
+  cases.push_back({mg::box_mesh(3, 2, 4), 1, 3});
+  cases.push_back({mg::kershaw_mesh(6, 0.3), 2, 4});
+  cases.push_back({mg::kershaw_mesh(3, 0.05), 3, 7});
+  cases.push_back({mg::kershaw_mesh(4, 0.3), 5, 7});
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> U(-1, 1);
+  for (const auto& c : cases) {
+    const auto Sq = std::make_shared<const mg::SemSpace>(c.mesh, c.q, 1);
+    const auto Sp = std::make_shared<const mg::SemSpace>(c.mesh, c.p, 1);
+    const CsrMatrix P = mg::pmg_prolongation(*Sq, *Sp, 1);
+    const CsrMatrix R = P.transpose();
+    std::vector<double> xc(Sq->num_free()), rf(Sp->num_free()), y0(Sp->num_free());
+    for (double& v : xc) v = U(gen);
+    for (double& v : rf) v = U(gen);
+    for (double& v : y0) v = U(gen);
+    std::vector<double> Px(rf.size()), Rr(xc.size());
+    P.multiply(xc.data(), Px.data(), 1);
+    R.multiply(rf.data(), Rr.data(), 1);
+    std::vector<std::vector<double>> pro(2), add(2), res(2);
+    for (const int t : {1, 2}) {
+      const mg::PmgTransfer T(Sq, Sp, t);
+      EXPECT_EQ(T.fine_size(), Sp->num_free());
+      EXPECT_EQ(T.coarse_size(), Sq->num_free());
+      pro[t - 1].assign(rf.size(), 7.0);  // overwritten everywhere
+      T.prolong(xc.data(), pro[t - 1].data(), false);
+      add[t - 1] = y0;
+      T.prolong(xc.data(), add[t - 1].data(), true);
+      res[t - 1].assign(xc.size(), 7.0);
+      T.restrict_to_coarse(rf.data(), res[t - 1].data());
+    }
+    double m = 0;
+    for (std::size_t i = 0; i < rf.size(); ++i) {
+      m = std::max(m, std::abs(pro[0][i] - Px[i]));
+      m = std::max(m, std::abs(add[0][i] - (y0[i] + Px[i])));
+    }
+    for (std::size_t i = 0; i < xc.size(); ++i) m = std::max(m, std::abs(res[0][i] - Rr[i]) / (1.0 + std::abs(Rr[i])));
+    EXPECT_LT(m, 1e-13) << "q " << c.q << " p " << c.p;
+    EXPECT_EQ(pro[0], pro[1]);
+    EXPECT_EQ(add[0], add[1]);
+    EXPECT_EQ(res[0], res[1]);
+  }
+  const auto S2 = std::make_shared<const mg::SemSpace>(mg::box_mesh(2, 2, 2), 2, 1);
+  const auto S3 = std::make_shared<const mg::SemSpace>(mg::box_mesh(2, 2, 2), 3, 1);
+  const auto S3b = std::make_shared<const mg::SemSpace>(mg::box_mesh(2, 2, 3), 3, 1);
+  expect_invalid([&] { mg::PmgTransfer(S3, S2); }, "must be below the fine order");
+  expect_invalid([&] { mg::PmgTransfer(S2, S3b); }, "not on the same mesh");
+  expect_invalid([&] { mg::PmgTransfer(S2, S3, -1); }, "threads");
+  expect_invalid([&] { mg::PmgTransfer(nullptr, S3); }, "null space");
+  // The hierarchy's levels use it.
+  mg::PMultigridOptions po;
+  po.coarse = mg::PmgCoarseSolver::Direct;
+  const mg::Hierarchy h = mg::pmg_hierarchy(S3, po);
+  ASSERT_TRUE(h.level(0).transfer);
+  EXPECT_EQ(h.level(0).P.rows, 0u);
+}
+
 /// v^T G v / v^T A v for v: the coarse nodal values of the smooth u (sin sin sin) and a random
 /// vector (high frequencies).
 std::pair<double, double> rayleigh_ratios(const CsrMatrix& G, const CsrMatrix& A, const mg::SemSpace& S) {

@@ -80,6 +80,15 @@ GMRES / FGMRES / PCG preconditioner, ``as_linear_operator`` hands one cycle to s
 defaults (:func:`multigrid_defaults`); ``MultigridPlan.solve`` calls the C++
 ``multigrid::MultigridPlan::solve``, as ``elliptica mg solve`` does.
 
+Spectral elements with p-multigrid
+----------------------------------
+:class:`SemPoissonPlan` solves ``-Laplace(u) = f``, ``u = 0`` on the boundary of a hexahedral mesh
+(``"box:NX,NY,NZ"``, ``"kershaw:N,EPS"``, a Gmsh ``.msh`` file, or vertex / element arrays) with
+spectral elements of order p on Gauss-Lobatto-Legendre points, matrix-free, by PCG / FGMRES
+preconditioned with a p-multigrid V-cycle (Chebyshev smoothing over Jacobi / ASM / RAS, BoomerAMG or
+direct order-1 solve); ``load_vector(f)``, ``solve(b)`` -> ``(x, info)``, ``to_global(x)``; as
+``elliptica mg sem``. Vectors are over the free (non-boundary) nodes.
+
 Boundary element method (exterior Helmholtz scattering)
 -------------------------------------------------------
 :class:`HelmholtzBEM` solves the scattering of a plane wave or a point source by a closed
@@ -140,6 +149,9 @@ __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "o
 from ._bem import BEM_DEFAULTS, BemSolution, HelmholtzBEM, icosphere, octasphere, read_mesh
 
 __all__ += ["HelmholtzBEM", "BemSolution", "BEM_DEFAULTS", "read_mesh", "icosphere", "octasphere"]
+
+from ._sem import SemPoissonPlan, sem_defaults  # noqa: E402  SEM Poisson with p-multigrid (_sem.py)
+__all__ += ["SemPoissonPlan", "sem_defaults"]
 
 from ._fmm import HelmholtzFMM  # noqa: E402  Helmholtz FMM (_fmm.py)
 __all__ += ["HelmholtzFMM"]

@@ -832,18 +832,23 @@ class SolutionProjection:
     2 ``max_vectors`` vectors. After ``plan.update(A)`` the basis is emptied at the next solve.
 
     ``plan``: a :class:`MultigridPlan` (SPD, or the pure-Neumann ``null_space="constant"``
-    plans); ``max_vectors`` >= 1; ``drop_tolerance`` in (0, 1). Defaults: the C++
+    plans) or a :class:`SemPoissonPlan` (then ``plan.solve(b, projection=proj)`` or
+    ``proj.solve(b)``, with the plan's own tolerances); ``max_vectors`` >= 1; ``drop_tolerance`` in (0, 1). Defaults: the C++
     ``krylov::ProjectionOptions{}`` (:func:`multigrid_defaults`, keys ``projection_*``).
     Raises InvalidArgumentError for bad keywords.
     """
 
     def __init__(self, plan, *, max_vectors=_D["projection_max_vectors"], drop_tolerance=_D["projection_drop_tolerance"],
                  threads=_D["threads"]):
-        if not isinstance(plan, MultigridPlan):
-            raise InvalidArgumentError(f"plan must be an elliptica.MultigridPlan, got {type(plan).__name__}")
+        args = (_int(max_vectors, "max_vectors", 1), _real(drop_tolerance, "drop_tolerance"), _int(threads, "threads", 0))
         self._owner = plan
-        self._p = _core._SolutionProjection(plan.size, _int(max_vectors, "max_vectors", 1),
-                                            _real(drop_tolerance, "drop_tolerance"), _int(threads, "threads", 0))
+        if isinstance(plan, MultigridPlan):
+            self._p = _core._SolutionProjection(plan.size, *args)
+        elif hasattr(plan, "_new_projection"):  # elliptica.SemPoissonPlan (_sem.py)
+            self._p = plan._new_projection(*args)
+        else:
+            raise InvalidArgumentError(
+                f"plan must be an elliptica.MultigridPlan or SemPoissonPlan, got {type(plan).__name__}")
 
     @property
     def plan(self):
@@ -871,6 +876,11 @@ class SolutionProjection:
         basis), ``basis_before``, ``basis_after``, ``restarted``; ``residual_history`` and
         ``final_relative_residual`` are relative to ``||b||``, ``matvecs`` counts the extra A dx."""
         plan = self._owner
+        if not isinstance(plan, MultigridPlan):  # a SemPoissonPlan: its own solver options
+            if (tol, maxiter, krylov, restart, atol) != (_D["tol"], _D["maxiter"], None, _D["restart"], _D["atol"]):
+                raise InvalidArgumentError("tol, maxiter, krylov, restart and atol are options of the SemPoissonPlan "
+                                           "(set them when making the plan)")
+            return plan.solve(b, projection=self)
         n = plan.size
         b = _vector(b, n, "b")
         if krylov is None:

@@ -317,6 +317,7 @@ NB_MODULE(_core, m) {
 
   { void init_multigrid(nb::module_&); init_multigrid(m); }  // krylov + multigrid (bindings_mg.cpp)
   { void init_bem(nb::module_&); init_bem(m); }  // Helmholtz BEM (bindings_bem.cpp)
+  { void init_sem(nb::module_&); init_sem(m); }  // spectral-element Poisson, p-multigrid (bindings_sem.cpp)
   { void init_fmm(nb::module_&); init_fmm(m); }  // Helmholtz FMM (bindings_fmm.cpp)
 
   nb::enum_<Kernel>(m, "Kernel",

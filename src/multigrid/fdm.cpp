@@ -94,17 +94,23 @@ constexpr int kMaxM = kMaxSemOrder + 3;
 /// out[o, i, l] = sum_a Mx(i, a) in[o, a, l], Mx row-major m x m. m a compile-time constant so
 /// the a- and i-loops unroll (orders 2..10 give m = 1 .. 13).
 template <int m>
-void contract_m(const double* __restrict Mx, int stride, int outer, const double* __restrict in,
-                double* __restrict out) {
+void contract_m(const double* __restrict Mx, const double* __restrict MxT, int stride, int outer,
+                const double* __restrict in, double* __restrict out) {
   if (stride == 1) {
+    // dst[i] = sum_a Mx(i, a) src[a] = sum_a MxT(a, i) src[a]: vector over i (the a-loop
+    // broadcasts src[a]), not a horizontal sum over a per i.
     for (int o = 0; o < outer; ++o) {
       const double* src = in + static_cast<std::ptrdiff_t>(o) * m;
       double* dst = out + static_cast<std::ptrdiff_t>(o) * m;
-      for (int i = 0; i < m; ++i) {
-        double acc = 0.0;
-        for (int a = 0; a < m; ++a) acc += Mx[i * m + a] * src[a];
-        dst[i] = acc;
+      double acc[m];
+#pragma omp simd
+      for (int i = 0; i < m; ++i) acc[i] = MxT[i] * src[0];
+      for (int a = 1; a < m; ++a) {
+        const double sa = src[a];
+#pragma omp simd
+        for (int i = 0; i < m; ++i) acc[i] += MxT[a * m + i] * sa;
       }
+      for (int i = 0; i < m; ++i) dst[i] = acc[i];
     }
     return;
   }
@@ -125,21 +131,19 @@ void contract_m(const double* __restrict Mx, int stride, int outer, const double
 }
 
 template <int... ms>
-void contract_dispatch(std::integer_sequence<int, ms...>, int m, const double* Mx, int stride, int outer,
-                       const double* in, double* out) {
-  ((m == ms + 1 ? (contract_m<ms + 1>(Mx, stride, outer, in, out), true) : false) || ...);
+void contract_dispatch(std::integer_sequence<int, ms...>, int m, const double* Mx, const double* MxT, int stride,
+                       int outer, const double* in, double* out) {
+  ((m == ms + 1 ? (contract_m<ms + 1>(Mx, MxT, stride, outer, in, out), true) : false) || ...);
 }
 
 /// M (trans false) or M^T applied along one axis (see contract_m).
 void contract(const double* M, bool trans, int m, int stride, int outer, const double* in, double* out) {
   double Mt[kMaxM * kMaxM];
-  const double* Mx = M;
-  if (trans) {
-    for (int i = 0; i < m; ++i)
-      for (int a = 0; a < m; ++a) Mt[i * m + a] = M[a * m + i];
-    Mx = Mt;
-  }
-  contract_dispatch(std::make_integer_sequence<int, kMaxM>{}, m, Mx, stride, outer, in, out);
+  for (int i = 0; i < m; ++i)
+    for (int a = 0; a < m; ++a) Mt[i * m + a] = M[a * m + i];
+  const double* Mx = trans ? Mt : M;
+  const double* MxT = trans ? M : Mt;
+  contract_dispatch(std::make_integer_sequence<int, kMaxM>{}, m, Mx, MxT, stride, outer, in, out);
 }
 }  // namespace
 

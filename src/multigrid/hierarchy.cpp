@@ -136,7 +136,12 @@ Hierarchy::Hierarchy(std::vector<Level> levels, std::shared_ptr<const LinearOper
       throw InvalidArgument(lj + ": its matrix does not match the operator's size " + std::to_string(n));
     if (j + 1 < levels_.size()) {
       const std::size_t nc = levels_[j + 1].A ? levels_[j + 1].A->size() : 0;
-      if (l.P.rows != n || l.P.cols != nc || l.R.rows != nc || l.R.cols != n)
+      if (l.transfer) {
+        if (l.transfer->fine_size() != n || l.transfer->coarse_size() != nc)
+          throw InvalidArgument(lj + ": its transfer maps " + std::to_string(l.transfer->coarse_size()) + " to " +
+                                std::to_string(l.transfer->fine_size()) + " unknowns, expected " + std::to_string(nc) +
+                                " to " + std::to_string(n));
+      } else if (l.P.rows != n || l.P.cols != nc || l.R.rows != nc || l.R.cols != n)
         throw InvalidArgument(lj + ": P must be " + std::to_string(n) + " x " + std::to_string(nc) + " and R " +
                               std::to_string(nc) + " x " + std::to_string(n) + ", got P " + std::to_string(l.P.rows) +
                               " x " + std::to_string(l.P.cols) + ", R " + std::to_string(l.R.rows) + " x " +

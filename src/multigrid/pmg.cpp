@@ -108,8 +108,7 @@ Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOp
     Level lv;
     lv.diagonal = A->diagonal();
     lv.A = A;
-    lv.P = pmg_prolongation(*spaces[j + 1], *spaces[j], opt.threads);
-    lv.R = lv.P.transpose();
+    lv.transfer = std::make_shared<const PmgTransfer>(spaces[j + 1], spaces[j], opt.threads);
     if (opt.schwarz) lv.schwarz = std::make_shared<const SemSchwarz>(A, *opt.schwarz, opt.threads);
     levels.push_back(std::move(lv));
   }

@@ -117,3 +117,175 @@ CsrMatrix pmg_prolongation(const SemSpace& coarse, const SemSpace& fine, int thr
 }
 
 }  // namespace elliptica::multigrid
+
+namespace elliptica::multigrid {
+
+namespace {
+void check_spaces(const SemSpace& coarse, const SemSpace& fine, int threads) {
+  if (threads < 0) throw InvalidArgument("PmgTransfer: threads must be >= 0, got " + std::to_string(threads));
+  if (coarse.order() >= fine.order())
+    throw InvalidArgument("PmgTransfer: the coarse order " + std::to_string(coarse.order()) +
+                          " must be below the fine order " + std::to_string(fine.order()));
+  if (coarse.mesh().elements != fine.mesh().elements || coarse.mesh().vertices != fine.mesh().vertices)
+    throw InvalidArgument("PmgTransfer: the coarse and fine spaces are not on the same mesh");
+}
+
+constexpr int kMaxN = kMaxSemOrder + 1;
+
+/// uf (Nf^3, r fastest) = (J x J x J) uc (Nc^3), J Nf x Nc row-major: three 1-D contractions.
+void interpolate(const double* J, int Nf, int Nc, const double* uc, double* t1, double* t2, double* uf) {
+  // t1[c][b][i] = sum_a J[i][a] uc[c][b][a]
+  for (int cb = 0; cb < Nc * Nc; ++cb) {
+    const double* u = uc + cb * Nc;
+    double* t = t1 + cb * Nf;
+    for (int i = 0; i < Nf; ++i) {
+      double acc = 0.0;
+      for (int a = 0; a < Nc; ++a) acc += J[i * Nc + a] * u[a];
+      t[i] = acc;
+    }
+  }
+  // t2[c][j][i] = sum_b J[j][b] t1[c][b][i]
+  for (int c = 0; c < Nc; ++c)
+    for (int j = 0; j < Nf; ++j) {
+      double* t = t2 + (c * Nf + j) * Nf;
+      for (int i = 0; i < Nf; ++i) t[i] = 0.0;
+      for (int b = 0; b < Nc; ++b) {
+        const double w = J[j * Nc + b];
+        const double* s = t1 + (c * Nc + b) * Nf;
+        for (int i = 0; i < Nf; ++i) t[i] += w * s[i];
+      }
+    }
+  // uf[k][j][i] = sum_c J[k][c] t2[c][j][i]
+  const int nf2 = Nf * Nf;
+  for (int k = 0; k < Nf; ++k) {
+    double* t = uf + k * nf2;
+    for (int l = 0; l < nf2; ++l) t[l] = 0.0;
+    for (int c = 0; c < Nc; ++c) {
+      const double w = J[k * Nc + c];
+      const double* s = t2 + c * nf2;
+      for (int l = 0; l < nf2; ++l) t[l] += w * s[l];
+    }
+  }
+}
+
+/// uc (Nc^3) = (J x J x J)^T uf (Nf^3): the transposed contractions in reverse order.
+void interpolate_transpose(const double* J, int Nf, int Nc, const double* uf, double* t2, double* t1, double* uc) {
+  const int nf2 = Nf * Nf;
+  // t2[c][j][i] = sum_k J[k][c] uf[k][j][i]
+  for (int c = 0; c < Nc; ++c) {
+    double* t = t2 + c * nf2;
+    for (int l = 0; l < nf2; ++l) t[l] = 0.0;
+    for (int k = 0; k < Nf; ++k) {
+      const double w = J[k * Nc + c];
+      const double* s = uf + k * nf2;
+      for (int l = 0; l < nf2; ++l) t[l] += w * s[l];
+    }
+  }
+  // t1[c][b][i] = sum_j J[j][b] t2[c][j][i]
+  for (int c = 0; c < Nc; ++c)
+    for (int b = 0; b < Nc; ++b) {
+      double* t = t1 + (c * Nc + b) * Nf;
+      for (int i = 0; i < Nf; ++i) t[i] = 0.0;
+      for (int j = 0; j < Nf; ++j) {
+        const double w = J[j * Nc + b];
+        const double* s = t2 + (c * Nf + j) * Nf;
+        for (int i = 0; i < Nf; ++i) t[i] += w * s[i];
+      }
+    }
+  // uc[c][b][a] = sum_i J[i][a] t1[c][b][i]
+  for (int cb = 0; cb < Nc * Nc; ++cb) {
+    const double* t = t1 + cb * Nf;
+    double* u = uc + cb * Nc;
+    for (int a = 0; a < Nc; ++a) {
+      double acc = 0.0;
+      for (int i = 0; i < Nf; ++i) acc += J[i * Nc + a] * t[i];
+      u[a] = acc;
+    }
+  }
+}
+}  // namespace
+
+PmgTransfer::PmgTransfer(std::shared_ptr<const SemSpace> coarse, std::shared_ptr<const SemSpace> fine, int threads)
+    : coarse_(std::move(coarse)), fine_(std::move(fine)), threads_(threads) {
+  if (!coarse_ || !fine_) throw InvalidArgument("PmgTransfer: null space");
+  check_spaces(*coarse_, *fine_, threads);
+  const std::size_t ne = fine_->num_elements(), nf3 = fine_->nodes_per_element(), rows = fine_->num_free();
+  require_memory(double(ne) * double(nf3), "the p-multigrid transfer's ownership mask (" + std::to_string(ne) +
+                                                " elements of order " + std::to_string(fine_->order()) + ")");
+  J_ = interpolation_matrix(coarse_->gll().nodes, fine_->gll().nodes);
+  owned_.assign(ne * nf3, 0);
+  std::vector<std::uint8_t> seen(rows, 0);
+  const auto& l2g = fine_->local_to_global();
+  for (std::size_t e = 0; e < ne; ++e)
+    for (std::size_t l = 0; l < nf3; ++l) {
+      const std::int32_t g = l2g[e * nf3 + l];
+      if (std::size_t(g) < rows && !seen[std::size_t(g)]) {
+        seen[std::size_t(g)] = 1;
+        owned_[e * nf3 + l] = 1;
+      }
+    }
+}
+
+std::size_t PmgTransfer::fine_size() const { return fine_->num_free(); }
+std::size_t PmgTransfer::coarse_size() const { return coarse_->num_free(); }
+
+void PmgTransfer::prolong(const double* xc, double* xf, bool add) const {
+  const int Nf = fine_->points_1d(), Nc = coarse_->points_1d();
+  const std::size_t nf3 = fine_->nodes_per_element(), nc3 = coarse_->nodes_per_element();
+  const std::size_t cols = coarse_->num_free();
+  const auto& l2g_c = coarse_->local_to_global();
+  const auto& l2g_f = fine_->local_to_global();
+  const auto ne = static_cast<std::int64_t>(fine_->num_elements());
+  const int nt = resolve_threads(threads_);
+#pragma omp parallel num_threads(nt) if (ne > 64)
+  {
+    double uc[kMaxN * kMaxN * kMaxN], t1[kMaxN * kMaxN * kMaxN], t2[kMaxN * kMaxN * kMaxN], uf[kMaxN * kMaxN * kMaxN];
+#pragma omp for schedule(static)
+    for (std::int64_t ie = 0; ie < ne; ++ie) {
+      const auto e = static_cast<std::size_t>(ie);
+      const std::int32_t* gc = l2g_c.data() + e * nc3;
+      for (std::size_t l = 0; l < nc3; ++l) uc[l] = std::size_t(gc[l]) < cols ? xc[gc[l]] : 0.0;
+      interpolate(J_.data(), Nf, Nc, uc, t1, t2, uf);
+      const std::int32_t* gf = l2g_f.data() + e * nf3;
+      const std::uint8_t* own = owned_.data() + e * nf3;
+      if (add) {
+        for (std::size_t l = 0; l < nf3; ++l)
+          if (own[l]) xf[gf[l]] += uf[l];
+      } else {
+        for (std::size_t l = 0; l < nf3; ++l)
+          if (own[l]) xf[gf[l]] = uf[l];
+      }
+    }
+  }
+}
+
+void PmgTransfer::restrict_to_coarse(const double* rf, double* rc) const {
+  const int Nf = fine_->points_1d(), Nc = coarse_->points_1d();
+  const std::size_t nf3 = fine_->nodes_per_element(), nc3 = coarse_->nodes_per_element();
+  const std::size_t cols = coarse_->num_free();
+  const auto& l2g_c = coarse_->local_to_global();
+  const auto& l2g_f = fine_->local_to_global();
+  const int nt = resolve_threads(threads_);
+  std::fill(rc, rc + cols, 0.0);
+  const auto& colours = fine_->colours();
+#pragma omp parallel num_threads(nt) if (fine_->num_elements() > 64)
+  {
+    double uc[kMaxN * kMaxN * kMaxN], t1[kMaxN * kMaxN * kMaxN], t2[kMaxN * kMaxN * kMaxN], uf[kMaxN * kMaxN * kMaxN];
+    for (const auto& colour : colours) {
+      const auto m = static_cast<std::int64_t>(colour.size());
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const auto e = static_cast<std::size_t>(colour[static_cast<std::size_t>(i)]);
+        const std::int32_t* gf = l2g_f.data() + e * nf3;
+        const std::uint8_t* own = owned_.data() + e * nf3;
+        for (std::size_t l = 0; l < nf3; ++l) uf[l] = own[l] ? rf[gf[l]] : 0.0;
+        interpolate_transpose(J_.data(), Nf, Nc, uf, t2, t1, uc);
+        const std::int32_t* gc = l2g_c.data() + e * nc3;
+        for (std::size_t l = 0; l < nc3; ++l)
+          if (std::size_t(gc[l]) < cols) rc[gc[l]] += uc[l];
+      }  // implicit barrier: the next colour starts when this one is done
+    }
+  }
+}
+
+}  // namespace elliptica::multigrid

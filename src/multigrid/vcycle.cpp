@@ -120,11 +120,16 @@ void VCycle::cycle_level(std::size_t j, const double* b, double* x, bool x_is_ze
   }
   std::vector<double>& bc = bc_[j + 1];
   std::vector<double>& xc = xc_[j + 1];
-  lv.R.multiply(r.data(), bc.data(), nt);
+  if (lv.transfer)
+    lv.transfer->restrict_to_coarse(r.data(), bc.data());
+  else
+    lv.R.multiply(r.data(), bc.data(), nt);
   // The coarse problem starts from zero (its smoother skips the initial residual).
   if (pre == 0) std::fill(xc.begin(), xc.end(), 0.0);
   cycle_level(j + 1, bc.data(), xc.data(), true);
-  if (x_is_zero && pre == 0) {
+  if (lv.transfer) {
+    lv.transfer->prolong(xc.data(), x, !(x_is_zero && pre == 0));
+  } else if (x_is_zero && pre == 0) {
     lv.P.multiply(xc.data(), x, nt);
   } else {
     lv.P.multiply_add(xc.data(), x, 1.0, nt);

@@ -43,6 +43,21 @@ class SharedCsrOperator final : public LinearOperator<double> {
 /// CSR kernels of the smoothers and cycles use it), otherwise nullptr.
 const CsrMatrix* csr_of(const LinearOperator<double>& A);
 
+/// A matrix-free transfer between a level (fine, size fine_size()) and the next coarser one (size
+/// coarse_size()): prolong is x_f = P x_c (or x_f += P x_c), restrict_to_coarse is r_c = R r_f. A
+/// Level that has one uses it instead of its CSR P and R (which may then be empty); the SEM
+/// p-multigrid's element-wise tensor-product interpolation is one (pmg.hpp, PmgTransfer).
+class LevelTransfer {
+ public:
+  virtual ~LevelTransfer() = default;
+  virtual std::size_t fine_size() const = 0;
+  virtual std::size_t coarse_size() const = 0;
+  /// xf = P xc (add false) or xf += P xc (add true); xc of length coarse_size(), xf fine_size().
+  virtual void prolong(const double* xc, double* xf, bool add) const = 0;
+  /// rc = R rf; rf of length fine_size(), rc coarse_size().
+  virtual void restrict_to_coarse(const double* rf, double* rc) const = 0;
+};
+
 /// One level. A: the level operator (required; size rows); diagonal: diag(A) (length rows; the
 /// Jacobi and Chebyshev smoothers need only A and this); matrix: A's CSR matrix when there is one
 /// (null for a matrix-free level; ASM/RAS smoothers and the banded Cholesky need it); P maps the
@@ -65,6 +80,9 @@ struct Level {
   /// V-cycle whose smoother base is asm or ras uses it (Smoother's external-S constructor) instead
   /// of building subdomains; with base jacobi it is ignored. S->size() must equal rows().
   std::shared_ptr<const LinearOperator<double>> schwarz;
+  /// A matrix-free transfer to the next coarser level (null: P and R are used). When set, P and R
+  /// may be empty (0 x 0): the V-cycle calls transfer->restrict_to_coarse / prolong instead.
+  std::shared_ptr<const LevelTransfer> transfer;
 
   std::size_t rows() const { return A ? A->size() : 0; }
   /// A level made from a CSR matrix: A = SharedCsrOperator(matrix, threads), diagonal = its

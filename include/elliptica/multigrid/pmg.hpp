@@ -32,11 +32,14 @@
 ///   non-differentiated variable on an affine element) inexactly, that of order p > q exactly.
 ///   The two agree in the limit of fine meshes and are spectrally equivalent; tests report
 ///   ||R A_p P - A_q|| (seed 003 section 4 uses the rediscretised A_q, as nekRS does).
+/// - The V-cycle applies P and R matrix-free (PmgTransfer, Level::transfer); pmg_prolongation
+///   assembles the same P as a CSR matrix (for tests and for users who want the matrix).
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <cstdint>
 #include <vector>
 
 #include "elliptica/core/sparse.hpp"
@@ -72,6 +75,35 @@ std::vector<int> default_pmg_schedule(int p);
 /// memory_limit_bytes().
 CsrMatrix pmg_prolongation(const SemSpace& coarse, const SemSpace& fine, int threads = 0);
 
+/// The same interpolation P applied matrix-free (and its transpose, the restriction), as the
+/// V-cycle's transfer of a p-multigrid level (Level::transfer): per element the coarse nodal
+/// values are gathered (0 at Dirichlet nodes), interpolated by three 1-D contractions with the
+/// (p+1) x (q+1) matrix J (sum factorisation: (p+1)(q+1)((q+1)^2 + (p+1)(q+1) + (p+1)^2) multiply-
+/// adds an element instead of the (p+1)^3 (q+1)^3 of the CSR rows), and written to the fine free
+/// nodes the element owns (a node's owner is the first element that holds it, as in
+/// pmg_prolongation, so prolong equals pmg_prolongation's P x to rounding); restriction applies the
+/// transposed contractions to the owned fine values and adds them into the coarse nodes, element
+/// colour by colour (SemSpace::colours(): elements of one colour share no node), so the result does
+/// not depend on the thread count. Memory: one byte per fine element node (the ownership mask).
+class PmgTransfer final : public LevelTransfer {
+ public:
+  /// Throws what pmg_prolongation throws for the two spaces (InvalidArgument: not on the same mesh,
+  /// q >= p, threads < 0), and ResourceError when the mask does not fit memory_limit_bytes().
+  PmgTransfer(std::shared_ptr<const SemSpace> coarse, std::shared_ptr<const SemSpace> fine, int threads = 0);
+  std::size_t fine_size() const override;
+  std::size_t coarse_size() const override;
+  /// xf = P xc or xf += P xc (add). Does not throw.
+  void prolong(const double* xc, double* xf, bool add) const override;
+  /// rc = P^T rf. Does not throw.
+  void restrict_to_coarse(const double* rf, double* rc) const override;
+
+ private:
+  std::shared_ptr<const SemSpace> coarse_, fine_;
+  int threads_ = 0;
+  std::vector<double> J_;            // (p+1) x (q+1), row-major
+  std::vector<std::uint8_t> owned_;  // ne x (p+1)^3: this element writes / reads that fine node
+};
+
 /// Coarse solver of the order-1 level.
 enum class PmgCoarseSolver {
   BoomerAmg,  ///< one BoomerAMG V-cycle (BoomerAmgPreconditioner with the given options)
@@ -104,8 +136,9 @@ struct PMultigridOptions {
 /// The p-multigrid hierarchy on fine's mesh: level j (finest first) has order schedule[j]; for
 /// schedule[j] > 1 A_j is the SemLaplacian of that order (matrix-free, Level::matrix null) and
 /// Level::diagonal its exact diagonal; the last level (order 1) has the assembled matrix
-/// (SemLaplacian::assemble()) as Level::matrix and operator; P_j = pmg_prolongation(space_{j+1},
-/// space_j), R_j = P_j^T; GridShape dim 0. The level operators keep their SemSpaces alive
+/// (SemLaplacian::assemble()) as Level::matrix and operator; the transfers are matrix-free:
+/// Level::transfer = PmgTransfer(space_{j+1}, space_j) (P_j = pmg_prolongation's matrix, R_j =
+/// P_j^T; Level::P and Level::R are left empty); GridShape dim 0. The level operators keep their SemSpaces alive
 /// (pmg_level_space() finds them). Coarse solver as opt.coarse.
 /// Throws InvalidArgument for a bad schedule, schedule[0] != fine->order(), a null space,
 /// threads < 0, bad BoomerAMG options, an order-1 space without free nodes (a mesh too small

@@ -1,0 +1,452 @@
+/// @file mg_sem_cmd.cpp
+/// `elliptica mg sem` (issue 14): the SEM Poisson problem solved with p-multigrid-preconditioned
+/// Krylov methods (multigrid::SemPoissonPlan).
+///
+/// Problem: -Laplace(u) = f on the mesh, u = 0 on its boundary, f = 3 pi^2 sin(pi x) sin(pi y)
+/// sin(pi z) at the node coordinates (the seed's section-6 problem), b = B f (GLL mass), x0 = 0.
+/// On a mesh of the unit cube (box and Kershaw meshes map the unit cube onto itself) the exact
+/// solution is u = sin(pi x) sin(pi y) sin(pi z); --manufactured reports the errors against it
+/// at the nodes: max |u_h - u| and the GLL-mass-weighted L2 error sqrt(sum_g B_g (u_h - u)^2)
+/// (the discrete L2 norm of the SEM, sum B_g = volume).
+#include "mg_sem_cmd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#include "elliptica/core/array.hpp"
+#include "elliptica/core/constants.hpp"
+#include "elliptica/core/error.hpp"
+#include "elliptica/core/io.hpp"
+#include "elliptica/core/output.hpp"
+#include "elliptica/core/parallel.hpp"
+#include "elliptica/core/record.hpp"
+#include "elliptica/multigrid/sem_io.hpp"
+
+#ifndef ELLIPTICA_VERSION
+#define ELLIPTICA_VERSION "unknown"
+#endif
+#ifndef ELLIPTICA_GIT_DESCRIBE
+#define ELLIPTICA_GIT_DESCRIBE "unknown"
+#endif
+
+namespace elliptica::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace mg = elliptica::multigrid;
+
+std::string fmt_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string join(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string json_ints(const std::vector<int>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string json_real(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::vector<int> int_list(const std::string& s, const std::string& flag) {
+  if (trim(s).empty()) throw InvalidArgument(flag + ": empty list");
+  std::vector<int> v;
+  for (const std::string& t : split(s, ',')) v.push_back(to_int(t, flag));
+  return v;
+}
+
+/// The --boomeramg-* values, each checked under its flag name, then the library's check.
+mg::BoomerAmgOptions parse_boomeramg(const MgSemArgs& a) {
+  mg::BoomerAmgOptions o;
+  o.relaxation = mg::boomeramg_relaxation_from_string(a.boomeramg_relax, "--boomeramg-relax");
+  o.coarsening = mg::boomeramg_coarsening_from_string(a.boomeramg_coarsen, "--boomeramg-coarsen");
+  o.interpolation = mg::boomeramg_interpolation_from_string(a.boomeramg_interp, "--boomeramg-interp");
+  if (!(a.boomeramg_strength >= 0 && a.boomeramg_strength < 1))
+    throw InvalidArgument("--boomeramg-strength must be in [0, 1), got " + fmt_g(a.boomeramg_strength));
+  if (a.boomeramg_pmax < 0)
+    throw InvalidArgument("--boomeramg-pmax must be >= 0 (0: no truncation), got " + std::to_string(a.boomeramg_pmax));
+  if (a.boomeramg_agg_levels < 0)
+    throw InvalidArgument("--boomeramg-agg-levels must be >= 0, got " + std::to_string(a.boomeramg_agg_levels));
+  if (a.boomeramg_max_levels < 2)
+    throw InvalidArgument("--boomeramg-max-levels must be >= 2, got " + std::to_string(a.boomeramg_max_levels));
+  if (a.boomeramg_coarse_size < 1)
+    throw InvalidArgument("--boomeramg-coarse-size must be >= 1, got " + std::to_string(a.boomeramg_coarse_size));
+  if (a.boomeramg_sweeps < 1 || a.boomeramg_sweeps > 100)
+    throw InvalidArgument("--boomeramg-sweeps must be in [1, 100], got " + std::to_string(a.boomeramg_sweeps));
+  if (a.boomeramg_cycles < 1 || a.boomeramg_cycles > 1000)
+    throw InvalidArgument("--boomeramg-cycles must be in [1, 1000], got " + std::to_string(a.boomeramg_cycles));
+  if (a.boomeramg_print_level < 0 || a.boomeramg_print_level > 3)
+    throw InvalidArgument("--boomeramg-print-level must be in 0..3, got " + std::to_string(a.boomeramg_print_level));
+  o.strength_threshold = a.boomeramg_strength;
+  o.max_interp_elements = a.boomeramg_pmax;
+  o.aggressive_levels = a.boomeramg_agg_levels;
+  o.max_levels = a.boomeramg_max_levels;
+  o.max_coarse_size = a.boomeramg_coarse_size;
+  o.sweeps = a.boomeramg_sweeps;
+  o.cycles = a.boomeramg_cycles;
+  o.print_level = a.boomeramg_print_level;
+  mg::check_boomeramg_options(o, "--boomeramg-*");
+  return o;
+}
+
+/// Every option into SemPoissonOptions, with messages that name the flags (before the mesh is read).
+mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
+  mg::SemPoissonOptions o;
+  if (a.order < 2 || a.order > mg::kMaxSemOrder)
+    throw InvalidArgument("--order must be in [2, " + std::to_string(mg::kMaxSemOrder) + "], got " + std::to_string(a.order));
+  o.order = a.order;
+  if (!a.schedule.empty()) {
+    o.schedule = int_list(a.schedule, "--schedule");
+    try {
+      mg::check_pmg_schedule(o.schedule);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string("--schedule: ") + e.what());
+    }
+    if (o.schedule.front() != a.order)
+      throw InvalidArgument("--schedule " + a.schedule + " must start at the discretisation order --order " +
+                            std::to_string(a.order) + " (the finest level)");
+  }
+  const std::vector<int> schedule = o.schedule.empty() ? mg::default_pmg_schedule(a.order) : o.schedule;
+  try {
+    o.polynomial = mg::polynomial_from_string(a.smoother);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--smoother: expected cheb1, cheb1opt, cheb4 or opt4, got '" + a.smoother + "'");
+  }
+  try {
+    o.base = mg::sem_smoother_base_from_string(a.base);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--base: expected jacobi, asm, asm-weighted or ras, got '" + a.base + "'");
+  }
+  if (a.krylov != "pcg" && a.krylov != "fgmres" && a.krylov != "gmres")
+    throw InvalidArgument("--krylov: expected pcg, fgmres or gmres, got '" + a.krylov + "'");
+  o.method = a.krylov == "pcg" ? krylov::Method::Cg : krylov::method_from_string(a.krylov);
+  if (a.pre < 0 || a.post < 0 || a.pre + a.post < 1)
+    throw InvalidArgument("--pre / --post: smoothing orders must be >= 0 with pre + post >= 1, got " +
+                          std::to_string(a.pre) + ", " + std::to_string(a.post));
+  o.pre = a.pre;
+  o.post = a.post;
+  if (!a.order_per_level.empty()) {
+    const std::vector<int> k = int_list(a.order_per_level, "--order-per-level");
+    const std::size_t smoothed = schedule.size() - 1;
+    if (k.size() != 1 && k.size() != smoothed)
+      throw InvalidArgument("--order-per-level: give one Chebyshev order for every smoothed level or one per level (" +
+                            std::to_string(smoothed) + " for the schedule " + join(schedule) + "), got " +
+                            std::to_string(k.size()));
+    for (int v : k)
+      if (v < 1 || v > 1000) throw InvalidArgument("--order-per-level: orders must be in [1, 1000], got " + std::to_string(v));
+    o.level_orders = k.size() == 1 ? std::vector<int>(smoothed, k[0]) : k;
+  }
+  if (o.method == krylov::Method::Cg && a.pre != a.post)
+    throw InvalidArgument("--krylov pcg needs a symmetric V-cycle: --pre " + std::to_string(a.pre) + " and --post " +
+                          std::to_string(a.post) + " differ (use --krylov fgmres for one-sided cycles)");
+  if (o.method == krylov::Method::Cg && o.base == mg::SemSmootherBase::RAS)
+    throw InvalidArgument("--krylov pcg needs a symmetric V-cycle, but --base ras (restricted additive Schwarz) is not "
+                          "symmetric: use --krylov fgmres, or --base asm / asm-weighted");
+  if (!(a.rtol > 0 && a.rtol < 1)) throw InvalidArgument("--rtol must satisfy 0 < rtol < 1, got " + fmt_g(a.rtol));
+  if (!(a.atol >= 0) || !std::isfinite(a.atol)) throw InvalidArgument("--atol must be finite and >= 0, got " + fmt_g(a.atol));
+  if (a.max_iter < 1) throw InvalidArgument("--max-iter must be >= 1, got " + std::to_string(a.max_iter));
+  if (a.restart < 1) throw InvalidArgument("--restart must be >= 1, got " + std::to_string(a.restart));
+  if (!(a.lambda_safety > 0) || !std::isfinite(a.lambda_safety))
+    throw InvalidArgument("--lambda-safety must be finite and > 0, got " + fmt_g(a.lambda_safety));
+  if (a.lambda_iterations < 1 || a.lambda_iterations > 1000)
+    throw InvalidArgument("--lambda-iterations must be in [1, 1000], got " + std::to_string(a.lambda_iterations));
+  if (!(a.lmin_ratio > 0 && a.lmin_ratio < 1))
+    throw InvalidArgument("--lmin-ratio must be in (0, 1), got " + fmt_g(a.lmin_ratio));
+  if (a.threads < 0 || a.threads > 1024)
+    throw InvalidArgument("--threads must be in [0,1024] (0: all available), got " + std::to_string(a.threads));
+  o.rtol = a.rtol;
+  o.atol = a.atol;
+  o.max_iterations = a.max_iter;
+  o.restart = a.restart;
+  o.lambda_safety = a.lambda_safety;
+  o.lambda_iterations = a.lambda_iterations;
+  o.lmin_ratio = a.lmin_ratio;
+  o.threads = a.threads;
+  try {
+    o.coarse = mg::pmg_coarse_solver_from_string(a.coarse_solver);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--coarse-solver: expected boomeramg or direct, got '" + a.coarse_solver + "'");
+  }
+  if (o.coarse == mg::PmgCoarseSolver::BoomerAmg) {
+    if (!mg::have_boomeramg())
+      throw InvalidArgument("--coarse-solver boomeramg: elliptica was built without hypre (install libhypre-dev and "
+                            "libopenmpi-dev and rebuild); use --coarse-solver direct");
+    o.boomeramg = parse_boomeramg(a);
+    if (o.method == krylov::Method::Cg && o.boomeramg.relaxation == mg::BoomerAmgRelaxation::HybridGsForward)
+      throw InvalidArgument("--krylov pcg needs a symmetric coarse solve: --boomeramg-relax hybrid-gs is not (use a "
+                            "symmetric relaxation, or --krylov fgmres)");
+  } else {
+    for (const CLI::Option* opt : a.o_boomeramg)
+      if (opt->count()) throw InvalidArgument(opt->get_name() + " applies only to --coarse-solver boomeramg");
+  }
+  return o;
+}
+
+/// Removes the output folder again when this run created it and fails before writing (it is then
+/// empty); see bem_cmd.cpp.
+struct RemoveIfEmptyOnFailure {
+  fs::path path;
+  bool created = false, done = false;
+  ~RemoveIfEmptyOnFailure() {
+    std::error_code ec;
+    if (created && !done) fs::remove(path, ec);  // removes an empty folder only
+    if (created) io::keep_folder_on_signal(path.string());
+  }
+};
+
+double exact_u(double x, double y, double z) {
+  return std::sin(kPi * x) * std::sin(kPi * y) * std::sin(kPi * z);
+}
+
+}  // namespace
+
+int run_mg_sem(const MgSemArgs& a) {
+  if (a.mesh.empty()) throw InvalidArgument("--mesh: empty (expected box:NX,NY,NZ, kershaw:N,EPS or a Gmsh .msh file)");
+  if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
+  const mg::SemPoissonOptions opt = parse_options(a);
+
+  const auto t_read0 = Clock::now();
+  mg::HexMesh mesh = mg::sem_mesh_from_spec(a.mesh);
+  const double t_read = seconds_since(t_read0);
+  const std::size_t ne = mesh.num_elements();
+
+  RemoveIfEmptyOnFailure out_guard{a.out};
+  {
+    std::error_code ec;
+    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
+    out_guard.created = !fs::exists(a.out, ec);
+    fs::create_directories(a.out, ec);
+    if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
+    if (out_guard.created) io::remove_folder_on_signal(a.out);
+  }
+  // One set: temporaries now (an unwritable folder fails before the set-up), renamed together
+  // only when all are complete.
+  const fs::path out(a.out);
+  io::OutputSet outputs;
+  io::OutputFile& f_sol = outputs.add((out / "solution.npy").string());
+  io::OutputFile& f_nodes = outputs.add((out / "nodes.npy").string());
+  io::OutputFile& f_vtu = outputs.add((out / "solution.vtu").string());
+  io::OutputFile& f_summary = outputs.add((out / "summary.json").string());
+
+  if (!a.quiet)
+    std::fprintf(stderr, "mg sem: %zu elements, order %d: setting up the space, the p-multigrid hierarchy and the smoothers...\n",
+                 ne, opt.order);
+  const mg::SemPoissonPlan plan(std::move(mesh), opt);
+  const mg::SemSpace& space = plan.space();
+  const std::size_t n = plan.size(), nn = space.num_nodes();
+  const mg::Hierarchy& h = plan.hierarchy();
+  std::vector<int> schedule, level_sizes;
+  for (std::size_t j = 0; j < h.num_levels(); ++j) {
+    const auto s = mg::pmg_level_space(h, j);
+    schedule.push_back(s ? s->order() : 1);
+    level_sizes.push_back(static_cast<int>(h.level(j).A->size()));
+  }
+  std::vector<int> per_level_pre, per_level_post;
+  for (std::size_t j = 0; j + 1 < h.num_levels(); ++j) {
+    const int k = opt.level_orders.empty() ? -1 : opt.level_orders[j];
+    per_level_pre.push_back(k < 0 ? opt.pre : (opt.pre > 0 ? k : 0));
+    per_level_post.push_back(k < 0 ? opt.post : (opt.post > 0 ? k : 0));
+  }
+  if (!a.quiet) std::fprintf(stderr, "mg sem: set-up %.3f s; solving (%zu unknowns)...\n", plan.setup_seconds(), n);
+
+  if (a.manufactured) {  // before the solve: the exact solution must vanish on the mesh's boundary
+    const auto& c = space.coordinates();
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t g = n; g < nn; ++g) {
+      const double u = std::abs(exact_u(c[3 * g], c[3 * g + 1], c[3 * g + 2]));
+      if (u > worst) worst = u, at = g;
+    }
+    if (worst > 1e-10)
+      throw InvalidArgument("--manufactured: u = sin(pi x) sin(pi y) sin(pi z) is not 0 on the boundary of this mesh (" +
+                            fmt_g(worst) + " at the boundary node (" + fmt_g(c[3 * at]) + ", " + fmt_g(c[3 * at + 1]) +
+                            ", " + fmt_g(c[3 * at + 2]) + ")): it is the exact solution only on a mesh of the unit cube");
+  }
+  const std::vector<double> b =
+      plan.load_vector([](double x, double y, double z) { return 3 * kPi * kPi * exact_u(x, y, z); });
+  std::vector<double> x(n, 0.0);
+  const mg::SemSolveResult res = plan.solve(b.data(), x.data());
+
+  // errors against u = sin sin sin (--manufactured): at all nodes, weighted by the GLL mass
+  double err_max = 0, err_l2 = 0, u_l2 = 0;
+  if (a.manufactured) {
+    const std::vector<double> B = space.mass();
+    const auto& c = space.coordinates();
+    for (std::size_t g = 0; g < nn; ++g) {
+      const double ue = exact_u(c[3 * g], c[3 * g + 1], c[3 * g + 2]);
+      const double e = (g < n ? x[g] : 0.0) - ue;
+      err_max = std::max(err_max, std::abs(e));
+      err_l2 += B[g] * e * e;
+      u_l2 += B[g] * ue * ue;
+    }
+    err_l2 = std::sqrt(err_l2);
+    u_l2 = std::sqrt(u_l2);
+  }
+
+  std::ostream& os = std::cout;
+  char buf[256];
+  os << "elliptica mg sem: mesh " << a.mesh << ", " << ne << " elements, order " << opt.order << ", " << n
+     << " unknowns (" << nn << " nodes)\n";
+  os << "schedule: " << join(schedule) << " (level sizes " << join(level_sizes) << "), coarse solver "
+     << mg::to_string(opt.coarse) << "\n";
+  os << "smoother: " << a.smoother << " over " << mg::to_string(opt.base) << ", orders (pre/post per level) "
+     << join(per_level_pre) << " / " << join(per_level_post) << ", krylov " << a.krylov << ", rtol " << fmt_g(opt.rtol)
+     << "\n";
+  os << "converged: " << (res.converged ? "yes" : "no") << "\n";
+  os << "iterations: " << res.iterations << "\n";
+  std::snprintf(buf, sizeof buf, "final relative residual: %.3e\n", res.final_relative_residual);
+  os << buf;
+  std::snprintf(buf, sizeof buf, "time: mesh %.4g s, setup %.4g s, solve %.4g s\n", t_read, plan.setup_seconds(),
+                res.solve_seconds);
+  os << buf;
+  if (a.manufactured) {
+    std::snprintf(buf, sizeof buf, "error max: %.6e\nerror L2: %.6e (relative %.6e)\n", err_max, err_l2,
+                  u_l2 > 0 ? err_l2 / u_l2 : 0.0);
+    os << buf;
+  }
+  if (!res.converged)
+    throw NotConverged("did not reach the relative residual " + fmt_g(opt.rtol) + " in " + std::to_string(opt.max_iterations) +
+                       " iterations (reached " + fmt_g(res.final_relative_residual) + "); nothing written");
+
+  // ---- outputs --------------------------------------------------------------------------------
+  std::vector<double> u(nn, 0.0);
+  std::copy(x.begin(), x.end(), u.begin());
+  {
+    Array2D U(nn, 1);
+    U.values = u;
+    U.ndim = 1;
+    io::write_npy(f_sol, U);
+    Array2D X(nn, 3);
+    X.values = space.coordinates();
+    io::write_npy(f_nodes, X);
+  }
+  mg::write_sem_vtu(f_vtu, space, u.data());
+  {
+    std::ostringstream js;
+    js << "{\n  \"mesh\": " << json_quote(a.mesh) << ",\n  \"elements\": " << ne << ",\n  \"order\": " << opt.order
+       << ",\n  \"unknowns\": " << n << ",\n  \"nodes\": " << nn << ",\n  \"schedule\": " << json_ints(schedule)
+       << ",\n  \"level_sizes\": " << json_ints(level_sizes) << ",\n  \"smoother\": " << json_quote(a.smoother)
+       << ",\n  \"base\": " << json_quote(mg::to_string(opt.base)) << ",\n  \"pre\": " << opt.pre
+       << ",\n  \"post\": " << opt.post << ",\n  \"order_per_level\": " << json_ints(opt.level_orders)
+       << ",\n  \"level_pre\": " << json_ints(per_level_pre) << ",\n  \"level_post\": " << json_ints(per_level_post)
+       << ",\n  \"krylov\": " << json_quote(a.krylov) << ",\n  \"rtol\": " << json_real(opt.rtol)
+       << ",\n  \"atol\": " << json_real(opt.atol) << ",\n  \"max_iter\": " << opt.max_iterations
+       << ",\n  \"coarse_solver\": " << json_quote(mg::to_string(opt.coarse));
+    if (opt.coarse == mg::PmgCoarseSolver::BoomerAmg)
+      js << ",\n  \"boomeramg\": {\"relax\": " << json_quote(mg::to_string(opt.boomeramg.relaxation))
+         << ", \"coarsen\": " << json_quote(mg::to_string(opt.boomeramg.coarsening))
+         << ", \"interp\": " << json_quote(mg::to_string(opt.boomeramg.interpolation))
+         << ", \"strength\": " << json_real(opt.boomeramg.strength_threshold)
+         << ", \"pmax\": " << opt.boomeramg.max_interp_elements << ", \"cycles\": " << opt.boomeramg.cycles << "}";
+    js << ",\n  \"threads\": " << opt.threads << ",\n  \"threads_used\": " << resolve_threads(opt.threads)
+       << ",\n  \"iterations\": " << res.iterations
+       << ",\n  \"converged\": " << (res.converged ? "true" : "false")
+       << ",\n  \"final_relative_residual\": " << json_real(res.final_relative_residual)
+       << ",\n  \"residual_history\": [";
+    for (std::size_t i = 0; i < res.residual_history.size(); ++i)
+      js << (i ? ", " : "") << json_real(res.residual_history[i]);
+    js << "],\n  \"mesh_seconds\": " << json_real(t_read) << ",\n  \"setup_seconds\": " << json_real(plan.setup_seconds())
+       << ",\n  \"solve_seconds\": " << json_real(res.solve_seconds);
+    if (a.manufactured)
+      js << ",\n  \"error_max\": " << json_real(err_max) << ",\n  \"error_l2\": " << json_real(err_l2)
+         << ",\n  \"error_l2_relative\": " << json_real(u_l2 > 0 ? err_l2 / u_l2 : 0.0);
+    js << ",\n  \"rhs\": \"f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z)\""
+       << ",\n  \"version\": " << json_quote(ELLIPTICA_VERSION) << ",\n  \"git\": " << json_quote(ELLIPTICA_GIT_DESCRIBE)
+       << "\n}\n";
+    f_summary.write(js.str());
+  }
+  outputs.commit();
+  out_guard.done = true;
+  os << "written: " << (out / "solution.npy").string() << ", nodes.npy, solution.vtu, summary.json\n";
+  return 0;
+}
+
+CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
+  CLI::App* sc = mgcmd.add_subcommand(
+      "sem", "Solve the spectral-element Poisson problem -Laplace(u) = f, u = 0 on the boundary, on a hexahedral mesh with "
+             "p-multigrid-preconditioned PCG / FGMRES (seed 003, sections 4-6).");
+  sc->footer(
+      "Meshes: box:NX,NY,NZ (unit cube; box:NX,NY,NZ:LX,LY,LZ for other lengths), kershaw:N,EPS (the Kershaw map of the\n"
+      "  unit cube, EPS in (0,1]; exact for N a multiple of 6), or a Gmsh .msh file (ASCII 2.2 / 4.1, order-1 hexahedra).\n"
+      "Right-hand side f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z) at the nodes, b = B f (GLL mass), x0 = 0. --manufactured:\n"
+      "  max and GLL-mass-weighted L2 errors against u = sin(pi x) sin(pi y) sin(pi z) (meshes of the unit cube only).\n"
+      "Schedule: orders finest first, strictly decreasing, starting at --order and ending at 1 (default p, p-2, ..., 1).\n"
+      "--order-per-level K or K1,K2,...: the Chebyshev order of every smoothed level, replacing --pre/--post there\n"
+      "  (a level pre-smooths when --pre > 0 and post-smooths when --post > 0; --post 0: one-sided cycle).\n"
+      "pcg needs a symmetric cycle: --pre == --post, base jacobi, asm or asm-weighted, a symmetric BoomerAMG relaxation.\n"
+      "Writes OUT/solution.npy (all nodes: free first, then boundary = 0), OUT/nodes.npy (coordinates, (nodes, 3)),\n"
+      "  OUT/solution.vtu (VTK: each element as p^3 hexahedra, point data u) and OUT/summary.json, all or nothing.\n"
+      "Exit codes: 0 ok, 1 usage, 2 invalid input (options, mesh spec, non-hex mesh, inverted element), 3 file error\n"
+      "  (missing / malformed mesh file, unwritable --out), 4 numerical (hypre failing, breakdown), 5 not converged,\n"
+      "  6 out of resources.");
+  sc->add_option("--mesh", s.mesh, "box:NX,NY,NZ[:LX,LY,LZ] | kershaw:N,EPS | FILE.msh")->required();
+  sc->add_option("--order", s.order, "polynomial order p in [2, " + std::to_string(mg::kMaxSemOrder) + "]")
+      ->capture_default_str();
+  sc->add_option("--schedule", s.schedule, "p-multigrid orders finest first, e.g. 7,5,3,1 (default p, p-2, ..., 1)");
+  sc->add_option("--smoother", s.smoother, "Chebyshev kind: cheb1|cheb1opt|cheb4|opt4")->capture_default_str();
+  sc->add_option("--base", s.base, "jacobi|asm|asm-weighted|ras: what the Chebyshev polynomial runs over")
+      ->capture_default_str();
+  sc->add_option("--order-per-level", s.order_per_level,
+                 "K or K1,K2,...: Chebyshev order per smoothed level (finest first; replaces --pre/--post)");
+  s.o_pre = sc->add_option("--pre", s.pre, "pre-smoothing Chebyshev order (>= 0)")->capture_default_str();
+  s.o_post = sc->add_option("--post", s.post, "post-smoothing Chebyshev order (>= 0; 0: one-sided cycle)")
+                 ->capture_default_str();
+  sc->add_option("--krylov", s.krylov, "pcg|fgmres|gmres (pcg needs a symmetric cycle)")->capture_default_str();
+  sc->add_option("--rtol,--tol", s.rtol, "stop at ||b - A x|| <= rtol ||b||")->capture_default_str();
+  sc->add_option("--atol", s.atol, "... or at ||b - A x|| <= atol")->capture_default_str();
+  sc->add_option("--max-iter", s.max_iter, "Krylov iteration cap")->capture_default_str();
+  sc->add_option("--restart", s.restart, "(F)GMRES restart length")->capture_default_str();
+  sc->add_option("--lambda-safety", s.lambda_safety, "lambda_max = this x the Lanczos estimate of rho(M^-1 A)")
+      ->capture_default_str();
+  sc->add_option("--lambda-iterations", s.lambda_iterations, "Lanczos steps of that estimate")->capture_default_str();
+  sc->add_option("--lmin-ratio", s.lmin_ratio, "cheb1: lambda_min / lambda_max, in (0, 1)")->capture_default_str();
+  sc->add_option("--coarse-solver", s.coarse_solver,
+                 "boomeramg|direct: the order-1 solve (one BoomerAMG V-cycle, or sparse LDL^T)")
+      ->capture_default_str();
+  s.o_boomeramg = {
+      sc->add_option("--boomeramg-relax", s.boomeramg_relax,
+                     "l1-jacobi|chebyshev|hybrid-sgs|l1-sgs|hybrid-gs (hybrid-gs is not symmetric: no pcg)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-coarsen", s.boomeramg_coarsen, "hmis|pmis|falgout")->capture_default_str(),
+      sc->add_option("--boomeramg-interp", s.boomeramg_interp, "ext+i|classical|direct|standard|extended")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-strength", s.boomeramg_strength, "strength threshold in [0,1)")->capture_default_str(),
+      sc->add_option("--boomeramg-pmax", s.boomeramg_pmax, "at most this many entries per row of P (0: no truncation)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-agg-levels", s.boomeramg_agg_levels, "levels coarsened aggressively")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-max-levels", s.boomeramg_max_levels, "cap on BoomerAMG's levels (>= 2)")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-coarse-size", s.boomeramg_coarse_size, "BoomerAMG stops coarsening at this many unknowns")
+          ->capture_default_str(),
+      sc->add_option("--boomeramg-sweeps", s.boomeramg_sweeps, "relaxation sweeps per level and leg")->capture_default_str(),
+      sc->add_option("--boomeramg-cycles", s.boomeramg_cycles, "BoomerAMG V-cycles per coarse solve")->capture_default_str(),
+      sc->add_option("--boomeramg-print-level", s.boomeramg_print_level, "hypre's own printing (0: none)")
+          ->capture_default_str()};
+  sc->add_option("--threads", s.threads, "OpenMP threads (0: all available)")->capture_default_str();
+  sc->add_option("--out", s.out, "output folder (created)")->required();
+  sc->add_flag("--manufactured", s.manufactured, "report the errors against u = sin(pi x) sin(pi y) sin(pi z)");
+  sc->add_flag("--quiet,-q", s.quiet, "no progress on stderr");
+  return sc;
+}
+
+}  // namespace elliptica::cli
