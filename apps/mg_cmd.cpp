@@ -1044,6 +1044,7 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
   st->add_option("--plot-script", t.plot_script, "path of mg_study_plots.py (default: found next to the sources)");
   st->add_option("--threads", t.threads, "OpenMP threads (0: all available)")->capture_default_str();
   g.sem_cmd = add_mg_sem_command(*g.cmd, g.sem);
+  g.sem_study_cmd = add_mg_sem_study_command(*g.cmd, g.sem_study);
   return g.cmd;
 }
 
@@ -1054,6 +1055,7 @@ int run_mg(const MgArgs& g) {
   }
   if (g.study_cmd->parsed()) return run_study(g.study);
   if (g.sem_cmd->parsed()) return run_mg_sem(g.sem);
+  if (g.sem_study_cmd && g.sem_study_cmd->parsed()) return run_mg_sem_study(g.sem_study);
   throw InvalidArgument("mg: no subcommand given (solve or study)");
 }
 

@@ -9,7 +9,8 @@
 ///               its levels or hypre's own cycle), or a polynomial smoother alone (--amg none);
 ///   `mg study`  the seed's section-3 study (multigrid/study.hpp: every smoother kind, every split
 ///               m + n = 2k), CSV + table of best configurations + checks of the seed's qualitative
-///               findings + PNG plots (the study module runs the plotting script).
+///               findings + PNG plots (the study module runs the plotting script);
+///   `mg sem-study` the seed's section-6 SEM p-multigrid study (mg_sem_study_cmd.hpp).
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/study.hpp"
 #include "mg_sem_cmd.hpp"
+#include "mg_sem_study_cmd.hpp"
 
 namespace elliptica::cli {
 
@@ -105,6 +107,8 @@ struct MgArgs {
   MgStudyArgs study;
   MgSemArgs sem;  ///< `mg sem` (mg_sem_cmd.hpp)
   CLI::App *cmd = nullptr, *solve_cmd = nullptr, *study_cmd = nullptr, *sem_cmd = nullptr;
+  MgSemStudyArgs sem_study;               ///< `mg sem-study` (mg_sem_study_cmd.hpp)
+  CLI::App* sem_study_cmd = nullptr;
 };
 
 /// Registers `mg` with its subcommands `solve` and `study` on `app`; `args` must outlive parsing.
