@@ -8,8 +8,8 @@ times, best of each):
     same mesh (box or Kershaw eps = 0.3 with n^3 elements; n chosen by ours for ~--dofs DOFs), order
     p and thread count; DOF/s = free DOFs ((n p - 1)^3) per second of one y = A x;
   * solve: bench/sem_solve (SemPoissonPlan: PCG + pMG, --ours configurations) and dealii_sem_peer
-    solve (CG + matrix-free geometric MG, Chebyshev(--dealii-degree) over the inverse diagonal,
-    Chebyshev coarse solve) on Kershaw eps = 0.3, 12^3 elements (deal.II: 6^3 refined once), to
+    solve (CG + matrix-free geometric MG, and p-multigrid by global coarsening, Chebyshev
+    (--dealii-degree) over the inverse diagonal, Chebyshev coarse solve) on Kershaw eps = 0.3, 12^3 elements (deal.II: 6^3 refined once), to
     relative residual 1e-8 from zero, f = 3 pi^2 sin sin sin;
   * the machine's STREAM triad (bench/mg_throughput, 1 and 2 threads) and FMA peak
     (bench/fma_peak, one thread, double), for the fractions of our kernel's model traffic and flops.
@@ -20,7 +20,7 @@ Usage (from the repository root; ours built with -DELLIPTICA_BUILD_BENCH=ON, dea
   python3 bench/sem/run_dealii_peer.py [--build build] [--dealii build-dealii/dealii_sem_peer]
       [--out bench/results/sem_issue14] [--meshes box,kershaw] [--orders 3,4,5,6,7,8] [--threads 1,2]
       [--dofs 1.5e6] [--seconds 0.3] [--repeats 3] [--rounds 2] [--solve-orders 7] [--solve-threads 1]
-      [--skip-operator] [--skip-solve] [--skip-machine]
+      [--dealii-mg h,p] [--skip-operator] [--skip-solve] [--skip-machine]
 Writes OUT/operator_vs_dealii.{csv,md} and OUT/solve_vs_dealii.{csv,md} (atomically).
 """
 from __future__ import annotations
@@ -152,15 +152,18 @@ def solve_study(a, build: Path, dealii: Path) -> list[dict]:
                              "iterations": d["iterations"], "relres": f"{d['relres']:.2e}",
                              "loadavg": bl.loadavg()})
                 bl.log(f"solve ours {name} p={p} t={t}: {rows[-1]}")
-            out = run([str(dealii), "solve", "--coarse", "6", "--refinements", "1", "--eps", "0.3", "--p", str(p),
-                       "--threads", str(t), "--degree", str(a.dealii_degree), "--repeats", str(a.solves)], t)
-            d = json_lines(out)[-1]
-            rows.append({"solver": f"deal.II CG + matrix-free GMG (6^3 -> 12^3), Chebyshev({a.dealii_degree}) "
-                                   "over diag^-1, Chebyshev coarse solve",
-                         "p": p, "n": d["n"], "dofs": d["dofs"], "threads": t, "setup_s": bl.fmt(d["setup_s"]),
-                         "solve_s": bl.fmt(d["solve_s"]), "iterations": d["iterations"],
-                         "relres": f"{d['relres']:.2e}", "loadavg": bl.loadavg()})
-            bl.log(f"solve deal.II p={p} t={t}: {rows[-1]} (err_max {d['err_max']})")
+            for mg in a.dealii_mg.split(","):
+                out = run([str(dealii), "solve", "--mg", mg, "--coarse", "6", "--refinements", "1", "--eps", "0.3",
+                           "--p", str(p), "--threads", str(t), "--degree", str(a.dealii_degree),
+                           "--repeats", str(a.solves)], t)
+                d = json_lines(out)[-1]
+                name = ("deal.II CG + matrix-free GMG (h: 6^3 -> 12^3)" if mg == "h" else
+                        f"deal.II CG + matrix-free pMG ({d.get('schedule', '')} on 12^3)")
+                rows.append({"solver": f"{name}, Chebyshev({a.dealii_degree}) over diag^-1, Chebyshev coarse solve",
+                             "p": p, "n": d["n"], "dofs": d["dofs"], "threads": t, "setup_s": bl.fmt(d["setup_s"]),
+                             "solve_s": bl.fmt(d["solve_s"]), "iterations": d["iterations"],
+                             "relres": f"{d['relres']:.2e}", "loadavg": bl.loadavg()})
+                bl.log(f"solve deal.II --mg {mg} p={p} t={t}: {rows[-1]} (err_max {d['err_max']})")
     return rows
 
 
@@ -180,6 +183,7 @@ def main() -> int:
     ap.add_argument("--solve-threads", default="1")
     ap.add_argument("--solves", type=int, default=2, help="solves per process (best of)")
     ap.add_argument("--dealii-degree", type=int, default=5, help="deal.II's Chebyshev smoother degree")
+    ap.add_argument("--dealii-mg", default="h,p", help="deal.II's multigrid: h (geometric), p (global coarsening)")
     ap.add_argument("--skip-operator", action="store_true")
     ap.add_argument("--skip-solve", action="store_true")
     ap.add_argument("--skip-machine", action="store_true", help="no STREAM / FMA runs (fractions left NaN)")
@@ -257,7 +261,10 @@ post-smoother, coarse level: Chebyshev to a 1e-3 reduction (degree from the esti
 quadrature (p + 1 points, deal.II's default; rhs by Gauss quadrature); deal.II without SIMD (see
 operator_vs_dealii.md). set-up s: from the DoF distribution to the multigrid ready (for deal.II
 including the lazy Chebyshev eigenvalue estimates, by one preconditioner application); the mesh
-generation is not timed for either. solve s: best of --solves solves in one process."""
+generation is not timed for either. solve s: best of --solves solves in one process.
+deal.II pMG (--mg p): MGTransferGlobalCoarsening with polynomial transfers, levels p, p - 2, ..., 1
+on the 12^3 mesh (our default schedule), the same Chebyshev smoothers, the p = 1 level (1331 DOFs)
+solved by Chebyshev to a 1e-3 reduction."""
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,11 +7,13 @@
 //     dofs = unconstrained DOFs (= (n p - 1)^3, elliptica's free nodes); energy = u^T A u for the
 //     interpolant of u = sin(pi x) sin(pi y) sin(pi z) (-> 3 pi^2 / 8 = 3.7011: a check).
 //   dealii_sem_peer solve --coarse 6 --refinements 1 --eps 0.3 --p 7 --threads T [--degree 5]
-//                         [--rtol 1e-8] [--max-iterations 500]
+//                         [--rtol 1e-8] [--max-iterations 500] [--mg h|p] [--repeats 2]
 //     CG preconditioned by deal.II's matrix-free geometric multigrid (MGTransferMatrixFree,
 //     Chebyshev over the inverse diagonal, Chebyshev coarse solve) on the Kershaw mesh of coarse^3
 //     cells refined globally, f = 3 pi^2 sin sin sin; one JSON line
 //     {mode, p, n, eps, dofs, threads, setup_s, solve_s, iterations, relres, err_max}.
+//     --mg p: p-multigrid instead (MGTransferGlobalCoarsening, polynomial transfer): levels
+//     p, p - 2, ..., 1 on the 12^3 mesh, the same smoothers, Chebyshev coarse solve on p = 1 (pmg.cc).
 // Exit codes: 0 ok, 2 usage, 4 numerical failure, 5 not converged.
 #include <deal.II/base/mpi.h>
 #include <deal.II/grid/grid_generator.h>
@@ -94,7 +96,10 @@ int main(int argc, char** argv) {
   dealii::Utilities::MPI::MPI_InitFinalize mpi(argc, argv, unsigned(threads));
   try {
     const peer::Args a(argc, argv, 2);
-    return std::string(argv[1]) == "operator" ? peer::run_operator(a) : peer::run_solve(a);
+    if (std::string(argv[1]) == "operator") return peer::run_operator(a);
+    const std::string mg = a.str("mg", "h");
+    if (mg != "h" && mg != "p") throw std::invalid_argument("--mg must be h or p");
+    return mg == "h" ? peer::run_solve(a) : peer::run_solve_pmg(a);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "dealii_sem_peer: %s\n", e.what());
     return 2;

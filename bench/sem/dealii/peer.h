@@ -42,5 +42,6 @@ class Args {
 
 int run_operator(const Args& a);
 int run_solve(const Args& a);
+int run_solve_pmg(const Args& a);
 
 }  // namespace peer
