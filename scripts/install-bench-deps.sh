@@ -5,7 +5,9 @@
 #     set of each run of bench/ifmm_study.py);
 #     and python3-petsc4py (PETSc 3.18 with OpenMPI, the multigrid peer in bench/mg/run_peers.py,
 #     run under Debian's /usr/bin/python3: PyPI's petsc4py ships only sources that compile all of
-#     PETSc, which takes far longer than the benchmark);
+#     PETSc, which takes far longer than the benchmark); libdeal.ii-dev (deal.II 9.4, the matrix-free
+#     SEM operator and multigrid peer of bench/sem/run_dealii_peer.py, built separately from
+#     bench/sem/dealii; large: pulls Trilinos, PETSc, OpenCASCADE);
 #   - PyPI:   finufft (the non-uniform FFT the far field is compared against), pyamg (the
 #             algebraic multigrid peer), fmm3dpy (FMM3D, the Helmholtz FMM peer; its wheel is
 #             serial; also the spectral Ewald peer of bench/ewald_issue12_fmm3d.py), openmm (the PME
@@ -21,6 +23,7 @@ dpkg -s libbenchmark-dev >/dev/null 2>&1 || need+=(libbenchmark-dev)
 command -v lscpu >/dev/null 2>&1 || need+=(util-linux)
 [ -x /usr/bin/time ] || need+=(time)
 dpkg -s python3-petsc4py >/dev/null 2>&1 || need+=(python3-petsc4py)
+dpkg -s libdeal.ii-dev >/dev/null 2>&1 || need+=(libdeal.ii-dev)
 if ((${#need[@]})); then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
