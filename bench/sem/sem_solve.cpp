@@ -272,7 +272,9 @@ int main(int argc, char** argv) {
         auto sp = pmg_level_space(h, j);
         sched.push_back(sp ? sp->order() : 1);
         if (j > 0) {
-          Aj = galerkin(Aj, h.level(j - 1).P);
+          // The level's transfer is matrix-free (PmgTransfer); the Galerkin product needs P as a matrix.
+          const auto coarse_space = sp ? sp : std::make_shared<const SemSpace>(mesh, 1, o.threads);
+          Aj = galerkin(Aj, pmg_prolongation(*coarse_space, *pmg_level_space(h, j - 1), o.threads));
           Level m = Level::from_matrix(Aj, GridShape{}, o.threads);
           l.A = m.A;
           l.diagonal = m.diagonal;
