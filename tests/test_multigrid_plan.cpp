@@ -208,7 +208,13 @@ TEST(MultigridPlan, EqualsTheHandAssembledPath) {
     EXPECT_EQ(r.converged, ref.converged);
     EXPECT_NEAR(r.final_relative_residual, ref.final_relative_residual, 1e-12);
     EXPECT_LE(max_rel_diff(x, y), 1e-12) << to_string(cf.method);
-    EXPECT_NEAR(r.rho, std::pow(ref.final_relative_residual, 1.0 / ref.iterations), 1e-14);
+    // rho is the plan's final residual to the power 1 / iterations; against the hand path's it
+    // may differ as the final residuals do (above: 1e-12): d rho = rho d r / (its r). The two paths
+    // sum in different orders (fused plan kernels, the vector width of the machine), so they
+    // agree to rounding, not bit for bit.
+    EXPECT_NEAR(r.rho, std::pow(r.final_relative_residual, 1.0 / r.iterations), 1e-14);
+    EXPECT_NEAR(r.rho, std::pow(ref.final_relative_residual, 1.0 / ref.iterations),
+                r.rho * 1e-12 / (ref.final_relative_residual * ref.iterations) + 1e-14);
   }
 }
 
