@@ -2,7 +2,9 @@
 # Builds elliptica and runs every test suite; fails (non-zero exit) on the first failure.
 #   1. Release build (scripts/build.sh build) and its C++ tests (ctest)
 #   2. pip install of the Python package, pytest on tests/python and tests/cli
-#      (the CLI tests run build/apps/elliptica through $ELLIPTICA_CLI)
+#      (the CLI tests run build/apps/elliptica through $ELLIPTICA_CLI). The release build of step 1
+#      also builds the Python module (-DELLIPTICA_BUILD_PYTHON=ON) and pip builds the wheel in that
+#      same build folder with the same options, so the library is compiled once, not twice.
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build of the C++ tests (build-asan/) and ctest
 #   4. ThreadSanitizer build (clang++, LLVM's libomp + its Archer tool) of the test executables
 #      labelled `parallel` (build-tsan/, target elliptica_parallel_tests) and ctest -L parallel
@@ -58,12 +60,21 @@ run_ctest() {  # run_ctest BUILD_DIR LOG [CTEST_ARGS...]: ctest must find and pa
 pip_install() {
   # --no-build-isolation: build with the nanobind/scikit-build-core that install-deps.sh put into
   # this interpreter instead of downloading them again into a throw-away environment.
-  local extra=()
+  # build-dir=$BUILD_DIR and the release build's options (tests, apps, bench as in its cache; its
+  # CMake generator): scikit-build-core reconfigures that folder without changing a compile flag, finds
+  # every target up to date (step 1 built the Python module too) and only installs the module.
+  local extra=() gen
   if [[ -n $PIP_TARGET ]]; then
-    extra=(--target "$PIP_TARGET" --upgrade --no-deps -C "build-dir=$BUILD_DIR/pyskb")
+    extra=(--target "$PIP_TARGET" --upgrade --no-deps)
   fi
-  "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore \
-    --no-build-isolation "${extra[@]}" "$ROOT"
+  gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")
+  [[ -n $gen ]] || { echo "no CMake generator in $BUILD_DIR/CMakeCache.txt (step 1 not run?)" >&2; return 1; }
+  local opt defines=()
+  for opt in ELLIPTICA_BUILD_TESTS ELLIPTICA_BUILD_APPS ELLIPTICA_BUILD_BENCH; do
+    defines+=(-C "cmake.define.$opt=$(sed -n "s/^$opt:BOOL=//p" "$BUILD_DIR/CMakeCache.txt")")
+  done
+  CMAKE_GENERATOR="$gen" "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore \
+    --no-build-isolation "${extra[@]}" -C "build-dir=$BUILD_DIR" "${defines[@]}" "$ROOT"
 }
 
 run_pytest() {
@@ -126,7 +137,8 @@ tsan_ctest() {
   run_ctest "$TSAN_DIR" "$LOG_DIR/ctest-tsan.log" -L parallel -E "${ELLIPTICA_TSAN_EXCLUDE:-$TSAN_EXCLUDE_DEFAULT}"
 }
 
-step "release build" bash "$ROOT/scripts/build.sh" "$BUILD_DIR"
+step "release build" bash "$ROOT/scripts/build.sh" "$BUILD_DIR" -DELLIPTICA_BUILD_PYTHON=ON \
+  "-DPython_EXECUTABLE=$(command -v "$PYTHON")"
 test -x "$BUILD_DIR/apps/elliptica" || { echo "CLI binary $BUILD_DIR/apps/elliptica missing" >&2; exit 1; }
 step "ctest (release)" run_ctest "$BUILD_DIR" "$LOG_DIR/ctest-release.log"
 step "pip install ." pip_install
