@@ -180,7 +180,7 @@ int run_solve_problem(const MgSolveArgs& a) {
                                a.o_coarse_solver, a.o_boomeramg_cycle})
     if (o->count())
       throw InvalidArgument(o->get_name() + " belongs to the --matrix mode; --problem uses the geometric hierarchy");
-  for (const CLI::Option* o : a.o_boomeramg)
+  for (const CLI::Option* o : a.boomeramg.options)
     if (o->count())
       throw InvalidArgument(o->get_name() + " belongs to the --matrix mode; --problem uses the geometric hierarchy");
   if (a.n < 2) throw InvalidArgument("--n: need at least 2 intervals per axis, got " + std::to_string(a.n));
@@ -412,42 +412,6 @@ std::string per_column(std::size_t k, F f) {
 }
 
 
-/// The --boomeramg-* options, each checked under its flag name (the library's check follows).
-mg::BoomerAmgOptions parse_boomeramg(const MgSolveArgs& a) {
-  mg::BoomerAmgOptions o;
-  o.relaxation = mg::boomeramg_relaxation_from_string(a.boomeramg_relax, "--boomeramg-relax");
-  o.coarsening = mg::boomeramg_coarsening_from_string(a.boomeramg_coarsen, "--boomeramg-coarsen");
-  o.interpolation = mg::boomeramg_interpolation_from_string(a.boomeramg_interp, "--boomeramg-interp");
-  if (!(a.boomeramg_strength >= 0 && a.boomeramg_strength < 1))
-    throw InvalidArgument("--boomeramg-strength must be in [0, 1), got " + fmt_g(a.boomeramg_strength));
-  if (a.boomeramg_pmax < 0) throw InvalidArgument("--boomeramg-pmax must be >= 0 (0: no truncation), got " + std::to_string(a.boomeramg_pmax));
-  if (a.boomeramg_agg_levels < 0)
-    throw InvalidArgument("--boomeramg-agg-levels must be >= 0, got " + std::to_string(a.boomeramg_agg_levels));
-  if (a.boomeramg_max_levels < 2)
-    throw InvalidArgument("--boomeramg-max-levels must be >= 2, got " + std::to_string(a.boomeramg_max_levels));
-  if (a.boomeramg_coarse_size < 1)
-    throw InvalidArgument("--boomeramg-coarse-size must be >= 1, got " + std::to_string(a.boomeramg_coarse_size));
-  if (a.boomeramg_sweeps < 1 || a.boomeramg_sweeps > 100)
-    throw InvalidArgument("--boomeramg-sweeps must be in [1, 100], got " + std::to_string(a.boomeramg_sweeps));
-  if (a.boomeramg_cycles < 1 || a.boomeramg_cycles > 1000)
-    throw InvalidArgument("--boomeramg-cycles must be in [1, 1000], got " + std::to_string(a.boomeramg_cycles));
-  if (!(a.boomeramg_tol >= 0 && a.boomeramg_tol < 1))
-    throw InvalidArgument("--boomeramg-tol must be in [0, 1) (0: exactly --boomeramg-cycles cycles), got " + fmt_g(a.boomeramg_tol));
-  if (a.boomeramg_print_level < 0 || a.boomeramg_print_level > 3)
-    throw InvalidArgument("--boomeramg-print-level must be in 0..3, got " + std::to_string(a.boomeramg_print_level));
-  o.strength_threshold = a.boomeramg_strength;
-  o.max_interp_elements = a.boomeramg_pmax;
-  o.aggressive_levels = a.boomeramg_agg_levels;
-  o.max_levels = a.boomeramg_max_levels;
-  o.max_coarse_size = a.boomeramg_coarse_size;
-  o.sweeps = a.boomeramg_sweeps;
-  o.cycles = a.boomeramg_cycles;
-  o.tolerance = a.boomeramg_tol;
-  o.print_level = a.boomeramg_print_level;
-  mg::check_boomeramg_options(o, "--boomeramg-*");
-  return o;
-}
-
 int run_matrix_multigrid_impl(const MgSolveArgs& a, CsrMatrix A, const Array2D& b, io::OutputFile& out_file,
                               double t_read);
 
@@ -482,7 +446,7 @@ int run_matrix_multigrid_impl(const MgSolveArgs& a, CsrMatrix A, const Array2D& 
   mo.boomeramg_cycle = mg::boomeramg_cycle_from_string(a.boomeramg_cycle, "--boomeramg-cycle");
   const bool hypre_cycle = boomer && mo.boomeramg_cycle == mg::BoomerAmgCycle::Hypre;
   if (boomer || mo.coarse_solver == mg::CoarseSolver::BoomerAmg) {
-    mo.boomeramg = parse_boomeramg(a);
+    mo.boomeramg = boomeramg_options_from_flags(a.boomeramg);
     if (!mg::have_boomeramg())
       throw InvalidArgument(std::string(boomer ? "--amg boomeramg" : "--coarse-solver boomeramg") +
                             ": elliptica was built without hypre (install libhypre-dev and libopenmpi-dev, e.g. "
@@ -679,7 +643,7 @@ int run_solve_matrix(const MgSolveArgs& a) {
     throw InvalidArgument("--boomeramg-cycle applies only to --amg boomeramg");
   if (a.o_coarse_solver->count() && a.amg != "sa" && a.amg != "geometric")
     throw InvalidArgument("--coarse-solver applies only to --amg sa or geometric (BoomerAMG's hierarchy has its own coarsest solve)");
-  for (const CLI::Option* o : a.o_boomeramg)
+  for (const CLI::Option* o : a.boomeramg.options)
     if (o->count() && a.amg != "boomeramg" && a.coarse_solver != "boomeramg")
       throw InvalidArgument(o->get_name() + " applies only to --amg boomeramg or --coarse-solver boomeramg");
   if (!a.o_rhs->count()) throw InvalidArgument("--matrix needs --rhs b.npy");
@@ -982,36 +946,7 @@ CLI::App* add_mg_command(CLI::App& app, MgArgs& g) {
                                        "ours|hypre (--amg boomeramg): our V-cycle (--smoother, --order) over hypre's levels, "
                                        "or hypre's own cycle (--boomeramg-relax)")
                             ->capture_default_str();
-  s.o_boomeramg = {
-      sc->add_option("--boomeramg-relax", s.boomeramg_relax,
-                     "l1-jacobi|chebyshev|hybrid-sgs|l1-sgs|hybrid-gs: relaxation of hypre's cycle (hybrid-gs is not "
-                     "symmetric: no pcg)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-coarsen", s.boomeramg_coarsen, "hmis|pmis|falgout: BoomerAMG's C/F splitting")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-interp", s.boomeramg_interp,
-                     "ext+i|classical|direct|standard|extended: BoomerAMG's interpolation")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-strength", s.boomeramg_strength,
-                     "strength threshold in [0,1) (0.25 for 2D; hypre advises 0.5 for 3D)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-pmax", s.boomeramg_pmax, "at most this many entries per row of P (0: no truncation)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-agg-levels", s.boomeramg_agg_levels, "levels coarsened aggressively (0: none)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-max-levels", s.boomeramg_max_levels, "cap on BoomerAMG's levels (>= 2)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-coarse-size", s.boomeramg_coarse_size, "BoomerAMG stops coarsening at this many unknowns")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-sweeps", s.boomeramg_sweeps, "relaxation sweeps per level and leg of hypre's cycle")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-cycles", s.boomeramg_cycles, "hypre V-cycles per application (from zero)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-tol", s.boomeramg_tol,
-                     "> 0: hypre cycles until this relative residual (at most --boomeramg-cycles; not a fixed map: fgmres)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-print-level", s.boomeramg_print_level, "hypre's own printing on stdout (0: none; 1: set-up)")
-          ->capture_default_str()};
+  add_boomeramg_flags(sc, s.boomeramg);
   s.o_rhs = sc->add_option("--rhs", s.rhs,
                            "right-hand side (.npy or text), with --matrix: a vector (n,), or an (n, k) array of k "
                            "right-hand sides solved one after the other with one set-up (--out gets the same shape; "

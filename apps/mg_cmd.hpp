@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "boomeramg_flags.hpp"
 #include "elliptica/multigrid/plan.hpp"
 #include "elliptica/multigrid/study.hpp"
 #include "mg_sem_cmd.hpp"
@@ -58,18 +59,7 @@ struct MgSolveArgs {
   std::string coarse_solver = multigrid::to_string(multigrid::MultigridOptions{}.coarse_solver);
   // BoomerAMG (--amg boomeramg, --coarse-solver boomeramg): multigrid::BoomerAmgOptions{}'s defaults.
   std::string boomeramg_cycle = multigrid::to_string(multigrid::MultigridOptions{}.boomeramg_cycle);
-  std::string boomeramg_relax = multigrid::to_string(multigrid::BoomerAmgOptions{}.relaxation);
-  std::string boomeramg_coarsen = multigrid::to_string(multigrid::BoomerAmgOptions{}.coarsening);
-  std::string boomeramg_interp = multigrid::to_string(multigrid::BoomerAmgOptions{}.interpolation);
-  double boomeramg_strength = multigrid::BoomerAmgOptions{}.strength_threshold;
-  int boomeramg_pmax = multigrid::BoomerAmgOptions{}.max_interp_elements;
-  int boomeramg_agg_levels = multigrid::BoomerAmgOptions{}.aggressive_levels;
-  int boomeramg_max_levels = multigrid::BoomerAmgOptions{}.max_levels;
-  int boomeramg_coarse_size = multigrid::BoomerAmgOptions{}.max_coarse_size;
-  int boomeramg_sweeps = multigrid::BoomerAmgOptions{}.sweeps;
-  int boomeramg_cycles = multigrid::BoomerAmgOptions{}.cycles;
-  double boomeramg_tol = multigrid::BoomerAmgOptions{}.tolerance;
-  int boomeramg_print_level = multigrid::BoomerAmgOptions{}.print_level;
+  BoomerAmgFlags boomeramg;  ///< --boomeramg-* but --boomeramg-cycle (boomeramg_flags.hpp)
   bool quiet = false;
   CLI::Option* o_projection = nullptr;
   // Geometric hierarchies of any grid (coarsening.hpp); --bc: the boundary of the --problem.
@@ -82,7 +72,6 @@ struct MgSolveArgs {
               *o_near_null = nullptr, *o_block_size = nullptr, *o_strength = nullptr, *o_strength_measure = nullptr,
               *o_coarse_size = nullptr, *o_amg = nullptr, *o_null_space = nullptr, *o_coarse_solver = nullptr,
               *o_boomeramg_cycle = nullptr;
-  std::vector<CLI::Option*> o_boomeramg;  ///< every --boomeramg-* option but --boomeramg-cycle
 };
 
 /// Raw command-line values of `elliptica mg study`.

@@ -74,40 +74,6 @@ std::vector<int> int_list(const std::string& s, const std::string& flag) {
   return v;
 }
 
-/// The --boomeramg-* values, each checked under its flag name, then the library's check.
-mg::BoomerAmgOptions parse_boomeramg(const MgSemArgs& a) {
-  mg::BoomerAmgOptions o;
-  o.relaxation = mg::boomeramg_relaxation_from_string(a.boomeramg_relax, "--boomeramg-relax");
-  o.coarsening = mg::boomeramg_coarsening_from_string(a.boomeramg_coarsen, "--boomeramg-coarsen");
-  o.interpolation = mg::boomeramg_interpolation_from_string(a.boomeramg_interp, "--boomeramg-interp");
-  if (!(a.boomeramg_strength >= 0 && a.boomeramg_strength < 1))
-    throw InvalidArgument("--boomeramg-strength must be in [0, 1), got " + fmt_g(a.boomeramg_strength));
-  if (a.boomeramg_pmax < 0)
-    throw InvalidArgument("--boomeramg-pmax must be >= 0 (0: no truncation), got " + std::to_string(a.boomeramg_pmax));
-  if (a.boomeramg_agg_levels < 0)
-    throw InvalidArgument("--boomeramg-agg-levels must be >= 0, got " + std::to_string(a.boomeramg_agg_levels));
-  if (a.boomeramg_max_levels < 2)
-    throw InvalidArgument("--boomeramg-max-levels must be >= 2, got " + std::to_string(a.boomeramg_max_levels));
-  if (a.boomeramg_coarse_size < 1)
-    throw InvalidArgument("--boomeramg-coarse-size must be >= 1, got " + std::to_string(a.boomeramg_coarse_size));
-  if (a.boomeramg_sweeps < 1 || a.boomeramg_sweeps > 100)
-    throw InvalidArgument("--boomeramg-sweeps must be in [1, 100], got " + std::to_string(a.boomeramg_sweeps));
-  if (a.boomeramg_cycles < 1 || a.boomeramg_cycles > 1000)
-    throw InvalidArgument("--boomeramg-cycles must be in [1, 1000], got " + std::to_string(a.boomeramg_cycles));
-  if (a.boomeramg_print_level < 0 || a.boomeramg_print_level > 3)
-    throw InvalidArgument("--boomeramg-print-level must be in 0..3, got " + std::to_string(a.boomeramg_print_level));
-  o.strength_threshold = a.boomeramg_strength;
-  o.max_interp_elements = a.boomeramg_pmax;
-  o.aggressive_levels = a.boomeramg_agg_levels;
-  o.max_levels = a.boomeramg_max_levels;
-  o.max_coarse_size = a.boomeramg_coarse_size;
-  o.sweeps = a.boomeramg_sweeps;
-  o.cycles = a.boomeramg_cycles;
-  o.print_level = a.boomeramg_print_level;
-  mg::check_boomeramg_options(o, "--boomeramg-*");
-  return o;
-}
-
 /// Every option into SemPoissonOptions, with messages that name the flags (before the mesh is read).
 mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
   mg::SemPoissonOptions o;
@@ -190,12 +156,12 @@ mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
     if (!mg::have_boomeramg())
       throw InvalidArgument("--coarse-solver boomeramg: elliptica was built without hypre (install libhypre-dev and "
                             "libopenmpi-dev and rebuild); use --coarse-solver direct");
-    o.boomeramg = parse_boomeramg(a);
+    o.boomeramg = boomeramg_options_from_flags(a.boomeramg);
     if (o.method == krylov::Method::Cg && o.boomeramg.relaxation == mg::BoomerAmgRelaxation::HybridGsForward)
       throw InvalidArgument("--krylov pcg needs a symmetric coarse solve: --boomeramg-relax hybrid-gs is not (use a "
                             "symmetric relaxation, or --krylov fgmres)");
   } else {
-    for (const CLI::Option* opt : a.o_boomeramg)
+    for (const CLI::Option* opt : a.boomeramg.options)
       if (opt->count()) throw InvalidArgument(opt->get_name() + " applies only to --coarse-solver boomeramg");
   }
   return o;
@@ -422,26 +388,8 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
   sc->add_option("--coarse-solver", s.coarse_solver,
                  "boomeramg|direct: the order-1 solve (one BoomerAMG V-cycle, or sparse LDL^T)")
       ->capture_default_str();
-  s.o_boomeramg = {
-      sc->add_option("--boomeramg-relax", s.boomeramg_relax,
-                     "l1-jacobi|chebyshev|hybrid-sgs|l1-sgs|hybrid-gs (hybrid-gs is not symmetric: no pcg)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-coarsen", s.boomeramg_coarsen, "hmis|pmis|falgout")->capture_default_str(),
-      sc->add_option("--boomeramg-interp", s.boomeramg_interp, "ext+i|classical|direct|standard|extended")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-strength", s.boomeramg_strength, "strength threshold in [0,1)")->capture_default_str(),
-      sc->add_option("--boomeramg-pmax", s.boomeramg_pmax, "at most this many entries per row of P (0: no truncation)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-agg-levels", s.boomeramg_agg_levels, "levels coarsened aggressively")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-max-levels", s.boomeramg_max_levels, "cap on BoomerAMG's levels (>= 2)")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-coarse-size", s.boomeramg_coarse_size, "BoomerAMG stops coarsening at this many unknowns")
-          ->capture_default_str(),
-      sc->add_option("--boomeramg-sweeps", s.boomeramg_sweeps, "relaxation sweeps per level and leg")->capture_default_str(),
-      sc->add_option("--boomeramg-cycles", s.boomeramg_cycles, "BoomerAMG V-cycles per coarse solve")->capture_default_str(),
-      sc->add_option("--boomeramg-print-level", s.boomeramg_print_level, "hypre's own printing (0: none)")
-          ->capture_default_str()};
+  add_boomeramg_flags(sc, s.boomeramg,
+                      {"relaxation sweeps per level and leg", "BoomerAMG V-cycles per coarse solve", /*with_tol=*/false});
   sc->add_option("--threads", s.threads, "OpenMP threads (0: all available)")->capture_default_str();
   sc->add_option("--out", s.out, "output folder (created)")->required();
   sc->add_flag("--manufactured", s.manufactured, "report the errors against u = sin(pi x) sin(pi y) sin(pi z)");

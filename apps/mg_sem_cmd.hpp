@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "elliptica/krylov/krylov.hpp"
+#include "boomeramg_flags.hpp"
 #include "elliptica/multigrid/boomeramg.hpp"
 #include "elliptica/multigrid/pmg.hpp"
 
@@ -53,23 +54,12 @@ struct MgSemArgs {
   double lmin_ratio = multigrid::SemPoissonOptions{}.lmin_ratio;
   std::string coarse_solver = multigrid::to_string(multigrid::SemPoissonOptions{}.coarse);
   // BoomerAMG of the order-1 level (multigrid::BoomerAmgOptions{}'s defaults)
-  std::string boomeramg_relax = multigrid::to_string(multigrid::BoomerAmgOptions{}.relaxation);
-  std::string boomeramg_coarsen = multigrid::to_string(multigrid::BoomerAmgOptions{}.coarsening);
-  std::string boomeramg_interp = multigrid::to_string(multigrid::BoomerAmgOptions{}.interpolation);
-  double boomeramg_strength = multigrid::BoomerAmgOptions{}.strength_threshold;
-  int boomeramg_pmax = multigrid::BoomerAmgOptions{}.max_interp_elements;
-  int boomeramg_agg_levels = multigrid::BoomerAmgOptions{}.aggressive_levels;
-  int boomeramg_max_levels = multigrid::BoomerAmgOptions{}.max_levels;
-  int boomeramg_coarse_size = multigrid::BoomerAmgOptions{}.max_coarse_size;
-  int boomeramg_sweeps = multigrid::BoomerAmgOptions{}.sweeps;
-  int boomeramg_cycles = multigrid::BoomerAmgOptions{}.cycles;
-  int boomeramg_print_level = multigrid::BoomerAmgOptions{}.print_level;
+  BoomerAmgFlags boomeramg;  ///< --boomeramg-* (boomeramg_flags.hpp; no --boomeramg-tol)
   int threads = multigrid::SemPoissonOptions{}.threads;
   std::string out;                  ///< output folder (required; created)
   bool manufactured = false;
   bool quiet = false;
   CLI::Option *o_pre = nullptr, *o_post = nullptr;
-  std::vector<CLI::Option*> o_boomeramg;  ///< every --boomeramg-* option
 };
 
 /// Registers `sem` on the `mg` subcommand; `args` must outlive parsing.

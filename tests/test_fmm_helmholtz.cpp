@@ -127,7 +127,7 @@ TEST(FmmHelmholtz, SphereSurfaceAllKernels) {
   auto c = make_cloud(kSan ? 700 : 3000, true, 11);
   for (double ka : {1.0, 10.0})
     for (double tol : {1e-3, 1e-5}) {
-      if (kSan && tol < 1e-3) continue;
+      if (kSan && (tol < 1e-3 || ka > 1.0)) continue;  // sanitizers: the set-up of high orders is slow
       check_cloud(c, cplx(ka, 0), tol, kSan ? 10 : 40, 3);
     }
 }
@@ -166,8 +166,10 @@ TEST(FmmHelmholtz, AutomaticTreeDepth) {
 
 TEST(FmmHelmholtz, FarFieldOnlyMatchesNonAdjacentPairs) {
   auto c = make_cloud(kSan ? 400 : 2000, true, 15);
+  // sanitizers: tolerance 1e-3 (a lower order: the M2L set-up of 1e-5 took 47 s under ASan)
+  const double tol = kSan ? 1e-3 : 1e-5;
   HelmholtzFmmOptions o;
-  o.tolerance = 1e-5;
+  o.tolerance = tol;
   o.tree.max_leaf = kSan ? 8 : 40;
   o.near_field = false;
   const cplx k(4.0, 0.0);
@@ -194,9 +196,9 @@ TEST(FmmHelmholtz, FarFieldOnlyMatchesNonAdjacentPairs) {
     }
     return std::sqrt(s / t);
   };
-  EXPECT_LT(err(r.potential, d.u, full.u), 1e-5);
-  EXPECT_LT(err(r.normal_derivative, d.dn, full.dn), 1e-5);
-  EXPECT_LT(rel(r.potential, d.u), 1e-4);  // relative to the far part alone: a smaller denominator
+  EXPECT_LT(err(r.potential, d.u, full.u), tol);
+  EXPECT_LT(err(r.normal_derivative, d.dn, full.dn), tol);
+  EXPECT_LT(rel(r.potential, d.u), 10 * tol);  // relative to the far part alone: a smaller denominator
 }
 
 TEST(FmmHelmholtz, SeparateSourcesWithOwners) {
@@ -215,16 +217,17 @@ TEST(FmmHelmholtz, SeparateSourcesWithOwners) {
       q.push_back(cplx(ud(g), ud(g)));
       mu.push_back(cplx(ud(g), ud(g)));
     }
+  const double tol = kSan ? 1e-3 : 1e-5;  // sanitizers: a lower order (1e-5 took 85 s under ASan)
   HelmholtzFmmOptions o;
-  o.tolerance = 1e-5;
+  o.tolerance = tol;
   o.tree.max_leaf = kSan ? 6 : 30;
   const cplx k(6.0, 0.0);
   HelmholtzFmm f(c.x, c.n, y, ny, owner, k, o);
   EXPECT_GT(f.box_margin(), 0.0);
   auto r = f.apply(q, mu);
   auto d = direct_sum(c.x, c.n, y, ny, k, q, mu);
-  EXPECT_LT(rel(r.potential, d.u), 1e-5);
-  EXPECT_LT(rel(r.normal_derivative, d.dn), 1e-5);
+  EXPECT_LT(rel(r.potential, d.u), tol);
+  EXPECT_LT(rel(r.normal_derivative, d.dn), tol);
 }
 
 TEST(FmmHelmholtz, ExplicitOperators) {
@@ -363,8 +366,9 @@ TEST(FmmHelmholtz, MinToleranceAtTheOrderCap) {
 TEST(FmmHelmholtz, ApplyIntoCallerStorage) {
   auto c = make_cloud(kSan ? 300 : 800, true, 31);
   const cplx k(2.0, 0.0);
+  const double tol = kSan ? 1e-3 : 1e-5;  // sanitizers: a lower order (1e-5 took 75 s under ASan)
   HelmholtzFmmOptions o;
-  o.tolerance = 1e-5;
+  o.tolerance = tol;
   o.tree.max_leaf = 20;
   HelmholtzFmm f(c.x, c.n, k, o);
   const std::size_t n = c.x.size();
@@ -382,8 +386,8 @@ TEST(FmmHelmholtz, ApplyIntoCallerStorage) {
   f.apply(c.q.data(), nullptr, uq.data(), nullptr);
   EXPECT_LT(rel(uq, f.apply(c.q, {}, kPotential).potential), 1e-14);
   const auto d = direct_sum(c.x, c.n, c.x, c.n, k, c.q, c.mu);
-  EXPECT_LT(rel(u, d.u), 1e-5);
-  EXPECT_LT(rel(dn, d.dn), 1e-5);
+  EXPECT_LT(rel(u, d.u), tol);
+  EXPECT_LT(rel(dn, d.dn), tol);
   EXPECT_THROW(f.apply(c.q.data(), nullptr, nullptr, nullptr), elliptica::InvalidArgument);
   for (int t : {1, 2}) {
     auto ot = o;
