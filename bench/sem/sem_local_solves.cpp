@@ -201,13 +201,9 @@ int main(int argc, char** argv) try {
       coarse = std::make_shared<const mg::SparseDirect>(Ac);
     }
     auto h2 = std::make_shared<const mg::Hierarchy>(std::move(lv), coarse);
-    mg::VCycleOptions vo;
+    mg::VCycleOptions vo = mg::sem_vcycle_options(o);
     vo.pre = vo.post = cheb;
     vo.threads = threads;
-    vo.smoother.base = o.base == mg::SemSmootherBase::Jacobi ? mg::BaseSmoother::Jacobi
-                       : o.base == mg::SemSmootherBase::RAS  ? mg::BaseSmoother::RAS
-                                                             : mg::BaseSmoother::ASM;
-    vo.smoother.kind = o.polynomial;
     const mg::VCycle cyc(h2, vo);
     elliptica::krylov::Options ko;
     ko.rtol = o.rtol;

@@ -284,19 +284,7 @@ int main(int argc, char** argv) {
         lv.push_back(std::move(l));
       }
       auto coarse = std::make_shared<const SparseDirect>(*lv.back().matrix);
-      VCycleOptions vo;
-      vo.pre = o.pre;
-      vo.post = o.post;
-      vo.threads = o.threads;
-      vo.level_orders = o.level_orders;
-      vo.smoother.base = o.base == SemSmootherBase::Jacobi ? BaseSmoother::Jacobi
-                         : o.base == SemSmootherBase::RAS  ? BaseSmoother::RAS
-                                                           : BaseSmoother::ASM;
-      vo.smoother.kind = o.polynomial;
-      vo.smoother.lambda_safety = o.lambda_safety;
-      vo.smoother.lambda_iterations = o.lambda_iterations;
-      vo.smoother.lmin_ratio = o.lmin_ratio;
-      VCycle cycle(Hierarchy(std::move(lv), coarse), vo);
+      VCycle cycle(Hierarchy(std::move(lv), coarse), sem_vcycle_options(o));
       const SemLaplacian A(fine, o.threads);
       const double setup_s = now_s() - t0;
       const std::vector<double> B = fine->mass();

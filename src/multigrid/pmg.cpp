@@ -177,6 +177,22 @@ krylov::Options krylov_options(const SemPoissonOptions& o) {
 
 }  // namespace
 
+VCycleOptions sem_vcycle_options(const SemPoissonOptions& o) {
+  VCycleOptions vo;
+  vo.pre = o.pre;
+  vo.post = o.post;
+  vo.threads = o.threads;
+  vo.level_orders = o.level_orders;
+  vo.smoother.base = o.base == SemSmootherBase::Jacobi ? BaseSmoother::Jacobi
+                     : o.base == SemSmootherBase::RAS  ? BaseSmoother::RAS
+                                                       : BaseSmoother::ASM;
+  vo.smoother.kind = o.polynomial;
+  vo.smoother.lambda_safety = o.lambda_safety;
+  vo.smoother.lambda_iterations = o.lambda_iterations;
+  vo.smoother.lmin_ratio = o.lmin_ratio;
+  return vo;
+}
+
 SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt_(opt) {
   const auto t0 = std::chrono::steady_clock::now();
   check_plan_options(opt_);
@@ -194,19 +210,7 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
                           "use method fgmres, or base asm / asm-weighted");
   h_ = std::make_shared<const Hierarchy>(pmg_hierarchy(space_, po));
   A_ = std::dynamic_pointer_cast<const SemLaplacian>(h_->level(0).A);
-  VCycleOptions vo;
-  vo.pre = opt_.pre;
-  vo.post = opt_.post;
-  vo.threads = opt_.threads;
-  vo.level_orders = opt_.level_orders;
-  vo.smoother.base = opt_.base == SemSmootherBase::Jacobi ? BaseSmoother::Jacobi
-                     : opt_.base == SemSmootherBase::RAS  ? BaseSmoother::RAS
-                                                          : BaseSmoother::ASM;
-  vo.smoother.kind = opt_.polynomial;
-  vo.smoother.lambda_safety = opt_.lambda_safety;
-  vo.smoother.lambda_iterations = opt_.lambda_iterations;
-  vo.smoother.lmin_ratio = opt_.lmin_ratio;
-  cycle_ = std::make_unique<VCycle>(h_, vo);
+  cycle_ = std::make_unique<VCycle>(h_, sem_vcycle_options(opt_));
   // The Krylov solver's own checks (M symmetric for cg, fixed for gmres) once, here.
   krylov::validate_setup<double>("SemPoissonPlan", *A_, cycle_.get(), krylov_options(opt_),
                                  opt_.method == krylov::Method::Fgmres, opt_.method != krylov::Method::Cg);

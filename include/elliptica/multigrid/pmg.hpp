@@ -184,6 +184,11 @@ struct SemPoissonOptions {
   int threads = 0;               ///< threads of every kernel (0: omp_get_max_threads()), >= 0
 };
 
+/// The V-cycle options of a SemPoissonOptions (pre / post, per-level Chebyshev orders, smoother
+/// kind and base, the lambda_max estimate, threads): what SemPoissonPlan builds its cycle with, for
+/// programs that assemble their own hierarchy (bench/sem) and must smooth the same way.
+VCycleOptions sem_vcycle_options(const SemPoissonOptions& o);
+
 /// What one solve did: the Krylov statistics (iterations, residual_history relative to ||r_0||,
 /// converged, final_relative_residual) and the time.
 struct SemSolveResult : krylov::Result {
