@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
+#include <iostream>
 
 #include "elliptica/core/error.hpp"
 
@@ -58,6 +60,11 @@ void run_plot_script(const std::string& script, const std::vector<std::string>& 
   for (auto& s : argv_s) argv.push_back(s.data());
   argv.push_back(nullptr);
   const std::string cmd = plot_command_line(script, args);
+  // What this process printed so far comes before the script's own output (a pipe or file
+  // buffers stdout fully).
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
   pid_t pid = 0;
   const int err = posix_spawnp(&pid, "python3", nullptr, nullptr, argv.data(), environ);
   if (err != 0)

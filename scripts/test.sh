@@ -130,9 +130,14 @@ tsan_build() {
 #     sweeps of the FMM (~60-100 s each under TSan); its passes stay covered by AutomaticTreeDepth,
 #     FarFieldOnlyMatchesNonAdjacentPairs, ApplyIntoCallerStorage (threads 1 and 2) and test_bem_fmm;
 #   - the Matrix/Ewald{Accuracy,Absolute,Field} instances of tolerance 1e-6, 1e-9, 1e-12: the
-#     1e-3 instance of every kernel/distribution/target case is kept.
+#     1e-3 instance of every kernel/distribution/target case is kept;
+#   - Ifmm.TinyEpsilonInvertsTheFmmOperatorSoundHard and Ifmm.SolveManyEqualsSingleSolves (~47 s
+#     each): the IFMM's parallel factorisation and solve stay covered by
+#     Ifmm.ParallelAndSequentialGiveTheSamePreconditioner (threads 1 vs 2) and test_bem_plan;
+#   - SemPoissonPlan.SchwarzSmoothersOnKershaw (53 s, one thread: no parallel code of its own); the
+#     SEM Schwarz smoothers' parallel paths stay covered by SemSchwarz.ThreadsGiveTheSameResult.
 # (ctest names of parameterised cases end in "  # GetParam() = ...": hence the ( .*)? there.)
-TSAN_EXCLUDE_DEFAULT='^(FmmHelmholtz\.(SphereSurfaceAllKernels|CubeAllKernels|SeparateSourcesWithOwners)|Matrix/Ewald(Accuracy|Absolute|Field)\..*_eps1em(6|9|12)( .*)?)$'
+TSAN_EXCLUDE_DEFAULT='^(FmmHelmholtz\.(SphereSurfaceAllKernels|CubeAllKernels|SeparateSourcesWithOwners)|Matrix/Ewald(Accuracy|Absolute|Field)\..*_eps1em(6|9|12)( .*)?|Ifmm\.(TinyEpsilonInvertsTheFmmOperatorSoundHard|SolveManyEqualsSingleSolves)|SemPoissonPlan\.SchwarzSmoothersOnKershaw)$'
 tsan_ctest() {
   local archer=${ELLIPTICA_ARCHER_LIB:-/usr/lib/llvm-14/lib/libarcher.so}
   [[ -f $archer ]] || { echo "Archer $archer missing (Debian package libomp-14-dev)" >&2; return 1; }
