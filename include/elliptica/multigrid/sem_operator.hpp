@@ -176,6 +176,14 @@ class SemLaplacian final : public LinearOperator<double> {
   std::vector<std::uint8_t> affine_; // per element
   std::vector<double> C_;            // 6 per element (meaningful where affine_)
   std::size_t num_affine_ = 0;
+  // apply()'s schedule: blocks of consecutive elements, sorted by block colour; each block's
+  // elements (affine ones first) in batches of W (the SIMD width in doubles), padded with -1.
+  // Block b = batches [block_batches_[b], block_batches_[b + 1]); colour c = blocks
+  // [colour_blocks_[c], colour_blocks_[c + 1]); batch_affine_[i]: every element of batch i affine.
+  std::vector<std::int32_t> batch_elements_;
+  std::vector<std::size_t> block_batches_;
+  std::vector<std::size_t> colour_blocks_;
+  std::vector<std::uint8_t> batch_affine_;
 };
 
 /// Flops and bytes of one SemLaplacian::apply per element, as counted from the kernel (for the
