@@ -184,6 +184,8 @@ class SemLaplacian final : public LinearOperator<double> {
   std::vector<std::size_t> block_batches_;
   std::vector<std::size_t> colour_blocks_;
   std::vector<std::uint8_t> batch_affine_;
+  std::vector<double> Gi_;              // non-affine batches' factors interleaved [q][c][lane]
+  std::vector<std::size_t> batch_goff_; // batch i's offset in Gi_
 };
 
 /// Flops and bytes of one SemLaplacian::apply per element, as counted from the kernel (for the
