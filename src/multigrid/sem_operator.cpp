@@ -531,6 +531,9 @@ SemLaplacian::SemLaplacian(std::shared_ptr<const SemSpace> space, int threads)
   // 6 kLanes; padded lanes 0).
   batch_goff_.assign(batch_affine_.size(), 0);
   {
+    const double nonaffine = double(std::count(batch_affine_.begin(), batch_affine_.end(), std::uint8_t(0)));
+    require_memory(nonaffine * 6.0 * double(n3) * kLanes * 8.0, "SemLaplacian: interleaved geometric factors");
+    Gi_.reserve(std::size_t(nonaffine) * 6 * n3 * kLanes);
     const auto& Gall2 = space_->geometric_factors();
     for (std::size_t i = 0; i < batch_affine_.size(); ++i) {
       if (batch_affine_[i]) continue;

@@ -151,8 +151,10 @@ class SemSpace {
 /// apply() is const and reentrant; nothing in it throws (no OpenMP region can leak an exception).
 class SemLaplacian final : public LinearOperator<double> {
  public:
-  /// `threads`: team size of apply() (0: omp_get_max_threads() at the call). Throws
-  /// InvalidArgument for a null space or threads < 0.
+  /// `threads`: team size of apply() (0: omp_get_max_threads() at the call). Builds apply()'s
+  /// schedule and the interleaved copy of the non-affine elements' factors (48 N^3 bytes per
+  /// non-affine element, padded to whole batches). Throws InvalidArgument for a null space or
+  /// threads < 0, ResourceError when that copy needs more than memory_limit_bytes().
   explicit SemLaplacian(std::shared_ptr<const SemSpace> space, int threads = 0);
 
   std::size_t size() const override { return space_->num_free(); }
