@@ -189,7 +189,8 @@ def main() -> int:
     ap.add_argument("--skip-machine", action="store_true", help="no STREAM / FMA runs (fractions left NaN)")
     a = ap.parse_args()
     build, dealii, out = Path(a.build), Path(a.dealii), Path(a.out)
-    for exe in [build / "bench" / "sem_operator_throughput", build / "bench" / "sem_solve", dealii]:
+    needed = [build / "bench" / "sem_operator_throughput", dealii] + ([] if a.skip_solve else [build / "bench" / "sem_solve"])
+    for exe in needed:
         if not exe.exists():
             sys.exit(f"run_dealii_peer: {exe} not found (build it first: see the docstring)")
     info = bl.machine()
@@ -240,7 +241,8 @@ column), so its cell batches are single cells and its kernels run on what the co
 auto-vectorises (-O3 -march=native in bench/sem/dealii); a deal.II built with AVX-512 would batch 8
 cells per SIMD vector and be considerably faster than this packaged one.
 Our cost model (sem_apply_cost, src/multigrid/sem_operator.cpp; printed by sem_operator_throughput):
-flops per element 12 N^4 + 17 N^3 (N = p + 1; 20 N^3 affine), bytes streamed per element 48 N^3 (6
+flops per element 6 N^4 + 23 N^3 - (18 N^2 for odd N) (N = p + 1; 26 N^3 affine; even-odd contractions,
+batched kernel; until then 12 N^4 + 17 N^3), bytes streamed per element 48 N^3 (6
 stored doubles per point; 48 for an affine element) + 4 N^3 (int32 local-to-global map), plus 32
 bytes per global node (x read, y zeroed, y read + written); per free DOF these are the flops/DOF and
 bytes/DOF columns. 'of triad' = the model's GB/s over this machine's STREAM triad at the same thread

@@ -1,6 +1,8 @@
 /// @file sem_operator.cpp
 /// SemLaplacian (sem_operator.hpp): matrix-free SEM stiffness by sum factorisation, its exact
-/// diagonal and its assembled matrix.
+/// diagonal and its assembled matrix. apply(): the batched kernel (W elements per SIMD vector,
+/// even-odd contractions, coloured blocks; apply_all below); apply_element(): the one-element
+/// kernel (local_stiffness).
 #include "elliptica/multigrid/sem_operator.hpp"
 
 #include <algorithm>
@@ -15,7 +17,8 @@
 namespace elliptica::multigrid {
 namespace {
 
-/// Local stiffness y = A_e u of one element, N = p + 1 points per axis (sum factorisation).
+/// Local stiffness y = A_e u of one element, N = p + 1 points per axis (sum factorisation; the
+/// one-element kernel of apply_element, vectorised along the element's own lines).
 /// D: N x N (D_ij = l_j'(x_i)), Dt its transpose, G: 6 x N^3 geometric factors of the element.
 /// u, y: N^3 local values (x fastest). Deville, Fischer & Mund (2002), chapter 4.
 template <int N>
@@ -121,39 +124,272 @@ inline void local_stiffness(const double* __restrict D, const double* __restrict
   }
 }
 
-/// The whole apply for one N: y = 0, then colour by colour, elements of a colour in parallel:
-/// gather, local stiffness, scatter-add (free nodes only).
+// ---------------------------------------------------------------------------------------------
+// Batched kernel: kLanes elements at once, vectorised ACROSS elements (Kronbichler & Kormann
+// 2012: one SIMD lane per cell). Every local array is interleaved [q][lane]: VecD u[q] holds node
+// q of the batch's kLanes elements, so each 1-D contraction is N^2 scalar-times-vector FMAs per
+// line with every N-loop of compile-time length, and short N (p = 3: N = 4) wastes no lane.
+
+#if defined(__AVX512F__)
+constexpr int kLanes = 8;
+#else
+constexpr int kLanes = 4;
+#endif
+/// kLanes doubles (GCC/Clang vector extension; one AVX2 / AVX-512 register).
+typedef double VecD __attribute__((vector_size(kLanes * sizeof(double))));
+/// The same, 8-byte aligned (loads from a std::vector<double>).
+typedef double VecDu __attribute__((vector_size(kLanes * sizeof(double)), aligned(sizeof(double))));
+
+/// One 1-D contraction along a line of N interleaved points: out[i SO] (=, or += with Add)
+/// sum_m M[i N + m] in[m SI], M pre-broadcast (N x N VecD). The N inputs stay in registers, each
+/// FMA reads its M entry from memory (L1).
+template <int N, int SI, int SO, bool Add>
+[[gnu::always_inline]] inline void line(const VecD* __restrict M, const VecD* __restrict in, VecD* __restrict out) {
+  VecD v[N];
+#pragma GCC unroll 16
+  for (int m = 0; m < N; ++m) v[m] = in[m * SI];
+#pragma GCC unroll 16
+  for (int i = 0; i < N; ++i) {
+    VecD a = M[i * N] * v[0];
+#pragma GCC unroll 16
+    for (int m = 1; m < N; ++m) a += M[i * N + m] * v[m];
+    if constexpr (Add)
+      out[i * SO] += a;
+    else
+      out[i * SO] = a;
+  }
+}
+
+/// Contractions in the even-odd form (measured 1.3-1.6x faster in cache at p = 3..8 than the
+/// full N x N form; the full form is kept for comparison).
+constexpr bool kEvenOdd = true;
+
+/// Even-odd form of a centro-antisymmetric N x N matrix M (M[N-1-i][N-1-m] = -M[i][m], as the GLL
+/// derivative matrix D and its transpose; Solomonoff 1992, Kronbichler & Kormann 2019), h = N / 2:
+/// A[i][m] = (M[i][m] + M[i][N-1-m]) / 2, B[i][m] = (M[i][m] - M[i][N-1-m]) / 2 (i, m < h), and for
+/// odd N the middle column M[i][h] (i < h) and the middle row M[h][m] (m < h), pre-broadcast:
+/// [A (h^2) | B (h^2) | column (h) | row (h)]. With e_m = v_m + v_{N-1-m}, o_m = v_m - v_{N-1-m}:
+/// out_i = (A e)_i + (B o)_i + M[i][h] v_h, out_{N-1-i} = (B o)_i - (A e)_i - M[i][h] v_h,
+/// out_h = (row . o): N^2 / 2 + O(N) multiply-adds instead of N^2.
 template <int N>
-void apply_all(const SemSpace& S, const double* D, const double* Dt, const double* C, const std::uint8_t* affine,
-               const double* w3, const double* x, double* y, int threads) {
-  constexpr int N3 = N * N * N;
+constexpr int eo_size() {
+  return 2 * (N / 2) * (N / 2) + 2 * (N / 2);
+}
+template <int N>
+void even_odd(const double* M, VecD* out) {
+  constexpr int h = N / 2;
+  for (int i = 0; i < h; ++i)
+    for (int m = 0; m < h; ++m) {
+      out[i * h + m] = VecD{} + 0.5 * (M[i * N + m] + M[i * N + N - 1 - m]);
+      out[h * h + i * h + m] = VecD{} + 0.5 * (M[i * N + m] - M[i * N + N - 1 - m]);
+    }
+  for (int i = 0; i < h; ++i) {
+    out[2 * h * h + i] = VecD{} + (N % 2 ? M[i * N + h] : 0.0);
+    out[2 * h * h + h + i] = VecD{} + (N % 2 ? M[h * N + i] : 0.0);
+  }
+}
+
+/// line() in the even-odd form (M: even_odd's layout).
+template <int N, int SI, int SO, bool Add>
+[[gnu::always_inline]] inline void line_eo(const VecD* __restrict M, const VecD* __restrict in, VecD* __restrict out) {
+  constexpr int h = N / 2;
+  VecD e[h], o[h];
+#pragma GCC unroll 16
+  for (int m = 0; m < h; ++m) {
+    const VecD a = in[m * SI], b = in[(N - 1 - m) * SI];
+    e[m] = a + b;
+    o[m] = a - b;
+  }
+  const VecD* __restrict A = M;
+  const VecD* __restrict B = M + h * h;
+#pragma GCC unroll 16
+  for (int i = 0; i < h; ++i) {
+    VecD se = A[i * h] * e[0], so = B[i * h] * o[0];
+#pragma GCC unroll 16
+    for (int m = 1; m < h; ++m) {
+      se += A[i * h + m] * e[m];
+      so += B[i * h + m] * o[m];
+    }
+    if constexpr (N % 2 == 1) se += M[2 * h * h + i] * in[h * SI];
+    if constexpr (Add) {
+      out[i * SO] += se + so;
+      out[(N - 1 - i) * SO] += so - se;
+    } else {
+      out[i * SO] = se + so;
+      out[(N - 1 - i) * SO] = so - se;
+    }
+  }
+  if constexpr (N % 2 == 1) {
+    const VecD* __restrict R = M + 2 * h * h + h;
+    VecD a = R[0] * o[0];
+#pragma GCC unroll 16
+    for (int m = 1; m < h; ++m) a += R[m] * o[m];
+    if constexpr (Add)
+      out[h * SO] += a;
+    else
+      out[h * SO] = a;
+  }
+}
+
+/// line() or line_eo().
+template <int N, int SI, int SO, bool Add, bool EO>
+[[gnu::always_inline]] inline void line_any(const VecD* __restrict M, const VecD* __restrict in, VecD* __restrict out) {
+  if constexpr (EO)
+    line_eo<N, SI, SO, Add>(M, in, out);
+  else
+    line<N, SI, SO, Add>(M, in, out);
+}
+
+/// Geometric factors of the batch: affine (6 per-lane constants C times w3) or per point (the
+/// batch's copy interleaved [q][c][lane]: one stream of aligned loads, no transposes; measured
+/// 1.05-1.45x faster on Kershaw than transposing the lanes' own arrays in registers).
+struct BatchGeometry {
+  const VecDu* Gi;          ///< non-affine batch: 6 N^3 VecD, [q][c]
+  VecD C[6];                ///< per-lane constants (affine batch)
+  bool affine;
+};
+
+/// Local stiffness of a batch, y = A_e u in place (u: N^3 VecD in, y out), sum factorisation in
+/// the slab-fused order (Deville, Fischer & Mund 2002, ch. 4; slab order as in deal.II's
+/// FEEvaluation): ut = (D x I x I) u over the whole element; then per t-slab k: ur, us of the slab
+/// (N^2 each, in L1), the geometric factors (wr, ws, wt at the slab's points; wt in place in ut),
+/// y_k = (I x D^T) ws + (D^T x I) wr over u's slab (no longer needed); finally
+/// y += (D^T x I x I) wt. Working set: 2 N^3 + 2 N^2 VecD.
+template <int N, bool EO>
+[[gnu::always_inline]] inline void batch_stiffness(const VecD* __restrict Dv, const VecD* __restrict Dtv,
+                                                   const BatchGeometry& geo, const double* __restrict w3,
+                                                   VecD* __restrict u, VecD* __restrict ut, VecD* __restrict ur,
+                                                   VecD* __restrict us) {
+  constexpr int N2 = N * N;
+  for (int ji = 0; ji < N2; ++ji) line_any<N, N2, N2, false, EO>(Dv, u + ji, ut + ji);
+  for (int k = 0; k < N; ++k) {
+    VecD* __restrict uk = u + k * N2;
+    for (int j = 0; j < N; ++j) line_any<N, 1, 1, false, EO>(Dv, uk + j * N, ur + j * N);
+    for (int i = 0; i < N; ++i) line_any<N, N, N, false, EO>(Dv, uk + i, us + i);
+    VecD* __restrict tk = ut + k * N2;
+    if (geo.affine) {
+      const VecD c0 = geo.C[0], c1 = geo.C[1], c2 = geo.C[2], c3 = geo.C[3], c4 = geo.C[4], c5 = geo.C[5];
+      const double* __restrict wk = w3 + k * N2;
+      for (int q = 0; q < N2; ++q) {
+        const double w = wk[q];
+        const VecD a = w * ur[q], b = w * us[q], c = w * tk[q];
+        ur[q] = c0 * a + c1 * b + c2 * c;
+        us[q] = c1 * a + c3 * b + c4 * c;
+        tk[q] = c2 * a + c4 * b + c5 * c;
+      }
+    } else {
+      const VecDu* __restrict gk = geo.Gi + 6 * k * N2;
+      for (int q = 0; q < N2; ++q) {
+        const VecDu* __restrict g = gk + 6 * q;
+        const VecD a = ur[q], b = us[q], c = tk[q];
+        ur[q] = g[0] * a + g[1] * b + g[2] * c;
+        us[q] = g[1] * a + g[3] * b + g[4] * c;
+        tk[q] = g[2] * a + g[4] * b + g[5] * c;
+      }
+    }
+    for (int j = 0; j < N; ++j) line_any<N, 1, 1, false, EO>(Dtv, ur + j * N, uk + j * N);
+    for (int i = 0; i < N; ++i) line_any<N, N, N, true, EO>(Dtv, us + i, uk + i);
+  }
+  for (int ji = 0; ji < N2; ++ji) line_any<N, N2, N2, true, EO>(Dtv, ut + ji, u + ji);
+}
+
+/// What apply_all needs besides the space: the derivative matrices, the affine constants, the
+/// tensor weights and the batches (SemLaplacian's constructor).
+struct ApplyData {
+  const double* D;
+  const double* Dt;
+  const double* C;
+  const double* w3;
+  const std::int32_t* batch_elements;  ///< kLanes per batch, -1 = padded lane
+  const std::size_t* block_batches;    ///< block b: batches [block_batches[b], block_batches[b + 1])
+  const std::size_t* colour_blocks;    ///< colour c: blocks [colour_blocks[c], colour_blocks[c + 1])
+  const std::uint8_t* batch_affine;    ///< 1: every lane affine (or padded)
+  const double* Gi;                    ///< interleaved factors of the non-affine batches
+  const std::size_t* batch_goff;       ///< batch i's offset in Gi (doubles)
+  std::size_t num_colours;
+};
+
+/// The whole apply for one N: y = 0, then colour by colour the blocks of that colour in parallel
+/// (`omp for`; blocks of a colour share no node, so no two threads add into the same y entry), the
+/// batches of a block in order: gather into the interleaved local vector (Dirichlet nodes and
+/// padded lanes read 0), batch_stiffness, scatter-add lane by lane (free nodes of active lanes;
+/// lanes of a batch may share nodes, the scatter is sequential). The schedule (colours, blocks,
+/// batches, lanes) is fixed by the constructor, so every y entry sums its contributions in the same
+/// order for every thread count: y is bitwise the same with 1 or n threads.
+template <int N>
+void apply_all(const SemSpace& S, const ApplyData& A, const double* x, double* y, int threads) {
+  constexpr int N2 = N * N, N3 = N2 * N;
   const std::int64_t nf = std::int64_t(S.num_free());
   const std::int32_t* l2g = S.local_to_global().data();
-  const double* G = S.geometric_factors().data();
-  const auto& colours = S.colours();
   const int nt = resolve_threads(threads);
   const bool par = nt > 1 && nf > kParallelMinRows;
 #pragma omp parallel num_threads(nt) if (par)
   {
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < nf; ++i) y[i] = 0.0;
-    alignas(64) double lbuf[2 * N3 + 24];  // u and y not 4 KiB apart (as in local_stiffness)
-    double* __restrict ul = lbuf;
-    double* __restrict yl = lbuf + N3 + 16;
-    for (const auto& col : colours) {
-      const std::int64_t nc = std::int64_t(col.size());
+    alignas(64) VecD Dv[N2], Dtv[N2], De[eo_size<N>()], Dte[eo_size<N>()];
+    for (int i = 0; i < N2; ++i) {
+      Dv[i] = VecD{} + A.D[i];
+      Dtv[i] = VecD{} + A.Dt[i];
+    }
+    even_odd<N>(A.D, De);
+    even_odd<N>(A.Dt, Dte);
+    // u and ut 96 bytes off a 4 KiB multiple (a load after a store 4 KiB away stalls).
+    alignas(64) VecD buf[2 * N3 + 2 * N2 + 9];
+    VecD* __restrict ul = buf;
+    VecD* __restrict ut = buf + N3 + 3;
+    VecD* __restrict ur = ut + N3 + 3;
+    VecD* __restrict us = ur + N2 + 3;
+    BatchGeometry geo;
+    const double zero = 0.0;
+    double sink = 0.0;
+    for (std::size_t col = 0; col < A.num_colours; ++col) {
+      const std::int64_t k0 = std::int64_t(A.colour_blocks[col]), k1 = std::int64_t(A.colour_blocks[col + 1]);
 #pragma omp for schedule(static)
-      for (std::int64_t c = 0; c < nc; ++c) {
-        const std::size_t e = std::size_t(col[c]);
-        const std::int32_t* ids = l2g + e * N3;
-        for (int q = 0; q < N3; ++q) {
-          const std::int32_t g = ids[q];
-          ul[q] = g < nf ? x[g] : 0.0;
+      for (std::int64_t blk = k0; blk < k1; ++blk)
+      for (std::size_t b = A.block_batches[blk]; b < A.block_batches[blk + 1]; ++b) {
+        const std::int32_t* el = A.batch_elements + b * kLanes;
+        // Prefetch the next batch's x and y entries: the gather/scatter is latency-bound (indirect,
+        // irregular) and the prefetches overlap it with this batch's arithmetic.
+        if (b + 1 < A.block_batches[blk + 1]) {
+          for (int l = 0; l < kLanes; ++l) {
+            const std::int32_t e = el[kLanes + l];
+            if (e < 0) continue;
+            const std::int32_t* ids = l2g + std::size_t(e) * N3;
+            for (int q = 0; q < N3; ++q) {
+              const std::int32_t g = ids[q] < nf ? ids[q] : 0;
+              __builtin_prefetch(x + g, 0, 3);
+              __builtin_prefetch(y + g, 1, 3);
+            }
+          }
         }
-        local_stiffness<N>(D, Dt, G + e * 6 * N3, affine[e] ? C + 6 * e : nullptr, w3, ul, yl);
-        for (int q = 0; q < N3; ++q) {
-          const std::int32_t g = ids[q];
-          if (g < nf) y[g] += yl[q];
+        geo.affine = A.batch_affine[b];
+        geo.Gi = geo.affine ? nullptr : reinterpret_cast<const VecDu*>(A.Gi + A.batch_goff[b]);
+        for (int l = 0; l < kLanes; ++l) {
+          const std::int32_t e = el[l] >= 0 ? el[l] : el[0];  // padded lane: lane 0's constants
+          if (geo.affine)
+            for (int c = 0; c < 6; ++c) geo.C[c][l] = A.C[6 * std::size_t(e) + c];
+          if (el[l] < 0) {
+            for (int q = 0; q < N3; ++q) ul[q][l] = 0.0;
+            continue;
+          }
+          // Branch-free (Dirichlet nodes are not predictable): read a zero for them.
+          const std::int32_t* ids = l2g + std::size_t(e) * N3;
+          for (int q = 0; q < N3; ++q) {
+            const std::int32_t g = ids[q];
+            const double* src = g < nf ? x + g : &zero;
+            ul[q][l] = *src;
+          }
+        }
+        batch_stiffness<N, kEvenOdd>(kEvenOdd ? De : Dv, kEvenOdd ? Dte : Dtv, geo, A.w3, ul, ut, ur, us);
+        for (int l = 0; l < kLanes; ++l) {
+          if (el[l] < 0) continue;
+          const std::int32_t* ids = l2g + std::size_t(el[l]) * N3;
+          for (int q = 0; q < N3; ++q) {  // Dirichlet nodes into a private sink
+            const std::int32_t g = ids[q];
+            double* dst = g < nf ? y + g : &sink;
+            *dst += ul[q][l];
+          }
         }
       }
     }
@@ -166,8 +402,7 @@ void element_only(const double* D, const double* Dt, const double* G, const doub
   local_stiffness<N>(D, Dt, G, C, w3, u, y);
 }
 
-using ApplyFn = void (*)(const SemSpace&, const double*, const double*, const double*, const std::uint8_t*,
-                         const double*, const double*, double*, int);
+using ApplyFn = void (*)(const SemSpace&, const ApplyData&, const double*, double*, int);
 using ElementFn = void (*)(const double*, const double*, const double*, const double*, const double*, const double*,
                            double*);
 
@@ -239,11 +474,89 @@ SemLaplacian::SemLaplacian(std::shared_ptr<const SemSpace> space, int threads)
     affine_[e] = aff;
     num_affine_ += aff;
   }
+  // Schedule of apply(): blocks of consecutive elements (element order, so that a block's
+  // elements share nodes and its gather/scatter stays in cache), coloured so that no two blocks
+  // of a colour share a node; each block cut into batches of kLanes elements, affine ones first
+  // (at most one batch per block mixes the two kinds; a mixed batch reads the stored factors of
+  // all its lanes), the last batch padded with -1.
+  const std::size_t target_nodes = 8192;  // x and y of a block: 128 KiB, in L2
+  std::size_t bsize = std::max<std::size_t>(1, target_nodes / n3);
+  bsize = std::min(bsize, std::max<std::size_t>(1, (ne + 31) / 32));  // >= ~32 blocks for the threads
+  bsize = (bsize + kLanes - 1) / kLanes * kLanes;
+  const std::size_t nb = (ne + bsize - 1) / bsize;
+  std::vector<int> bcolour(nb, 0);
+  int ncol = 0;
+  {
+    const auto& l2g = space_->local_to_global();
+    const std::size_t nf = space_->num_free();
+    std::vector<std::uint64_t> used(nf, 0);  // per free node: colours of the blocks touching it
+    std::vector<std::uint8_t> taken;
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::size_t e0 = b * bsize, e1 = std::min(ne, e0 + bsize);
+      std::uint64_t forbidden = 0;
+      for (std::size_t i = e0 * n3; i < e1 * n3; ++i)
+        if (std::size_t(l2g[i]) < nf) forbidden |= used[std::size_t(l2g[i])];
+      if (~forbidden == 0) throw InvalidArgument("SemLaplacian: more than 64 block colours");
+      int c = 0;
+      while (forbidden >> c & 1) ++c;
+      bcolour[b] = c;
+      ncol = std::max(ncol, c + 1);
+      for (std::size_t i = e0 * n3; i < e1 * n3; ++i)
+        if (std::size_t(l2g[i]) < nf) used[std::size_t(l2g[i])] |= std::uint64_t(1) << c;
+    }
+  }
+  colour_blocks_.assign(1, 0);
+  block_batches_.assign(1, 0);
+  for (int c = 0; c < ncol; ++c) {
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (bcolour[b] != c) continue;
+      const std::size_t e0 = b * bsize, e1 = std::min(ne, e0 + bsize);
+      std::vector<std::int32_t> sorted;
+      for (std::size_t e = e0; e < e1; ++e)
+        if (affine_[e]) sorted.push_back(std::int32_t(e));
+      for (std::size_t e = e0; e < e1; ++e)
+        if (!affine_[e]) sorted.push_back(std::int32_t(e));
+      while (sorted.size() % kLanes) sorted.push_back(-1);
+      for (std::size_t i = 0; i < sorted.size(); i += kLanes) {
+        bool aff = true;
+        for (int l = 0; l < kLanes; ++l) aff = aff && (sorted[i + l] < 0 || affine_[std::size_t(sorted[i + l])]);
+        batch_affine_.push_back(aff);
+      }
+      batch_elements_.insert(batch_elements_.end(), sorted.begin(), sorted.end());
+      block_batches_.push_back(batch_elements_.size() / kLanes);
+    }
+    colour_blocks_.push_back(block_batches_.size() - 1);
+  }
+  // The non-affine batches' factors interleaved [q][c][lane] (one stream per batch instead of
+  // 6 kLanes; padded lanes 0).
+  batch_goff_.assign(batch_affine_.size(), 0);
+  {
+    const double nonaffine = double(std::count(batch_affine_.begin(), batch_affine_.end(), std::uint8_t(0)));
+    require_memory(nonaffine * 6.0 * double(n3) * kLanes * 8.0, "SemLaplacian: interleaved geometric factors");
+    Gi_.reserve(std::size_t(nonaffine) * 6 * n3 * kLanes);
+    const auto& Gall2 = space_->geometric_factors();
+    for (std::size_t i = 0; i < batch_affine_.size(); ++i) {
+      if (batch_affine_[i]) continue;
+      batch_goff_[i] = Gi_.size();
+      Gi_.resize(Gi_.size() + 6 * n3 * kLanes, 0.0);
+      double* out = Gi_.data() + batch_goff_[i];
+      for (int l = 0; l < kLanes; ++l) {
+        const std::int32_t e = batch_elements_[i * kLanes + std::size_t(l)];
+        if (e < 0) continue;
+        const double* G = &Gall2[std::size_t(e) * 6 * n3];
+        for (std::size_t q = 0; q < n3; ++q)
+          for (int c = 0; c < 6; ++c) out[(q * 6 + std::size_t(c)) * kLanes + std::size_t(l)] = G[std::size_t(c) * n3 + q];
+      }
+    }
+  }
 }
 
 void SemLaplacian::apply(const double* x, double* y) const {
-  apply_fn(space_->order())(*space_, space_->derivative().data(), Dt_.data(), C_.data(), affine_.data(), w3_.data(), x, y,
-                            threads_);
+  const ApplyData A{space_->derivative().data(), Dt_.data(),           C_.data(),
+                    w3_.data(),                 batch_elements_.data(),  block_batches_.data(),
+                    colour_blocks_.data(),      batch_affine_.data(),    Gi_.data(),
+                    batch_goff_.data(),         colour_blocks_.size() - 1};
+  apply_fn(space_->order())(*space_, A, x, y, threads_);
 }
 
 void SemLaplacian::apply_element(std::size_t e, const double* u, double* y) const {
@@ -376,9 +689,11 @@ SemApplyCost sem_apply_cost(int order, bool affine) {
   if (order < kMinSemOrder || order > kMaxSemOrder)
     throw InvalidArgument("sem_apply_cost: order p must be in [" + std::to_string(kMinSemOrder) + ", " +
                           std::to_string(kMaxSemOrder) + "], got " + std::to_string(order));
-  const double N = order + 1.0, N3 = N * N * N, N4 = N3 * N;
+  const double N = order + 1.0, N2 = N * N, N3 = N2 * N, N4 = N3 * N;
   SemApplyCost c;
-  c.flops_per_element = 12.0 * N4 + (affine ? 20.0 : 17.0) * N3;
+  // even-odd contractions: N^2 + N flops per line (N^2 + N - 3 for odd N), 6 N^2 lines, 2 N^3
+  // adds of the two accumulating contractions; geometric factors 15 N^3 (+ 3 N^3 weights, affine)
+  c.flops_per_element = 6.0 * N4 + (affine ? 26.0 : 23.0) * N3 - (order % 2 == 0 ? 18.0 * N2 : 0.0);
   c.element_bytes = (affine ? 48.0 : 48.0 * N3) + 4.0 * N3;
   c.vector_bytes_per_node = 32.0;
   return c;

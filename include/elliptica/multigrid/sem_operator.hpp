@@ -115,24 +115,46 @@ class SemSpace {
 /// The SEM stiffness matrix A (the weak Laplacian) over the free nodes, applied matrix-free.
 ///
 /// y = A x: for each element, gather x into the local vector (Dirichlet nodes read as 0), the
-/// local gradient by sum factorisation (D along r, s, t: 6 N^4 flops), multiplication by the 6
-/// stored geometric factors (15 N^3 flops), the transposed derivatives (6 N^4 + 2 N^3 flops),
-/// scatter-add into y (direct stiffness summation; Dirichlet nodes dropped). For affine
-/// elements (affine_elements()) the factors are w_i w_j w_k times 6 constants of the element,
-/// read instead of the 6 N^3 stored ones (memory traffic: the map and the vectors only). Kernels are
-/// templates on N (p = 1..10, run-time dispatch) so the N-loops unroll and vectorise; each
-/// thread works in a fixed stack buffer (no allocation per apply).
-/// Parallel (above kParallelMinRows free nodes, core/parallel.hpp; one thread below): elements by
-/// colour (SemSpace::colours), `omp for` over the elements of one colour,
-/// so no two threads ever add into the same y entry (no atomics, no per-thread copies of y, no
-/// reduction pass); the colour order is the same for every thread count, so y is bitwise the
-/// same with 1 or n threads. (Per-thread copies of y would cost threads x n extra memory traffic
-/// per apply; a gather-based sum would need the ne N^3 local results stored.)
+/// local gradient by sum factorisation (D along r, s, t), multiplication by the 6 geometric
+/// factors (15 N^3 flops), the transposed derivatives, scatter-add into y (direct stiffness
+/// summation; Dirichlet nodes dropped). For affine elements (affine_elements()) the factors are
+/// w_i w_j w_k times 6 constants of the element, read instead of the 6 N^3 stored ones.
+///
+/// Kernel (templates on N, p = 1..10, run-time dispatch; every N-loop compile-time):
+/// - vectorised ACROSS elements (Kronbichler & Kormann 2012, "A generic interface for parallel
+///   cell-based finite element operator application", Comput. Fluids 63): W elements (a batch;
+///   W = 4 doubles with AVX2, 8 where __AVX512F__ is defined) at once, every local array
+///   interleaved [q][lane] (node q of the W elements in one SIMD register), so the 1-D
+///   contractions are register-blocked scalar-times-vector FMAs and short lines (p = 3: N = 4) waste
+///   no lane. Sum factorisation in the slab-fused order (Deville, Fischer & Mund 2002, ch. 4):
+///   t-derivative of the whole element, then per t-slab the r- and s-derivatives, the geometric
+///   factors and the transposed r, s contractions, finally the transposed t contraction (2 N^3 + 2 N^2
+///   vectors of work space);
+/// - contractions in the even-odd form (D is centro-antisymmetric, D[N-1-i][N-1-j] = -D[i][j]:
+///   Solomonoff 1992; Kronbichler & Kormann 2019, ACM TOMS 45(3)): N^2/2 + O(N) multiply-adds per
+///   line instead of N^2;
+/// - factors: an affine batch uses 6 constants per lane; the other batches read a copy of their
+///   stored factors made by the constructor, interleaved [q][factor][lane] (48 N^3 bytes per
+///   non-affine element more memory, one stream of aligned loads instead of 6 W strided ones);
+/// - schedule (fixed by the constructor): blocks of consecutive elements (about 8192 local nodes,
+///   at least ~32 blocks), greedily coloured so that no two blocks of a colour share a node; each
+///   block's elements, affine ones first, cut into batches (the last padded with empty lanes);
+///   gather/scatter branch-free, lane by lane, the next batch's x and y entries prefetched.
+/// Parallel (above kParallelMinRows free nodes, core/parallel.hpp; one thread below): colour by
+/// colour, `omp for` over the blocks of the colour, the batches of a block in order, so no two
+/// threads ever add into the same y entry (no atomics, no per-thread copies of y, no reduction
+/// pass); the schedule is the same for every thread count, so every y entry sums its contributions
+/// in the same order and y is bitwise the same with 1 or n threads. (Per-thread copies of y would
+/// cost threads x n extra memory traffic per apply.) Blocks rather than element colours: an
+/// element colour spreads over the whole mesh, and the gather/scatter then streamed x and y from
+/// memory once per colour (measured: ~70% of the time at p = 3); a block's nodes stay in cache.
 /// apply() is const and reentrant; nothing in it throws (no OpenMP region can leak an exception).
 class SemLaplacian final : public LinearOperator<double> {
  public:
-  /// `threads`: team size of apply() (0: omp_get_max_threads() at the call). Throws
-  /// InvalidArgument for a null space or threads < 0.
+  /// `threads`: team size of apply() (0: omp_get_max_threads() at the call). Builds apply()'s
+  /// schedule and the interleaved copy of the non-affine elements' factors (48 N^3 bytes per
+  /// non-affine element, padded to whole batches). Throws InvalidArgument for a null space or
+  /// threads < 0, ResourceError when that copy needs more than memory_limit_bytes().
   explicit SemLaplacian(std::shared_ptr<const SemSpace> space, int threads = 0);
 
   std::size_t size() const override { return space_->num_free(); }
@@ -159,7 +181,9 @@ class SemLaplacian final : public LinearOperator<double> {
   CsrMatrix assemble() const;
 
   /// y_e = A_e u_e for element e, the UNMASKED local stiffness (N^3 local values in, N^3 out,
-  /// local order): the element-local operator of the Schwarz smoothers. Same kernel as apply().
+  /// local order): the element-local operator of the Schwarz smoothers. The one-element form of
+  /// apply()'s kernel (same factors, full N x N contractions vectorised along the element's own
+  /// lines): equal to apply()'s local result to rounding, not bit for bit.
   /// InvalidArgument for e out of range.
   void apply_element(std::size_t e, const double* u, double* y) const;
 
@@ -176,12 +200,24 @@ class SemLaplacian final : public LinearOperator<double> {
   std::vector<std::uint8_t> affine_; // per element
   std::vector<double> C_;            // 6 per element (meaningful where affine_)
   std::size_t num_affine_ = 0;
+  // apply()'s schedule: blocks of consecutive elements, sorted by block colour; each block's
+  // elements (affine ones first) in batches of W (the SIMD width in doubles), padded with -1.
+  // Block b = batches [block_batches_[b], block_batches_[b + 1]); colour c = blocks
+  // [colour_blocks_[c], colour_blocks_[c + 1]); batch_affine_[i]: every element of batch i affine.
+  std::vector<std::int32_t> batch_elements_;
+  std::vector<std::size_t> block_batches_;
+  std::vector<std::size_t> colour_blocks_;
+  std::vector<std::uint8_t> batch_affine_;
+  std::vector<double> Gi_;              // non-affine batches' factors interleaved [q][c][lane]
+  std::vector<std::size_t> batch_goff_; // batch i's offset in Gi_
 };
 
 /// Flops and bytes of one SemLaplacian::apply per element, as counted from the kernel (for the
-/// throughput benchmark): flops = 12 N^4 + 17 N^3 (gradient 6 N^4, geometric factors 15 N^3,
-/// transposed gradient 6 N^4 + 2 N^3; a multiply-add counts 2), 3 N^3 more for an affine element
-/// (the weights); bytes streamed per element = 48 N^3 (stored factors; 48 for an affine element's
+/// throughput benchmark): flops = 6 N^4 + 23 N^3 (- 18 N^2 for odd N): the six contractions in
+/// the even-odd form, N^2 + N flops per line (N^2 + N - 3 for odd N) on 6 N^2 lines, 2 N^3 adds
+/// of the two accumulating ones, geometric factors 15 N^3 (a multiply-add counts 2); 3 N^3 more
+/// for an affine element (the weights). (Until the batched kernel: 12 N^4 + 17 N^3, full N x N
+/// contractions.) Bytes streamed per element = 48 N^3 (the factors; 48 for an affine element's
 /// 6 constants) + 4 N^3 (local-to-global map); and per global node 32 bytes (x read, y zeroed,
 /// y read + written by the scatter, in the ideal cache case).
 struct SemApplyCost {
