@@ -31,8 +31,10 @@ CXX_BIN=${CXX:-clang++}
 command -v "$CXX_BIN" >/dev/null || { echo "fuzz.sh: $CXX_BIN not found (scripts/install-deps.sh installs clang)" >&2; exit 1; }
 
 echo "== fuzz: configure $BUILD_DIR ($CXX_BIN, ASan + UBSan + libFuzzer)"
+# -O2 -gline-tables-only: file:line in the stack traces of a finding, at less compile time than -g
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="${CC:-clang}" -DCMAKE_CXX_COMPILER="$CXX_BIN" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
   -DELLIPTICA_FUZZ=ON -DELLIPTICA_BUILD_TESTS=OFF -DELLIPTICA_BUILD_APPS=OFF -DELLIPTICA_NATIVE=OFF >/dev/null
 echo "== fuzz: build with $JOBS jobs"
 exes=()

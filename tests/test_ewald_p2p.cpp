@@ -96,7 +96,9 @@ class P2PTargets : public ::testing::TestWithParam<std::tuple<int, bool, bool>> 
 TEST_P(P2PTargets, EveryInstructionSetAgrees) {
   const Variant variants[] = {{Kernel::Laplace, false},   {Kernel::Laplace, true},   {Kernel::Stokeslet, false},
                               {Kernel::Stokeslet, true},  {Kernel::Stresslet, false}, {Kernel::StokesCombined, false}};
-  const auto [vi, single, separate] = GetParam();
+  // std::get, not a structured binding: clang 14 cannot capture bindings in the lambda below
+  const int vi = std::get<0>(GetParam());
+  const bool single = std::get<1>(GetParam()), separate = std::get<2>(GetParam());
   const Variant v = variants[vi];
   const std::array<double, 3> box{1.0, 1.3, 0.8};
   const std::size_t n = 300;

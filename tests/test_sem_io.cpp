@@ -94,7 +94,9 @@ TEST(SemIo, BadSpecsNameTheSpec) {
       {"kershaw:6,0.3:1", "trailing text"},
       {"kershaw:0,0.3", "N must be in [1, 100000], got 0"},
   };
-  for (const auto& [spec, msg] : cases) {
+  for (const auto& c : cases) {  // no structured binding: clang 14 cannot capture one in a lambda
+    const auto& spec = c.first;
+    const auto& msg = c.second;
     SCOPED_TRACE(spec);
     expect_error<InvalidArgument>([&] { mg::sem_mesh_from_spec(spec); }, msg);
     expect_error<InvalidArgument>([&] { mg::sem_mesh_from_spec(spec); }, std::string("mesh spec '") + spec + "'");

@@ -4,7 +4,14 @@
 /// the LeakSanitizer suppressions and options such an executable needs in the ASan build.
 #include <cstdlib>
 
-#if defined(__SANITIZE_ADDRESS__)
+// __SANITIZE_ADDRESS__: GCC; clang 14 (the ASan build of scripts/test.sh) says it through
+// __has_feature only.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ELLIPTICA_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(ELLIPTICA_TEST_ASAN)
 // LeakSanitizer (the ASan build of scripts/test.sh): Open MPI keeps allocations of its own
 // initialisation (singleton start, component registry) until process exit, where LSan reports
 // them. Only those libraries are suppressed; hypre's and elliptica's allocations are checked. To
