@@ -136,8 +136,8 @@ run_pytest() {
 }
 
 # AddressSanitizer + UBSan build: clang++ (ASAN_CC / ASAN_CXX override), -O2 -gline-tables-only
-# (file:line in the reports). clang builds it in ~470 s on the 2-core CI machine where g++ 12 took
-# ~700 s at -O2 -g1 (the same tests pass and the same cases run; issue 29, docs/testing.md); g++
+# (file:line in the reports). clang builds it in ~400-470 s on the 2-core CI machine where g++ 12
+# took ~700 s at -O2 -g1 (the same tests pass and the same cases run; issue 29, docs/testing.md); g++
 # still compiles every source in the Release build of step 1, with -Wall -Wextra.
 # BUILD_SHARED_LIBS: the module libraries as shared objects, so that each of the ~45 test
 # executables links against them instead of copying ~200 MB of instrumented objects (the sanitizer
