@@ -365,9 +365,15 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
                                    "(0-based) whose direct interaction is removed");
   a.o_summary = cmd->add_option("--summary", a.summary, "write a JSON summary of the run here");
   cmd->add_option("--threads", a.threads, "number of threads, 0..1024 (0: all available)")->capture_default_str();
-  cmd->add_flag("--fft-measure", a.fft_measure,
-                "plan the FFTs with FFTW_MEASURE (0.2-1 s more at set-up, transforms up to 2x faster at some grid "
-                "sizes; pays off only when a plan is evaluated many times)");
+  cmd->add_option("--fft-planner", a.fft_planner,
+                  "how the FFTs are planned: wisdom (FFTW_MEASURE once per machine and grid, kept in the wisdom "
+                  "cache; the tuner ranks grids by the measured times), measure (FFTW_MEASURE every time, "
+                  "0.2-1 s), estimate (FFTW_ESTIMATE, ~1 ms, up to 2x slower transforms at some sizes)")
+      ->check(CLI::IsMember({"wisdom", "measure", "estimate"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-potential", a.no_potential,
+                "laplace with --field or --energy: leave the potential out (the far field transforms and "
+                "interpolates E only; the energy's Fourier part by Parseval); output (N,3): E with --field, else the forces F");
   a.o_xi = cmd->add_option("--xi", a.xi, "override: Ewald splitting parameter xi [1/length]");
   a.o_rc = cmd->add_option("--rc", a.rc, "override: real-space cutoff radius [length]");
   a.o_grid = cmd->add_option("--grid", a.grid, "override: FFT grid, M or M1,M2,M3");
@@ -395,8 +401,31 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.calibrate->add_option("--output", a.cal_output, "also write the constants to this JSON file (atomically)");
   a.calibrate->add_flag("--no-cache", a.cal_no_cache, "measure only: do not write the per-machine cache");
   a.calibrate->add_flag("--quiet,-q", a.cal_quiet, "print nothing on success");
+  a.fft_wisdom = cmd->add_subcommand(
+      "fft-wisdom",
+      "Lists the FFT wisdom cache (FFTW plans measured once per machine, grid, precision, transform counts and\n"
+      "threads, with their measured times), or with --rebuild forgets it and measures every problem again.");
+  a.fft_wisdom->footer(
+      "The cache: ewald_fft_wisdom.json beside the cost model's cache ($ELLIPTICA_CACHE_DIR, else\n"
+      "  $XDG_CACHE_HOME/elliptica, else ~/.cache/elliptica). Plans use it by default (--fft-planner wisdom);\n"
+      "  ELLIPTICA_EWALD_FFT_WISDOM=memory keeps it in the process only, =off plans with FFTW_ESTIMATE.\n"
+      "Output: JSON {cache, entries: [{precision, grid, forward, backward, threads, forward_seconds,\n"
+      "  backward_seconds}]}.");
+  a.fft_wisdom->add_flag("--rebuild", a.fw_rebuild, "forget the wisdom and measure every cached problem again");
+  a.fft_wisdom->add_option("--grid", a.fw_grids,
+                           "with --rebuild: also measure this grid, M or M1,M2,M3 (repeatable)");
+  a.fft_wisdom->add_option("--precision", a.fw_precision, "precision of the --grid problems: single, double or both")
+      ->check(CLI::IsMember({"single", "double", "both"}))
+      ->capture_default_str();
+  a.fft_wisdom->add_option("--transforms", a.fw_transforms,
+                           "FORWARD,BACKWARD transform counts of the --grid problems (laplace 1,1; with the field or "
+                           "energy 1,4, without the potential 1,3; stokeslet 3,3; stresslet 6,3; stokes-combined 9,3)")
+      ->capture_default_str();
+  a.fft_wisdom->add_option("--threads", a.fw_threads, "thread counts of the --grid problems (repeatable)")
+      ->capture_default_str();
+  a.fft_wisdom->add_flag("--quiet,-q", a.fw_quiet, "print nothing on success");
   cmd->final_callback([&a] {
-    if (!a.calibrate->parsed() && a.o_out->count() == 0) throw CLI::RequiredError("--out");
+    if (!a.calibrate->parsed() && !a.fft_wisdom->parsed() && a.o_out->count() == 0) throw CLI::RequiredError("--out");
   });
 
   a.o_gro->excludes(a.o_sources)->excludes(a.o_strengths)->excludes(a.o_box);
@@ -430,10 +459,64 @@ int run_calibrate(const EwaldArgs& a) {
   return 0;
 }
 
+/// `elliptica ewald fft-wisdom`: prints the wisdom cache's problems; with --rebuild forgets the
+/// wisdom and measures every problem again (and the --grid ones).
+int run_fft_wisdom(const EwaldArgs& a) {
+  if (!a.fw_rebuild && !a.fw_grids.empty()) throw InvalidArgument("fft-wisdom: --grid needs --rebuild");
+  std::vector<ewald::FftTiming> extra;
+  if (!a.fw_grids.empty()) {
+    std::vector<ewald::Precision> precs;
+    if (a.fw_precision != "single") precs.push_back(ewald::Precision::Double);
+    if (a.fw_precision != "double") precs.push_back(ewald::Precision::Single);
+    int fwd = 0, bwd = 0;
+    {
+      const auto comma = a.fw_transforms.find(',');
+      try {
+        if (comma == std::string::npos) throw std::invalid_argument("");
+        std::size_t e1 = 0, e2 = 0;
+        fwd = std::stoi(a.fw_transforms.substr(0, comma), &e1);
+        bwd = std::stoi(a.fw_transforms.substr(comma + 1), &e2);
+        if (e1 != comma || e2 != a.fw_transforms.size() - comma - 1) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        throw InvalidArgument("fft-wisdom --transforms: expected FORWARD,BACKWARD (two integers), got '" +
+                              a.fw_transforms + "'");
+      }
+    }
+    for (const std::string& g : a.fw_grids)
+      for (ewald::Precision p : precs)
+        for (int t : a.fw_threads) {
+          ewald::FftTiming f;
+          f.precision = p;
+          f.grid = parse_grid(g);
+          f.forward = fwd;
+          f.backward = bwd;
+          f.threads = t;
+          extra.push_back(f);
+        }
+  }
+  const std::vector<ewald::FftTiming> entries = a.fw_rebuild ? ewald::rebuild_fft_wisdom(extra)
+                                                             : ewald::fft_wisdom_entries();
+  if (!a.fw_quiet) {
+    std::ostream& os = std::cout;
+    os << "{\n  \"cache\": " << jstr_or_null(ewald::fft_wisdom_file()) << ",\n  \"entries\": [";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const ewald::FftTiming& e = entries[i];
+      os << (i ? ",\n    " : "\n    ") << "{\"precision\": " << json_quote(ewald::to_string(e.precision))
+         << ", \"grid\": [" << e.grid[0] << ", " << e.grid[1] << ", " << e.grid[2] << "], \"forward\": " << e.forward
+         << ", \"backward\": " << e.backward << ", \"threads\": " << e.threads
+         << ", \"forward_seconds\": " << jnum(e.forward_seconds) << ", \"backward_seconds\": " << jnum(e.backward_seconds)
+         << "}";
+    }
+    os << (entries.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_ewald(const EwaldArgs& a) {
   if (a.calibrate && a.calibrate->parsed()) return run_calibrate(a);
+  if (a.fft_wisdom && a.fft_wisdom->parsed()) return run_fft_wisdom(a);
   const auto t_start = Clock::now();
   // ---- options that need no files ------------------------------------------------------
   ewald::Options opt;
@@ -501,7 +584,11 @@ int run_ewald(const EwaldArgs& a) {
     throw InvalidArgument("--threads must be in [0," + std::to_string(kMaxThreads) + "] (0: all available), got " +
                           std::to_string(a.threads));
   opt.threads = a.threads;
-  opt.fft_measure = a.fft_measure;
+  opt.fft_planner = ewald::fft_planner_from_string(a.fft_planner);
+  if (a.no_potential && !(laplace && (a.field || a.energy)))
+    throw InvalidArgument("--no-potential applies only to --kernel laplace with --field or --energy (otherwise "
+                          "nothing is left to compute)");
+  opt.compute_potential = !a.no_potential;
   if (a.o_xi->count()) {
     if (!(std::isfinite(a.xi) && a.xi > 0)) throw InvalidArgument("--xi must be positive and finite");
     opt.xi = a.xi;
@@ -645,10 +732,17 @@ int run_ewald(const EwaldArgs& a) {
     if (r.rows != rows || r.values.size() != rows * cols)
       throw NumericalError(std::string("internal error: unexpected shape of the ") + what + " from the Ewald plan");
   };
-  check_shape(res.values, M, vcomp, "result");
+  if (opt.compute_potential) check_shape(res.values, M, vcomp, "result");
   Array2D out;
   std::string header;
-  if (laplace && a.field) {
+  if (laplace && !opt.compute_potential) {
+    // no potential: the field E with --field, else (--energy) the forces F = q E
+    const Array2D& e = a.field ? res.field : res.forces;
+    check_shape(e, M, 3, a.field ? "field" : "forces");
+    out = Array2D(M, 3, 2);
+    out.values = e.values;
+    header = a.field ? "Ex,Ey,Ez" : "Fx,Fy,Fz";
+  } else if (laplace && a.field) {
     check_shape(res.field, M, 3, "field");
     out = Array2D(M, 4, 2);
     for (std::size_t i = 0; i < M; ++i) {
@@ -724,7 +818,8 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"field\": " << (opt.compute_field ? "true" : "false") << ",\n"
        << "  \"zero_mode\": " << (opt.stresslet_zero_mode ? "true" : "false") << ",\n"
        << "  \"threads\": " << opt.threads << ",\n"
-       << "  \"fft_measure\": " << (opt.fft_measure ? "true" : "false") << ",\n"
+       << "  \"fft_planner\": " << json_quote(ewald::to_string(opt.fft_planner)) << ",\n"
+       << "  \"potential\": " << (opt.compute_potential ? "true" : "false") << ",\n"
        << "  \"exclusions\": " << pairs.size() << ",\n"
        << "  \"params\": " << params_json(p, "  ") << ",\n"
        << "  \"times\": " << times_json(res.times, "  ") << ",\n"

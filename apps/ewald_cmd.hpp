@@ -5,6 +5,7 @@
 /// files (or a GROMACS .gro file) to an array file, with an optional JSON summary and (Laplace)
 /// the electrostatic energy and forces.
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -33,7 +34,8 @@ struct EwaldArgs {
   std::string forces_out;  ///< with --energy: the forces F = q E (N,3)
   std::string summary;     ///< JSON summary of the run
   int threads = ewald::Options{}.threads;
-  bool fft_measure = ewald::Options{}.fft_measure;  ///< flag: FFTW_MEASURE planning
+  std::string fft_planner = ewald::to_string(ewald::Options{}.fft_planner);  ///< estimate, measure or wisdom
+  bool no_potential = !ewald::Options{}.compute_potential;  ///< flag: leave the potential out (laplace, --field/--energy)
   double xi = 0, rc = 0, beta = 0;
   std::string grid;
   int P = 0, degree = 0;
@@ -46,6 +48,15 @@ struct EwaldArgs {
   std::string cal_output;              ///< also write the constants to this JSON file
   bool cal_no_cache = false;           ///< do not write the per-machine cache
   bool cal_quiet = false;
+
+  // `elliptica ewald fft-wisdom`: lists (or with --rebuild measures again) the FFT wisdom cache
+  CLI::App* fft_wisdom = nullptr;
+  bool fw_rebuild = false;
+  std::vector<std::string> fw_grids;    ///< with --rebuild: also these problems, "M" or "M1,M2,M3"
+  std::string fw_precision = "both";    ///< single, double or both (for --grid)
+  std::string fw_transforms = "1,4";    ///< forward,backward transform counts (for --grid)
+  std::vector<int> fw_threads{1};       ///< thread counts (for --grid)
+  bool fw_quiet = false;
 
   // Options, to ask whether a value was given on the command line.
   CLI::Option *o_viscosity = nullptr, *o_xi = nullptr, *o_rc = nullptr, *o_grid = nullptr, *o_P = nullptr,

@@ -227,29 +227,38 @@ TEST(EwaldCoincidence, SinglePrecisionAppliesTheSameRule) {
   EXPECT_LT(rel_rms_err(sep.values.values, self.values.values), 1e-5);
 }
 
-// Options::fft_measure plans the FFTs with FFTW_MEASURE (on scratch arrays, at set_points): the
-// same parameters and sums to rounding as FFTW_ESTIMATE, in both precisions.
-TEST(EwaldFftMeasure, SameResultsAsEstimate) {
+// Options::fft_planner: FFTW_MEASURE (on scratch arrays, at set_points) and the wisdom planner
+// (here ELLIPTICA_EWALD_FFT_WISDOM=off from ctest: as FFTW_ESTIMATE) give the same parameters and
+// sums as FFTW_ESTIMATE to rounding, in both precisions (test_ewald_fft_wisdom covers the cache).
+TEST(EwaldFftPlanner, SameResultsAsEstimate) {
+  using elliptica::ewald::FftPlanner;
   const std::size_t n = 400;
   const auto x = make_points(Distribution::Uniform, n, {1.0, 1.2, 0.9}, 21);
   const auto f = make_strengths(n, 3, 22, true);
   for (auto prec : {elliptica::ewald::Precision::Double, elliptica::ewald::Precision::Single}) {
     const bool single = prec == elliptica::ewald::Precision::Single;
-    Result r[2];
-    for (int m = 0; m < 2; ++m) {
+    Result r[3];
+    const FftPlanner planners[3] = {FftPlanner::Estimate, FftPlanner::Measure, FftPlanner::Wisdom};
+    for (int m = 0; m < 3; ++m) {
       Options o;
       o.kernel = Kernel::Stokeslet;
       o.box = {1.0, 1.2, 0.9};
       o.tolerance = single ? 1e-4 : 1e-9;
       o.precision = prec;
       o.threads = 1;
-      o.fft_measure = m == 1;
+      o.fft_planner = planners[m];
       EwaldPlan plan(o);
       r[m] = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(f, 3));
     }
-    EXPECT_EQ(r[0].params.grid, r[1].params.grid);
-    EXPECT_LT(rel_rms_err(r[1].values.values, r[0].values.values), single ? 1e-5 : 1e-13);
+    for (int m = 1; m < 3; ++m) {
+      EXPECT_EQ(r[0].params.grid, r[m].params.grid);
+      EXPECT_LT(rel_rms_err(r[m].values.values, r[0].values.values), single ? 1e-5 : 1e-13);
+    }
   }
+  EXPECT_EQ(elliptica::ewald::to_string(FftPlanner::Wisdom), "wisdom");
+  EXPECT_EQ(elliptica::ewald::fft_planner_from_string("measure"), FftPlanner::Measure);
+  EXPECT_THROW(elliptica::ewald::fft_planner_from_string("patient"), elliptica::InvalidArgument);
+  EXPECT_EQ(Options{}.fft_planner, FftPlanner::Wisdom);
 }
 
 TEST(EwaldEmptyTargets, EveryKernelReturnsAnEmptyResult) {
@@ -391,6 +400,107 @@ TEST(EwaldEnergy, EnergyForcesAndExclusions) {
   EXPECT_THROW(plan.set_exclusions({{0, 0}}), elliptica::InvalidArgument);
   EXPECT_THROW(plan.set_exclusions({{0, std::int64_t(n)}}), elliptica::InvalidArgument);
   EXPECT_THROW(plan.set_exclusions({{-1, 2}}), elliptica::InvalidArgument);
+}
+
+// compute_potential = false: the far-field potential is left out and the energy's Fourier part
+// is summed by Parseval in CNV. The energy equals the full path's to rounding (same parameters:
+// an absolute tolerance), the forces too, and both meet the tolerance against the independent
+// direct Ewald sum, with and without exclusions, in both precisions and on 1 and 2 threads.
+TEST(EwaldEnergy, ParsevalEnergyWithoutThePotential) {
+  const std::array<double, 3> box{1.1, 0.9, 1.0};
+  const std::size_t n = 150;
+  const auto x = make_points(Distribution::Uniform, n, box, 31);
+  const auto q = make_strengths(n, 1, 32, true);
+  RefOptions ro;
+  ro.box = box;
+  ro.field = true;
+  const RefResult ref = direct_ewald(ro, x, q);
+  double Uref = 0, Fscale = 0;
+  std::vector<double> Fref(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Uref += 0.5 * q[i] * ref.values[i];
+    for (int a = 0; a < 3; ++a) {
+      Fref[3 * i + a] = q[i] * ref.field[3 * i + a];
+      Fscale += Fref[3 * i + a] * Fref[3 * i + a];
+    }
+  }
+  Fscale = std::sqrt(Fscale / n);
+  const std::vector<std::array<std::int64_t, 2>> ex{{0, 1}, {4, 9}};
+  for (auto prec : {elliptica::ewald::Precision::Double, elliptica::ewald::Precision::Single})
+    for (double eps : {1e-4, 1e-9})
+      for (int threads : {1, 2}) {
+        const bool single = prec == elliptica::ewald::Precision::Single;
+        if (single && eps < 1e-5) continue;
+        Result r[2];
+        for (int pot = 0; pot < 2; ++pot) {
+          Options o;
+          o.box = box;
+          o.tolerance = eps;
+          o.tolerance_kind = elliptica::ewald::ToleranceKind::Absolute;  // the same parameters in both runs
+          o.compute_energy = true;
+          o.compute_potential = pot == 1;
+          o.precision = prec;
+          o.threads = threads;
+          EwaldPlan plan(o);
+          plan.set_points(ConstMatrixView<double>(x, 3));
+          r[pot] = plan.evaluate(ConstMatrixView<double>(q, 1));
+          if (pot == 0) {
+            EXPECT_EQ(r[0].values.rows, 0u);  // the potential is left out
+            EXPECT_EQ(r[0].values.values.size(), 0u);
+            // exclusions: the same change of the energy on both paths
+            plan.set_exclusions(ex);
+            const Result e = plan.evaluate(ConstMatrixView<double>(q, 1));
+            double dU = 0;
+            for (const auto& [i, j] : ex) {
+              double rv[3], r2 = 0;
+              for (int a = 0; a < 3; ++a) {
+                rv[a] = x[3 * i + a] - x[3 * j + a];
+                rv[a] -= box[a] * std::round(rv[a] / box[a]);
+                r2 += rv[a] * rv[a];
+              }
+              dU -= q[i] * q[j] / std::sqrt(r2);
+            }
+            EXPECT_NEAR(e.energy - r[0].energy, dU, (single ? 1e-5 : 1e-11) * std::abs(dU));
+          }
+        }
+        const std::string what = std::string(single ? "single" : "double") + " eps " + std::to_string(eps) +
+                                 " threads " + std::to_string(threads);
+        ASSERT_EQ(r[0].params.grid, r[1].params.grid) << what;
+        // Parseval = the full path to rounding (the window error cancels between the two)
+        EXPECT_NEAR(r[0].energy, r[1].energy, (single ? 2e-6 : 1e-12) * std::abs(r[1].energy)) << what;
+        EXPECT_LT(rms_diff(r[0].forces.values, r[1].forces.values), (single ? 2e-6 : 1e-12) * Fscale) << what;
+        // against the direct sum: the absolute RMS tolerance of the potential, times N for U
+        EXPECT_NEAR(r[0].energy, Uref, 0.5 * eps * std::sqrt(double(n)) * std::sqrt(double(n))) << what;
+        EXPECT_LT(rms_diff(r[0].forces.values, Fref), 10 * eps) << what;
+      }
+}
+
+TEST(EwaldEnergy, PotentialLeftOutOnlyWhereSomethingRemains) {
+  Options o;
+  o.compute_potential = false;
+  EXPECT_THROW(EwaldPlan{o}, elliptica::InvalidArgument);  // laplace without field or energy
+  o.compute_field = true;
+  EXPECT_NO_THROW(EwaldPlan{o});
+  o.kernel = Kernel::Stokeslet;
+  o.compute_field = false;
+  EXPECT_THROW(EwaldPlan{o}, elliptica::InvalidArgument);
+  // the field alone without the potential: E as with the potential
+  const std::size_t n = 60;
+  const auto x = make_points(Distribution::Uniform, n, {1, 1, 1}, 41);
+  const auto q = make_strengths(n, 1, 42, true);
+  Result r[2];
+  for (int pot = 0; pot < 2; ++pot) {
+    Options f;
+    f.compute_field = true;
+    f.compute_potential = pot == 1;
+    f.tolerance = 1e-8;
+    f.tolerance_kind = elliptica::ewald::ToleranceKind::Absolute;
+    EwaldPlan plan(f);
+    r[pot] = plan.evaluate(ConstMatrixView<double>(x, 3), ConstMatrixView<double>(q, 1));
+  }
+  EXPECT_TRUE(r[0].values.values.empty());
+  EXPECT_TRUE(std::isnan(r[0].energy));
+  EXPECT_LT(rms_diff(r[0].field.values, r[1].field.values), 1e-12);
 }
 
 TEST(EwaldEnergy, RefusedWhereUndefined) {

@@ -107,11 +107,12 @@ from ._core import (
     NotConvergedError,
     NumericalError,
     Precision,
+    FftPlanner,
     ResourceError,
     ToleranceKind,
 )
 from ._ewald import (EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_calibrate, ewald_cost_constants, ewald_defaults,
-                     single_precision_floor)
+                     ewald_fft_wisdom, single_precision_floor)
 from ._io import read_array, write_array
 
 __version__ = "0.1.0"
@@ -124,6 +125,8 @@ __all__ = [
     "ewald_defaults",
     "ewald_calibrate",
     "ewald_cost_constants",
+    "ewald_fft_wisdom",
+    "FftPlanner",
     "single_precision_floor",
     "Kernel",
     "ToleranceKind",

@@ -10,11 +10,11 @@ from typing import Optional
 import numpy as np
 
 from . import _core
-from ._core import InvalidArgumentError, Kernel, Precision, ToleranceKind
+from ._core import FftPlanner, InvalidArgumentError, Kernel, Precision, ToleranceKind
 from ._format import show as _show
 
 __all__ = ["EwaldPlan", "EwaldResult", "EwaldInfo", "ewald", "ewald_defaults", "single_precision_floor",
-           "ewald_calibrate", "ewald_cost_constants"]
+           "ewald_calibrate", "ewald_cost_constants", "ewald_fft_wisdom"]
 
 _TOL_KINDS = {"relative": ToleranceKind.relative, "absolute": ToleranceKind.absolute}
 _KERNEL_NAMES = ["laplace", "stokeslet", "stresslet", "stokes-combined"]
@@ -34,7 +34,7 @@ _REQUIRED = _Required()
 def ewald_defaults():
     """The library's default options (a fresh ``elliptica._core.EwaldOptions``): ``kernel``,
     ``box``, ``tolerance``, ``tolerance_kind``, ``viscosity``, ``compute_field``,
-    ``stresslet_zero_mode``, ``precision``, ``compute_energy``, ``threads``, ``fft_measure`` and the overrides
+    ``stresslet_zero_mode``, ``precision``, ``compute_energy``, ``compute_potential``, ``threads``, ``fft_planner`` and the overrides
     ``xi``, ``rc``, ``grid``, ``window_support``, ``window_shape``, ``poly_degree`` (None: chosen
     from the tolerance)."""
     return _core.EwaldOptions()
@@ -137,6 +137,48 @@ def ewald_cost_constants(precision="double"):
     "measured" or "file"), chosen on first use by ``ELLIPTICA_EWALD_COSTS`` (unset or "auto": the
     per-machine cache, measured and written when missing; "builtin"; or a file name)."""
     return json.loads(_core.ewald_cost_constants_json(_parse_precision(precision)))
+
+
+def ewald_fft_wisdom(*, rebuild=False, problems=()):
+    """The per-machine FFT wisdom cache of ``fft_planner="wisdom"`` (the C++
+    ``ewald::fft_wisdom_entries`` / ``rebuild_fft_wisdom``).
+
+    Parameters
+    ----------
+    rebuild : bool, keyword-only
+        Forget FFTW's wisdom and the timings (this process's and the cache file's) and measure
+        every known problem, and those of ``problems``, again (0.2-1 s each).
+    problems : sequence of dict, keyword-only
+        With ``rebuild``: further problems, each with ``precision`` ("single"/"double"),
+        ``grid`` (3 ints), ``forward`` and ``backward`` (transform counts, 1..12) and
+        ``threads``.
+
+    Returns
+    -------
+    dict
+        ``file`` (the cache file, None if no location is known; ``ELLIPTICA_CACHE_DIR`` and as
+        for :func:`ewald_calibrate`) and ``entries``: a list of dicts with ``precision``,
+        ``grid``, ``forward``, ``backward``, ``threads``, ``forward_seconds``,
+        ``backward_seconds`` (wall seconds of one execution of each batched plan).
+
+    Raises
+    ------
+    InvalidArgumentError
+        A problem with a grid outside [4, 8192], counts outside [1, 12], threads outside
+        [1, 1024] or an unknown precision.
+    """
+    if rebuild:
+        ps = []
+        for p in problems:
+            ps.append((_parse_precision(p["precision"]), _as_grid(p["grid"]), _as_int(p["forward"], "forward"),
+                       _as_int(p["backward"], "backward"), _as_int(p.get("threads", 1), "threads")))
+        entries = _core.ewald_rebuild_fft_wisdom(ps)
+    else:
+        if problems:
+            raise InvalidArgumentError("ewald_fft_wisdom: problems are measured only with rebuild=True")
+        entries = _core.ewald_fft_wisdom_entries()
+    f = _core.ewald_fft_wisdom_file()
+    return {"file": f or None, "entries": [dict(e, grid=tuple(e["grid"])) for e in entries]}
 
 
 def _kernel_name(kernel):
@@ -317,8 +359,20 @@ class EwaldResult:
         return self.info.coincident_pairs
 
 
+def _parse_fft_planner(value):
+    if isinstance(value, FftPlanner):
+        return value
+    if isinstance(value, str):
+        try:
+            return _core.fft_planner_from_string(value)
+        except InvalidArgumentError:
+            pass
+    raise InvalidArgumentError(
+        f"fft_planner must be 'wisdom', 'measure' or 'estimate' (or elliptica.FftPlanner), got {_show(value)}")
+
+
 def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P,
-             beta, degree, pressure=False, fft_measure=False):
+             beta, degree, pressure=False, fft_planner=_DEFAULTS.fft_planner, potential=True):
     o = _core.EwaldOptions()
     o.kernel = kernel
     o.box = _as_box(box)
@@ -331,7 +385,8 @@ def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision,
     o.compute_energy = bool(energy)
     o.compute_pressure = bool(pressure)
     o.threads = _as_int(threads, "threads")
-    o.fft_measure = bool(fft_measure)
+    o.fft_planner = _parse_fft_planner(fft_planner)
+    o.compute_potential = bool(potential)
     o.xi = _opt_float(xi, "xi")
     o.rc = _opt_float(rc, "rc")
     o.grid = _as_grid(grid)
@@ -390,11 +445,19 @@ class EwaldPlan:
         excluded) at the targets (:attr:`EwaldResult.pressure`).
     threads : int
         OpenMP threads; 0 (default) uses all available.
-    fft_measure : bool
-        Plan the FFTs with FFTW_MEASURE at :meth:`set_points` (FFTW times candidate plans:
-        0.2-1 s per grid and precision, once per geometry) instead of FFTW_ESTIMATE (~1 ms);
-        the transforms are up to 2x faster at some grid sizes (e.g. 96^3). For plans evaluated
-        many times; results agree to rounding. Default False.
+    potential : bool
+        Laplace with ``field=True`` or ``energy=True``: ``False`` leaves the potential out
+        (:attr:`EwaldResult.potential` is None): the far field transforms and interpolates E's 3
+        components instead of 4, and the energy's Fourier part is summed by Parseval on the
+        spread grid (equal to the full path's to rounding). For molecular dynamics, which needs
+        the energy and forces only. Default True.
+    fft_planner : {"wisdom", "measure", "estimate"} or FftPlanner
+        How the FFTs are planned. ``wisdom`` (default): FFTW_MEASURE once per machine, grid,
+        precision, transform count and thread count (0.2-1 s the first time), kept in the
+        per-machine wisdom cache (:func:`ewald_fft_wisdom`), read back in ~1 ms afterwards; the
+        parameter choice ranks its best grids by these measured times. ``measure``: FFTW_MEASURE
+        at every :meth:`set_points`, nothing cached. ``estimate``: FFTW_ESTIMATE (~1 ms; up to 2x
+        slower transforms at some sizes, e.g. 96^3). Results agree to rounding.
     xi, rc, grid, P, beta, degree : optional overrides
         Ewald parameter xi [1/length], real-space cutoff rc [length], FFT grid (int or 3 ints,
         >= 4), window support P (2..32 grid points, <= M), Kaiser-Bessel shape beta (default
@@ -435,7 +498,8 @@ class EwaldPlan:
         energy=_DEFAULTS.compute_energy,
         pressure=_DEFAULTS.compute_pressure,
         threads=_DEFAULTS.threads,
-        fft_measure=_DEFAULTS.fft_measure,
+        potential=_DEFAULTS.compute_potential,
+        fft_planner=_DEFAULTS.fft_planner,
         xi=_DEFAULTS.xi,
         rc=_DEFAULTS.rc,
         grid=_DEFAULTS.grid,
@@ -448,7 +512,7 @@ class EwaldPlan:
         self._ncomp = _core.strength_components(self._kernel)
         self._plan = _core._EwaldPlan(
             _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads,
-                     xi, rc, grid, P, beta, degree, pressure, fft_measure)
+                     xi, rc, grid, P, beta, degree, pressure, fft_planner, potential)
         )
         o = self._plan.options
         self._field = bool(o.compute_field)
@@ -766,7 +830,8 @@ def ewald(
     energy=_DEFAULTS.compute_energy,
     pressure=_DEFAULTS.compute_pressure,
     threads=_DEFAULTS.threads,
-    fft_measure=_DEFAULTS.fft_measure,
+    potential=_DEFAULTS.compute_potential,
+    fft_planner=_DEFAULTS.fft_planner,
     xi=_DEFAULTS.xi,
     rc=_DEFAULTS.rc,
     grid=_DEFAULTS.grid,
@@ -798,7 +863,7 @@ def ewald(
     exclusions : array_like, ndarray((K, 2), int64), keyword-only, optional
         Laplace, targets = sources: source index pairs whose direct interaction is removed
         (:meth:`EwaldPlan.set_exclusions`).
-    tol, tol_kind, viscosity, field, zero_mode, precision, energy, pressure, threads, fft_measure, xi, rc, grid, P, beta, degree
+    tol, tol_kind, viscosity, field, zero_mode, precision, energy, pressure, threads, potential, fft_planner, xi, rc, grid, P, beta, degree
         Keyword-only, as :class:`EwaldPlan` (defaults from the C++ library,
         :func:`ewald_defaults`); an unknown name is a TypeError.
 
@@ -819,7 +884,7 @@ def ewald(
         raise TypeError("ewald() missing required argument: 'box'")
     plan = EwaldPlan(kernel, box=box, tol=tol, tol_kind=tol_kind, viscosity=viscosity, field=field,
                      zero_mode=zero_mode, precision=precision, energy=energy, pressure=pressure, threads=threads,
-                     fft_measure=fft_measure, xi=xi, rc=rc,
+                     potential=potential, fft_planner=fft_planner, xi=xi, rc=rc,
                      grid=grid, P=P, beta=beta, degree=degree)
     plan.set_points(sources, targets=targets, normals=normals)
     if exclusions is not None:

@@ -9,6 +9,8 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <array>
@@ -158,7 +160,8 @@ struct PyEwaldPlan {
   nb::tuple result_tuple(elliptica::ewald::Result&& r) {
     const auto& o = plan.options();
     const bool laplace = o.kernel == Kernel::Laplace;
-    nb::object values = to_numpy_shaped(std::move(r.values), laplace ? 0 : 3, "result");
+    nb::object values = o.compute_potential ? to_numpy_shaped(std::move(r.values), laplace ? 0 : 3, "result")
+                                            : nb::none();
     nb::object field = nb::none();
     if (o.compute_field) field = to_numpy_shaped(std::move(r.field), 3, "field");
     nb::object energy = nb::none(), forces = nb::none();
@@ -337,6 +340,66 @@ NB_MODULE(_core, m) {
       .value("single", Precision::Single)
       .value("double", Precision::Double);
 
+  using elliptica::ewald::FftPlanner;
+  nb::enum_<FftPlanner>(m, "FftPlanner",
+                        "How the FFTs are planned: wisdom (default; FFTW_MEASURE once per machine and grid, cached), "
+                        "measure (FFTW_MEASURE every time), estimate (FFTW_ESTIMATE).")
+      .value("estimate", FftPlanner::Estimate)
+      .value("measure", FftPlanner::Measure)
+      .value("wisdom", FftPlanner::Wisdom);
+  m.def("fft_planner_from_string", &elliptica::ewald::fft_planner_from_string, "name"_a,
+        "Parses 'estimate', 'measure', 'wisdom' (InvalidArgumentError otherwise).");
+  m.def("fft_planner_name", [](FftPlanner p) { return elliptica::ewald::to_string(p); }, "planner"_a);
+  m.def("ewald_fft_wisdom_file", &elliptica::ewald::fft_wisdom_file,
+        "The per-machine FFT wisdom cache file ('' if no location is known).");
+  auto timings_to_list = [](const std::vector<elliptica::ewald::FftTiming>& es) {
+    nb::list l;
+    for (const auto& e : es) {
+      nb::dict d;
+      d["precision"] = elliptica::ewald::to_string(e.precision);
+      d["grid"] = nb::make_tuple(e.grid[0], e.grid[1], e.grid[2]);
+      d["forward"] = e.forward;
+      d["backward"] = e.backward;
+      d["threads"] = e.threads;
+      d["forward_seconds"] = e.forward_seconds;
+      d["backward_seconds"] = e.backward_seconds;
+      l.append(d);
+    }
+    return l;
+  };
+  m.def(
+      "ewald_fft_wisdom_entries",
+      [timings_to_list]() {
+        std::vector<elliptica::ewald::FftTiming> es;
+        {
+          nb::gil_scoped_release release;
+          es = elliptica::ewald::fft_wisdom_entries();
+        }
+        return timings_to_list(es);
+      },
+      "The FFT problems of the wisdom cache known to this process (list of dicts).");
+  m.def(
+      "ewald_rebuild_fft_wisdom",
+      [timings_to_list](const std::vector<std::tuple<Precision, std::array<int, 3>, int, int, int>>& problems) {
+        std::vector<elliptica::ewald::FftTiming> in, out;
+        for (const auto& [p, g, f, b, t] : problems) {
+          elliptica::ewald::FftTiming x;
+          x.precision = p;
+          x.grid = g;
+          x.forward = f;
+          x.backward = b;
+          x.threads = t;
+          in.push_back(x);
+        }
+        {
+          nb::gil_scoped_release release;
+          out = elliptica::ewald::rebuild_fft_wisdom(in);
+        }
+        return timings_to_list(out);
+      },
+      "problems"_a, "Forgets the FFT wisdom and measures every known problem and these (precision, grid, "
+                    "forward, backward, threads) again; returns the entries.");
+
   m.def("strength_components", &elliptica::ewald::strength_components, "kernel"_a,
         "Number of strength components per source: 1 (laplace), 3 (stokeslet, stokes_combined), 0 (stresslet).");
   m.def("has_double_layer", &elliptica::ewald::has_double_layer, "kernel"_a,
@@ -404,8 +467,10 @@ NB_MODULE(_core, m) {
       .def_rw("compute_energy", &Options::compute_energy,
               "Laplace, targets = sources: also the energy U = 1/2 sum q phi and the forces F = q E")
       .def_rw("threads", &Options::threads, "OpenMP threads, 0: all available")
-      .def_rw("fft_measure", &Options::fft_measure,
-              "FFTW_MEASURE planning at set_points instead of FFTW_ESTIMATE (for plans evaluated many times)")
+      .def_rw("fft_planner", &Options::fft_planner,
+              "how the FFTs are planned: wisdom (default; measured once per machine and grid), measure, estimate")
+      .def_rw("compute_potential", &Options::compute_potential,
+              "Laplace with the field or energy: False leaves the potential out (energy's Fourier part by Parseval)")
       .def_rw("xi", &Options::xi, nb::for_setter(nb::arg("value").none()))
       .def_rw("rc", &Options::rc, nb::for_setter(nb::arg("value").none()))
       .def_rw("grid", &Options::grid, nb::for_setter(nb::arg("value").none()))

@@ -34,8 +34,12 @@ struct BackendSetup {
   double erfc_target = 1e-15;  ///< relative accuracy of erfc in P2P (a fraction of the relative tolerance)
   std::array<double, 3> box{1, 1, 1};
   int threads = 1;
-  bool fft_measure = false;  ///< FFTW_MEASURE instead of FFTW_ESTIMATE (Options::fft_measure)
+  FftPlanner fft_planner = FftPlanner::Estimate;  ///< how the FFTs are planned (Options::fft_planner)
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (cpu/p2g.cpp, g2p.cpp, p2g_baseline.cpp)
+  /// Laplace field, targets = sources, CellOrdered only: the far-field potential is left out
+  /// (IFFT and G2P of E's 3 components only) and CNV sums the Fourier part of sum_n q_n phi(y_n)
+  /// by Parseval instead (Backend::far_energy; Options::compute_potential = false).
+  bool energy_parseval = false;
   Params params;
   Window window;
 };
@@ -84,6 +88,9 @@ class Backend {
   virtual std::size_t coincident_pairs(const Workspace& ws) const = 0;
   /// Distance tests and evaluated pairs of the last P2P, the erfcx series and exp degrees.
   virtual P2PCounts p2p_counts(const Workspace& ws) const = 0;
+  /// With BackendSetup::energy_parseval: the Fourier part sum_n q_n phi_F(y_n) of the last CNV
+  /// (plan units, the kernel's final factor applied); NaN otherwise.
+  virtual double far_energy(const Workspace& ws) const = 0;
 
  private:
   mutable std::mutex pool_mu_;
@@ -94,5 +101,10 @@ class Backend {
 /// caches the window weights of every point, the erfcx series and the FFT plans.
 /// Throws ResourceError when the caches or grids exceed the limits or the machine's memory.
 std::unique_ptr<Backend> make_cpu_backend(const PointSet& pts, const BackendSetup& setup);
+
+/// The CPU backend's FFT + IFFT wall seconds for grid M (n_grid forward, n_out backward
+/// transforms, `threads` threads) as FftPlanner::Wisdom plans them: from the wisdom cache, or
+/// measured and cached now (cpu/fft.cpp); NaN when the cache is off. For the tuner.
+double cpu_fft_seconds(Precision p, const std::array<int, 3>& M, int n_grid, int n_out, int threads);
 
 }  // namespace elliptica::ewald::detail

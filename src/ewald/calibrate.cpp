@@ -326,7 +326,12 @@ std::string cost_constants_file_json(const std::vector<CostConstants>& entries) 
 }
 
 void write_cost_constants(const std::string& path, const std::vector<CostConstants>& entries) {
-  const std::string text = cost_constants_file_json(entries);
+  detail::write_file_atomically(path, cost_constants_file_json(entries));
+}
+
+namespace detail {
+
+void write_file_atomically(const std::string& path, const std::string& text) {
   // temporary file in the same directory, renamed into place (atomic on POSIX file systems)
   static std::atomic<unsigned> counter{0};
   const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -347,7 +352,7 @@ void write_cost_constants(const std::string& path, const std::vector<CostConstan
   }
 }
 
-namespace detail {
+std::string cpu_model_name() { return cpu_model(); }
 
 CostConstants machine_key(Precision p) {
   CostConstants c = builtin_cost_constants(p);

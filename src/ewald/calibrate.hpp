@@ -30,4 +30,11 @@ std::vector<CostConstants> parse_cost_constants(const std::string& text);
 /// True when every constant is finite and > 0 (fft_growth finite and >= 0).
 bool valid_constants(const CostConstants& c);
 
+/// Writes text to path atomically: a temporary file in the same folder, renamed into place.
+/// Throws IOError when it cannot be written.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+/// The CPU model name of /proc/cpuinfo ("unknown" when not found).
+std::string cpu_model_name();
+
 }  // namespace elliptica::ewald::detail

@@ -81,7 +81,16 @@ struct TuneInput {
   double eps[2] = {0, 0};             // absolute RMS targets: the values, the Laplace field
   int threads = 1;
   const Options* overrides = nullptr;
+  // FftPlanner::Wisdom: wall seconds of the plan's FFT and IFFT on grid M at `threads` threads,
+  // measured (once per machine) or read from the wisdom cache; NaN when not available. Unset:
+  // the cost model's FFT term alone ranks the grids.
+  std::function<double(const std::array<int, 3>& M)> fft_seconds;
 };
+
+/// Candidates re-ranked by measured FFT times (choose_params): those within this factor of the
+/// best modelled cost, on at most kMeasuredFftGrids distinct grids (each measured once per machine).
+inline constexpr double kMeasuredFftSpread = 1.5;
+inline constexpr std::size_t kMeasuredFftGrids = 4;
 
 // Error estimates of one truncated kernel (RMS, random-source model; see params.cpp).
 double est_real(ErrKind k, double rho, double xi, double rc, double V);
@@ -125,6 +134,8 @@ struct NearFieldLoad {
 NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_sources, std::size_t n_targets,
                               double rc, const std::array<int, 3>& cells, int strength_components, int threads);
 
+/// The cost model's FFT term of grid M (seconds of one core, not divided by threads).
+double model_fft_cost(const TuneInput& in, const std::array<int, 3>& M);
 /// Modelled seconds of one evaluation with these parameters (the cost model of CostConstants,
 /// divided by in.threads).
 double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M, int P);

@@ -365,6 +365,13 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
 // evaluated on the pairs within r_c only (compacted first), so the cost has a per-check and a
 // per-pair term. Far field: P2G and G2P per point and window row (P^2 rows of P n_grid values)
 // plus the padded grid's fold / unfold, the FFTs per M log2 M, CNV per half-spectrum mode.
+double model_fft_cost(const TuneInput& in, const std::array<int, 3>& M) {
+  const CostConstants& c = in.costs;
+  const double mtot = double(M[0]) * M[1] * M[2];
+  const double lm = std::log2(std::max(2.0, mtot));
+  return c.fft * std::max(0.5, 1.0 + c.fft_growth * (lm - 18.0)) * mtot * lm * (in.n_grid + in.n_out);
+}
+
 double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
                   int P) {
   const CostConstants& c = in.costs;
@@ -378,12 +385,10 @@ double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cell
   const double p2p = c.p2p_cell * occupied + c.p2p_column * nt * nl.columns + c.p2p_check[v] * nl.pair_checks +
                      c.p2p_pair[v] * pairs;
   const double P2 = double(P) * P;
-  const double mtot = double(M[0]) * M[1] * M[2];
   const double padded = double(M[0] + 2 * P) * (M[1] + 2 * P) * (M[2] + 2 * P);
   const double p2g = ns * P2 * (c.window_row + c.spread * P * in.n_grid) + c.grid_pass * in.n_grid * padded;
   const double g2p = nt * P2 * (c.window_row + c.interp * P * in.n_out) + c.grid_pass * in.n_out * padded;
-  const double lm = std::log2(std::max(2.0, mtot));
-  const double fft = c.fft * std::max(0.5, 1.0 + c.fft_growth * (lm - 18.0)) * mtot * lm * (in.n_grid + in.n_out);
+  const double fft = model_fft_cost(in, M);
   const double cnv = double(M[0]) * M[1] * (M[2] / 2 + 1) * (c.cnv_mode + c.cnv_component * (in.n_grid + in.n_out));
   return (p2p + p2g + g2p + fft + cnv) / std::max(1, in.threads);
 }
@@ -486,6 +491,7 @@ Params choose_params(const TuneInput& in) {
 
   Params best;
   double best_cost = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, Params>> candidates;  // (modelled cost, parameters) of every admissible choice
   bool memory_rejected = false, near_rejected = false;
   const bool any_override = ov.xi || ov.rc || ov.grid || ov.window_support || ov.window_shape;
   // Grid memory: FFT input/output, half-spectrum and the padded P2G/G2P grid.
@@ -557,15 +563,41 @@ Params choose_params(const TuneInput& in) {
         P = lo;
       }
       const double cost = model_cost(in, rc, cells, M, P);
+      Params cand;
+      cand.xi = xi;
+      cand.rc = rc;
+      cand.grid = M;
+      cand.cells = cells;
+      cand.P = P;
+      candidates.push_back({cost, cand});
       if (cost < best_cost) {
         best_cost = cost;
-        best.xi = xi;
-        best.rc = rc;
-        best.grid = M;
-        best.cells = cells;
-        best.P = P;
+        best = cand;
       }
       if (ov.window_support) break;
+    }
+  }
+  // Measured FFT times (FftPlanner::Wisdom): the candidates within kMeasuredFftSpread of the best
+  // modelled cost, on at most kMeasuredFftGrids distinct grids, are ranked again with the FFT term
+  // replaced by the measured time of their grid (measured once per machine, see fft_wisdom.hpp).
+  if (in.fft_seconds && std::isfinite(best_cost) && !ov.grid) {
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::array<int, 3>> measured;
+    const double threads = std::max(1, in.threads);
+    double best_measured = std::numeric_limits<double>::infinity();
+    for (const auto& [cost, cand] : candidates) {
+      if (cost > kMeasuredFftSpread * best_cost) break;
+      if (std::find(measured.begin(), measured.end(), cand.grid) == measured.end()) {
+        if (measured.size() >= kMeasuredFftGrids) continue;
+        measured.push_back(cand.grid);
+      }
+      const double t = in.fft_seconds(cand.grid);
+      if (!std::isfinite(t)) break;  // no measurements: keep the model's choice
+      const double c = cost - model_fft_cost(in, cand.grid) / threads + t;
+      if (c < best_measured) {
+        best_measured = c;
+        best = cand;
+      }
     }
   }
   if (!std::isfinite(best_cost)) {

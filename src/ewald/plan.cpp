@@ -44,6 +44,17 @@ Precision precision_from_string(const std::string& s) {
   throw InvalidArgument("unknown precision '" + s + "' (expected 'single' or 'double')");
 }
 
+std::string to_string(FftPlanner p) {
+  return p == FftPlanner::Estimate ? "estimate" : p == FftPlanner::Measure ? "measure" : "wisdom";
+}
+
+FftPlanner fft_planner_from_string(const std::string& s) {
+  if (s == "estimate") return FftPlanner::Estimate;
+  if (s == "measure") return FftPlanner::Measure;
+  if (s == "wisdom") return FftPlanner::Wisdom;
+  throw InvalidArgument("unknown FFT planner '" + s + "' (expected 'estimate', 'measure' or 'wisdom')");
+}
+
 double single_precision_floor(const std::array<int, 3>& grid, std::size_t n_points) {
   const double u = std::ldexp(1.0, -24);
   const double lm = std::log2(std::max(2.0, double(grid[0]) * grid[1] * grid[2]));
@@ -154,10 +165,11 @@ struct EwaldPlan::Impl {
   double source_weight(const std::vector<double>& v, std::size_t i, int layer) const;
   std::shared_ptr<const Tuned> tune(const std::vector<double>& v, double qscale, StageTimes& times) const;
   std::shared_ptr<const Tuned> state(const std::vector<double>& v, double qscale, StageTimes& times) const;
-  // pilot: the tuner's pilot evaluation (FFTW_ESTIMATE whatever fft_measure says)
+  // pilot: the tuner's pilot evaluation (FFTW_ESTIMATE whatever fft_planner says)
   std::unique_ptr<Backend> prepare(const Params& p, const Window& w, bool pilot = false) const;
+  // far_energy: the backend's Parseval energy (NaN unless the potential is left out)
   void run(const Backend& b, const std::vector<double>& v, std::vector<double>& out, StageTimes& times,
-           std::size_t* coincident, P2PCounts* counts = nullptr) const;
+           std::size_t* coincident, P2PCounts* counts = nullptr, double* far_energy = nullptr) const;
   Params report(const Params& p, double qscale) const;
   void validate(const Densities& d) const;
   // Removes the direct interaction of excluded pairs from out (plan units, (ns, n_out)).
@@ -190,6 +202,10 @@ void validate_options(const Options& o) {
     throw InvalidArgument("the pressure (compute_pressure) is only available for the stokeslet kernel");
   if (o.compute_energy && o.kernel != Kernel::Laplace)
     throw InvalidArgument("the energy and forces (compute_energy) are only available for the laplace kernel");
+  if (!o.compute_potential && !(o.kernel == Kernel::Laplace && (o.compute_field || o.compute_energy)))
+    throw InvalidArgument("the potential can only be left out (compute_potential = false) by the laplace kernel with the "
+                          "field or the energy and forces (compute_field or compute_energy): otherwise nothing is left "
+                          "to compute");
   if (o.stresslet_zero_mode && !has_double_layer(o.kernel))
     throw InvalidArgument("the k = 0 term (stresslet_zero_mode) is only defined for the stresslet and stokes-combined kernels");
   if (o.threads < 0 || o.threads > 1024)
@@ -472,15 +488,17 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.erfc_target = std::clamp(0.01 * rel, 1e-15, 1e-4);
   s.box = opt.box;
   s.threads = threads;
-  s.fft_measure = opt.fft_measure && !pilot;
+  s.fft_planner = pilot ? FftPlanner::Estimate : opt.fft_planner;
   s.p2g_variant = opt.p2g_variant;
+  // the pilot measures the potential's RMS (the scale of a relative tolerance): full path there
+  s.energy_parseval = !opt.compute_potential && !pilot && opt.p2g_variant == P2GVariant::CellOrdered;
   s.params = p;
   s.window = w;
   return make_cpu_backend(pts, s);
 }
 
 void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::vector<double>& out,
-                          StageTimes& times, std::size_t* coincident, P2PCounts* counts) const {
+                          StageTimes& times, std::size_t* coincident, P2PCounts* counts, double* far_energy) const {
   // a kept workspace (repeated evaluations reuse its grids); returned to the backend only after
   // a complete evaluation
   std::unique_ptr<Workspace> ws = b.acquire();
@@ -517,6 +535,7 @@ void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::v
   }
   if (coincident) *coincident = b.coincident_pairs(*ws);
   if (counts) *counts = b.p2p_counts(*ws);
+  if (far_energy) *far_energy = b.far_energy(*ws);
   b.release(std::move(ws));
 }
 
@@ -552,6 +571,8 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     in.n_src = info.n_src;
     in.n_grid = info.n_grid;
     in.n_out = info.n_out;
+    // potential left out: IFFT and G2P of E's 3 components (see prepare())
+    if (!opt.compute_potential && opt.p2g_variant == P2GVariant::CellOrdered) in.n_out = 3;
     // the cost model's constants (measured per machine and cached, or built in: calibrate.cpp)
     in.costs = cost_constants(opt.precision);
     in.cost_variant = cost_variant(opt.kernel, opt.compute_field);
@@ -636,7 +657,16 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       p.poly_degree = t->window.degree;
       return p;
     };
+    // FftPlanner::Wisdom: the final choice ranks its best grids by measured FFT times (the
+    // pilot's low-accuracy choice uses the model alone)
+    auto use_measured_fft = [&] {
+      if (opt.fft_planner != FftPlanner::Wisdom) return;
+      const Precision prec = opt.precision;
+      const int ng = in.n_grid, no = in.n_out, th = threads;
+      in.fft_seconds = [prec, ng, no, th](const std::array<int, 3>& M) { return cpu_fft_seconds(prec, M, ng, no, th); };
+    };
     if (opt.tolerance_kind == ToleranceKind::Absolute) {
+      use_measured_fft();
       // eps in caller units -> raw plan units (see report()).
       in.eps[0] = opt.tolerance * ls / (qscale * info.final_scale);
       in.eps[1] = opt.tolerance * ls * ls / qscale /
@@ -649,6 +679,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       const double pilot_rel = std::clamp(opt.tolerance, 1e-3, 1e-2);
       for (int q = 0; q < nq; ++q) in.eps[q] = pilot_rel * std::max(typ[q], floor[q]);
       const Params pilot = finish(choose_params(in), std::max(typ[0], floor[0]));
+      use_measured_fft();
       std::vector<double> out;
       StageTimes pt;
       run(*prepare(pilot, t->window, true), v, out, pt, nullptr);
@@ -759,7 +790,9 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   I.validate(d);
   Result r;
   const std::size_t nt = I.pts.nt;
-  r.values = Array2D(nt, value_components(I.user.kernel), I.user.kernel == Kernel::Laplace ? 1 : 2);
+  const bool potential = I.user.compute_potential;
+  r.values = potential ? Array2D(nt, value_components(I.user.kernel), I.user.kernel == Kernel::Laplace ? 1 : 2)
+                       : Array2D(0, 1, 1);
   if (I.user.compute_field) r.field = Array2D(nt, 3);
   if (I.user.compute_pressure) r.pressure = Array2D(nt, 1, 1);
   std::vector<double> v;
@@ -774,7 +807,8 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   }
   const std::shared_ptr<const Tuned> t = I.state(v, qscale, r.times);
   std::vector<double> out;
-  I.run(*t->backend, v, out, r.times, &r.coincident_pairs, &r.p2p);
+  double far_energy = std::numeric_limits<double>::quiet_NaN();
+  I.run(*t->backend, v, out, r.times, &r.coincident_pairs, &r.p2p, &far_energy);
   if (!I.exclusions.empty()) {
     ScopedStage st(r.times, "exclusions");
     I.exclude(v, out);
@@ -783,7 +817,8 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   const double u = qscale / I.ls, uf = qscale / (I.ls * I.ls);  // back to the caller's units
   const int nv = value_components(I.user.kernel);
   for (std::size_t i = 0; i < nt; ++i) {
-    for (int c = 0; c < nv; ++c) r.values.values[i * nv + c] = out[i * co + c] * u;
+    if (potential)
+      for (int c = 0; c < nv; ++c) r.values.values[i * nv + c] = out[i * co + c] * u;
     if (I.user.compute_field)
       for (int c = 0; c < 3; ++c) r.field.values[i * 3 + c] = out[i * co + 1 + c] * uf;
     // pressure: the sum scaled like a field (1/length^2); forces were divided by mu
@@ -798,6 +833,10 @@ Result EwaldPlan::evaluate(const Densities& d) const {
       U += q * out[i * co] * u;
       for (int c = 0; c < 3; ++c) r.forces.values[i * 3 + c] = q * out[i * co + 1 + c] * uf;
     }
+    // Potential left out: out's potential column holds the real-space, self and background parts
+    // (exclusions removed); the far field's part sum v phi_F came from CNV in plan units
+    // (strengths / qscale, lengths / ls), i.e. times qscale^2 / ls in the caller's.
+    if (std::isfinite(far_energy)) U += far_energy * qscale * u;
     r.energy = 0.5 * U;
   }
   for (const Array2D* a : {&r.values, &r.field, &r.forces, &r.pressure})

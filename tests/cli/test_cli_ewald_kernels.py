@@ -8,6 +8,7 @@ The binding is taken from the environment (ELLIPTICA_CLI, see conftest.py); the 
 must be importable (scripts/test.sh installs it before running pytest).
 """
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -172,16 +173,74 @@ def test_empty_targets_give_empty_output(cli, tmp_path, kernel, fmt):
     assert elliptica.read_array(tmp_path / "u.csv").shape == ((0, 4) if kernel == "laplace" else (0, 3))
 
 
-def test_fft_measure_flag(cli, tmp_path):
-    # --fft-measure: FFTW_MEASURE plans, recorded in the summary, the same values to rounding
+def test_fft_planner_option(cli, tmp_path):
+    # --fft-planner measure: FFTW_MEASURE plans, recorded in the summary, the same values to rounding
     write_system(tmp_path)
-    ewald_cli(cli, tmp_path, "laplace", tmp_path / "a.npy", "--summary", tmp_path / "a.json", "-q", "--threads", "1")
-    ewald_cli(cli, tmp_path, "laplace", tmp_path / "b.npy", "--fft-measure", "--summary", tmp_path / "b.json", "-q",
-              "--threads", "1")
-    assert json.loads((tmp_path / "b.json").read_text())["fft_measure"] is True
-    assert json.loads((tmp_path / "a.json").read_text())["fft_measure"] is False
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "a.npy", "--summary", tmp_path / "a.json", "-q", "--threads", "1",
+              "--fft-planner", "estimate")
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "b.npy", "--fft-planner", "measure", "--summary", tmp_path / "b.json",
+              "-q", "--threads", "1")
+    assert json.loads((tmp_path / "b.json").read_text())["fft_planner"] == "measure"
+    assert json.loads((tmp_path / "a.json").read_text())["fft_planner"] == "estimate"
     a, b = np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
+    r = run(cli, "ewald", "--kernel", "laplace", "--box", box_arg(), "--sources", tmp_path / "x.npy",
+            "--strengths", tmp_path / "q.npy", "--out", tmp_path / "c.npy", "--fft-planner", "patient")
+    assert r.returncode == USAGE and "--fft-planner" in r.stderr
+
+
+def test_no_potential_energy_and_field(cli, tmp_path):
+    # --no-potential: E only through the far field (output (N,3)); with --energy the energy's
+    # Fourier part by Parseval: the same energy as the full path to rounding
+    write_system(tmp_path)
+    common = ["--threads", "1", "--abs-tol", "-q"]
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "full.npy", "--field", "--energy", "--summary", tmp_path / "f.json",
+              *common)
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "e.npy", "--field", "--energy", "--no-potential", "--summary",
+              tmp_path / "n.json", *common)
+    ewald_cli(cli, tmp_path, "laplace", tmp_path / "F.npy", "--energy", "--no-potential", "--forces-out",
+              tmp_path / "F2.npy", *common)
+    full, e, F = np.load(tmp_path / "full.npy"), np.load(tmp_path / "e.npy"), np.load(tmp_path / "F.npy")
+    assert full.shape == (N, 4) and e.shape == (N, 3) and F.shape == (N, 3)
+    np.testing.assert_allclose(e, full[:, 1:], rtol=0, atol=1e-12 * np.abs(full[:, 1:]).max())
+    np.testing.assert_array_equal(F, np.load(tmp_path / "F2.npy"))
+    jf, jn = (json.loads((tmp_path / n).read_text()) for n in ("f.json", "n.json"))
+    assert jf["potential"] is True and jn["potential"] is False
+    assert abs(jn["energy"] - jf["energy"]) <= 1e-12 * abs(jf["energy"])
+    for extra in (["--no-potential"], ["--no-potential", "--kernel", "stokeslet"]):
+        r = run(cli, "ewald", "--box", box_arg(), "--sources", tmp_path / "x.npy", "--strengths",
+                tmp_path / ("f.npy" if "stokeslet" in extra else "q.npy"), "--out", tmp_path / "bad.npy", *extra)
+        assert r.returncode == INVALID and "--no-potential" in r.stderr
+        assert not (tmp_path / "bad.npy").exists()
+
+
+def test_fft_wisdom_command(cli, tmp_path):
+    # `ewald fft-wisdom`: lists the cache (empty at first); a plan with the default planner (and
+    # the cache on) adds its problem; --rebuild measures it and a --grid one again
+    write_system(tmp_path)
+    env = dict(os.environ, ELLIPTICA_EWALD_FFT_WISDOM="auto", ELLIPTICA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def go(*args):
+        return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
+
+    r = go("ewald", "fft-wisdom")
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert js["cache"] == str(tmp_path / "cache" / "ewald_fft_wisdom.json") and js["entries"] == []
+    r = go("ewald", "--kernel", "laplace", "--box", box_arg(), "--sources", tmp_path / "x.npy", "--strengths",
+           tmp_path / "q.npy", "--out", tmp_path / "a.npy", "--threads", "1", "--grid", "16", "-q")
+    assert r.returncode == 0, r.stderr
+    js = json.loads(go("ewald", "fft-wisdom").stdout)
+    assert [(e["grid"], e["forward"], e["backward"], e["threads"]) for e in js["entries"]] == [([16, 16, 16], 1, 1, 1)]
+    r = go("ewald", "fft-wisdom", "--rebuild", "--grid", "12,16,20", "--precision", "single", "--transforms", "1,3")
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert len(js["entries"]) == 2 and all(e["forward_seconds"] > 0 for e in js["entries"])
+    assert {tuple(e["grid"]) for e in js["entries"]} == {(16, 16, 16), (12, 16, 20)}
+    r = go("ewald", "fft-wisdom", "--grid", "16")
+    assert r.returncode == INVALID and "--rebuild" in r.stderr
+    r = go("ewald", "fft-wisdom", "--rebuild", "--grid", "16", "--transforms", "1")
+    assert r.returncode == INVALID and "--transforms" in r.stderr
 
 
 def test_summary_fields(cli, tmp_path):
@@ -190,14 +249,16 @@ def test_summary_fields(cli, tmp_path):
               "--threads", "1")
     js = json.loads((tmp_path / "s.json").read_text())
     for key in ("kernel", "n_sources", "n_targets", "targets_are_sources", "box", "tolerance", "tolerance_kind",
-                "precision", "single_precision_floor", "viscosity", "field", "zero_mode", "threads", "fft_measure",
+                "precision", "single_precision_floor", "viscosity", "field", "zero_mode", "threads", "fft_planner",
+                "potential",
                 "exclusions", "params", "times",
                 "read_seconds", "wall_seconds", "peak_memory_bytes", "coincident_pairs", "energy", "inputs",
                 "outputs"):
         assert key in js, key
     assert js["kernel"] == "laplace" and js["n_sources"] == N and js["n_targets"] == N
     assert js["targets_are_sources"] is True and js["field"] is True and js["threads"] == 1
-    assert js["fft_measure"] is elliptica.ewald_defaults().fft_measure is False
+    assert js["fft_planner"] == elliptica._core.fft_planner_name(elliptica.ewald_defaults().fft_planner) == "wisdom"
+    assert js["potential"] is True
     assert js["box"] == list(BOX) and js["tolerance"] == 1e-8 and js["tolerance_kind"] == "relative"
     assert js["precision"] == elliptica._core.precision_name(elliptica.ewald_defaults().precision)
     assert js["viscosity"] is None  # laplace: no viscosity

@@ -9,3 +9,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 # machine, and no test run measures the machine or writes the per-machine cache (the tests of the
 # calibration set their own environment). Set before the package is first used.
 os.environ.setdefault("ELLIPTICA_EWALD_COSTS", "builtin")
+# FFT plans as FFTW_ESTIMATE (ELLIPTICA_EWALD_FFT_WISDOM=off): no test measures FFTW plans or writes
+# the per-machine wisdom cache, except those of the wisdom cache itself (their own subprocesses).
+os.environ.setdefault("ELLIPTICA_EWALD_FFT_WISDOM", "off")

@@ -5,6 +5,10 @@ Run: pip install /work/main && python -m pytest tests/python
 """
 
 import math
+import json
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -425,19 +429,68 @@ def test_defaults_come_from_the_library():
         assert sig.parameters["tol"].default == d.tolerance
         assert sig.parameters["viscosity"].default == d.viscosity
         assert sig.parameters["threads"].default == d.threads
-        assert sig.parameters["fft_measure"].default == d.fft_measure is False
+        assert sig.parameters["fft_planner"].default == d.fft_planner == elliptica.FftPlanner.wisdom
+        assert sig.parameters["potential"].default == d.compute_potential is True
 
 
-def test_fft_measure_gives_the_estimate_plans_results(system):
-    # FFTW_MEASURE times candidate plans on scratch arrays: same sums to rounding, same parameters
+@pytest.mark.parametrize("planner", ["measure", "wisdom", elliptica.FftPlanner.estimate])
+def test_fft_planners_give_the_estimate_plans_results(system, planner):
+    # FFTW_MEASURE times candidate plans on scratch arrays; the wisdom planner plans as estimate
+    # here (ELLIPTICA_EWALD_FFT_WISDOM=off from conftest): same sums to rounding, same parameters
     x, q, f, t = system
-    plans = [elliptica.EwaldPlan("laplace", box=L, tol=1e-8, field=True, fft_measure=m, threads=1) for m in (False, True)]
+    plans = [elliptica.EwaldPlan("laplace", box=L, tol=1e-8, field=True, fft_planner=m, threads=1)
+             for m in ("estimate", planner)]
     for p in plans:
         p.set_points(x)
     a, b = (p.evaluate(q) for p in plans)
     assert a.info.params["grid"] == b.info.params["grid"]
     np.testing.assert_allclose(b.potential, a.potential, rtol=0, atol=1e-12 * np.abs(a.potential).max())
     np.testing.assert_allclose(b.field, a.field, rtol=0, atol=1e-12 * np.abs(a.field).max())
+    with pytest.raises(elliptica.InvalidArgumentError, match="fft_planner"):
+        elliptica.EwaldPlan("laplace", fft_planner="patient")
+
+
+def test_energy_without_the_potential(system):
+    # potential=False: the energy's Fourier part by Parseval, E only through the far field; the
+    # same energy and forces as the full path to rounding (same parameters: absolute tolerance)
+    x, q, f, t = system
+    r = [elliptica.ewald("laplace", x, q, L, energy=True, potential=p, tol=1e-9, tol_kind="absolute", threads=1)
+         for p in (False, True)]
+    assert r[0].potential is None and r[1].potential.shape == (len(x),)
+    assert r[0].info.params["grid"] == r[1].info.params["grid"]
+    assert abs(r[0].energy - r[1].energy) <= 1e-12 * abs(r[1].energy)
+    np.testing.assert_allclose(r[0].forces, r[1].forces, rtol=0, atol=1e-12 * np.abs(r[1].forces).max())
+    with pytest.raises(elliptica.InvalidArgumentError, match="compute_potential"):
+        elliptica.EwaldPlan("laplace", potential=False)
+    with pytest.raises(elliptica.InvalidArgumentError, match="compute_potential"):
+        elliptica.EwaldPlan("stokeslet", potential=False)
+
+
+def test_fft_wisdom_cache_in_a_fresh_process(tmp_path):
+    # the default planner with the cache on (the suite runs with it off): a plan measures and
+    # writes its problem once, ewald_fft_wisdom lists it, rebuild measures it and a new one again
+    script = tmp_path / "w.py"
+    script.write_text(
+        "import json, numpy as np, elliptica\n"
+        "rng = np.random.default_rng(1)\n"
+        "x = rng.random((200, 3)); q = rng.uniform(-1, 1, 200); q -= q.mean()\n"
+        "r = elliptica.ewald('laplace', x, q, 1.0, tol=1e-6, threads=1, grid=20)\n"
+        "w = elliptica.ewald_fft_wisdom()\n"
+        "b = elliptica.ewald_fft_wisdom(rebuild=True, problems=[dict(precision='single', grid=(16, 16, 16),"
+        " forward=3, backward=3, threads=1)])\n"
+        "print(json.dumps({'file': w['file'], 'n': len(w['entries']), 'e': w['entries'][0], 'nb': len(b['entries'])}))\n")
+    env = dict(os.environ, ELLIPTICA_EWALD_FFT_WISDOM="auto", ELLIPTICA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    js = json.loads(out.stdout.strip().splitlines()[-1])
+    assert js["file"] == str(tmp_path / "cache" / "ewald_fft_wisdom.json")
+    assert (tmp_path / "cache" / "ewald_fft_wisdom.json").exists()
+    assert js["n"] == 1 and js["nb"] == 2
+    e = js["e"]
+    assert e["precision"] == "double" and tuple(e["grid"]) == (20, 20, 20) and e["forward"] == 1
+    assert e["backward"] == 1 and e["threads"] == 1 and e["forward_seconds"] > 0 and e["backward_seconds"] > 0
+    with pytest.raises(elliptica.InvalidArgumentError, match="rebuild"):
+        elliptica.ewald_fft_wisdom(problems=[{}])
 
 
 def test_result_attributes_do_not_depend_on_flags(system):

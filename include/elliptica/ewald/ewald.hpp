@@ -131,6 +131,27 @@ std::string to_string(Precision p);
 /// Parses "single"/"float32" or "double"/"float64"; throws InvalidArgument otherwise.
 Precision precision_from_string(const std::string& s);
 
+/// How FFTW plans the plan's transforms (Options::fft_planner). FFTW_ESTIMATE picks a plan from
+/// heuristics in ~1 ms but is up to 2x slower at some sizes (measured here: 90^3, 96^3, 144^3;
+/// bench/fftw_planner.cpp); FFTW_MEASURE times candidate plans (0.2-1 s per grid) and keeps the
+/// fastest. A plan's results do not depend on its planner beyond rounding.
+enum class FftPlanner {
+  Estimate,  ///< FFTW_ESTIMATE at set_points; the tuner uses the cost model's FFT term
+  Measure,   ///< FFTW_MEASURE at set_points, every time (nothing is read from or written to the cache)
+  /// FFTW_MEASURE once per machine, grid, precision, components and threads, kept as FFTW wisdom
+  /// with the measured transform times in the per-machine cache (fft_wisdom_file()); later plans
+  /// read it (~1 ms). The tuner ranks its best candidate grids by these measured times (measuring
+  /// the ones the cache lacks), so slow sizes are not chosen. ELLIPTICA_EWALD_FFT_WISDOM: unset or
+  /// "auto" the cache file; "memory" measure once per process, no file; "off" plan as Estimate
+  /// (test suites that make thousands of plans).
+  Wisdom,
+};
+inline constexpr FftPlanner kDefaultFftPlanner = FftPlanner::Wisdom;
+/// "estimate", "measure", "wisdom".
+std::string to_string(FftPlanner p);
+/// Parses the names of to_string(FftPlanner); throws InvalidArgument otherwise.
+FftPlanner fft_planner_from_string(const std::string& s);
+
 /// "laplace", "stokeslet", "stresslet", "stokes-combined".
 std::string to_string(Kernel k);
 /// Parses the names of to_string(); throws InvalidArgument otherwise.
@@ -152,12 +173,17 @@ struct Options {
   bool stresslet_zero_mode = false;  ///< stresslet / stokes-combined: add the k = 0 term (default off)
   Precision precision = Precision::Double;  ///< float32 or float64 stages (single: eps >= single_precision_floor(M, N))
   bool compute_energy = false;  ///< Laplace, targets = sources: also U = 1/2 sum q phi and forces F = q E
+  /// Laplace with compute_field or compute_energy: false leaves the potential out (Result::values
+  /// empty). The far field then transforms and interpolates E's 3 components instead of 4, and the
+  /// energy's Fourier part is summed by Parseval on the spread grid in CNV (G2P is the adjoint of
+  /// P2G: sum_n q_n phi_F(y_n) = sum_k c G_hat(k) |H_hat(k)|^2 / w_hat(k)^2), equal to the full
+  /// path's energy to rounding (P2GVariant::Baseline evaluates the full path and drops the values).
+  /// For molecular dynamics, which needs U and F only.
+  bool compute_potential = true;
   int threads = 0;              ///< 0: all available (OpenMP default), else [1, 1024]
-  /// FFTW planner: false (default) FFTW_ESTIMATE, plans in ~1 ms; true FFTW_MEASURE, FFTW times
-  /// candidate plans at set_points (0.2-1 s per grid and precision, once per geometry) for
-  /// transforms up to 2x faster at some sizes (e.g. 96^3 float32: 4 transforms 17 -> 8.6 ms).
-  /// For plans evaluated many times; results agree to rounding.
-  bool fft_measure = false;
+  /// How the FFTs are planned (see FftPlanner): by default from the per-machine wisdom cache,
+  /// measured once per grid; results agree with every planner to rounding.
+  FftPlanner fft_planner = kDefaultFftPlanner;
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (benchmarking; see P2GVariant)
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6
@@ -202,8 +228,9 @@ struct P2PCounts {
   int exp_degree = 0;          ///< degree of the Taylor polynomial of exp(-xi^2 r^2) (from the tolerance)
 };
 
-/// Result of one evaluation. values: (N_targets, 1) for the Laplace potential, (N_targets, 3) for
-/// the Stokes velocities; field: (N_targets, 3) for the Laplace field when asked for.
+/// Result of one evaluation. values: (N_targets, 1) for the Laplace potential (empty, 0 x 1, with
+/// Options::compute_potential false), (N_targets, 3) for the Stokes velocities; field:
+/// (N_targets, 3) for the Laplace field when asked for.
 struct Result {
   Array2D values;
   Array2D field;
@@ -216,7 +243,8 @@ struct Result {
   /// force is not included); independent of the viscosity. Empty otherwise.
   Array2D pressure;
   /// Laplace with compute_energy: U = 1/2 sum_n q_n phi(y_n) (Gaussian units: charge^2/length),
-  /// excluded pairs removed; NaN otherwise.
+  /// excluded pairs removed (with compute_potential false the far field's part by Parseval, see
+  /// Options::compute_potential); NaN otherwise.
   double energy = std::numeric_limits<double>::quiet_NaN();
   /// Laplace with compute_energy: F_n = q_n E(y_n) (N,3), excluded pairs removed; empty otherwise.
   Array2D forces;
@@ -404,5 +432,36 @@ std::string cost_constants_file_json(const std::vector<CostConstants>& entries);
 /// Writes cost_constants_file_json(entries) to path atomically (a temporary file in the same
 /// folder renamed into place). Throws IOError when it cannot be written.
 void write_cost_constants(const std::string& path, const std::vector<CostConstants>& entries);
+
+// ---------------------------------------------------------------------------------------------
+// FFT wisdom cache (FftPlanner::Wisdom)
+
+/// One measured FFT problem of the wisdom cache: `forward` r2c and `backward` c2r transforms of
+/// an M1 x M2 x M3 grid (FFTW's batched plans, as a plan's FFT and IFFT stages run them) on
+/// `threads` threads; the wall seconds of one execution of each plan (best of 3, after one warm-up).
+struct FftTiming {
+  Precision precision = Precision::Double;
+  std::array<int, 3> grid{0, 0, 0};
+  int forward = 0, backward = 0, threads = 1;
+  double forward_seconds = 0, backward_seconds = 0;
+};
+
+/// The wisdom cache file: ewald_fft_wisdom.json in the cost model's cache folder (see
+/// cost_cache_file()); "" when no folder is known. It holds FFTW's wisdom of both precisions and
+/// the FftTiming of every problem measured, for one CPU model and FFTW version (a file of another
+/// is replaced). A corrupt or unwritable file is ignored (the wisdom is then kept in memory).
+std::string fft_wisdom_file();
+
+/// The measured problems this process knows (read from the cache, or measured since).
+std::vector<FftTiming> fft_wisdom_entries();
+
+/// Forgets FFTW's wisdom of both precisions and the timings (this process's and, unless
+/// ELLIPTICA_EWALD_FFT_WISDOM is "memory" or "off", the cache file's), then measures again every
+/// problem that was known and those of `problems` (their *_seconds are ignored), and writes the
+/// cache (`elliptica ewald fft-wisdom --rebuild`). Returns the new entries. Plans made before keep
+/// their plans. With ELLIPTICA_EWALD_FFT_WISDOM=off nothing is measured (returns no entries).
+/// Throws InvalidArgument for a problem with a grid outside [4, 8192] or counts outside [1, 12],
+/// threads outside [1, 1024]; ResourceError when its arrays do not fit in memory.
+std::vector<FftTiming> rebuild_fft_wisdom(const std::vector<FftTiming>& problems = {});
 
 }  // namespace elliptica::ewald

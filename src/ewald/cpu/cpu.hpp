@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -81,12 +82,22 @@ struct FftPlans {
   typename Fftw<T>::plan fwd = nullptr, bwd = nullptr;
   std::size_t nreal() const { return std::size_t(M[0]) * M[1] * M[2]; }
   std::size_t ncplx() const { return std::size_t(M[0]) * M[1] * (M[2] / 2 + 1); }
-  /// measure: FFTW_MEASURE (times candidate plans on scratch arrays), else FFTW_ESTIMATE.
-  FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads, bool measure = false);
+  /// planner: FftPlanner (ewald.hpp); Wisdom reads the wisdom cache, or measures, times and
+  /// caches a problem it lacks (fft.cpp). Throws ResourceError when the scratch arrays cannot be
+  /// allocated, NumericalError when FFTW makes no plan.
+  FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads, FftPlanner planner = FftPlanner::Estimate);
   FftPlans(const FftPlans&) = delete;
   FftPlans& operator=(const FftPlans&) = delete;
   ~FftPlans();
 };
+
+/// Wall seconds of n_grid forward plus n_out backward transforms of grid M on `threads` threads
+/// as FftPlanner::Wisdom plans them: from the wisdom cache, or planned (measured), timed and
+/// cached now. NaN when the wisdom cache is off (ELLIPTICA_EWALD_FFT_WISDOM=off). For the tuner.
+template <class T>
+double measured_fft_seconds(const std::array<int, 3>& M, int n_grid, int n_out, int threads);
+/// The process-wide lock of FFTW's planner and wisdom (fft.cpp).
+std::mutex& fftw_planner_mutex();
 
 /// FFT arrays of one evaluation (fftw(f)_alloc'd).
 template <class T>
@@ -115,6 +126,9 @@ struct CpuGeometry {
   std::unique_ptr<FftPlans<T>> fft;
   double self_image[3][3] = {{0}};          // own periodic images beyond r_c (linear part)
   const CellList<T>& targets() const { return separate ? trg : src; }
+  /// Components of the IFFT and G2P: the kernel's n_out, or E's 3 with energy_parseval (the
+  /// far-field potential left out; G2P adds them after the potential's slot).
+  int far_out(int n_out) const { return setup.energy_parseval ? 3 : n_out; }
   const WindowCache<T>& target_window() const { return separate ? wtrg : wsrc; }
 };
 
@@ -129,6 +143,7 @@ struct CpuWorkspace final : Workspace {
   double total[2] = {0, 0};    // Laplace: total charge; stresslet: sum q.nu
   double moment[3] = {0, 0, 0};  // stresslet k = 0 term: sum (q.nu) y
   std::size_t coincident = 0;
+  double far_energy = 0;       // energy_parseval: sum_n q_n phi_F(y_n) from CNV (Parseval)
   std::size_t p2p_candidates = 0, p2p_pairs = 0;  // P2P distance tests, pairs within r_c evaluated
 };
 

@@ -16,11 +16,10 @@ namespace {
 template <class T> struct Vec32;
 template <> struct Vec32<float> { typedef float type __attribute__((vector_size(32))); };
 template <> struct Vec32<double> { typedef double type __attribute__((vector_size(32))); };
-}  // namespace
 
-template <class K, class T>
-void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
-  constexpr int nc = K::n_out;
+// G2P of nc grid components, added to the accumulator's components [off, off + nc) of `stride`.
+template <int nc, class T>
+void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, int off) {
   const Params& p = g.setup.params;
   const int P = p.P, threads = g.setup.threads;
   const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
@@ -93,10 +92,22 @@ void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       for (int c = 0; c < nc; ++c) {
         T s = 0;
         for (int m = 0; m < P; ++m) s += sum[m * nc + c] * wze[m * nc + c];
-        acc[std::size_t(i) * nc + c] += s;
+        acc[std::size_t(i) * stride + off + c] += s;
       }
     }
   }
+}
+}  // namespace
+
+template <class K, class T>
+void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+  if constexpr (K::kernel == Kernel::Laplace && K::field) {
+    if (g.setup.energy_parseval) {  // the far-field potential left out: E only (cnv.cpp)
+      g2p_components<3, T>(g, ws, K::n_out, 1);
+      return;
+    }
+  }
+  g2p_components<K::n_out, T>(g, ws, K::n_out, 0);
 }
 
 ELLIPTICA_EWALD_INSTANTIATE(g2p)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/resources.hpp"
@@ -131,6 +132,9 @@ class CpuBackend final : public Backend {
   P2PCounts p2p_counts(const Workspace& w) const override {
     return {cast(w).p2p_candidates, cast(w).p2p_pairs, g_->series.degree, g_->series.exp_degree};
   }
+  double far_energy(const Workspace& w) const override {
+    return g_->setup.energy_parseval ? cast(w).far_energy * K::final_scale : std::numeric_limits<double>::quiet_NaN();
+  }
 
  private:
   static CpuWorkspace<T>& cast(Workspace& w) { return static_cast<CpuWorkspace<T>&>(w); }
@@ -198,7 +202,7 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
                    "the FFT grids (M = " + std::to_string(p.grid[0]) + " x " + std::to_string(p.grid[1]) + " x " +
                        std::to_string(p.grid[2]) + ") and the set_points caches (cell lists, window weights)");
   }
-  g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, K::n_out, threads, setup.fft_measure);
+  g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, g->far_out(K::n_out), threads, setup.fft_planner);
   self_images<K>(setup, g->self_image);
   auto b = std::make_unique<CpuBackend<K, T>>(std::move(g));
   if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined)
