@@ -43,6 +43,13 @@ Errors: relative RMS of the combined result against the combined reference, of s
 stresslet against the combined reference, and of each separate one against its own reference;
 'ref consistency' = relative RMS of (stokeslet ref + stresslet ref) - combined ref.
 
+FFT planning: --fft-planner wisdom|measure|estimate (default: the library's default, 'wisdom':
+FFTW_MEASURE once per machine, grid, transform count and thread count, kept in the per-machine
+cache ~/.cache/elliptica/ewald_fft_wisdom.json or $ELLIPTICA_CACHE_DIR, measured at a plan's first
+evaluate when not cached, outside the timed repeats; the tuner ranks grids by these timings, so
+the parameters depend on the cache: set ELLIPTICA_CACHE_DIR to a fresh folder for a run
+independent of earlier ones).
+
 Output: DIR/combined.csv (one row per eps, every stage time of the three plans, best and median)
 and DIR/combined.md (command line, CPU model, load before and after, tables). Default DIR:
 bench/results/ewald_issue28. Smoke test: --n 5000 --eps 1e-4 --repeats 1 --out /tmp/x.
@@ -76,11 +83,12 @@ def bound_of(sl: dict, dl: dict) -> float:
             + dl["CNV"] + dl["IFFT"] + dl["G2P"])
 
 
-def make_plan(kernel, x, nu, eps, threads):
+def make_plan(kernel, x, nu, eps, threads, planner="default"):
     import elliptica
 
+    extra = {} if planner == "default" else {"fft_planner": planner}
     plan = elliptica.EwaldPlan(kernel, box=1.0, tol=eps, tol_kind="relative", threads=threads,
-                               precision="double")
+                               precision="double", **extra)
     t0 = time.perf_counter()
     plan.set_points(x, normals=None if kernel == "stokeslet" else nu)
     return plan, time.perf_counter() - t0
@@ -94,17 +102,18 @@ def evaluate(plan, kernel, f, d):
     return plan.evaluate(f, dipoles=d)
 
 
-def worker(n: int, eps: float, ref_eps: float, repeats: int, threads: int) -> None:
+def worker(n: int, eps: float, ref_eps: float, repeats: int, threads: int, planner: str) -> None:
     import elliptica
 
     x, f, d, nu = C.data("stokes-combined", n)
     out = {"n": n, "eps": eps, "ref_eps": ref_eps, "threads": threads, "repeats": repeats,
-           "cost_model": elliptica.ewald_cost_constants("double").get("source", "?")}
+           "cost_model": elliptica.ewald_cost_constants("double").get("source", "?"),
+           "fft_planner": planner if planner != "default" else elliptica.ewald_defaults().fft_planner.name}
     plans, vals = {}, {}
     walls = {k: [] for k in KERNELS}
     stage_runs = {k: [] for k in KERNELS}
     for k in KERNELS:
-        plan, t_set = make_plan(k, x, nu, eps, threads)
+        plan, t_set = make_plan(k, x, nu, eps, threads, planner)
         t0 = time.perf_counter()
         evaluate(plan, k, f, d)  # tuning + pilot + first evaluation
         out[f"{k}_first_s"] = time.perf_counter() - t0
@@ -155,7 +164,7 @@ def worker(n: int, eps: float, ref_eps: float, repeats: int, threads: int) -> No
     del plans
     refs = {}
     for k in KERNELS:
-        plan, _ = make_plan(k, x, nu, ref_eps, threads)
+        plan, _ = make_plan(k, x, nu, ref_eps, threads, planner)
         t0 = time.perf_counter()
         refs[k] = np.array(evaluate(plan, k, f, d).velocity, copy=True)
         out[f"{k}_ref_first_s"] = time.perf_counter() - t0
@@ -169,9 +178,14 @@ def worker(n: int, eps: float, ref_eps: float, repeats: int, threads: int) -> No
     print(json.dumps(out))
 
 
+def _s(t: float) -> str:
+    """Seconds: 3 decimals (as 0.612), 3 significant digits below 0.1 s (small smoke-test sizes)."""
+    return f"{t:.3f}" if t >= 0.1 else f"{t:.3g}"
+
+
 def summary_line(r: dict) -> str:
-    return (f"eps={r['eps']:g} combined {r['combined_median_s']:.3f} s separate {r['separate_median_s']:.3f} s "
-            f"ratio {r['ratio_median']:.3f} bound {r['bound_median_s']:.3f} s "
+    return (f"eps={r['eps']:g} combined {_s(r['combined_median_s'])} s separate {_s(r['separate_median_s'])} s "
+            f"ratio {r['ratio_median']:.3f} bound {_s(r['bound_median_s'])} s "
             f"combined/bound {r['combined_over_bound_median']:.3f} (goal <= 1.05)")
 
 
@@ -182,7 +196,8 @@ def report(rows: list[dict], info: dict, a, command: str) -> str:
     md += (f"\nN = {a.n} uniform in the unit cube, relative tolerance, double, {a.threads} thread(s); each plan tuned to "
            f"its own parameters; {a.repeats} repeated evaluates per plan after a first (tuning) evaluate, the three "
            f"plans interleaved; errors = relative RMS against the same kernel at eps {a.ref_eps:g}. "
-           f"Cost-model constants: {', '.join(sorted({str(r['cost_model']) for r in rows}))}.\n\n")
+           f"Cost-model constants: {', '.join(sorted({str(r['cost_model']) for r in rows}))}; FFT planner: "
+           f"{', '.join(sorted({str(r['fft_planner']) for r in rows}))}.\n\n")
     md += ("**Lower bound.** A one-pass combined sum must spread and forward-transform the same components as the "
            "two separate sums (3 for f and 6 for the symmetric part of q (x) nu), so P2G and FFT cannot be shared; "
            "at best the stokeslet's P2P is free inside the stresslet's and one set of CNV + IFFT + G2P is shared:\n\n"
@@ -227,25 +242,28 @@ def report(rows: list[dict], info: dict, a, command: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--worker", nargs=5, metavar=("N", "EPS", "REF_EPS", "REPEATS", "THREADS"),
+    ap.add_argument("--worker", nargs=6, metavar=("N", "EPS", "REF_EPS", "REPEATS", "THREADS", "PLANNER"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, default=100000, help="number of points (default 100000)")
     ap.add_argument("--eps", default="1e-6,1e-9", help="comma-separated tolerances (default 1e-6,1e-9)")
     ap.add_argument("--ref-eps", type=float, default=1e-11, help="tolerance of the references (default 1e-11)")
     ap.add_argument("--repeats", type=int, default=5, help="repeated evaluates per plan (default 5)")
     ap.add_argument("--threads", type=int, default=1, help="OpenMP threads of every plan (default 1)")
+    ap.add_argument("--fft-planner", choices=["wisdom", "measure", "estimate"],
+                    help="EwaldPlan fft_planner (default: the library's default)")
     ap.add_argument("--out", default=str(OUT_DEFAULT), help=f"results folder (default {OUT_DEFAULT})")
     a = ap.parse_args()
     if a.worker:
-        n, e, r, rep, thr = a.worker
-        worker(int(n), float(e), float(r), int(rep), int(thr))
+        n, e, r, rep, thr, planner = a.worker
+        worker(int(n), float(e), float(r), int(rep), int(thr), planner)
         return
     command = "python3 " + " ".join(shlex.quote(s) for s in sys.argv)
     info = benchlib.machine()
     rows = []
     for eps in [float(e) for e in a.eps.split(",")]:
         benchlib.log(f"eps={eps:g} load {benchlib.loadavg()}")
-        rec = C.spawn(Path(__file__), [str(a.n), repr(eps), repr(a.ref_eps), str(a.repeats), str(a.threads)],
+        rec = C.spawn(Path(__file__), [str(a.n), repr(eps), repr(a.ref_eps), str(a.repeats), str(a.threads),
+                                              a.fft_planner or "default"],
                       threads=a.threads, timeout=3600)
         rec["load_after"] = benchlib.loadavg()
         rows.append(rec)

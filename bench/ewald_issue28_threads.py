@@ -6,8 +6,9 @@
                                            [--out DIR]
 
 Kernels (--kernels, comma-separated, default all): laplace (potential), laplace-field (potential
-and field, field=True), laplace-energy (energy and forces, energy=True), stokeslet, stresslet,
-stokes-combined. Precisions: double (tolerance --tol-double, default 1e-6) and single
+and field, field=True), laplace-energy (energy and forces, energy=True; the potential too, the
+library's default potential=True), stokeslet, stresslet, stokes-combined; on request also
+laplace-energy-nopot (energy=True, potential=False). Precisions: double (tolerance --tol-double, default 1e-6) and single
 (--tol-single, default 1e-4); relative tolerance.
 
 Method. Each kernel/precision runs in its own process (C.spawn, OMP_NUM_THREADS=2: its own peak
@@ -25,6 +26,13 @@ and the wall time of the Python evaluate call ('total'); 'other' = total - the s
 result copy; the call overhead). Reported per stage: the MEDIAN over the repeats at 1 and 2
 threads (t1, t2) and the efficiency t1 / (2 t2) (1 = perfect, 0.5 = no speed-up); the best
 (minimum) times are in the CSV too.
+
+FFT planning: --fft-planner wisdom|measure|estimate (default: the library's default, 'wisdom':
+FFTW_MEASURE once per machine, grid, transform count and THREAD COUNT, kept in the per-machine
+cache ~/.cache/elliptica/ewald_fft_wisdom.json, or $ELLIPTICA_CACHE_DIR; the 2-thread plan gets its
+own 2-thread FFTW plan, measured at its first evaluate when not cached, outside the timed
+repeats). The tuner ranks grids by these cached timings, so the chosen parameters depend on the
+cache; set ELLIPTICA_CACHE_DIR to a fresh folder for a run independent of earlier ones.
 
 Output: DIR/threads.csv (one row per kernel, precision and stage) and DIR/threads.md (command
 line, CPU model, load before/after each configuration, the table kernel, precision, stage, t1,
@@ -57,15 +65,21 @@ VARIANTS = {
     "stokeslet": ("stokeslet", {}),
     "stresslet": ("stresslet", {}),
     "stokes-combined": ("stokes-combined", {}),
+    # not in the default set: energy and forces without the potential (potential=False: E's 3
+    # components only, the energy's Fourier part by Parseval), the molecular-dynamics case
+    "laplace-energy-nopot": ("laplace", {"energy": True, "potential": False}),
 }
+DEFAULT_KERNELS = ["laplace", "laplace-field", "laplace-energy", "stokeslet", "stresslet", "stokes-combined"]
 STAGES = ["P2P", "P2G", "FFT", "CNV", "IFFT", "G2P", "self"]
 ROWS = STAGES + ["other", "total"]
 
 
-def worker(variant: str, precision: str, n: int, tol: float, repeats: int) -> None:
+def worker(variant: str, precision: str, n: int, tol: float, repeats: int, planner: str) -> None:
     import elliptica
 
     kernel, extra = VARIANTS[variant]
+    if planner != "default":
+        extra = dict(extra, fft_planner=planner)
     x, q, d, nu = C.data(kernel, n)
 
     def make(threads, overrides):
@@ -82,14 +96,15 @@ def worker(variant: str, precision: str, n: int, tol: float, repeats: int) -> No
         return plan.evaluate(q, dipoles=d)
 
     def values(r):
-        if variant == "laplace-energy":
+        if variant.startswith("laplace-energy"):
             return np.concatenate([[r.energy], np.ravel(r.forces)])
         if variant == "laplace-field":
             return np.concatenate([r.potential, np.ravel(r.field)])
         return np.ravel(r.values)
 
     out = {"kernel": variant, "precision": precision, "n": n, "tol": tol, "repeats": repeats,
-           "cost_model": elliptica.ewald_cost_constants(precision).get("source", "?")}
+           "cost_model": elliptica.ewald_cost_constants(precision).get("source", "?"),
+           "fft_planner": planner if planner != "default" else elliptica.ewald_defaults().fft_planner.name}
     p1 = make(1, {})
     t0 = time.perf_counter()
     ev(p1)
@@ -163,7 +178,8 @@ def report(recs: list[dict], info: dict, a, command: str) -> str:
            f"call; 'other' = total - sum of the stages (serial work outside the timed stages, e.g. the energy and "
            f"forces assembly, the result copy). 'share' = the stage's part of the 1-thread total. Best-of-repeats "
            f"times are in threads.csv. Cost-model constants: "
-           f"{', '.join(sorted({str(r['cost_model']) for r in recs}))}.\n\n")
+           f"{', '.join(sorted({str(r['cost_model']) for r in recs}))}; FFT planner: "
+           f"{', '.join(sorted({str(r['fft_planner']) for r in recs}))}.\n\n")
     body = []
     for rec in recs:
         for row in rows_of(rec):
@@ -187,22 +203,25 @@ def report(recs: list[dict], info: dict, a, command: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--worker", nargs=5, metavar=("KERNEL", "PRECISION", "N", "TOL", "REPEATS"),
+    ap.add_argument("--worker", nargs=6, metavar=("KERNEL", "PRECISION", "N", "TOL", "REPEATS", "PLANNER"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, default=100000, help="number of points (default 100000)")
     ap.add_argument("--kernels", default="all",
-                    help="comma-separated, from " + ", ".join(VARIANTS) + " (default all)")
+                    help="comma-separated, from " + ", ".join(VARIANTS) + " (default all = "
+                    + ",".join(DEFAULT_KERNELS) + ")")
     ap.add_argument("--precisions", default="double,single", help="comma-separated (default double,single)")
     ap.add_argument("--tol-double", type=float, default=1e-6, help="relative tolerance in double (default 1e-6)")
     ap.add_argument("--tol-single", type=float, default=1e-4, help="relative tolerance in single (default 1e-4)")
     ap.add_argument("--repeats", type=int, default=5, help="repeats per plan, median taken (default 5, >= 3 advised)")
+    ap.add_argument("--fft-planner", choices=["wisdom", "measure", "estimate"],
+                    help="EwaldPlan fft_planner (default: the library's default)")
     ap.add_argument("--out", default=str(OUT_DEFAULT), help=f"results folder (default {OUT_DEFAULT})")
     a = ap.parse_args()
     if a.worker:
-        k, p, n, tol, rep = a.worker
-        worker(k, p, int(n), float(tol), int(rep))
+        k, p, n, tol, rep, planner = a.worker
+        worker(k, p, int(n), float(tol), int(rep), planner)
         return
-    kernels = list(VARIANTS) if a.kernels == "all" else a.kernels.split(",")
+    kernels = DEFAULT_KERNELS if a.kernels == "all" else a.kernels.split(",")
     bad = [k for k in kernels if k not in VARIANTS]
     if bad:
         ap.error(f"unknown kernel(s) {bad}; choose from {', '.join(VARIANTS)}")
@@ -218,7 +237,8 @@ def main() -> None:
             tol = a.tol_double if p == "double" else a.tol_single
             load0 = benchlib.loadavg()
             benchlib.log(f"{k} {p} tol {tol:g}: load {load0}")
-            rec = C.spawn(Path(__file__), [k, p, str(a.n), repr(tol), str(a.repeats)], threads=2, timeout=3600)
+            rec = C.spawn(Path(__file__), [k, p, str(a.n), repr(tol), str(a.repeats),
+                                                a.fft_planner or "default"], threads=2, timeout=3600)
             rec["load_before"], rec["load_after"] = load0, benchlib.loadavg()
             recs.append(rec)
             rows += rows_of(rec)

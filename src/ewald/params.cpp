@@ -539,6 +539,21 @@ Params choose_params(const TuneInput& in) {
             continue;
           }
           if (std::find(grids.begin(), grids.end(), M) == grids.end()) grids.push_back(M);
+          // With measured FFT times (FftPlanner::Wisdom) also the next two FFT-friendly sizes per
+          // axis: a slightly larger grid can transform faster (measured here: 9 float64 r2c of
+          // 128^3 in 88 ms, of 126^3 in 121 ms) and allows a smaller window P.
+          if (in.fft_seconds) {
+            std::array<int, 3> Mn = M;
+            for (int step = 0; step < 2; ++step) {
+              bool big = false;
+              for (int d = 0; d < 3; ++d) {
+                Mn[d] = fft_friendly(Mn[d] + 1);
+                big |= Mn[d] > 8192;
+              }
+              if (big) break;
+              if (std::find(grids.begin(), grids.end(), Mn) == grids.end()) grids.push_back(Mn);
+            }
+          }
         }
     }
     for (const auto& M : grids) {

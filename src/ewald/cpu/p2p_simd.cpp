@@ -123,7 +123,7 @@ HWY_INLINE void RealSpace(D d, V ec, V ce, V ir, V xi2, V rx, V ry, V rz, const 
     }
   } else {
     constexpr int o = K::kernel == Kernel::Stresslet ? 0 : 3;  // first value of the double layer
-    if constexpr (K::kernel == Kernel::Stokeslet || K::kernel == Kernel::StokesCombined) {
+    if constexpr (K::kernel == Kernel::Stokeslet) {
       const V A = hn::Sub(ec, ce);
       const V rf = hn::Mul(hn::Mul(hn::Add(ec, ce), hn::Mul(ir, ir)),
                            hn::MulAdd(rx, s[0], hn::MulAdd(ry, s[1], hn::Mul(rz, s[2]))));
@@ -148,8 +148,16 @@ HWY_INLINE void RealSpace(D d, V ec, V ce, V ir, V xi2, V rx, V ry, V rz, const 
       const V rq = hn::MulAdd(rx, q[0], hn::MulAdd(ry, q[1], hn::Mul(rz, q[2])));
       const V rn = hn::MulAdd(rx, n[0], hn::MulAdd(ry, n[1], hn::Mul(rz, n[2])));
       const V qn = hn::MulAdd(q[0], n[0], hn::MulAdd(q[1], n[1], hn::Mul(q[2], n[2])));
-      const V ar = hn::MulAdd(hn::Mul(A, rq), rn, hn::Mul(B, qn));
+      V ar = hn::MulAdd(hn::Mul(A, rq), rn, hn::Mul(B, qn));
       const V Brn = hn::Mul(B, rn), Brq = hn::Mul(B, rq);
+      if constexpr (K::kernel == Kernel::StokesCombined) {
+        // the stokeslet of f joins in: (ec - ce) f, and (ec + ce)(r.f)/r^2 along r added to ar
+        const V As = hn::Sub(ec, ce);
+        ar = hn::MulAdd(hn::Mul(hn::Add(ec, ce), ir2), hn::MulAdd(rx, s[0], hn::MulAdd(ry, s[1], hn::Mul(rz, s[2]))), ar);
+        a[0] = hn::MulAdd(As, s[0], a[0]);
+        a[1] = hn::MulAdd(As, s[1], a[1]);
+        a[2] = hn::MulAdd(As, s[2], a[2]);
+      }
       a[0] = hn::MulAdd(ar, rx, hn::MulAdd(Brn, q[0], hn::MulAdd(Brq, n[0], a[0])));
       a[1] = hn::MulAdd(ar, ry, hn::MulAdd(Brn, q[1], hn::MulAdd(Brq, n[1], a[1])));
       a[2] = hn::MulAdd(ar, rz, hn::MulAdd(Brn, q[2], hn::MulAdd(Brq, n[2], a[2])));
