@@ -19,6 +19,7 @@
 #include "elliptica/ewald/ewald.hpp"
 #include "ewald/calibrate.hpp"
 #include "ewald/internal.hpp"
+#include "common/env_scope.hpp"
 #include "reference/direct_ewald.hpp"
 
 namespace fs = std::filesystem;
@@ -28,34 +29,13 @@ using namespace elliptica::testref;
 
 namespace {
 
-/// Sets (or unsets, value nullptr) an environment variable for the test's scope, and makes the
-/// process read ELLIPTICA_EWALD_COSTS again before and after.
-class EnvScope {
+/// Environment variables for the test's scope; the process reads ELLIPTICA_EWALD_COSTS again
+/// before and after.
+class EnvScope : public testcommon::EnvScope {
  public:
-  EnvScope(const char* key, const char* value) : EnvScope(std::vector<std::pair<std::string, const char*>>{{key, value}}) {}
-  explicit EnvScope(std::vector<std::pair<std::string, const char*>> vars) {
-    for (auto& [k, v] : vars) {
-      const char* old = std::getenv(k.c_str());
-      saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-      if (v)
-        ::setenv(k.c_str(), v, 1);
-      else
-        ::unsetenv(k.c_str());
-    }
-    detail::reset_cost_constants();
-  }
-  ~EnvScope() {
-    for (auto& [k, v] : saved_) {
-      if (v)
-        ::setenv(k.c_str(), v->c_str(), 1);
-      else
-        ::unsetenv(k.c_str());
-    }
-    detail::reset_cost_constants();
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  EnvScope(const char* key, const char* value) : EnvScope({{key, value}}) {}
+  EnvScope(std::initializer_list<std::pair<std::string, const char*>> vars)
+      : testcommon::EnvScope(vars, [] { detail::reset_cost_constants(); }) {}
 };
 
 fs::path temp_dir(const std::string& tag) {

@@ -22,6 +22,7 @@
 #include "elliptica/ewald/ewald.hpp"
 #include "ewald/calibrate.hpp"
 #include "ewald/cpu/fft_wisdom.hpp"
+#include "common/env_scope.hpp"
 #include "reference/direct_ewald.hpp"
 
 namespace fs = std::filesystem;
@@ -31,33 +32,12 @@ using namespace elliptica::testref;
 
 namespace {
 
-/// Sets environment variables for the test's scope (nullptr unsets), with a fresh cache state of
-/// the process (FFTW's wisdom forgotten) before and after.
-class WisdomEnv {
+/// Environment variables for the test's scope (nullptr unsets), with a fresh cache state of the
+/// process (FFTW's wisdom forgotten) before and after.
+class WisdomEnv : public testcommon::EnvScope {
  public:
-  WisdomEnv(std::initializer_list<std::pair<std::string, const char*>> vars) {
-    for (auto& [k, v] : vars) {
-      const char* old = std::getenv(k.c_str());
-      saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-      if (v)
-        ::setenv(k.c_str(), v, 1);
-      else
-        ::unsetenv(k.c_str());
-    }
-    detail::reset_fft_wisdom();
-  }
-  ~WisdomEnv() {
-    for (auto& [k, v] : saved_) {
-      if (v)
-        ::setenv(k.c_str(), v->c_str(), 1);
-      else
-        ::unsetenv(k.c_str());
-    }
-    detail::reset_fft_wisdom();
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  WisdomEnv(std::initializer_list<std::pair<std::string, const char*>> vars)
+      : testcommon::EnvScope(vars, [] { detail::reset_fft_wisdom(); }) {}
 };
 
 fs::path fresh_dir(const std::string& name) {

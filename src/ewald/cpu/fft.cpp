@@ -114,6 +114,18 @@ std::pair<double, double> time_plans(typename Fftw<T>::plan fwd, typename Fftw<T
   return {best[0], best[1]};
 }
 
+// The cache key of a plan's problem (the *_seconds left 0).
+template <class T>
+FftTiming problem_key(const std::array<int, 3>& M, int n_grid, int n_out, int threads) {
+  FftTiming key;
+  key.precision = Api<T>::precision;
+  key.grid = M;
+  key.forward = n_grid;
+  key.backward = n_out;
+  key.threads = threads;
+  return key;
+}
+
 }  // namespace
 
 std::mutex& fftw_planner_mutex() { return fftw_mutex(); }
@@ -154,12 +166,7 @@ FftPlans<T>::FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int th
       make(FFTW_MEASURE);
       changed = true;
     }
-    FftTiming key;
-    key.precision = Api<T>::precision;
-    key.grid = M;
-    key.forward = n_grid;
-    key.backward = n_out;
-    key.threads = threads;
+    FftTiming key = problem_key<T>(M, n_grid, n_out, threads);
     if (fwd && bwd && !cache.find(key)) {
       const auto [tf, tb] = time_plans<T>(fwd, bwd, real, cplx, nreal() * ncomp);
       key.forward_seconds = tf;
@@ -185,13 +192,8 @@ double measured_fft_seconds(const std::array<int, 3>& M, int n_grid, int n_out, 
     std::lock_guard<std::mutex> lk(fftw_mutex());
     WisdomCache& cache = WisdomCache::get();
     if (cache.mode() == WisdomMode::Off) return std::numeric_limits<double>::quiet_NaN();
-    FftTiming key;
-    key.precision = Api<T>::precision;
-    key.grid = M;
-    key.forward = n_grid;
-    key.backward = n_out;
-    key.threads = threads;
-    if (const FftTiming* t = cache.find(key)) return t->forward_seconds + t->backward_seconds;
+    if (const FftTiming* t = cache.find(problem_key<T>(M, n_grid, n_out, threads)))
+      return t->forward_seconds + t->backward_seconds;
   }
   // not known: plan it (measured, timed and cached by the constructor), then read the timing
   const double m = double(M[0]) * M[1] * M[2];
@@ -199,13 +201,7 @@ double measured_fft_seconds(const std::array<int, 3>& M, int n_grid, int n_out, 
                  "the FFT arrays of a candidate grid");
   FftPlans<T> plans(M, n_grid, n_out, threads, FftPlanner::Wisdom);
   std::lock_guard<std::mutex> lk(fftw_mutex());
-  FftTiming key;
-  key.precision = Api<T>::precision;
-  key.grid = M;
-  key.forward = n_grid;
-  key.backward = n_out;
-  key.threads = threads;
-  const FftTiming* t = WisdomCache::get().find(key);
+  const FftTiming* t = WisdomCache::get().find(problem_key<T>(M, n_grid, n_out, threads));
   return t ? t->forward_seconds + t->backward_seconds : std::numeric_limits<double>::quiet_NaN();
 }
 

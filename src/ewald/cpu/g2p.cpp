@@ -18,10 +18,11 @@ template <> struct Vec32<float> { typedef float type __attribute__((vector_size(
 template <> struct Vec32<double> { typedef double type __attribute__((vector_size(32))); };
 
 // G2P of nc grid components, added to the accumulator's components [off, off + nc) of `stride`.
-template <int nc, class T>
+// PP > 0: the window support P as a compile-time constant (fixed-length row loops); 0: any P.
+template <int nc, class T, int PP>
 void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, int off) {
   const Params& p = g.setup.params;
-  const int P = p.P, threads = g.setup.threads;
+  const int P = PP > 0 ? PP : p.P, threads = g.setup.threads;
   const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
   const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
   const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
@@ -68,27 +69,30 @@ void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, in
         for (int c = 0; c < nc; ++c) wze[m * nc + c] = wz[m];
       const T* base = pg + std::size_t(wc.j0[3 * i]) * S1 + std::size_t(wc.j0[3 * i + 1]) * S2 +
                            std::size_t(wc.j0[3 * i + 2]) * nc;
-      for (int t0 = 0; t0 < L; t0 += G) {
-        VT a0 = {}, a1 = {}, a2 = {}, a3 = {};
+      // groups of NV vectors (4; 1 or 2 when the row is that short: P = 5 with 3 float32
+      // components is 15 values, 2 vectors, not 4)
+      auto rows = [&]<int NV>(int t0) {
+        VT a[NV] = {};
         for (int mx = 0; mx < P; ++mx)
           for (int my = 0; my < P; ++my) {
             const T* row = base + mx * S1 + my * S2 + t0;
             const T wxy = wx[mx] * wy[my];
-            VT v0, v1, v2, v3;
-            std::memcpy(&v0, row, sizeof(VT));
-            std::memcpy(&v1, row + W, sizeof(VT));
-            std::memcpy(&v2, row + 2 * W, sizeof(VT));
-            std::memcpy(&v3, row + 3 * W, sizeof(VT));
-            a0 += wxy * v0;
-            a1 += wxy * v1;
-            a2 += wxy * v2;
-            a3 += wxy * v3;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+              VT x;
+              std::memcpy(&x, row + v * W, sizeof(VT));
+              a[v] += wxy * x;
+            }
           }
-        std::memcpy(sum + t0, &a0, sizeof(VT));
-        std::memcpy(sum + t0 + W, &a1, sizeof(VT));
-        std::memcpy(sum + t0 + 2 * W, &a2, sizeof(VT));
-        std::memcpy(sum + t0 + 3 * W, &a3, sizeof(VT));
-      }
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) std::memcpy(sum + t0 + v * W, &a[v], sizeof(VT));
+      };
+      if (L <= W)
+        rows.template operator()<1>(0);
+      else if (L <= 2 * W)
+        rows.template operator()<2>(0);
+      else
+        for (int t0 = 0; t0 < L; t0 += G) rows.template operator()<4>(t0);
       for (int c = 0; c < nc; ++c) {
         T s = 0;
         for (int m = 0; m < P; ++m) s += sum[m * nc + c] * wze[m * nc + c];
@@ -97,17 +101,33 @@ void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, in
     }
   }
 }
+
+template <int nc, class T>
+void g2p_dispatch(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, int off) {
+  switch (g.setup.params.P) {  // the supports the tuner picks (P <= 24 there; overrides up to 32)
+    case 4: g2p_components<nc, T, 4>(g, ws, stride, off); break;
+    case 5: g2p_components<nc, T, 5>(g, ws, stride, off); break;
+    case 6: g2p_components<nc, T, 6>(g, ws, stride, off); break;
+    case 7: g2p_components<nc, T, 7>(g, ws, stride, off); break;
+    case 8: g2p_components<nc, T, 8>(g, ws, stride, off); break;
+    case 9: g2p_components<nc, T, 9>(g, ws, stride, off); break;
+    case 10: g2p_components<nc, T, 10>(g, ws, stride, off); break;
+    case 11: g2p_components<nc, T, 11>(g, ws, stride, off); break;
+    case 12: g2p_components<nc, T, 12>(g, ws, stride, off); break;
+    default: g2p_components<nc, T, 0>(g, ws, stride, off); break;
+  }
+}
 }  // namespace
 
 template <class K, class T>
 void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   if constexpr (K::kernel == Kernel::Laplace && K::field) {
     if (g.setup.energy_parseval) {  // the far-field potential left out: E only (cnv.cpp)
-      g2p_components<3, T>(g, ws, K::n_out, 1);
+      g2p_dispatch<3, T>(g, ws, K::n_out, 1);
       return;
     }
   }
-  g2p_components<K::n_out, T>(g, ws, K::n_out, 0);
+  g2p_dispatch<K::n_out, T>(g, ws, K::n_out, 0);
 }
 
 ELLIPTICA_EWALD_INSTANTIATE(g2p)

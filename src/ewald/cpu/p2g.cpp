@@ -11,22 +11,20 @@
 
 namespace elliptica::ewald::detail {
 
-template <class K, class T>
-void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+namespace {
+
+// Spreading into the padded grid. PP > 0: the window support P as a compile-time constant (the
+// row of P nc values is then a fixed-length loop the compiler turns into whole vector operations;
+// P = 5 and nc = 1 spent half of P2G in the loop's remainder handling); PP = 0: any P.
+template <class K, class T, int PP>
+void spread(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, T* pg, std::size_t S1, std::size_t S2) {
   constexpr int nc = K::n_grid;
-  const Params& p = g.setup.params;
-  const int P = p.P, threads = g.setup.threads;
-  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
-  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
-  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
-  ws.pad.assign(std::size_t(PM[0]) * S1, T(0));
-  ws.grid.allocate(*g.fft);
+  const int P = PP > 0 ? PP : g.setup.params.P;
   const WindowCache<T>& wc = g.wsrc;
   const int nslab = g.nslab;
-  T* pg = ws.pad.data();
   const int ncol = nslab > 1 ? 2 : 1;
   for (int colour = 0; colour < ncol; ++colour) {
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(g.setup.threads)
     {
       // Fixed-size scratch (P <= kMaxWindowSupport, nc <= kMaxComponents): nothing in the region
       // allocates, so nothing can throw.
@@ -55,6 +53,33 @@ void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         }
       }
     }
+  }
+}
+
+}  // namespace
+
+template <class K, class T>
+void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+  constexpr int nc = K::n_grid;
+  const Params& p = g.setup.params;
+  const int P = p.P, threads = g.setup.threads;
+  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
+  ws.pad.assign(std::size_t(PM[0]) * S1, T(0));
+  ws.grid.allocate(*g.fft);
+  T* pg = ws.pad.data();
+  switch (P) {  // the supports the tuner picks (P <= 24 there; overrides up to 32)
+    case 4: spread<K, T, 4>(g, ws, pg, S1, S2); break;
+    case 5: spread<K, T, 5>(g, ws, pg, S1, S2); break;
+    case 6: spread<K, T, 6>(g, ws, pg, S1, S2); break;
+    case 7: spread<K, T, 7>(g, ws, pg, S1, S2); break;
+    case 8: spread<K, T, 8>(g, ws, pg, S1, S2); break;
+    case 9: spread<K, T, 9>(g, ws, pg, S1, S2); break;
+    case 10: spread<K, T, 10>(g, ws, pg, S1, S2); break;
+    case 11: spread<K, T, 11>(g, ws, pg, S1, S2); break;
+    case 12: spread<K, T, 12>(g, ws, pg, S1, S2); break;
+    default: spread<K, T, 0>(g, ws, pg, S1, S2); break;
   }
   // Fold: grid[c][(px-P) mod M1][(py-P) mod M2][(pz-P) mod M3] += pad[px][py][pz][c].
   const std::size_t nreal = g.fft->nreal();
