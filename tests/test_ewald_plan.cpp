@@ -255,6 +255,25 @@ TEST(EwaldFftPlanner, SameResultsAsEstimate) {
       EXPECT_LT(rel_rms_err(r[m].values.values, r[0].values.values), single ? 1e-5 : 1e-13);
     }
   }
+  // the cache off (ctest's ELLIPTICA_EWALD_FFT_WISDOM=off): the wisdom planner's tuner chooses
+  // exactly what the estimate planner's does (no measured times, no extra candidate grids)
+  {
+    const std::array<double, 3> box{1.0, 1.3, 0.8};
+    const auto y = make_points(Distribution::Uniform, 50, box, 23);
+    const auto q = make_strengths(50, 1, 24, true);
+    std::array<int, 3> grids[2];
+    for (int m = 0; m < 2; ++m) {
+      Options o;
+      o.box = box;
+      o.tolerance = 1e-8;
+      o.compute_field = true;
+      o.threads = 1;
+      o.fft_planner = m ? FftPlanner::Wisdom : FftPlanner::Estimate;
+      EwaldPlan plan(o);
+      grids[m] = plan.evaluate(ConstMatrixView<double>(y, 3), ConstMatrixView<double>(q, 1)).params.grid;
+    }
+    EXPECT_EQ(grids[0], grids[1]);
+  }
   EXPECT_EQ(elliptica::ewald::to_string(FftPlanner::Wisdom), "wisdom");
   EXPECT_EQ(elliptica::ewald::fft_planner_from_string("measure"), FftPlanner::Measure);
   EXPECT_THROW(elliptica::ewald::fft_planner_from_string("patient"), elliptica::InvalidArgument);

@@ -106,5 +106,8 @@ std::unique_ptr<Backend> make_cpu_backend(const PointSet& pts, const BackendSetu
 /// transforms, `threads` threads) as FftPlanner::Wisdom plans them: from the wisdom cache, or
 /// measured and cached now (cpu/fft.cpp); NaN when the cache is off. For the tuner.
 double cpu_fft_seconds(Precision p, const std::array<int, 3>& M, int n_grid, int n_out, int threads);
+/// False when the wisdom cache is off (ELLIPTICA_EWALD_FFT_WISDOM=off: FftPlanner::Wisdom plans as
+/// Estimate and the tuner uses the cost model alone, exactly as with Estimate).
+bool cpu_fft_wisdom_on();
 
 }  // namespace elliptica::ewald::detail

@@ -660,7 +660,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // FftPlanner::Wisdom: the final choice ranks its best grids by measured FFT times (the
     // pilot's low-accuracy choice uses the model alone)
     auto use_measured_fft = [&] {
-      if (opt.fft_planner != FftPlanner::Wisdom) return;
+      if (opt.fft_planner != FftPlanner::Wisdom || !cpu_fft_wisdom_on()) return;
       const Precision prec = opt.precision;
       const int ng = in.n_grid, no = in.n_out, th = threads;
       in.fft_seconds = [prec, ng, no, th](const std::array<int, 3>& M) { return cpu_fft_seconds(prec, M, ng, no, th); };

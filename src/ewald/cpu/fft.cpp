@@ -257,6 +257,11 @@ void reset_fft_wisdom() {
   WisdomCache::get().reset();
 }
 
+bool cpu_fft_wisdom_on() {
+  std::lock_guard<std::mutex> lk(fftw_mutex());
+  return WisdomCache::get().mode() != WisdomMode::Off;
+}
+
 double cpu_fft_seconds(Precision p, const std::array<int, 3>& M, int n_grid, int n_out, int threads) {
   return p == Precision::Single ? measured_fft_seconds<float>(M, n_grid, n_out, threads)
                                 : measured_fft_seconds<double>(M, n_grid, n_out, threads);
