@@ -22,6 +22,7 @@
 /// override it takes ~10 ms here, hence the grid is overridden unless two flag bits ask otherwise
 /// (about a quarter of the inputs).
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -34,6 +35,11 @@
 namespace {
 
 namespace ew = elliptica::ewald;
+
+// The default FFT planner (FftPlanner::Wisdom) measures each new grid with FFTW_MEASURE and writes
+// the per-machine cache: off here (it plans as FFTW_ESTIMATE), as in the test suites; the cache's
+// own reader is exercised by test_ewald_fft_wisdom. Set before the first plan.
+[[maybe_unused]] const int kFftWisdomOff = setenv("ELLIPTICA_EWALD_FFT_WISDOM", "off", 1);
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -359,6 +359,19 @@ TEST(EwaldRelativeScale, RockSaltMadelungConstant) {
 // ---------------------------------------------------------------------------------------------
 // Energy, forces and exclusions (Laplace).
 
+/// The nearest periodic image of x_i - x_j in a box (the image an exclusion removes); r2 its square.
+std::array<double, 3> nearest_image(const std::vector<double>& x, std::int64_t i, std::int64_t j,
+                                    const std::array<double, 3>& box, double& r2) {
+  std::array<double, 3> r;
+  r2 = 0;
+  for (int a = 0; a < 3; ++a) {
+    r[a] = x[3 * i + a] - x[3 * j + a];
+    r[a] -= box[a] * std::round(r[a] / box[a]);
+    r2 += r[a] * r[a];
+  }
+  return r;
+}
+
 TEST(EwaldEnergy, EnergyForcesAndExclusions) {
   const std::array<double, 3> box{1.1, 0.9, 1.0};
   const std::size_t n = 120;
@@ -393,12 +406,8 @@ TEST(EwaldEnergy, EnergyForcesAndExclusions) {
   std::vector<double> dphi(n, 0.0), dF(3 * n, 0.0);
   double dU = 0;
   for (const auto& [i, j] : ex) {
-    double r[3], r2 = 0;
-    for (int a = 0; a < 3; ++a) {
-      r[a] = x[3 * i + a] - x[3 * j + a];
-      r[a] -= box[a] * std::round(r[a] / box[a]);
-      r2 += r[a] * r[a];
-    }
+    double r2 = 0;
+    const std::array<double, 3> r = nearest_image(x, i, j, box, r2);
     const double rr = std::sqrt(r2);
     dphi[i] -= q[j] / rr;
     dphi[j] -= q[i] / rr;
@@ -471,12 +480,8 @@ TEST(EwaldEnergy, ParsevalEnergyWithoutThePotential) {
             const Result e = plan.evaluate(ConstMatrixView<double>(q, 1));
             double dU = 0;
             for (const auto& [i, j] : ex) {
-              double rv[3], r2 = 0;
-              for (int a = 0; a < 3; ++a) {
-                rv[a] = x[3 * i + a] - x[3 * j + a];
-                rv[a] -= box[a] * std::round(rv[a] / box[a]);
-                r2 += rv[a] * rv[a];
-              }
+              double r2 = 0;
+              nearest_image(x, i, j, box, r2);
               dU -= q[i] * q[j] / std::sqrt(r2);
             }
             EXPECT_NEAR(e.energy - r[0].energy, dU, (single ? 1e-5 : 1e-11) * std::abs(dU));
