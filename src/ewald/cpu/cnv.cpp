@@ -125,17 +125,10 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     cnv_laplace<K::field, T>(g, ws, kv, iw2, ek, scale);
     return;
   }
-  constexpr bool can_parseval = K::kernel == Kernel::Laplace && K::field;
-  const bool parseval = can_parseval && g.setup.energy_parseval;
-  const int off = parseval ? 1 : 0;  // first of the kernel's outputs that is written
-  // per x-plane partial sums of the Parseval energy, added in plane order afterwards (the same
-  // result for any thread count)
-  std::vector<double> plane_energy(parseval ? std::size_t(M1) : 0, 0.0);
-  double* pe = plane_energy.data();
+  // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace)
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
   for (int i = 0; i < M1; ++i) {
     const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2;
-    double e_plane = 0;
     for (int j = 0; j < M2; ++j) {
       const bool nyq2 = (M2 % 2 == 0) && j == M2 / 2;
       for (int l = 0; l < M3h; ++l) {
@@ -144,7 +137,7 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         const bool nyq[3] = {nyq1, nyq2, (M3 % 2 == 0) && l == M3 / 2};
         const double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
         if (ksq == 0.0) {
-          for (int c = off; c < K::n_out; ++c) X[idx + (c - off) * ncplx][0] = X[idx + (c - off) * ncplx][1] = T(0);
+          for (int c = 0; c < K::n_out; ++c) X[idx + c * ncplx][0] = X[idx + c * ncplx][1] = T(0);
           continue;
         }
         double in[K::n_grid][2], out[K::n_out][2];
@@ -155,24 +148,13 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         const double e = ek[0][i] * ek[1][j] * ek[2][l];
         const double wfac = scale * iw2[0][i] * iw2[1][j] * iw2[2][l];
         K::fourier(k, nyq, ksq, e, xi2i, wfac, in, out);
-        if constexpr (can_parseval) {
-          if (parseval) {
-            // Re(X_phi conj(H)) = G |H|^2; half-spectrum weight 1 on k3 = 0 and Nyquist, else 2
-            const double wl = (l == 0 || nyq[2]) ? 1.0 : 2.0;
-            e_plane += wl * (out[0][0] * in[0][0] + out[0][1] * in[0][1]);
-          }
-        }
-        for (int c = off; c < K::n_out; ++c) {
-          X[idx + (c - off) * ncplx][0] = static_cast<T>(out[c][0]);
-          X[idx + (c - off) * ncplx][1] = static_cast<T>(out[c][1]);
+        for (int c = 0; c < K::n_out; ++c) {
+          X[idx + c * ncplx][0] = static_cast<T>(out[c][0]);
+          X[idx + c * ncplx][1] = static_cast<T>(out[c][1]);
         }
       }
     }
-    if (parseval) pe[i] = e_plane;
   }
-  double energy = 0;
-  for (double v : plane_energy) energy += v;
-  ws.far_energy = energy;
 }
 
 ELLIPTICA_EWALD_INSTANTIATE(cnv)
