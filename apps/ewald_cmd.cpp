@@ -374,6 +374,10 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   cmd->add_flag("--no-potential", a.no_potential,
                 "laplace with --field or --energy: leave the potential out (the far field transforms and "
                 "interpolates E only; the energy's Fourier part by Parseval); output (N,3): E with --field, else the forces F");
+  cmd->add_flag("--no-pair-symmetry", a.no_pair_symmetry,
+                "P2P: evaluate each pair from both of its points (by default each pair is evaluated once for "
+                "both where it applies: double precision, stokeslet without --pressure, stresslet, stokes-combined, "
+                "no --targets, rc < min(L)/2); for benchmarks");
   a.o_xi = cmd->add_option("--xi", a.xi, "override: Ewald splitting parameter xi [1/length]");
   a.o_rc = cmd->add_option("--rc", a.rc, "override: real-space cutoff radius [length]");
   a.o_grid = cmd->add_option("--grid", a.grid, "override: FFT grid, M or M1,M2,M3");
@@ -589,6 +593,7 @@ int run_ewald(const EwaldArgs& a) {
     throw InvalidArgument("--no-potential applies only to --kernel laplace with --field or --energy (otherwise "
                           "nothing is left to compute)");
   opt.compute_potential = !a.no_potential;
+  opt.pair_symmetry = !a.no_pair_symmetry;
   if (a.o_xi->count()) {
     if (!(std::isfinite(a.xi) && a.xi > 0)) throw InvalidArgument("--xi must be positive and finite");
     opt.xi = a.xi;
@@ -829,7 +834,7 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"coincident_pairs\": " << res.coincident_pairs << ",\n"
        << "  \"p2p\": {\"candidates\": " << res.p2p.candidates << ", \"pairs\": " << res.p2p.pairs
        << ", \"series_degree\": " << res.p2p.series_degree << ", \"exp_degree\": " << res.p2p.exp_degree
-       << "},\n"
+       << ", \"pair_symmetry\": " << (res.p2p.pair_symmetry ? "true" : "false") << "},\n"
        << "  \"cost_model\": " << ewald::cost_constants_json(ewald::cost_constants(opt.precision), 2) << ",\n"
        << "  \"energy\": " << (a.energy ? jnum(res.energy) : "null") << ",\n"
        << "  \"inputs\": {\"sources\": " << jstr_or_null(use_gro ? std::string() : a.sources)

@@ -36,6 +36,7 @@ struct EwaldArgs {
   int threads = ewald::Options{}.threads;
   std::string fft_planner = ewald::to_string(ewald::Options{}.fft_planner);  ///< estimate, measure or wisdom
   bool no_potential = !ewald::Options{}.compute_potential;  ///< flag: leave the potential out (laplace, --field/--energy)
+  bool no_pair_symmetry = !ewald::Options{}.pair_symmetry;  ///< flag: P2P without pair symmetry (benchmarks)
   double xi = 0, rc = 0, beta = 0;
   std::string grid;
   int P = 0, degree = 0;

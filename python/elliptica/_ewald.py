@@ -34,7 +34,7 @@ _REQUIRED = _Required()
 def ewald_defaults():
     """The library's default options (a fresh ``elliptica._core.EwaldOptions``): ``kernel``,
     ``box``, ``tolerance``, ``tolerance_kind``, ``viscosity``, ``compute_field``,
-    ``stresslet_zero_mode``, ``precision``, ``compute_energy``, ``compute_potential``, ``threads``, ``fft_planner`` and the overrides
+    ``stresslet_zero_mode``, ``precision``, ``compute_energy``, ``compute_potential``, ``threads``, ``fft_planner``, ``pair_symmetry`` and the overrides
     ``xi``, ``rc``, ``grid``, ``window_support``, ``window_shape``, ``poly_degree`` (None: chosen
     from the tolerance)."""
     return _core.EwaldOptions()
@@ -301,8 +301,10 @@ class EwaldInfo:
         excluded.
     p2p : dict
         Work of the P2P stage: ``candidates`` (distance tests), ``pairs`` (pairs within r_c whose
-        kernel was evaluated), ``series_degree`` (degree of the erfcx series) and ``exp_degree``
-        (degree of the Taylor polynomial of the Gaussian exp(-xi^2 r^2)).
+        kernel was evaluated; once per pair with ``pair_symmetry``), ``series_degree`` (degree of
+        the erfcx series), ``exp_degree`` (degree of the Taylor polynomial of the Gaussian
+        exp(-xi^2 r^2)) and ``pair_symmetry`` (bool: each pair evaluated once for both points,
+        see :class:`EwaldPlan`).
     """
 
     kernel: Kernel
@@ -372,7 +374,8 @@ def _parse_fft_planner(value):
 
 
 def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P,
-             beta, degree, pressure=False, fft_planner=_DEFAULTS.fft_planner, potential=True):
+             beta, degree, pressure=False, fft_planner=_DEFAULTS.fft_planner, potential=True,
+             pair_symmetry=_DEFAULTS.pair_symmetry):
     o = _core.EwaldOptions()
     o.kernel = kernel
     o.box = _as_box(box)
@@ -387,6 +390,7 @@ def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision,
     o.threads = _as_int(threads, "threads")
     o.fft_planner = _parse_fft_planner(fft_planner)
     o.compute_potential = bool(potential)
+    o.pair_symmetry = bool(pair_symmetry)
     o.xi = _opt_float(xi, "xi")
     o.rc = _opt_float(rc, "rc")
     o.grid = _as_grid(grid)
@@ -458,6 +462,13 @@ class EwaldPlan:
         parameter choice ranks its best grids by these measured times. ``measure``: FFTW_MEASURE
         at every :meth:`set_points`, nothing cached. ``estimate``: FFTW_ESTIMATE (~1 ms; up to 2x
         slower transforms at some sizes, e.g. 96^3). Results agree to rounding.
+    pair_symmetry : bool
+        P2P by Newton's third law: with the targets the sources, double precision, the
+        stokeslet (without ``pressure``), stresslet or stokes-combined kernel and rc below half
+        the shortest box side, each pair within rc is evaluated once for both points (about
+        half the real-space work; the same values to rounding, the same bits on every run with
+        the same ``threads``). ``False``: each target sums over all of its sources (for
+        benchmarks). Ignored where it does not apply. Default True.
     xi, rc, grid, P, beta, degree : optional overrides
         Ewald parameter xi [1/length], real-space cutoff rc [length], FFT grid (int or 3 ints,
         >= 4), window support P (2..32 grid points, <= M), Kaiser-Bessel shape beta (default
@@ -500,6 +511,7 @@ class EwaldPlan:
         threads=_DEFAULTS.threads,
         potential=_DEFAULTS.compute_potential,
         fft_planner=_DEFAULTS.fft_planner,
+        pair_symmetry=_DEFAULTS.pair_symmetry,
         xi=_DEFAULTS.xi,
         rc=_DEFAULTS.rc,
         grid=_DEFAULTS.grid,
@@ -512,7 +524,7 @@ class EwaldPlan:
         self._ncomp = _core.strength_components(self._kernel)
         self._plan = _core._EwaldPlan(
             _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads,
-                     xi, rc, grid, P, beta, degree, pressure, fft_planner, potential)
+                     xi, rc, grid, P, beta, degree, pressure, fft_planner, potential, pair_symmetry)
         )
         o = self._plan.options
         self._field = bool(o.compute_field)
@@ -716,7 +728,7 @@ class EwaldPlan:
     def _result(self, out):
         values, field, params, times, energy, forces, coincident, pressure, p2p = out
         p2p = {"candidates": int(p2p[0]), "pairs": int(p2p[1]), "series_degree": int(p2p[2]),
-               "exp_degree": int(p2p[3])}
+               "exp_degree": int(p2p[3]), "pair_symmetry": bool(p2p[4])}
         info = EwaldInfo(kernel=self._kernel, params=params, times=times, coincident_pairs=int(coincident), p2p=p2p)
         if self._kernel == Kernel.laplace:
             return EwaldResult(potential=values, field=field, velocity=None, info=info, energy=energy, forces=forces)
@@ -832,6 +844,7 @@ def ewald(
     threads=_DEFAULTS.threads,
     potential=_DEFAULTS.compute_potential,
     fft_planner=_DEFAULTS.fft_planner,
+    pair_symmetry=_DEFAULTS.pair_symmetry,
     xi=_DEFAULTS.xi,
     rc=_DEFAULTS.rc,
     grid=_DEFAULTS.grid,
@@ -863,7 +876,7 @@ def ewald(
     exclusions : array_like, ndarray((K, 2), int64), keyword-only, optional
         Laplace, targets = sources: source index pairs whose direct interaction is removed
         (:meth:`EwaldPlan.set_exclusions`).
-    tol, tol_kind, viscosity, field, zero_mode, precision, energy, pressure, threads, potential, fft_planner, xi, rc, grid, P, beta, degree
+    tol, tol_kind, viscosity, field, zero_mode, precision, energy, pressure, threads, potential, fft_planner, pair_symmetry, xi, rc, grid, P, beta, degree
         Keyword-only, as :class:`EwaldPlan` (defaults from the C++ library,
         :func:`ewald_defaults`); an unknown name is a TypeError.
 
@@ -884,7 +897,7 @@ def ewald(
         raise TypeError("ewald() missing required argument: 'box'")
     plan = EwaldPlan(kernel, box=box, tol=tol, tol_kind=tol_kind, viscosity=viscosity, field=field,
                      zero_mode=zero_mode, precision=precision, energy=energy, pressure=pressure, threads=threads,
-                     potential=potential, fft_planner=fft_planner, xi=xi, rc=rc,
+                     potential=potential, fft_planner=fft_planner, pair_symmetry=pair_symmetry, xi=xi, rc=rc,
                      grid=grid, P=P, beta=beta, degree=degree)
     plan.set_points(sources, targets=targets, normals=normals)
     if exclusions is not None:

@@ -173,7 +173,8 @@ struct PyEwaldPlan {
     if (o.compute_pressure) pressure = to_numpy_shaped(std::move(r.pressure), 0, "pressure");
     return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
                           r.coincident_pairs, pressure,
-                          nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree, r.p2p.exp_degree));
+                          nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree, r.p2p.exp_degree,
+                                         r.p2p.pair_symmetry));
   }
 
   void set_points(const InArray& sources, const std::optional<InArray>& targets,
@@ -471,6 +472,9 @@ NB_MODULE(_core, m) {
               "how the FFTs are planned: wisdom (default; measured once per machine and grid), measure, estimate")
       .def_rw("compute_potential", &Options::compute_potential,
               "Laplace with the field or energy: False leaves the potential out (energy's Fourier part by Parseval)")
+      .def_rw("pair_symmetry", &Options::pair_symmetry,
+              "P2P evaluates each pair once for both points where it applies (double, Stokes kernels, targets = sources, "
+              "rc < min(L)/2)")
       .def_rw("xi", &Options::xi, nb::for_setter(nb::arg("value").none()))
       .def_rw("rc", &Options::rc, nb::for_setter(nb::arg("value").none()))
       .def_rw("grid", &Options::grid, nb::for_setter(nb::arg("value").none()))

@@ -40,6 +40,8 @@ struct BackendSetup {
   /// (IFFT and G2P of E's 3 components only) and CNV sums the Fourier part of sum_n q_n phi(y_n)
   /// by Parseval instead (Backend::far_energy; Options::compute_potential = false).
   bool energy_parseval = false;
+  /// P2P sums each pair once for both points where pair_symmetry_applies (Options::pair_symmetry)
+  bool pair_symmetry = true;
   Params params;
   Window window;
 };

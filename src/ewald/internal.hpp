@@ -80,6 +80,10 @@ struct TuneInput {
   std::function<double(int layer, double s)> near_q2;
   double eps[2] = {0, 0};             // absolute RMS targets: the values, the Laplace field
   int threads = 1;
+  // P2P by pair symmetry where it applies (Options::pair_symmetry and the targets the sources;
+  // model_cost checks the rest, pair_symmetry_applies): half the distance tests and pairs
+  bool pair_symmetry = false;
+  Precision precision = Precision::Double;
   const Options* overrides = nullptr;
   // FftPlanner::Wisdom: wall seconds of the plan's FFT and IFFT on grid M at `threads` threads,
   // measured (once per machine) or read from the wisdom cache; NaN when not available. Unset:

@@ -26,6 +26,7 @@
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/resources.hpp"
+#include "ewald/cpu/p2p_simd.hpp"
 #include "ewald/internal.hpp"
 
 namespace elliptica::ewald::detail {
@@ -381,9 +382,13 @@ double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cell
   const double V = in.box[0] * in.box[1] * in.box[2];
   const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
   const double occupied = ncell * -std::expm1(-nt / ncell);  // target cells holding a target (uniform points)
-  const double pairs = nt * ns * (4.0 / 3.0 * kPi * rc * rc * rc) / V;
-  const double p2p = c.p2p_cell * occupied + c.p2p_column * nt * nl.columns + c.p2p_check[v] * nl.pair_checks +
-                     c.p2p_pair[v] * pairs;
+  // pair symmetry: each pair and (about) each distance test once for both points
+  const double half = pair_symmetry_applies(in.kernel, in.field, in.precision, in.pair_symmetry, false, rc, in.box,
+                                            in.n_sources, in.threads)
+                          ? 0.5 : 1.0;
+  const double pairs = half * nt * ns * (4.0 / 3.0 * kPi * rc * rc * rc) / V;
+  const double p2p = c.p2p_cell * occupied + c.p2p_column * nt * nl.columns +
+                     c.p2p_check[v] * half * nl.pair_checks + c.p2p_pair[v] * pairs;
   const double P2 = double(P) * P;
   const double padded = double(M[0] + 2 * P) * (M[1] + 2 * P) * (M[2] + 2 * P);
   const double p2g = ns * P2 * (c.window_row + c.spread * P * in.n_grid) + c.grid_pass * in.n_grid * padded;

@@ -490,6 +490,7 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.threads = threads;
   s.fft_planner = pilot ? FftPlanner::Estimate : opt.fft_planner;
   s.p2g_variant = opt.p2g_variant;
+  s.pair_symmetry = opt.pair_symmetry;
   // the pilot measures the potential's RMS (the scale of a relative tolerance): full path there
   s.energy_parseval = !opt.compute_potential && !pilot && opt.p2g_variant == P2GVariant::CellOrdered;
   s.params = p;
@@ -575,11 +576,13 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     if (!opt.compute_potential && opt.p2g_variant == P2GVariant::CellOrdered) in.n_out = 3;
     // the cost model's constants (measured per machine and cached, or built in: calibrate.cpp)
     in.costs = cost_constants(opt.precision);
+    in.precision = opt.precision;
     in.cost_variant = cost_variant(opt.kernel, opt.compute_field);
     in.box = opt.box;
     in.n_sources = pts.ns;
     in.n_targets = pts.nt;
     in.threads = threads;
+    in.pair_symmetry = opt.pair_symmetry && !pts.separate;
     in.overrides = &opt;
     double ms[2] = {0, 0};  // mean squared strengths per layer
     for (int l = 0; l < 2; ++l) {

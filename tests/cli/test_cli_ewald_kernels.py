@@ -189,6 +189,21 @@ def test_fft_planner_option(cli, tmp_path):
     assert r.returncode == USAGE and "--fft-planner" in r.stderr
 
 
+def test_no_pair_symmetry_option(cli, tmp_path):
+    # --no-pair-symmetry: P2P from both points of each pair; the summary says whether pair
+    # symmetry applied; the same velocities to rounding (same parameters: absolute tolerance)
+    write_system(tmp_path)
+    common = ["--threads", "1", "--abs-tol", "-q", "--rc", "0.3"]
+    ewald_cli(cli, tmp_path, "stokeslet", tmp_path / "a.npy", "--summary", tmp_path / "a.json", *common)
+    ewald_cli(cli, tmp_path, "stokeslet", tmp_path / "b.npy", "--no-pair-symmetry", "--summary", tmp_path / "b.json",
+              *common)
+    ja, jb = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
+    assert ja["p2p"]["pair_symmetry"] is True and jb["p2p"]["pair_symmetry"] is False
+    assert 2 * ja["p2p"]["pairs"] == jb["p2p"]["pairs"] > 0
+    a, b = np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * np.abs(b).max())
+
+
 def test_no_potential_energy_and_field(cli, tmp_path):
     # --no-potential: E only through the far field (output (N,3)); with --energy the energy's
     # Fourier part by Parseval: the same energy as the full path to rounding

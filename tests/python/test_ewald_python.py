@@ -124,7 +124,8 @@ def test_laplace_potential_only(system, refs, tol):
     assert rel_rms(phi - refs["phi"], refs["phi"]) < tol
     # P2P work: every pair within r_c is distance-tested; the degrees grow as the tolerance falls
     w = r.info.p2p
-    assert set(w) == {"candidates", "pairs", "series_degree", "exp_degree"}
+    assert set(w) == {"candidates", "pairs", "series_degree", "exp_degree", "pair_symmetry"}
+    assert w["pair_symmetry"] is False  # Laplace: one-sided
     assert 0 < w["pairs"] <= w["candidates"]
     assert 0 < w["series_degree"] <= 28 and 0 < w["exp_degree"] <= 16
     if tol < 1e-6:
@@ -464,6 +465,23 @@ def test_energy_without_the_potential(system):
         elliptica.EwaldPlan("laplace", potential=False)
     with pytest.raises(elliptica.InvalidArgumentError, match="compute_potential"):
         elliptica.EwaldPlan("stokeslet", potential=False)
+
+
+def test_pair_symmetry_same_velocities_half_the_pairs(system, refs):
+    # pair_symmetry (default True): each P2P pair evaluated once for both points; the same
+    # velocities as the one-sided sum to rounding (same parameters: absolute tolerance), half the
+    # pairs, and against the independent reference at the tolerance; not applied with separate targets
+    x, q, f, t = system
+    r = [elliptica.ewald("stokeslet", x, f, L, viscosity=MU, pair_symmetry=s, tol=1e-9, tol_kind="absolute",
+                         threads=2, rc=0.35) for s in (True, False)]
+    assert r[0].info.p2p["pair_symmetry"] is True and r[1].info.p2p["pair_symmetry"] is False
+    assert r[0].info.params["grid"] == r[1].info.params["grid"]
+    assert 2 * r[0].info.p2p["pairs"] == r[1].info.p2p["pairs"] > 0
+    np.testing.assert_allclose(r[0].velocity, r[1].velocity, rtol=0, atol=1e-13 * np.abs(r[1].velocity).max())
+    assert np.sqrt(np.mean(np.square(r[0].velocity - refs["u"]))) <= 1e-9
+    s = elliptica.ewald("stokeslet", x, f, L, viscosity=MU, targets=t, tol=1e-9, tol_kind="absolute", threads=1)
+    assert s.info.p2p["pair_symmetry"] is False
+    assert elliptica.EwaldPlan.__init__.__kwdefaults__["pair_symmetry"] is elliptica.ewald_defaults().pair_symmetry
 
 
 def test_fft_wisdom_cache_in_a_fresh_process(tmp_path):

@@ -185,6 +185,13 @@ struct Options {
   /// measured once per grid; results agree with every planner to rounding.
   FftPlanner fft_planner = kDefaultFftPlanner;
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (benchmarking; see P2GVariant)
+  /// P2P by pair symmetry (Newton's third law): with the targets the sources, double precision,
+  /// the stokeslet (without the pressure), stresslet or stokes-combined kernel, r_c < min(L)/2 and
+  /// the per-thread arrays of the reverse terms (threads x N x values x 8 bytes) within 1 GiB,
+  /// each pair within r_c is evaluated once, for both of its points (about half the pair work;
+  /// results equal to rounding, the same bits on every run with the same threads). false: each
+  /// target sums over all of its sources (benchmarking). Ignored where it does not apply.
+  bool pair_symmetry = true;
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6
   std::optional<double> rc;            ///< real-space cutoff, [1e-6 min(L), max(L)]
@@ -223,9 +230,10 @@ struct Params {
 /// Work of the P2P stage in one evaluation (diagnostics, e.g. for flop counts and the cost model).
 struct P2PCounts {
   std::size_t candidates = 0;  ///< (target, source) distance tests (the runs of cells scanned)
-  std::size_t pairs = 0;       ///< pairs with coincidence <= r < r_c whose kernel was evaluated
+  std::size_t pairs = 0;       ///< pairs with coincidence <= r < r_c whose kernel was evaluated (once per pair with pair_symmetry)
   int series_degree = 0;       ///< degree of the erfcx Chebyshev series (from the tolerance)
   int exp_degree = 0;          ///< degree of the Taylor polynomial of exp(-xi^2 r^2) (from the tolerance)
+  bool pair_symmetry = false;  ///< each pair evaluated once for both points (Options::pair_symmetry applied)
 };
 
 /// Result of one evaluation. values: (N_targets, 1) for the Laplace potential (empty, 0 x 1, with
@@ -363,6 +371,7 @@ std::string cost_variant_name(int v);
 ///      + p2p_column * targets x columns of colleague cells (the set-up of a target's source runs)
 ///      + p2p_check[v] * (target, source) distance tests (the sources of the runs)
 ///      + p2p_pair[v]  * pairs within r_c (Nt Ns 4/3 pi r_c^3 / V for uniform points)
+///        (the distance tests and pairs halved where Options::pair_symmetry applies)
 ///   P2G  Ns P^2 (window_row + spread P n_grid) + grid_pass n_grid (M1+2P)(M2+2P)(M3+2P)
 ///   G2P  Nt P^2 (window_row + interp P n_out)  + grid_pass n_out  (M1+2P)(M2+2P)(M3+2P)
 ///   FFT  fft(M) M log2(M) (n_grid + n_out), M = M1 M2 M3,

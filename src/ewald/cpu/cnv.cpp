@@ -92,6 +92,51 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const std::vector
   ws.far_energy = energy;
 }
 
+// The Stokes multipliers of kernel_traits.hpp (StokesletTraits, StokesletPressureTraits,
+// StressletTraits, StokesCombinedTraits ::fourier) written out for a mode off every Nyquist plane
+// with k != 0, free of branches so that the loop along k3 vectorises: with
+// b = 8 pi (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} w / k^4 (w = c / w_hat^2),
+//   stokeslet   b (k^2 f - k (k.f)),   pressure -i (8 pi e w / k^2) (k.f),
+//   stresslet   -i b M(S), M_j = -(2 (S k)_j + k_j tr S) k^2 + 2 k_j (k.S.k),
+// combined the stokeslet of f (components 0..2) plus the stresslet of S (components 3..8).
+template <class K>
+inline void stokes_interior(const double (&k)[3], double ksq, double e, double i4xi2, double wfac,
+                            const double (&in)[K::n_grid][2], double (&out)[K::n_out][2]) {
+  const double b = 8 * kPi * (1 + ksq * i4xi2) * e / (ksq * ksq) * wfac;
+  constexpr bool single = K::kernel == Kernel::Stokeslet || K::kernel == Kernel::StokesCombined;
+  constexpr bool dbl = K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined;
+  constexpr int o = K::kernel == Kernel::StokesCombined ? 3 : 0;  // first S component
+  for (int p = 0; p < 2; ++p) {
+    if constexpr (single) {
+      const double kf = k[0] * in[0][p] + k[1] * in[1][p] + k[2] * in[2][p];
+      for (int j = 0; j < 3; ++j) out[j][p] = b * (ksq * in[j][p] - k[j] * kf);
+      if constexpr (K::n_out == 4) {  // the stokeslet pressure
+        const double g = 8 * kPi * e / ksq * wfac;
+        if (p == 0) out[3][1] = -g * kf; else out[3][0] = g * kf;
+      }
+    } else {
+      for (int j = 0; j < 3; ++j) out[j][p] = 0.0;
+    }
+  }
+  if constexpr (dbl) {
+    double M[2][3];
+    for (int p = 0; p < 2; ++p) {
+      const double s00 = in[o][p], s11 = in[o + 1][p], s22 = in[o + 2][p], s01 = in[o + 3][p], s02 = in[o + 4][p],
+                   s12 = in[o + 5][p];
+      const double Sk[3] = {s00 * k[0] + s01 * k[1] + s02 * k[2], s01 * k[0] + s11 * k[1] + s12 * k[2],
+                            s02 * k[0] + s12 * k[1] + s22 * k[2]};
+      const double tr = s00 + s11 + s22;
+      const double kSk = k[0] * Sk[0] + k[1] * Sk[1] + k[2] * Sk[2];
+      for (int j = 0; j < 3; ++j) M[p][j] = -(2 * Sk[j] + k[j] * tr) * ksq + 2 * k[j] * kSk;
+    }
+    // -i b (M_re + i M_im) = b M_im - i b M_re
+    for (int j = 0; j < 3; ++j) {
+      out[j][0] += b * M[1][j];
+      out[j][1] -= b * M[0][j];
+    }
+  }
+}
+
 }  // namespace
 
 template <class K, class T>
@@ -125,32 +170,68 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     cnv_laplace<K::field, T>(g, ws, kv, iw2, ek, scale);
     return;
   }
-  // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace)
+  // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace): on rows off
+  // the Nyquist planes of k1 and k2 the modes 0 < l < M3/2 (k != 0, no Nyquist component) by
+  // stokes_interior, a loop the compiler vectorises along k3; the other modes by K::fourier.
+  std::vector<double> e3(ek[2].size()), w3(iw2[2].size());
+  for (std::size_t l = 0; l < e3.size(); ++l) {
+    e3[l] = ek[2][l];
+    w3[l] = scale * iw2[2][l];
+  }
+  const int lend = (M3 % 2 == 0) ? M3 / 2 : M3h;  // interior modes: 1 <= l < lend
+  const double* e3p = e3.data();
+  const double* w3p = w3.data();
+  const double* k3p = kv[2].data();
+  auto general = [&](int i, int j, int l) {
+    const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2, nyq2 = (M2 % 2 == 0) && j == M2 / 2;
+    const std::size_t idx = (std::size_t(i) * M2 + j) * M3h + l;
+    const double k[3] = {kv[0][i], kv[1][j], kv[2][l]};
+    const bool nyq[3] = {nyq1, nyq2, (M3 % 2 == 0) && l == M3 / 2};
+    const double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+    if (ksq == 0.0) {
+      for (int c = 0; c < K::n_out; ++c) X[idx + c * ncplx][0] = X[idx + c * ncplx][1] = T(0);
+      return;
+    }
+    double in[K::n_grid][2], out[K::n_out][2];
+    for (int c = 0; c < K::n_grid; ++c) {
+      in[c][0] = X[idx + c * ncplx][0];
+      in[c][1] = X[idx + c * ncplx][1];
+    }
+    const double e = ek[0][i] * ek[1][j] * ek[2][l];
+    const double wfac = scale * iw2[0][i] * iw2[1][j] * iw2[2][l];
+    K::fourier(k, nyq, ksq, e, xi2i, wfac, in, out);
+    for (int c = 0; c < K::n_out; ++c) {
+      X[idx + c * ncplx][0] = static_cast<T>(out[c][0]);
+      X[idx + c * ncplx][1] = static_cast<T>(out[c][1]);
+    }
+  };
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
   for (int i = 0; i < M1; ++i) {
     const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2;
     for (int j = 0; j < M2; ++j) {
       const bool nyq2 = (M2 % 2 == 0) && j == M2 / 2;
-      for (int l = 0; l < M3h; ++l) {
-        const std::size_t idx = (std::size_t(i) * M2 + j) * M3h + l;
-        const double k[3] = {kv[0][i], kv[1][j], kv[2][l]};
-        const bool nyq[3] = {nyq1, nyq2, (M3 % 2 == 0) && l == M3 / 2};
-        const double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
-        if (ksq == 0.0) {
-          for (int c = 0; c < K::n_out; ++c) X[idx + c * ncplx][0] = X[idx + c * ncplx][1] = T(0);
-          continue;
-        }
+      if (nyq1 || nyq2) {
+        for (int l = 0; l < M3h; ++l) general(i, j, l);
+        continue;
+      }
+      general(i, j, 0);
+      for (int l = lend; l < M3h; ++l) general(i, j, l);
+      const double kx = kv[0][i], ky = kv[1][j], kxy2 = kx * kx + ky * ky;
+      const double exy = ek[0][i] * ek[1][j], wxy = iw2[0][i] * iw2[1][j];
+      T* row = reinterpret_cast<T*>(X + (std::size_t(i) * M2 + j) * M3h);  // (re, im) pairs
+#pragma omp simd
+      for (int l = 1; l < lend; ++l) {
+        const double k[3] = {kx, ky, k3p[l]};
+        const double ksq = kxy2 + k3p[l] * k3p[l];
         double in[K::n_grid][2], out[K::n_out][2];
         for (int c = 0; c < K::n_grid; ++c) {
-          in[c][0] = X[idx + c * ncplx][0];
-          in[c][1] = X[idx + c * ncplx][1];
+          in[c][0] = double(row[2 * (c * ncplx + l)]);
+          in[c][1] = double(row[2 * (c * ncplx + l) + 1]);
         }
-        const double e = ek[0][i] * ek[1][j] * ek[2][l];
-        const double wfac = scale * iw2[0][i] * iw2[1][j] * iw2[2][l];
-        K::fourier(k, nyq, ksq, e, xi2i, wfac, in, out);
+        stokes_interior<K>(k, ksq, exy * e3p[l], xi2i, wxy * w3p[l], in, out);
         for (int c = 0; c < K::n_out; ++c) {
-          X[idx + c * ncplx][0] = static_cast<T>(out[c][0]);
-          X[idx + c * ncplx][1] = static_cast<T>(out[c][1]);
+          row[2 * (c * ncplx + l)] = static_cast<T>(out[c][0]);
+          row[2 * (c * ncplx + l) + 1] = static_cast<T>(out[c][1]);
         }
       }
     }

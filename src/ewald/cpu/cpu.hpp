@@ -132,6 +132,14 @@ struct CpuGeometry {
   const WindowCache<T>& target_window() const { return separate ? wtrg : wsrc; }
 };
 
+/// Whether this geometry's P2P sums each pair once for both points (p2p.cpp).
+template <class K, class T>
+bool uses_pair_symmetry(const CpuGeometry<T>& g) {
+  return p2p_pair_symmetry<K, T>() && pair_symmetry_applies(g.setup.kernel, g.setup.field, g.setup.precision,
+                                                           g.setup.pair_symmetry, g.separate, g.setup.params.rc,
+                                                           g.setup.box, g.src.x.size(), g.setup.threads);
+}
+
 /// Per-call data of the CPU backend. Stage results are added in float64 (acc); each stage
 /// computes in T.
 template <class T>

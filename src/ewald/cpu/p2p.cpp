@@ -163,6 +163,14 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
   ws.acc.assign(trg.x.size() * nout, 0.0);
   std::size_t coincident = 0, candidates = 0, pairs = 0;
+  // Pair symmetry (Newton's third law, p2p_pair_symmetry): each pair is evaluated once, by the
+  // target of lower sorted index, which also adds the pair's reverse term to the other point's
+  // row of a per-thread array; the rows are added after the loop, in thread order. The blocks
+  // are then dealt to the threads in a fixed order (static schedule), so that the sums do not
+  // depend on the run.
+  const bool sym = uses_pair_symmetry<K, T>(g);
+  const std::size_t rev_len = sym ? (ns + 1) * std::size_t(nq) : 0;
+  std::vector<std::vector<T>> rev(sym ? std::size_t(threads) : 0);
   // Targets in blocks of consecutive z-cells of one (x, y) column of cells (contiguous in the
   // cell-sorted order), ~64 targets per block: the colleague columns and the buffers are set up
   // once per block.
@@ -175,6 +183,16 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
 #pragma omp parallel num_threads(threads) reduction(+ : coincident, candidates, pairs)
   {
     std::size_t counts[2] = {0, 0};
+    T* rev_mine = nullptr;  // pair symmetry: this thread's reverse terms
+    if (sym) {
+      try {
+        std::vector<T>& r = rev[std::size_t(omp_get_thread_num())];
+        r.assign(rev_len, T(0));
+        rev_mine = r.data();
+      } catch (...) {
+        errors.record(std::current_exception());
+      }
+    }
     std::vector<T> out, scratch;  // the block's sums; the SIMD loop's compacted pairs (p2p_simd.cpp)
     std::vector<std::size_t> per_k;
     std::vector<PairColumn> cols;
@@ -183,13 +201,12 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     std::vector<float> lscratch;    // float32: the block-local sources
     std::vector<int> iscratch, tk;
     std::vector<ClosePair> close;   // the block's close pairs
-#pragma omp for schedule(dynamic, 2)
-    for (int blk = 0; blk < nblocks; ++blk) {
+    auto block = [&](int blk) {
       const int col2 = blk / nzb;  // (x, y) cell index i n1 + j
       const int k0 = (blk % nzb) * zb, k1 = std::min(nzc, k0 + zb) - 1;
       const int c0 = col2 * nzc + k0;
       const int t0 = trg.start[c0], t1 = trg.start[c0 + (k1 - k0) + 1];
-      if (t0 == t1 || errors.failed()) continue;
+      if (t0 == t1 || errors.failed() || (sym && rev_mine == nullptr)) return;
       try {  // the buffers grow here: a failure is kept and rethrown after the region
         const int i = col2 / trg.n[1], j = col2 % trg.n[1];
         const std::size_t nt = std::size_t(t1 - t0);
@@ -238,6 +255,8 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.lscratch = &lscratch;
         pb.iscratch = &iscratch;
         pb.counts = counts;
+        pb.rev = rev_mine;
+        pb.t_first = std::size_t(t0);
         p2p_cell<K, T>(pb);
         // the close pairs (in target order): r < the coincidence distance contributes the limit
         // r -> 0 of (real-space - free-space) kernel (K::self_limit; the target's own source, same
@@ -254,6 +273,13 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
             if (r2 < coinc2) {
               K::template self_limit<double>(cd, sv, extra);
               if (g.separate || cp.s != std::size_t(t0) + t) ++coincident;
+              if (sym && cp.s != std::size_t(t0) + t) {  // the other point's term, from this target's values
+                double tv[kMaxPairValues], back[4] = {0, 0, 0, 0};
+                for (int d = 0; d < nq; ++d) tv[d] = double(q[(std::size_t(t0) + t) * nq + d]);
+                K::template self_limit<double>(cd, tv, back);
+                for (int d = 0; d < nout; ++d) rev_mine[cp.s * nq + d] += static_cast<T>(back[d]);
+                ++coincident;
+              }
             } else if (r2 < rc * rc) {
               const double r = std::sqrt(r2), ir = 1.0 / r;
               K::template real_space<double>(std::erfc(xi_d * r) * ir, cd * std::exp(-xi_d * xi_d * r2), ir, xi_d * xi_d,
@@ -266,11 +292,27 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       } catch (...) {
         errors.record(std::current_exception());
       }
+    };
+    if (sym) {
+#pragma omp for schedule(static, 2)
+      for (int blk = 0; blk < nblocks; ++blk) block(blk);
+    } else {
+#pragma omp for schedule(dynamic, 2)
+      for (int blk = 0; blk < nblocks; ++blk) block(blk);
     }
     candidates += counts[0];
     pairs += counts[1];
   }
   errors.rethrow();
+  if (sym) {  // the reverse terms, in thread order
+    const std::size_t nthr = rev.size();
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::size_t s = 0; s < ns; ++s)
+      for (std::size_t th = 0; th < nthr; ++th) {
+        if (rev[th].empty()) continue;
+        for (int d = 0; d < nout; ++d) ws.acc[s * nout + d] += double(rev[th][s * nq + d]);
+      }
+  }
   ws.coincident = coincident;
   ws.p2p_candidates = candidates;
   ws.p2p_pairs = pairs;

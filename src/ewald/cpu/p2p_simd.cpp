@@ -358,6 +358,10 @@ void CellImpl(const PairBlock<T>& b) {
   T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap; with kGather: the index (bits of TI)
   const T* HWY_RESTRICT qa = b.qa;  // with kGather: the values interleaved, (ns + 1, n_src), last row 0
   const TI zero_row = static_cast<TI>(b.ns * size_t(ns));
+  // pair symmetry (PairBlock::rev): the reverse terms scattered into rev's rows
+  constexpr bool kSym = p2p_pair_symmetry<K, T>();
+  T* HWY_RESTRICT rev = b.rev;
+  const bool sym = kSym && rev != nullptr;
   // per target: the z-cell range [zr[c], zr[colpad + c]] of each column (empty: lo > hi)
   const int colpad = (b.ncols + int(N64) - 1) / int(N64) * int(N64);
   std::vector<double>& zbuf = *b.zscratch;
@@ -470,6 +474,7 @@ void CellImpl(const PairBlock<T>& b) {
   for (size_t t = 0; t < b.nt; ++t) {
     const double ttx = b.tx[t], tty = b.ty[t], ttz = b.tz[t];
     const int kz = b.tk[t];
+    const size_t tg = b.t_first + t;  // the target's sorted index (pair symmetry)
     // Pass 1 (distance test) over the runs: r = (target - shift) - source in float64, and the
     // pairs with coincidence <= r < r_c compacted into the buffers (one lane permutation per
     // chunk, applied to every array; no branch on the outcome), so that pass 2 evaluates the
@@ -516,8 +521,13 @@ void CellImpl(const PairBlock<T>& b) {
         const int imz = cz >= 0 && cz < nz ? 0 : floor_div(cz, nz);
         const int end = std::min(z1, (imz + 1) * nz - 1);
         const int kk = cz - imz * nz;
-        const size_t s0 = size_t(start[col.base + kk]), s1 = size_t(start[col.base + kk + (end - cz) + 1]);
+        size_t s0 = size_t(start[col.base + kk]);
+        const size_t s1 = size_t(start[col.base + kk + (end - cz) + 1]);
         cz = end + 1;
+        if constexpr (kSym) {  // the sources from the target's own sorted index on
+          if (sym) s0 = std::max(s0, tg);
+          if (s0 >= s1) continue;
+        }
         ncand += s1 - s0;
         const V64 tz = hn::Set(d64, ttz - imz * Lz);
         for (size_t j = s0; j < s1; j += N64) {
@@ -583,6 +593,10 @@ void CellImpl(const PairBlock<T>& b) {
     }
     // Pass 2: the kernel on the compacted pairs, UU chunks in lockstep (U, then the last 1 or 2)
     V acc[4] = {zero, zero, zero, zero};
+    V st[ns];  // pair symmetry: the target's own values (the sources of the reverse terms)
+    if constexpr (kSym && kGather) {
+      for (int c = 0; c < ns; ++c) st[c] = sym ? hn::Set(d, qa[tg * size_t(ns) + size_t(c)]) : zero;
+    }
     auto group = [&]<int UU>(size_t k) {
       V ir[UU], x[UU], u[UU], u2[UU], b1[UU], b2[UU];
 #pragma GCC unroll 8
@@ -630,10 +644,21 @@ void CellImpl(const PairBlock<T>& b) {
         } else {
           for (int c = 0; c < ns; ++c) s[c] = hn::LoadU(d, pq + c * cap + j);
         }
-        if constexpr (kOffsets)
-          RealSpace<K>(d, ec, ce, ir[v], xi2, hn::LoadU(d, px + j), hn::LoadU(d, py + j), hn::LoadU(d, pz + j), s, acc);
-        else
+        if constexpr (kOffsets) {
+          const V rx = hn::LoadU(d, px + j), ry = hn::LoadU(d, py + j), rz = hn::LoadU(d, pz + j);
+          RealSpace<K>(d, ec, ce, ir[v], xi2, rx, ry, rz, s, acc);
+          if constexpr (kSym && kGather) {
+            if (sym) {  // the reverse term at -r from the target's values, added to the source's row
+              V ra[4] = {zero, zero, zero, zero};
+              RealSpace<K>(d, ec, ce, ir[v], xi2, hn::Neg(rx), hn::Neg(ry), hn::Neg(rz), st, ra);
+              const auto gi = hn::BitCast(di, hn::LoadU(d, pq + j));
+              for (int c = 0; c < no; ++c)
+                hn::ScatterIndex(hn::Add(hn::GatherIndex(d, rev + c, gi), ra[c]), d, rev + c, gi);
+            }
+          }
+        } else {
           RealSpace<K>(d, ec, ce, ir[v], xi2, zero, zero, zero, s, acc);
+        }
       }
     };
     const size_t nfull = na / (U * N) * (U * N);

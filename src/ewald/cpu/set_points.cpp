@@ -130,7 +130,8 @@ class CpuBackend final : public Backend {
   }
   std::size_t coincident_pairs(const Workspace& w) const override { return cast(w).coincident; }
   P2PCounts p2p_counts(const Workspace& w) const override {
-    return {cast(w).p2p_candidates, cast(w).p2p_pairs, g_->series.degree, g_->series.exp_degree};
+    return {cast(w).p2p_candidates, cast(w).p2p_pairs, g_->series.degree, g_->series.exp_degree,
+            uses_pair_symmetry<K, T>(*g_)};
   }
   double far_energy(const Workspace& w) const override {
     return g_->setup.energy_parseval ? cast(w).far_energy * K::final_scale : std::numeric_limits<double>::quiet_NaN();
