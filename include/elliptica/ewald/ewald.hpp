@@ -185,12 +185,12 @@ struct Options {
   /// measured once per grid; results agree with every planner to rounding.
   FftPlanner fft_planner = kDefaultFftPlanner;
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (benchmarking; see P2GVariant)
-  /// P2P by pair symmetry (Newton's third law): with the targets the sources, double precision,
-  /// the stokeslet (without the pressure), stresslet or stokes-combined kernel, r_c < min(L)/2 and
-  /// the per-thread arrays of the reverse terms (threads x N x values x 8 bytes) within 1 GiB,
-  /// each pair within r_c is evaluated once, for both of its points (about half the pair work;
-  /// results equal to rounding, the same bits on every run with the same threads). false: each
-  /// target sums over all of its sources (benchmarking). Ignored where it does not apply.
+  /// P2P by pair symmetry (Newton's third law): with the targets the sources, r_c < min(L)/2 and
+  /// the per-thread arrays of the reverse terms (threads x N x outputs x 4 or 8 bytes) within
+  /// 1 GiB, each pair within r_c is evaluated once, for both of its points (every kernel and
+  /// precision; about half the pair work; results equal to rounding, the same bits on every run
+  /// with the same threads). false: each target sums over all of its sources (benchmarking).
+  /// Ignored where it does not apply (Result::p2p.pair_symmetry says whether it did).
   bool pair_symmetry = true;
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6

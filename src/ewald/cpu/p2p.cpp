@@ -163,13 +163,13 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
   ws.acc.assign(trg.x.size() * nout, 0.0);
   std::size_t coincident = 0, candidates = 0, pairs = 0;
-  // Pair symmetry (Newton's third law, p2p_pair_symmetry): each pair is evaluated once, by the
+  // Pair symmetry (Newton's third law, pair_symmetry_applies): each pair is evaluated once, by the
   // target of lower sorted index, which also adds the pair's reverse term to the other point's
   // row of a per-thread array; the rows are added after the loop, in thread order. The blocks
   // are then dealt to the threads in a fixed order (static schedule), so that the sums do not
   // depend on the run.
   const bool sym = uses_pair_symmetry<K, T>(g);
-  const std::size_t rev_len = sym ? (ns + 1) * std::size_t(nq) : 0;
+  const std::size_t rev_len = sym ? (ns + 1) * std::size_t(nout) : 0;
   std::vector<std::vector<T>> rev(sym ? std::size_t(threads) : 0);
   // Targets in blocks of consecutive z-cells of one (x, y) column of cells (contiguous in the
   // cell-sorted order), ~64 targets per block: the colleague columns and the buffers are set up
@@ -270,21 +270,29 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
             double sv[kMaxPairValues];
             for (int d = 0; d < nq; ++d) sv[d] = double(q[cp.s * nq + d]);
             const double r2 = std::fma(cp.rx, cp.rx, std::fma(cp.ry, cp.ry, cp.rz * cp.rz));
+            // pair symmetry: the other point's term, from this target's values (into its row of rev)
+            const bool back = sym && cp.s != std::size_t(t0) + t;
+            double tv[kMaxPairValues], bk[4] = {0, 0, 0, 0};
+            if (back)
+              for (int d = 0; d < nq; ++d) tv[d] = double(q[(std::size_t(t0) + t) * nq + d]);
             if (r2 < coinc2) {
               K::template self_limit<double>(cd, sv, extra);
               if (g.separate || cp.s != std::size_t(t0) + t) ++coincident;
-              if (sym && cp.s != std::size_t(t0) + t) {  // the other point's term, from this target's values
-                double tv[kMaxPairValues], back[4] = {0, 0, 0, 0};
-                for (int d = 0; d < nq; ++d) tv[d] = double(q[(std::size_t(t0) + t) * nq + d]);
-                K::template self_limit<double>(cd, tv, back);
-                for (int d = 0; d < nout; ++d) rev_mine[cp.s * nq + d] += static_cast<T>(back[d]);
+              if (back) {
+                K::template self_limit<double>(cd, tv, bk);
                 ++coincident;
               }
             } else if (r2 < rc * rc) {
               const double r = std::sqrt(r2), ir = 1.0 / r;
-              K::template real_space<double>(std::erfc(xi_d * r) * ir, cd * std::exp(-xi_d * xi_d * r2), ir, xi_d * xi_d,
-                                             cp.rx, cp.ry, cp.rz, sv, extra[0], extra[1], extra[2], extra[3]);
+              const double ec = std::erfc(xi_d * r) * ir, ce = cd * std::exp(-xi_d * xi_d * r2);
+              K::template real_space<double>(ec, ce, ir, xi_d * xi_d, cp.rx, cp.ry, cp.rz, sv, extra[0], extra[1],
+                                             extra[2], extra[3]);
+              if (back)
+                K::template real_space<double>(ec, ce, ir, xi_d * xi_d, -cp.rx, -cp.ry, -cp.rz, tv, bk[0], bk[1], bk[2],
+                                               bk[3]);
             }
+            if (back)
+              for (int d = 0; d < nout; ++d) rev_mine[cp.s * nout + d] += static_cast<T>(bk[d]);
           }
           double* o = ws.acc.data() + static_cast<std::size_t>(t0 + t) * nout;
           for (int d = 0; d < nout; ++d) o[d] = double(out[t * nout + d]) + extra[d];
@@ -310,7 +318,7 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     for (std::size_t s = 0; s < ns; ++s)
       for (std::size_t th = 0; th < nthr; ++th) {
         if (rev[th].empty()) continue;
-        for (int d = 0; d < nout; ++d) ws.acc[s * nout + d] += double(rev[th][s * nq + d]);
+        for (int d = 0; d < nout; ++d) ws.acc[s * nout + d] += double(rev[th][s * nout + d]);
       }
   }
   ws.coincident = coincident;

@@ -212,6 +212,9 @@ struct PairBuffers {
   float *px, *py, *pz, *pr2, *pq;
   size_t cap;
   int* close;  // the block-local indices of the close sources (room for every source tested)
+  float* prv;  // pair symmetry: the sources' row offsets in rev (bits of int32), else nullptr
+  int32_t tg;  // pair symmetry: the target's sorted index (only sources of index >= tg are tested)
+  int no;      // values per row of rev (n_out)
 };
 
 // Pass 1 of one target in float32 (CellImpl): per column its z-range [zr[c], zr[colpad + c]]
@@ -250,6 +253,9 @@ HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const d
   float* HWY_RESTRICT pq = pb.pq;
   size_t na = 0, tested = 0, ncl = 0;
   int* HWY_RESTRICT cl = pb.close;
+  float* HWY_RESTRICT prv = pb.prv;
+  const bool sym = prv != nullptr;
+  const auto tgv = hn::Set(di, pb.tg - 1), nov = hn::Set(di, static_cast<int32_t>(pb.no));
   for (int c = 0; c < ncols; ++c) {
     if (zr[c] > zr[colpad + c]) continue;
     const int z0 = static_cast<int>(zr[c]) - ls.zbase, z1 = static_cast<int>(zr[colpad + c]) - ls.zbase;
@@ -261,7 +267,8 @@ HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const d
       const V ry = hn::Add(hn::Sub(thy, hn::LoadU(d, lyh + j)), hn::Sub(tloy, hn::LoadU(d, lyl + j)));
       const V rz = hn::Add(hn::Sub(thz, hn::LoadU(d, lzh + j)), hn::Sub(tloz, hn::LoadU(d, lzl + j)));
       const V r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
-      const auto valid = hn::FirstN(d, l1 - j);
+      auto valid = hn::FirstN(d, l1 - j);
+      if (sym) valid = hn::And(valid, hn::RebindMask(d, hn::Gt(hn::LoadU(di, ls.g + j), tgv)));  // index >= tg
       const auto close = hn::And(valid, hn::Lt(r2, close2));
       const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
       if (HWY_UNLIKELY(!hn::AllFalse(d, close))) {  // the target's own source, or rare
@@ -284,6 +291,10 @@ HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const d
       } else {
         for (int c2 = 0; c2 < ns; ++c2)
           hn::StoreU(hn::TableLookupLanes(hn::LoadU(d, ls.val + c2 * ls.cap + j), idx), d, pq + c2 * pb.cap + na);
+      }
+      if (sym) {
+        const auto ri = hn::Mul(hn::LoadU(di, ls.g + j), nov);
+        hn::StoreU(hn::BitCast(d, hn::TableLookupLanes(ri, hn::IndicesFromVec(di, lanes))), d, prv + na);
       }
       na += hn::CountTrue(d, in);
     }
@@ -341,7 +352,12 @@ void CellImpl(const PairBlock<T>& b) {
   const size_t cap = b.max_candidates + (U + 1) * N + N64;
   constexpr int nval = kGather ? 1 : ns;  // compacted value arrays: the index, or the values
   std::vector<T>& buf = *b.scratch;
-  if (buf.size() < (4 + nval) * cap) buf.resize((4 + nval) * cap);
+  // pair symmetry (PairBlock::rev): the reverse terms scattered into rev's rows, whose offsets
+  // (source index x n_out, bits of TI) pass 1 compacts into prv
+  T* HWY_RESTRICT rev = b.rev;
+  const bool sym = rev != nullptr;
+  const size_t nbuf = 4 + nval + (sym ? 1 : 0);
+  if (buf.size() < nbuf * cap) buf.resize(nbuf * cap);
   // locals: the compiler cannot keep fields of b in registers across the buffer stores
   const double* HWY_RESTRICT sx = b.sx;
   const double* HWY_RESTRICT sy = b.sy;
@@ -356,12 +372,10 @@ void CellImpl(const PairBlock<T>& b) {
   T* HWY_RESTRICT pz = py + cap;
   T* HWY_RESTRICT pr2 = pz + cap;
   T* HWY_RESTRICT pq = pr2 + cap;  // value c at pq + c * cap; with kGather: the index (bits of TI)
+  T* HWY_RESTRICT prv = pq + nval * cap;  // pair symmetry: the source's row offset in rev (bits of TI)
   const T* HWY_RESTRICT qa = b.qa;  // with kGather: the values interleaved, (ns + 1, n_src), last row 0
   const TI zero_row = static_cast<TI>(b.ns * size_t(ns));
-  // pair symmetry (PairBlock::rev): the reverse terms scattered into rev's rows
-  constexpr bool kSym = p2p_pair_symmetry<K, T>();
-  T* HWY_RESTRICT rev = b.rev;
-  const bool sym = kSym && rev != nullptr;
+  const TI zero_rev = static_cast<TI>(b.ns * size_t(no));  // the padding's row of rev
   // per target: the z-cell range [zr[c], zr[colpad + c]] of each column (empty: lo > hi)
   const int colpad = (b.ncols + int(N64) - 1) / int(N64) * int(N64);
   std::vector<double>& zbuf = *b.zscratch;
@@ -502,7 +516,7 @@ void CellImpl(const PairBlock<T>& b) {
     }
     if constexpr (kLocal) {
       const LocalSources ls{lxh, lxl, lyh, lyl, lzh, lzl, lval, lg, lst, lcap, nzl, zbase};
-      const PairBuffers pbuf{px, py, pz, pr2, pq, cap, closeidx};
+      const PairBuffers pbuf{px, py, pz, pr2, pq, cap, closeidx, sym ? prv : nullptr, static_cast<int32_t>(tg), no};
       const double tloc[3] = {ttx - ox, tty - oy, ttz - oz};
       size_t nclose = 0;
       na = TestF32<K>(ls, pbuf, zr, colpad, b.ncols, tloc, b.close2, b.rc2, nclose, ncand);
@@ -524,8 +538,8 @@ void CellImpl(const PairBlock<T>& b) {
         size_t s0 = size_t(start[col.base + kk]);
         const size_t s1 = size_t(start[col.base + kk + (end - cz) + 1]);
         cz = end + 1;
-        if constexpr (kSym) {  // the sources from the target's own sorted index on
-          if (sym) s0 = std::max(s0, tg);
+        if (sym) {  // the sources from the target's own sorted index on
+          s0 = std::max(s0, tg);
           if (s0 >= s1) continue;
         }
         ncand += s1 - s0;
@@ -577,6 +591,10 @@ void CellImpl(const PairBlock<T>& b) {
             for (int c2 = 0; c2 < ns; ++c2)
               hn::StoreU(hn::TableLookupLanes(hn::LoadU(dq, q + c2 * qst + j), idx), dq, pq + c2 * cap + na);
           }
+          if (sym) {
+            const auto ri = hn::Mul(hn::Add(hn::Set(dqi, static_cast<TI>(j)), hn::Iota(dqi, 0)), hn::Set(dqi, static_cast<TI>(no)));
+            hn::StoreU(hn::BitCast(dq, hn::TableLookupLanes(ri, CompactIndices(dqi, mb[0]))), dq, prv + na);
+          }
           na += size_t(hwy::PopCount(mb[0]));
         }
       }
@@ -590,13 +608,23 @@ void CellImpl(const PairBlock<T>& b) {
       pr2[k] = static_cast<T>(b.rc2);
       if constexpr (kGather) std::memcpy(pq + k, &zero_row, sizeof(T));  // the row of zeros
       else for (int c = 0; c < ns; ++c) pq[c * cap + k] = T(0);
+      if (sym) std::memcpy(prv + k, &zero_rev, sizeof(T));
     }
     // Pass 2: the kernel on the compacted pairs, UU chunks in lockstep (U, then the last 1 or 2)
     V acc[4] = {zero, zero, zero, zero};
     V st[ns];  // pair symmetry: the target's own values (the sources of the reverse terms)
-    if constexpr (kSym && kGather) {
-      for (int c = 0; c < ns; ++c) st[c] = sym ? hn::Set(d, qa[tg * size_t(ns) + size_t(c)]) : zero;
+    for (int c = 0; c < ns; ++c) {
+      if (!sym) st[c] = zero;
+      else if constexpr (kGather) st[c] = hn::Set(d, qa[tg * size_t(ns) + size_t(c)]);
+      else st[c] = hn::Set(d, q[size_t(c) * qst + tg]);
     }
+    // the reverse term at -r from the target's values, added to the source's row of rev
+    auto reverse = [&](V ec, V ce, V ir, V rx, V ry, V rz, size_t j) {
+      V ra[4] = {zero, zero, zero, zero};
+      RealSpace<K>(d, ec, ce, ir, xi2, hn::Neg(rx), hn::Neg(ry), hn::Neg(rz), st, ra);
+      const auto ri = hn::BitCast(di, hn::LoadU(d, prv + j));
+      for (int c = 0; c < no; ++c) hn::ScatterIndex(hn::Add(hn::GatherIndex(d, rev + c, ri), ra[c]), d, rev + c, ri);
+    };
     auto group = [&]<int UU>(size_t k) {
       V ir[UU], x[UU], u[UU], u2[UU], b1[UU], b2[UU];
 #pragma GCC unroll 8
@@ -647,17 +675,10 @@ void CellImpl(const PairBlock<T>& b) {
         if constexpr (kOffsets) {
           const V rx = hn::LoadU(d, px + j), ry = hn::LoadU(d, py + j), rz = hn::LoadU(d, pz + j);
           RealSpace<K>(d, ec, ce, ir[v], xi2, rx, ry, rz, s, acc);
-          if constexpr (kSym && kGather) {
-            if (sym) {  // the reverse term at -r from the target's values, added to the source's row
-              V ra[4] = {zero, zero, zero, zero};
-              RealSpace<K>(d, ec, ce, ir[v], xi2, hn::Neg(rx), hn::Neg(ry), hn::Neg(rz), st, ra);
-              const auto gi = hn::BitCast(di, hn::LoadU(d, pq + j));
-              for (int c = 0; c < no; ++c)
-                hn::ScatterIndex(hn::Add(hn::GatherIndex(d, rev + c, gi), ra[c]), d, rev + c, gi);
-            }
-          }
+          if (sym) reverse(ec, ce, ir[v], rx, ry, rz, j);
         } else {
           RealSpace<K>(d, ec, ce, ir[v], xi2, zero, zero, zero, s, acc);
+          if (sym) reverse(ec, ce, ir[v], zero, zero, zero, j);
         }
       }
     };

@@ -111,10 +111,10 @@ struct PairBlock {
   std::vector<float>* lscratch = nullptr;   // float32: per-thread buffer of the block-local sources
   std::vector<int>* iscratch = nullptr;     // float32: their cell-sorted indices and the columns' starts
   std::size_t* counts = nullptr;      // added to: [0] distance tests (run lengths), [1] pairs evaluated
-  // Pair symmetry (Newton's third law; p2p_pair_symmetry<K, T>(), the targets the sources): with
-  // rev set, target t (sorted index t_first + t) visits only the sources of sorted index >= its
-  // own, and each pair's reverse term, the kernel at -r applied to the target's values, is added
-  // to rev[s * n_src + c] (c < n_out; (ns + 1) rows of n_src, the last one takes the padding)
+  // Pair symmetry (Newton's third law; pair_symmetry_applies, the targets the sources): with rev
+  // set, target t (sorted index t_first + t) tests only the sources of sorted index >= its own,
+  // and each pair's reverse term, the kernel at -r applied to the target's values, is added to
+  // rev[s * n_out + c] ((ns + 1) rows of n_out, the last one takes the padding of the pair lists)
   T* rev = nullptr;
   std::size_t t_first = 0;
 };
@@ -123,32 +123,21 @@ struct PairBlock {
 /// source) instead of compacting them with the offsets (PairBlock::q).
 template <class K>
 constexpr bool p2p_gathers() { return K::n_src >= 3; }
-/// Whether the SIMD loop can sum each pair once for both of its points (PairBlock::rev): double
-/// precision, gathered values, and a reverse term that fits a row of source values (the
-/// stokeslet, stresslet and stokes-combined kernels). The caller also requires the targets to be
-/// the sources and r_c < half the shortest box side (every source has at most one image within
-/// r_c of a target, so the lanes of a scatter never collide).
-template <class K, class T>
-constexpr bool p2p_pair_symmetry() {
-  return std::is_same_v<T, double> && p2p_gathers<K>() && K::n_out <= K::n_src;
-}
 /// The most memory the per-thread arrays of the reverse terms may take (threads x (N + 1) rows
-/// of n_src doubles); beyond it P2P sums one-sided (many threads on many points).
+/// of n_out values); beyond it P2P sums one-sided (many threads on many points).
 inline constexpr double kPairSymmetryMaxBytes = 1024.0 * 1024.0 * 1024.0;
-/// Whether P2P sums each pair once (PairBlock::rev): the option (Options::pair_symmetry), the
-/// targets the sources, p2p_pair_symmetry of the kernel in the precision, r_c < min(L) / 2, and
-/// the reverse terms' arrays within kPairSymmetryMaxBytes.
+/// Whether P2P sums each pair once for both of its points (PairBlock::rev; every kernel and
+/// precision): the option (Options::pair_symmetry), the targets the sources, r_c < min(L) / 2
+/// (every source has at most one image within r_c of a target, so the lanes of a scatter never
+/// collide and no pair is met twice), and the reverse terms' arrays within kPairSymmetryMaxBytes.
 inline bool pair_symmetry_applies(Kernel kernel, bool field, Precision precision, bool option, bool separate,
                                   double rc, const std::array<double, 3>& box, std::size_t n_sources, int threads) {
-  if (!option || separate || precision != Precision::Double) return false;
-  int n_src = 0;
-  const bool kernel_ok = with_traits(kernel, field, [&](auto tr) {
-    n_src = decltype(tr)::n_src;
-    return p2p_pair_symmetry<decltype(tr), double>();
-  });
+  if (!option || separate) return false;
+  const int n_out = with_traits(kernel, field, [](auto tr) { return decltype(tr)::n_out; });
   const double lmin = std::min({box[0], box[1], box[2]});
-  const double bytes = double(std::max(1, threads)) * (double(n_sources) + 1) * n_src * sizeof(double);
-  return kernel_ok && rc < 0.5 * lmin * (1 - 1e-12) && bytes <= kPairSymmetryMaxBytes;
+  const double bytes = double(std::max(1, threads)) * (double(n_sources) + 1) * n_out *
+                       (precision == Precision::Single ? 4.0 : 8.0);
+  return rc < 0.5 * lmin * (1 - 1e-12) && bytes <= kPairSymmetryMaxBytes;
 }
 
 /// Adds the real-space sums over the sources of the runs with coincidence <= r < r_c to b.out
