@@ -376,7 +376,7 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
                 "interpolates E only; the energy's Fourier part by Parseval); output (N,3): E with --field, else the forces F");
   cmd->add_flag("--no-pair-symmetry", a.no_pair_symmetry,
                 "P2P: evaluate each pair from both of its points (by default each pair is evaluated once for "
-                "both where it applies: no --targets, rc < min(L)/2); for benchmarks");
+                "both where it applies: double precision, no --targets, rc < min(L)/2); for benchmarks");
   a.o_xi = cmd->add_option("--xi", a.xi, "override: Ewald splitting parameter xi [1/length]");
   a.o_rc = cmd->add_option("--rc", a.rc, "override: real-space cutoff radius [length]");
   a.o_grid = cmd->add_option("--grid", a.grid, "override: FFT grid, M or M1,M2,M3");

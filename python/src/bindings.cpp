@@ -473,7 +473,7 @@ NB_MODULE(_core, m) {
       .def_rw("compute_potential", &Options::compute_potential,
               "Laplace with the field or energy: False leaves the potential out (energy's Fourier part by Parseval)")
       .def_rw("pair_symmetry", &Options::pair_symmetry,
-              "P2P evaluates each pair once for both points where it applies (targets = sources, rc < min(L)/2)")
+              "P2P evaluates each pair once for both points where it applies (double, targets = sources, rc < min(L)/2)")
       .def_rw("xi", &Options::xi, nb::for_setter(nb::arg("value").none()))
       .def_rw("rc", &Options::rc, nb::for_setter(nb::arg("value").none()))
       .def_rw("grid", &Options::grid, nb::for_setter(nb::arg("value").none()))

@@ -185,12 +185,13 @@ struct Options {
   /// measured once per grid; results agree with every planner to rounding.
   FftPlanner fft_planner = kDefaultFftPlanner;
   P2GVariant p2g_variant = kDefaultP2GVariant;  ///< P2G/G2P implementation (benchmarking; see P2GVariant)
-  /// P2P by pair symmetry (Newton's third law): with the targets the sources, r_c < min(L)/2 and
-  /// the per-thread arrays of the reverse terms (threads x N x outputs x 4 or 8 bytes) within
-  /// 1 GiB, each pair within r_c is evaluated once, for both of its points (every kernel and
-  /// precision; about half the pair work; results equal to rounding, the same bits on every run
-  /// with the same threads). false: each target sums over all of its sources (benchmarking).
-  /// Ignored where it does not apply (Result::p2p.pair_symmetry says whether it did).
+  /// P2P by pair symmetry (Newton's third law): in double precision, with the targets the
+  /// sources, r_c < min(L)/2 and the per-thread arrays of the reverse terms (threads x N x outputs
+  /// x 8 bytes) within 1 GiB, each pair within r_c is evaluated once, for both of its points
+  /// (every kernel; P2P 0.6-0.8 of the one-sided time; results equal to rounding, the same bits on
+  /// every run with the same threads). float32 sums one-sided (there it did not pay). false: each
+  /// target sums over all of its sources (benchmarking). Ignored where it does not apply
+  /// (Result::p2p.pair_symmetry says whether it did).
   bool pair_symmetry = true;
   // Overrides (any subset). A grid override fixes M per axis.
   std::optional<double> xi;            ///< splitting parameter, 0.05 <= xi max(L), xi min(L) <= 1e6

@@ -135,7 +135,7 @@ struct CpuGeometry {
 /// Whether this geometry's P2P sums each pair once for both points (p2p.cpp).
 template <class K, class T>
 bool uses_pair_symmetry(const CpuGeometry<T>& g) {
-  return pair_symmetry_applies(g.setup.kernel, g.setup.field, g.setup.precision,
+  return std::is_same_v<T, double> && pair_symmetry_applies(g.setup.kernel, g.setup.field, g.setup.precision,
                                                            g.setup.pair_symmetry, g.separate, g.setup.params.rc,
                                                            g.setup.box, g.src.x.size(), g.setup.threads);
 }

@@ -6,6 +6,8 @@
 // distance (float32: twice that) instead of summing them; here such a pair contributes the limit
 // r -> 0 of (real-space kernel - free-space kernel) (K::self_limit: the self term when the
 // targets are the sources) if r < the coincidence distance, else its real-space kernel in float64.
+// With pair symmetry (pair_symmetry_applies: float64, the targets the sources, r_c < min(L)/2)
+// each pair is evaluated once, by its point of lower sorted index, for both points (p2p_simd.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -282,14 +284,10 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
                 K::template self_limit<double>(cd, tv, bk);
                 ++coincident;
               }
-            } else if (r2 < rc * rc) {
+            } else if (r2 < rc * rc) {  // float32 only (close2 > coinc2): no pair symmetry there
               const double r = std::sqrt(r2), ir = 1.0 / r;
-              const double ec = std::erfc(xi_d * r) * ir, ce = cd * std::exp(-xi_d * xi_d * r2);
-              K::template real_space<double>(ec, ce, ir, xi_d * xi_d, cp.rx, cp.ry, cp.rz, sv, extra[0], extra[1],
-                                             extra[2], extra[3]);
-              if (back)
-                K::template real_space<double>(ec, ce, ir, xi_d * xi_d, -cp.rx, -cp.ry, -cp.rz, tv, bk[0], bk[1], bk[2],
-                                               bk[3]);
+              K::template real_space<double>(std::erfc(xi_d * r) * ir, cd * std::exp(-xi_d * xi_d * r2), ir, xi_d * xi_d,
+                                             cp.rx, cp.ry, cp.rz, sv, extra[0], extra[1], extra[2], extra[3]);
             }
             if (back)
               for (int d = 0; d < nout; ++d) rev_mine[cp.s * nout + d] += static_cast<T>(bk[d]);

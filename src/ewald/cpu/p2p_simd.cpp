@@ -13,6 +13,12 @@
 // in place (runs split at periodic images); float32 tests on float32 lanes, twice as many, against
 // a block-local copy of the columns' sources (PairBlock), one run per column.
 //
+// Pair symmetry (Newton's third law, PairBlock::rev; float64): a target tests only the sources of
+// equal or higher sorted index (each run starts there), pass 1 also compacts each pair's row
+// offset in rev, and pass 2 forms the reverse term (RealSpace at -r with the target's values)
+// beside the forward one and adds it to the source's row by a gather, an add and a scatter per
+// output (the lanes of one target hold distinct sources).
+//
 // erfc: erfc(x) = exp(-x^2) erfcx(x), erfcx(x) a Chebyshev series in t = 1/(1 + x/2) on
 // [1/(1 + X/2), 1] (X = xi r_c) evaluated by Clenshaw's recurrence, its degree chosen from the
 // tolerance (ErfcSeries, set_points.cpp); exp(-x^2) (Highway's contrib Exp) is shared with the
@@ -212,9 +218,6 @@ struct PairBuffers {
   float *px, *py, *pz, *pr2, *pq;
   size_t cap;
   int* close;  // the block-local indices of the close sources (room for every source tested)
-  float* prv;  // pair symmetry: the sources' row offsets in rev (bits of int32), else nullptr
-  int32_t tg;  // pair symmetry: the target's sorted index (only sources of index >= tg are tested)
-  int no;      // values per row of rev (n_out)
 };
 
 // Pass 1 of one target in float32 (CellImpl): per column its z-range [zr[c], zr[colpad + c]]
@@ -253,9 +256,6 @@ HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const d
   float* HWY_RESTRICT pq = pb.pq;
   size_t na = 0, tested = 0, ncl = 0;
   int* HWY_RESTRICT cl = pb.close;
-  float* HWY_RESTRICT prv = pb.prv;
-  const bool sym = prv != nullptr;
-  const auto tgv = hn::Set(di, pb.tg - 1), nov = hn::Set(di, static_cast<int32_t>(pb.no));
   for (int c = 0; c < ncols; ++c) {
     if (zr[c] > zr[colpad + c]) continue;
     const int z0 = static_cast<int>(zr[c]) - ls.zbase, z1 = static_cast<int>(zr[colpad + c]) - ls.zbase;
@@ -267,8 +267,7 @@ HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const d
       const V ry = hn::Add(hn::Sub(thy, hn::LoadU(d, lyh + j)), hn::Sub(tloy, hn::LoadU(d, lyl + j)));
       const V rz = hn::Add(hn::Sub(thz, hn::LoadU(d, lzh + j)), hn::Sub(tloz, hn::LoadU(d, lzl + j)));
       const V r2 = hn::MulAdd(rx, rx, hn::MulAdd(ry, ry, hn::Mul(rz, rz)));
-      auto valid = hn::FirstN(d, l1 - j);
-      if (sym) valid = hn::And(valid, hn::RebindMask(d, hn::Gt(hn::LoadU(di, ls.g + j), tgv)));  // index >= tg
+      const auto valid = hn::FirstN(d, l1 - j);
       const auto close = hn::And(valid, hn::Lt(r2, close2));
       const auto in = hn::AndNot(close, hn::And(valid, hn::Lt(r2, rc2)));
       if (HWY_UNLIKELY(!hn::AllFalse(d, close))) {  // the target's own source, or rare
@@ -291,10 +290,6 @@ HWY_NOINLINE size_t TestF32(const LocalSources ls, const PairBuffers pb, const d
       } else {
         for (int c2 = 0; c2 < ns; ++c2)
           hn::StoreU(hn::TableLookupLanes(hn::LoadU(d, ls.val + c2 * ls.cap + j), idx), d, pq + c2 * pb.cap + na);
-      }
-      if (sym) {
-        const auto ri = hn::Mul(hn::LoadU(di, ls.g + j), nov);
-        hn::StoreU(hn::BitCast(d, hn::TableLookupLanes(ri, hn::IndicesFromVec(di, lanes))), d, prv + na);
       }
       na += hn::CountTrue(d, in);
     }
@@ -352,10 +347,10 @@ void CellImpl(const PairBlock<T>& b) {
   const size_t cap = b.max_candidates + (U + 1) * N + N64;
   constexpr int nval = kGather ? 1 : ns;  // compacted value arrays: the index, or the values
   std::vector<T>& buf = *b.scratch;
-  // pair symmetry (PairBlock::rev): the reverse terms scattered into rev's rows, whose offsets
-  // (source index x n_out, bits of TI) pass 1 compacts into prv
+  // pair symmetry (PairBlock::rev, float64): the reverse terms scattered into rev's rows, whose
+  // offsets (source index x n_out, bits of TI) pass 1 compacts into prv
   T* HWY_RESTRICT rev = b.rev;
-  const bool sym = rev != nullptr;
+  const bool sym = std::is_same_v<T, double> && rev != nullptr;
   const size_t nbuf = 4 + nval + (sym ? 1 : 0);
   if (buf.size() < nbuf * cap) buf.resize(nbuf * cap);
   // locals: the compiler cannot keep fields of b in registers across the buffer stores
@@ -516,7 +511,7 @@ void CellImpl(const PairBlock<T>& b) {
     }
     if constexpr (kLocal) {
       const LocalSources ls{lxh, lxl, lyh, lyl, lzh, lzl, lval, lg, lst, lcap, nzl, zbase};
-      const PairBuffers pbuf{px, py, pz, pr2, pq, cap, closeidx, sym ? prv : nullptr, static_cast<int32_t>(tg), no};
+      const PairBuffers pbuf{px, py, pz, pr2, pq, cap, closeidx};
       const double tloc[3] = {ttx - ox, tty - oy, ttz - oz};
       size_t nclose = 0;
       na = TestF32<K>(ls, pbuf, zr, colpad, b.ncols, tloc, b.close2, b.rc2, nclose, ncand);

@@ -111,8 +111,8 @@ struct PairBlock {
   std::vector<float>* lscratch = nullptr;   // float32: per-thread buffer of the block-local sources
   std::vector<int>* iscratch = nullptr;     // float32: their cell-sorted indices and the columns' starts
   std::size_t* counts = nullptr;      // added to: [0] distance tests (run lengths), [1] pairs evaluated
-  // Pair symmetry (Newton's third law; pair_symmetry_applies, the targets the sources): with rev
-  // set, target t (sorted index t_first + t) tests only the sources of sorted index >= its own,
+  // Pair symmetry (Newton's third law; pair_symmetry_applies, float64, the targets the sources):
+  // with rev set, target t (sorted index t_first + t) tests only the sources of sorted index >= its own,
   // and each pair's reverse term, the kernel at -r applied to the target's values, is added to
   // rev[s * n_out + c] ((ns + 1) rows of n_out, the last one takes the padding of the pair lists)
   T* rev = nullptr;
@@ -126,17 +126,19 @@ constexpr bool p2p_gathers() { return K::n_src >= 3; }
 /// The most memory the per-thread arrays of the reverse terms may take (threads x (N + 1) rows
 /// of n_out values); beyond it P2P sums one-sided (many threads on many points).
 inline constexpr double kPairSymmetryMaxBytes = 1024.0 * 1024.0 * 1024.0;
-/// Whether P2P sums each pair once for both of its points (PairBlock::rev; every kernel and
-/// precision): the option (Options::pair_symmetry), the targets the sources, r_c < min(L) / 2
-/// (every source has at most one image within r_c of a target, so the lanes of a scatter never
-/// collide and no pair is met twice), and the reverse terms' arrays within kPairSymmetryMaxBytes.
+/// Whether P2P sums each pair once for both of its points (PairBlock::rev; every kernel): the
+/// option (Options::pair_symmetry), double precision (in float32 it did not pay: the distance test
+/// on the block-local copy cannot skip the lower indices, and 16-lane scatters cost more than the
+/// float32 arithmetic saved; bench/results/ewald_issue28/symmetry_p2p.md), the targets the
+/// sources, r_c < min(L) / 2 (every source has at most one image within r_c of a target, so the
+/// lanes of a scatter never collide and no pair is met twice), and the reverse terms' arrays
+/// within kPairSymmetryMaxBytes.
 inline bool pair_symmetry_applies(Kernel kernel, bool field, Precision precision, bool option, bool separate,
                                   double rc, const std::array<double, 3>& box, std::size_t n_sources, int threads) {
-  if (!option || separate) return false;
+  if (!option || separate || precision != Precision::Double) return false;
   const int n_out = with_traits(kernel, field, [](auto tr) { return decltype(tr)::n_out; });
   const double lmin = std::min({box[0], box[1], box[2]});
-  const double bytes = double(std::max(1, threads)) * (double(n_sources) + 1) * n_out *
-                       (precision == Precision::Single ? 4.0 : 8.0);
+  const double bytes = double(std::max(1, threads)) * (double(n_sources) + 1) * n_out * 8.0;
   return rc < 0.5 * lmin * (1 - 1e-12) && bytes <= kPairSymmetryMaxBytes;
 }
 
