@@ -179,6 +179,21 @@ struct StokesletPressureTraits {
   }
 };
 
+// The stresslet multiplier's vector M(S, k)_j = -(2 (S k)_j + k_j tr S) k^2 + 2 k_j (k.S.k) for S
+// given by its 6 components (S_00, S_11, S_22, S_01, S_02, S_12; StressletTraits::grid_values):
+// the stresslet's Fourier sum is -i b M (b as in StokesletTraits::fourier). One place for
+// StressletTraits, StokesCombinedTraits and the written-out CNV (cpu/cnv.cpp).
+inline void stresslet_multiplier(double k0, double k1, double k2, double ksq, double s00, double s11, double s22,
+                                 double s01, double s02, double s12, double (&M)[3]) {
+  const double Sk0 = s00 * k0 + s01 * k1 + s02 * k2, Sk1 = s01 * k0 + s11 * k1 + s12 * k2,
+               Sk2 = s02 * k0 + s12 * k1 + s22 * k2;
+  const double tr = s00 + s11 + s22;
+  const double kSk = k0 * Sk0 + k1 * Sk1 + k2 * Sk2;
+  M[0] = -(2 * Sk0 + k0 * tr) * ksq + 2 * k0 * kSk;
+  M[1] = -(2 * Sk1 + k1 * tr) * ksq + 2 * k1 * kSk;
+  M[2] = -(2 * Sk2 + k2 * tr) * ksq + 2 * k2 * kSk;
+}
+
 struct StressletTraits {
   static constexpr Kernel kernel = Kernel::Stresslet;
   static constexpr bool field = false;
@@ -235,14 +250,8 @@ struct StressletTraits {
     }
     const double c = -8 * kPi * (1 + ksq * i4xi2) * e / (ksq * ksq) * wfac;
     for (int p = 0; p < 2; ++p) {
-      // S from its 6 components (grid_values): Sk_j = S_jm k_m
-      const double s00 = in[0][p], s11 = in[1][p], s22 = in[2][p], s01 = in[3][p], s02 = in[4][p], s12 = in[5][p];
-      const double Sk[3] = {s00 * k[0] + s01 * k[1] + s02 * k[2], s01 * k[0] + s11 * k[1] + s12 * k[2],
-                            s02 * k[0] + s12 * k[1] + s22 * k[2]};
-      const double tr = s00 + s11 + s22;
-      const double kSk = k[0] * Sk[0] + k[1] * Sk[1] + k[2] * Sk[2];
-      double M[3];
-      for (int j = 0; j < 3; ++j) M[j] = -(2 * Sk[j] + k[j] * tr) * ksq + 2 * k[j] * kSk;
+      double M[3];  // S from its 6 components (grid_values)
+      stresslet_multiplier(k[0], k[1], k[2], ksq, in[0][p], in[1][p], in[2][p], in[3][p], in[4][p], in[5][p], M);
       // multiplying by i: (x + i y) i = -y + i x, so the real part comes from the imaginary one.
       for (int j = 0; j < 3; ++j) {
         if (p == 0)
@@ -306,12 +315,7 @@ struct StokesCombinedTraits {
       for (int j = 0; j < 3; ++j) out[j][p] = b * (ksq * in[j][p] - k[j] * kf);
       if (!odd) continue;
       const cplx* S = in + 3;
-      const double s00 = S[0][p], s11 = S[1][p], s22 = S[2][p], s01 = S[3][p], s02 = S[4][p], s12 = S[5][p];
-      const double Sk[3] = {s00 * k[0] + s01 * k[1] + s02 * k[2], s01 * k[0] + s11 * k[1] + s12 * k[2],
-                            s02 * k[0] + s12 * k[1] + s22 * k[2]};
-      const double tr = s00 + s11 + s22;
-      const double kSk = k[0] * Sk[0] + k[1] * Sk[1] + k[2] * Sk[2];
-      for (int j = 0; j < 3; ++j) M[p][j] = -(2 * Sk[j] + k[j] * tr) * ksq + 2 * k[j] * kSk;
+      stresslet_multiplier(k[0], k[1], k[2], ksq, S[0][p], S[1][p], S[2][p], S[3][p], S[4][p], S[5][p], M[p]);
     }
     // i (-b) (M_re + i M_im) = b M_im - i b M_re
     for (int j = 0; j < 3; ++j) {

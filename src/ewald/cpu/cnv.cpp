@@ -120,15 +120,9 @@ inline void stokes_interior(const double (&k)[3], double ksq, double e, double i
   }
   if constexpr (dbl) {
     double M[2][3];
-    for (int p = 0; p < 2; ++p) {
-      const double s00 = in[o][p], s11 = in[o + 1][p], s22 = in[o + 2][p], s01 = in[o + 3][p], s02 = in[o + 4][p],
-                   s12 = in[o + 5][p];
-      const double Sk[3] = {s00 * k[0] + s01 * k[1] + s02 * k[2], s01 * k[0] + s11 * k[1] + s12 * k[2],
-                            s02 * k[0] + s12 * k[1] + s22 * k[2]};
-      const double tr = s00 + s11 + s22;
-      const double kSk = k[0] * Sk[0] + k[1] * Sk[1] + k[2] * Sk[2];
-      for (int j = 0; j < 3; ++j) M[p][j] = -(2 * Sk[j] + k[j] * tr) * ksq + 2 * k[j] * kSk;
-    }
+    for (int p = 0; p < 2; ++p)
+      stresslet_multiplier(k[0], k[1], k[2], ksq, in[o][p], in[o + 1][p], in[o + 2][p], in[o + 3][p], in[o + 4][p],
+                           in[o + 5][p], M[p]);
     // -i b (M_re + i M_im) = b M_im - i b M_re
     for (int j = 0; j < 3; ++j) {
       out[j][0] += b * M[1][j];
