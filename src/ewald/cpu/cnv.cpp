@@ -167,14 +167,9 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace): on rows off
   // the Nyquist planes of k1 and k2 the modes 0 < l < M3/2 (k != 0, no Nyquist component) by
   // stokes_interior, a loop the compiler vectorises along k3; the other modes by K::fourier.
-  std::vector<double> e3(ek[2].size()), w3(iw2[2].size());
-  for (std::size_t l = 0; l < e3.size(); ++l) {
-    e3[l] = ek[2][l];
-    w3[l] = scale * iw2[2][l];
-  }
   const int lend = (M3 % 2 == 0) ? M3 / 2 : M3h;  // interior modes: 1 <= l < lend
-  const double* e3p = e3.data();
-  const double* w3p = w3.data();
+  const double* e3p = ek[2].data();
+  const double* w3p = iw2[2].data();
   const double* k3p = kv[2].data();
   auto general = [&](int i, int j, int l) {
     const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2, nyq2 = (M2 % 2 == 0) && j == M2 / 2;
@@ -211,7 +206,7 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       general(i, j, 0);
       for (int l = lend; l < M3h; ++l) general(i, j, l);
       const double kx = kv[0][i], ky = kv[1][j], kxy2 = kx * kx + ky * ky;
-      const double exy = ek[0][i] * ek[1][j], wxy = iw2[0][i] * iw2[1][j];
+      const double exy = ek[0][i] * ek[1][j], wxy = scale * iw2[0][i] * iw2[1][j];
       T* row = reinterpret_cast<T*>(X + (std::size_t(i) * M2 + j) * M3h);  // (re, im) pairs
 #pragma omp simd
       for (int l = 1; l < lend; ++l) {
