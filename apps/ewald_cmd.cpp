@@ -389,7 +389,7 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
 
   a.calibrate = cmd->add_subcommand(
       "calibrate",
-      "Measures the constants of the cost model that chooses the parameters (one thread, about 1 s per precision),\n"
+      "Measures the constants of the cost model that chooses the parameters (one thread, about 2-4 s per precision),\n"
       "writes them to the per-machine cache and prints them.");
   a.calibrate->footer(
       "The cache: $ELLIPTICA_CACHE_DIR/ewald_costs.json, else $XDG_CACHE_HOME/elliptica/ewald_costs.json, else\n"

@@ -52,6 +52,9 @@ void expect_valid(const CostConstants& c) {
     EXPECT_TRUE(std::isfinite(c.p2p_pair[v]) && c.p2p_pair[v] > 0) << cost_variant_name(v);
     EXPECT_LT(c.p2p_check[v], 1e-5);  // seconds per distance test: far below 10 us on any machine
     EXPECT_LT(c.p2p_pair[v], 1e-4);
+    // the out-of-cache scales of the far-field point work: clamped to [0.5, 4] (1 built in)
+    EXPECT_TRUE(c.p2g_scale[v] >= 0.5 && c.p2g_scale[v] <= 4.0) << cost_variant_name(v) << " " << c.p2g_scale[v];
+    EXPECT_TRUE(c.g2p_scale[v] >= 0.5 && c.g2p_scale[v] <= 4.0) << cost_variant_name(v) << " " << c.g2p_scale[v];
   }
   for (double x : {c.p2p_cell, c.p2p_column, c.spread, c.interp, c.window_row, c.grid_pass, c.fft, c.cnv_mode,
                    c.cnv_component, c.window_eval}) {
@@ -66,7 +69,9 @@ bool same_values(const CostConstants& a, const CostConstants& b) {
             a.window_row == b.window_row && a.grid_pass == b.grid_pass && a.fft == b.fft &&
             a.fft_growth == b.fft_growth && a.cnv_mode == b.cnv_mode && a.cnv_component == b.cnv_component &&
             a.window_eval == b.window_eval;
-  for (int v = 0; v < kCostVariants; ++v) eq = eq && a.p2p_check[v] == b.p2p_check[v] && a.p2p_pair[v] == b.p2p_pair[v];
+  for (int v = 0; v < kCostVariants; ++v)
+    eq = eq && a.p2p_check[v] == b.p2p_check[v] && a.p2p_pair[v] == b.p2p_pair[v] && a.p2g_scale[v] == b.p2g_scale[v] &&
+         a.g2p_scale[v] == b.g2p_scale[v];
   return eq;
 }
 
@@ -84,6 +89,8 @@ CostConstants fake_entry(Precision p, double scale) {
   for (int v = 0; v < kCostVariants; ++v) {
     c.p2p_check[v] = b.p2p_check[v] * scale;
     c.p2p_pair[v] = b.p2p_pair[v] * scale * 1.0000000000000002;  // a value that needs 17 digits
+    c.p2g_scale[v] = 1.0 + 0.125 * v;
+    c.g2p_scale[v] = 1.5 + 0.0625 * v;
   }
   c.spread = b.spread * scale;
   c.interp = b.interp * scale;
@@ -375,6 +382,34 @@ TEST(EwaldCalibrate, ModelCostTerms) {
   const double c4 = detail::model_cost(in, 0.1, cells, M, 8);
   in.threads = 1;
   EXPECT_NEAR(detail::model_cost(in, 0.1, cells, M, 8), 4 * c4, 1e-12 * c4);
+}
+
+TEST(EwaldCalibrate, ModelFarFieldScales) {
+  // p2g_scale / g2p_scale multiply the point work of P2G / G2P of their variant only (the padded
+  // grid's fold / unfold and the other stages unchanged): the stage terms by hand.
+  detail::TuneInput in;
+  in.costs = builtin_cost_constants(Precision::Double);
+  in.cost_variant = 2;
+  in.n_grid = in.n_out = 3;
+  in.n_sources = in.n_targets = 50000;
+  const std::array<int, 3> M{64, 64, 64};
+  const int P = 8;
+  const auto cells = detail::cell_grid(in.box, 0.1, 2 * in.n_sources);
+  const detail::ModelStages a = detail::model_stages(in, 0.1, cells, M, P);
+  const CostConstants& c = in.costs;
+  const double pad = 80.0 * 80.0 * 80.0, P2 = 64.0;
+  EXPECT_NEAR(a.p2g, 50000 * P2 * (c.window_row + c.spread * P * 3) + c.grid_pass * 3 * pad, 1e-12 * a.p2g);
+  EXPECT_NEAR(a.g2p, 50000 * P2 * (c.window_row + c.interp * P * 3) + c.grid_pass * 3 * pad, 1e-12 * a.g2p);
+  EXPECT_NEAR(a.total(), detail::model_cost(in, 0.1, cells, M, P), 1e-12 * a.total());
+  in.costs.p2g_scale[2] = 2.0;
+  in.costs.g2p_scale[2] = 3.0;
+  in.costs.p2g_scale[0] = in.costs.g2p_scale[0] = 4.0;  // another variant's: no effect
+  const detail::ModelStages b = detail::model_stages(in, 0.1, cells, M, P);
+  EXPECT_NEAR(b.p2g - a.p2g, 50000 * P2 * (c.window_row + c.spread * P * 3), 1e-9 * a.p2g);
+  EXPECT_NEAR(b.g2p - a.g2p, 2.0 * 50000 * P2 * (c.window_row + c.interp * P * 3), 1e-9 * a.g2p);
+  EXPECT_EQ(b.p2p, a.p2p);
+  EXPECT_EQ(b.fft, a.fft);
+  EXPECT_EQ(b.cnv, a.cnv);
 }
 
 // The parameters chosen with this machine's measured constants still meet the tolerance.

@@ -11,7 +11,7 @@
 //     large grid (the padded grid's fold / unfold);
 //   FFT: per M log2 M and component at M = 32^3 ... 128^3 (its growth with the size);
 //   CNV: per half-spectrum mode and component (1 + 1 to 12 + 3 components).
-// About 0.5-1.5 s per precision. The results are cached per machine in a JSON file keyed by the
+// About 1.5-4 s per precision. The results are cached per machine in a JSON file keyed by the
 // CPU model, the SIMD target, the library version, the build and the precision (written
 // atomically: a temporary file renamed into place); ELLIPTICA_EWALD_COSTS chooses between the
 // cache (auto), the built-in constants (builtin) and a file.
@@ -246,6 +246,8 @@ CostConstants builtin_cost_constants(Precision p) {
   }
   c.spread = f * 0.35e-9;
   c.interp = f * 0.35e-9;
+  c.p2g_scale.fill(1.0);
+  c.g2p_scale.fill(1.0);
   c.window_row = 2.0e-9;
   c.grid_pass = f * 1.5e-9;
   c.fft = f * 0.7e-9;
@@ -302,6 +304,8 @@ std::string cost_constants_json(const CostConstants& c, int indent) {
   kv("p2p_pair", per_variant(c.p2p_pair));
   kv("spread", jnum(c.spread));
   kv("interp", jnum(c.interp));
+  kv("p2g_scale", per_variant(c.p2g_scale));
+  kv("g2p_scale", per_variant(c.g2p_scale));
   kv("window_row", jnum(c.window_row));
   kv("grid_pass", jnum(c.grid_pass));
   kv("fft", jnum(c.fft));
@@ -370,7 +374,7 @@ bool same_key(const CostConstants& a, const CostConstants& b) {
 bool valid_constants(const CostConstants& c) {
   auto ok = [](double v) { return std::isfinite(v) && v > 0; };
   for (int v = 0; v < kCostVariants; ++v)
-    if (!ok(c.p2p_check[v]) || !ok(c.p2p_pair[v])) return false;
+    if (!ok(c.p2p_check[v]) || !ok(c.p2p_pair[v]) || !ok(c.p2g_scale[v]) || !ok(c.g2p_scale[v])) return false;
   for (double v : {c.p2p_cell, c.p2p_column, c.spread, c.interp, c.window_row, c.grid_pass, c.fft, c.cnv_mode,
                    c.cnv_component, c.window_eval})
     if (!ok(v)) return false;
@@ -422,13 +426,15 @@ std::vector<CostConstants> parse_cost_constants(const std::string& text) {
          num("interp", c.interp) && num("window_row", c.window_row) && num("grid_pass", c.grid_pass) &&
          num("fft", c.fft) && num("fft_growth", c.fft_growth) && num("cnv_mode", c.cnv_mode) &&
          num("cnv_component", c.cnv_component) && num("window_eval", c.window_eval);
-    for (const char* k : {"p2p_check", "p2p_pair"}) {
-      auto& dst = std::string(k) == "p2p_check" ? c.p2p_check : c.p2p_pair;
+    for (auto [k, dst] : {std::pair<const char*, std::array<double, kCostVariants>*>{"p2p_check", &c.p2p_check},
+                          {"p2p_pair", &c.p2p_pair},
+                          {"p2g_scale", &c.p2g_scale},
+                          {"g2p_scale", &c.g2p_scale}}) {
       const auto it = e.find(k);
       if (it == e.end() || !it->is_object()) ok = false;
       for (int v = 0; v < kCostVariants && ok; ++v) {
         const auto x = it->find(kVariantNames[v]);
-        ok = x != it->end() && number(*x, dst[v]);
+        ok = x != it->end() && number(*x, (*dst)[v]);
       }
     }
     if (ok && valid_constants(c)) out.push_back(c);
@@ -776,6 +782,40 @@ void measure_into(CostConstants& c, Precision prec) {
     c.fft_growth = std::clamp(g / c.fft, 0.0, 0.5);
     if (!std::isfinite(c.fft_growth)) c.fft_growth = 0;
   }
+  // ---- far field out of cache, per kernel variant ----------------------------------------------
+  // The fit above uses grids that stay in cache; the plans whose far field costs something spread
+  // onto grids of 10-500 MB with few points per grid point, where window rows miss the caches
+  // (measured: 1.3-2.3x the in-cache point work at N = 1e5, M = 128-192, more with fewer windows
+  // per grid point, less on grids of 96^3). One problem of that kind per variant (1e5 points on
+  // 128^3, P = 8) gives the scales of the point terms: the choice among the candidates of plans
+  // of 0.1-1 s is what they are for; smaller plans get their far field over-priced by up to the
+  // scale, which costs them little time.
+  for (int v = 0; v < kCostVariants; ++v) {
+    const KernelShape ks = shape(v);
+    const bool dl = variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined;
+    const std::size_t n = 100000;
+    const int M = 128, P = 8;  // 24 windows overlap at a grid point, as in the tuned plans (15-40)
+    const Problem pr = uniform_problem(n, ks.n_src, dl, 4321 + v);
+    const double rc = 0.02;
+    Params p = make_params(3.5 / rc, rc, 1, M, P);
+    // the points in the cell order of a plan of this size (r_c ~ 0.1): P2G and G2P visit them in it
+    p.cells = cell_grid({1, 1, 1}, 0.1, 2 * n, prec);
+    auto be = make_cpu_backend(pr.pts, setup_for(v, prec, p, erfc_target));
+    auto ws = be->workspace();
+    be->load(*ws, pr.values.data());
+    be->p2p(*ws);  // sizes the accumulators G2P adds to (few pairs at this r_c)
+    be->p2g(*ws);  // warm-up (allocations, page faults) and the grid G2P reads
+    be->g2p(*ws);
+    const double t2g = best_of(2, [&] { be->p2g(*ws); });
+    const double tg2p = best_of(2, [&] { be->g2p(*ws); });
+    const double P2 = double(P) * P, padded = std::pow(double(M + 2 * P), 3);
+    const double pg = double(n) * P2 * (c.window_row + c.spread * P * ks.n_grid);
+    const double pi = double(n) * P2 * (c.window_row + c.interp * P * ks.n_out);
+    c.p2g_scale[v] = std::clamp((t2g - c.grid_pass * ks.n_grid * padded) / pg, 0.5, 4.0);
+    c.g2p_scale[v] = std::clamp((tg2p - c.grid_pass * ks.n_out * padded) / pi, 0.5, 4.0);
+    if (!std::isfinite(c.p2g_scale[v])) c.p2g_scale[v] = 1.0;
+    if (!std::isfinite(c.g2p_scale[v])) c.g2p_scale[v] = 1.0;
+  }
   // ---- window evaluation (set_points: P weights per point and axis) -----------------------------
   {
     const Window w = make_window(8, 20.0, 0, 1e-10);
@@ -822,6 +862,8 @@ CostConstants measure(Precision p) {
   for (int v = 0; v < kCostVariants; ++v) {
     fix(c.p2p_check[v], b.p2p_check[v]);
     fix(c.p2p_pair[v], b.p2p_pair[v]);
+    fix(c.p2g_scale[v], b.p2g_scale[v]);
+    fix(c.g2p_scale[v], b.g2p_scale[v]);
   }
   for (auto [x, d] : {std::pair{&c.spread, b.spread}, {&c.interp, b.interp}, {&c.window_row, b.window_row},
                       {&c.grid_pass, b.grid_pass}, {&c.fft, b.fft}, {&c.cnv_mode, b.cnv_mode},

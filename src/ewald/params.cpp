@@ -19,6 +19,8 @@
 // Each part is held below 0.35 eps / sqrt(3) (the estimates are within a factor ~2 of measured errors); among the admissible (r_c, xi, M, P) the one of
 // least modelled cost wins (cost model below, seed 000 algorithm 1 complexity).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -373,8 +375,8 @@ double model_fft_cost(const TuneInput& in, const std::array<int, 3>& M) {
   return c.fft * std::max(0.5, 1.0 + c.fft_growth * (lm - 18.0)) * mtot * lm * (in.n_grid + in.n_out);
 }
 
-double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
-                  int P) {
+ModelStages model_stages(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
+                         int P) {
   const CostConstants& c = in.costs;
   const int v = std::clamp(in.cost_variant, 0, kCostVariants - 1);
   const double ncell = double(cells[0]) * cells[1] * cells[2];
@@ -391,11 +393,19 @@ double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cell
                      c.p2p_check[v] * half * nl.pair_checks + c.p2p_pair[v] * pairs;
   const double P2 = double(P) * P;
   const double padded = double(M[0] + 2 * P) * (M[1] + 2 * P) * (M[2] + 2 * P);
-  const double p2g = ns * P2 * (c.window_row + c.spread * P * in.n_grid) + c.grid_pass * in.n_grid * padded;
-  const double g2p = nt * P2 * (c.window_row + c.interp * P * in.n_out) + c.grid_pass * in.n_out * padded;
+  const double p2g =
+      c.p2g_scale[v] * ns * P2 * (c.window_row + c.spread * P * in.n_grid) + c.grid_pass * in.n_grid * padded;
+  const double g2p =
+      c.g2p_scale[v] * nt * P2 * (c.window_row + c.interp * P * in.n_out) + c.grid_pass * in.n_out * padded;
   const double fft = model_fft_cost(in, M);
   const double cnv = double(M[0]) * M[1] * (M[2] / 2 + 1) * (c.cnv_mode + c.cnv_component * (in.n_grid + in.n_out));
-  return (p2p + p2g + g2p + fft + cnv) / std::max(1, in.threads);
+  const double th = std::max(1, in.threads);
+  return {p2p / th, p2g / th, fft / th, cnv / th, g2p / th};
+}
+
+double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
+                  int P) {
+  return model_stages(in, rc, cells, M, P).total();
 }
 
 namespace {
@@ -614,6 +624,11 @@ Params choose_params(const TuneInput& in) {
       const double t = in.fft_seconds(cand.grid);
       if (!std::isfinite(t)) break;  // no measurements: keep the model's choice
       const double c = cost - model_fft_cost(in, cand.grid) / threads + t;
+      if (std::getenv("ELLIPTICA_EWALD_TRACE")) {
+        const ModelStages ms = model_stages(in, cand.rc, cand.cells, cand.grid, cand.P);
+        std::fprintf(stderr, "cand rc %.4f M %d %d %d P %d: p2p %.4f p2g %.4f g2p %.4f fft(model) %.4f fft(meas) %.4f cnv %.4f total %.4f\n",
+                     cand.rc, cand.grid[0], cand.grid[1], cand.grid[2], cand.P, ms.p2p, ms.p2g, ms.g2p, ms.fft, t, ms.cnv, c);
+      }
       if (c < best_measured) {
         best_measured = c;
         best = cand;

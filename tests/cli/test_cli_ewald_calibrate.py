@@ -28,6 +28,8 @@ def test_calibrate_writes_cache_output_and_prints(cli, tmp_path):
     [e] = js["entries"]
     assert e["precision"] == "single" and e["source"] == "measured" and e["file"] == js["cache"]
     assert set(e["p2p_pair"]) == VARIANTS and all(v > 0 for v in e["p2p_pair"].values())
+    for k in ("p2g_scale", "g2p_scale"):
+        assert set(e[k]) == VARIANTS and all(0.5 <= v <= 4.0 for v in e[k].values()), (k, e[k])
     assert all(e[k] > 0 for k in ("p2p_cell", "spread", "interp", "fft", "cnv_mode", "grid_pass", "window_eval"))
     f = json.loads(out.read_text())
     assert f["format"] == "elliptica-ewald-costs" and [x["precision"] for x in f["entries"]] == ["single"]

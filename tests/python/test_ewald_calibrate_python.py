@@ -17,9 +17,11 @@ def check_constants(c, precision):
     assert c["precision"] == precision
     for k in SCALARS:
         assert math.isfinite(c[k]) and c[k] > 0, k
-    for k in ("p2p_check", "p2p_pair"):
+    for k in ("p2p_check", "p2p_pair", "p2g_scale", "g2p_scale"):
         assert set(c[k]) == VARIANTS
         assert all(math.isfinite(v) and v > 0 for v in c[k].values()), k
+    for k in ("p2g_scale", "g2p_scale"):  # clamped to [0.5, 4]
+        assert all(0.5 <= v <= 4.0 for v in c[k].values()), (k, c[k])
     assert math.isfinite(c["fft_growth"]) and c["fft_growth"] >= 0
 
 

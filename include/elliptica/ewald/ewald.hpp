@@ -373,8 +373,12 @@ std::string cost_variant_name(int v);
 ///      + p2p_check[v] * (target, source) distance tests (the sources of the runs)
 ///      + p2p_pair[v]  * pairs within r_c (Nt Ns 4/3 pi r_c^3 / V for uniform points)
 ///        (the distance tests and pairs halved where Options::pair_symmetry applies)
-///   P2G  Ns P^2 (window_row + spread P n_grid) + grid_pass n_grid (M1+2P)(M2+2P)(M3+2P)
-///   G2P  Nt P^2 (window_row + interp P n_out)  + grid_pass n_out  (M1+2P)(M2+2P)(M3+2P)
+///   P2G  p2g_scale[v] Ns P^2 (window_row + spread P n_grid) + grid_pass n_grid (M1+2P)(M2+2P)(M3+2P)
+///   G2P  g2p_scale[v] Nt P^2 (window_row + interp P n_out)  + grid_pass n_out  (M1+2P)(M2+2P)(M3+2P)
+///        (spread, interp and window_row fitted on small grids that stay in cache; the per-variant
+///        scales are the measured point work over that fit on a grid out of cache, 1e5 points on
+///        128^3 with P = 8, 24 windows overlapping at a grid point as in the tuned plans of 0.1-1 s:
+///        measured 0.9-2x, up to 4x for float32 G2P with the field; clamped to [0.5, 4])
 ///   FFT  fft(M) M log2(M) (n_grid + n_out), M = M1 M2 M3,
 ///        fft(M) = fft * max(0.5, 1 + fft_growth (log2 M - 18)) (larger transforms leave the caches)
 ///   CNV  M1 M2 (M3/2 + 1) (cnv_mode + cnv_component (n_grid + n_out))
@@ -396,6 +400,7 @@ struct CostConstants {
   double p2p_cell = 0, p2p_column = 0;
   std::array<double, kCostVariants> p2p_check{}, p2p_pair{};
   double spread = 0, interp = 0, window_row = 0, grid_pass = 0;
+  std::array<double, kCostVariants> p2g_scale{}, g2p_scale{};  ///< P2G / G2P point work out of cache (1 builtin)
   double fft = 0, fft_growth = 0;
   double cnv_mode = 0, cnv_component = 0;
   double window_eval = 0;
@@ -409,7 +414,7 @@ CostConstants builtin_cost_constants(Precision p);
 /// same values until calibrate_costs() replaces them):
 ///   unset or "auto": the per-machine cache file (cost_cache_file()) when it has an entry for this
 ///     CPU model, SIMD target, library version, build and precision; otherwise they are measured
-///     (about 1-1.5 s, one thread) and written to the cache (atomically: a temporary file renamed
+///     (about 2-4 s, one thread) and written to the cache (atomically: a temporary file renamed
 ///     into place). A corrupt cache file is ignored and replaced; an unwritable or missing cache
 ///     directory keeps the measurement in memory. Never throws for cache problems.
 ///   "builtin": builtin_cost_constants(p), no measurement (use it where the parameter choice must
@@ -420,7 +425,7 @@ CostConstants builtin_cost_constants(Precision p);
 CostConstants cost_constants(Precision p);
 
 /// Measures the constants of precision p now: small CPU-backend evaluations on one thread
-/// (uniform random points in the unit cube, every kernel variant; about 0.5-1.5 s), fitted by
+/// (uniform random points in the unit cube, every kernel variant; about 1.5-4 s), fitted by
 /// non-negative least squares. With write_cache (default) the entry is written to the cache
 /// file (CostConstants::file says where; "" when it could not be written, which is not an error).
 /// Unless ELLIPTICA_EWALD_COSTS is "builtin" or a file name, the process then uses the new values.
@@ -432,8 +437,8 @@ CostConstants calibrate_costs(Precision p, bool write_cache = true);
 std::string cost_cache_file();
 
 /// A JSON object of the constants and their key (precision, cpu, simd_target, version, build,
-/// source, measured_at, measure_seconds, the constants; p2p_check and p2p_pair as objects keyed by
-/// cost_variant_name()). indent: spaces before every line but the first.
+/// source, measured_at, measure_seconds, the constants; p2p_check, p2p_pair, p2g_scale and g2p_scale
+/// as objects keyed by cost_variant_name()). indent: spaces before every line but the first.
 std::string cost_constants_json(const CostConstants& c, int indent = 0);
 
 /// The text of a constants file (the cache's format: {"format": "elliptica-ewald-costs",
