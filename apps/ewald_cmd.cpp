@@ -881,8 +881,13 @@ int run_ewald(const EwaldArgs& a) {
     if (!p.describe().empty() && p.describe().back() != '\n') os << '\n';
     {
       const ewald::CostConstants cc = ewald::cost_constants(opt.precision);
-      os << "cost model: " << cc.source << " constants" << (cc.file.empty() ? "" : " (" + cc.file + ")")
-         << " (elliptica ewald calibrate remeasures them)\n";
+      if (cc.source == "builtin" && !cc.file.empty())  // ELLIPTICA_EWALD_COSTS=FILE without a current entry
+        os << "cost model: builtin constants: " << cc.file << " has no entry of this cost model (revision "
+           << ewald::cost_model_revision() << ") for " << ewald::to_string(opt.precision)
+           << " precision (rewrite it with elliptica ewald calibrate --output FILE)\n";
+      else
+        os << "cost model: " << cc.source << " constants" << (cc.file.empty() ? "" : " (" + cc.file + ")")
+           << " (elliptica ewald calibrate remeasures them)\n";
     }
     print_times(os, res.times);
     if (res.coincident_pairs > 0)

@@ -4,6 +4,7 @@
 // tolerance against the independent direct Ewald sum. No assertion depends on timings (the
 // machines are shared): only that the measured constants are finite and positive.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cmath>
@@ -359,6 +360,32 @@ TEST(EwaldCalibrate, ConstantsFileMode) {
   }
   EXPECT_THROW(write_cost_constants((dir / "no" / "such" / "folder.json").string(), {d}), IOError);
   fs::remove_all(dir);
+}
+
+TEST(EwaldCalibrate, FileEntriesOfAnotherRevisionOrOutOfRangeScales) {
+  // An entry of another model revision, or without the far-field scales (an older file), is
+  // skipped; scales outside the measurement's range [0.5, 4] are clamped.
+  EXPECT_EQ(cost_model_revision(), detail::kCostModelRevision);
+  CostConstants d = fake_entry(Precision::Double, 1.5);
+  auto json_of = [](const CostConstants& c) { return nlohmann::json::parse(cost_constants_file_json({c})); };
+  nlohmann::json j = json_of(d);
+  ASSERT_EQ(detail::parse_cost_constants(j.dump()).size(), 1u);
+  j["entries"][0]["model"] = detail::kCostModelRevision - 1;
+  EXPECT_TRUE(detail::parse_cost_constants(j.dump()).empty());
+  j = json_of(d);
+  j["entries"][0].erase("p2g_scale");
+  EXPECT_TRUE(detail::parse_cost_constants(j.dump()).empty());
+  j = json_of(d);
+  j["entries"][0]["g2p_scale"]["stokeslet"] = 0.0;  // not positive: invalid
+  EXPECT_TRUE(detail::parse_cost_constants(j.dump()).empty());
+  j = json_of(d);
+  j["entries"][0]["p2g_scale"]["laplace"] = 1e6;
+  j["entries"][0]["g2p_scale"]["stresslet"] = 0.01;
+  const std::vector<CostConstants> e = detail::parse_cost_constants(j.dump());
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].p2g_scale[0], 4.0);
+  EXPECT_EQ(e[0].g2p_scale[4], 0.5);
+  EXPECT_EQ(e[0].p2g_scale[1], d.p2g_scale[1]);
 }
 
 TEST(EwaldCalibrate, ModelCostTerms) {

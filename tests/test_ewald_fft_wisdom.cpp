@@ -240,7 +240,30 @@ TEST(EwaldFftWisdom, TunerAvoidsAGridMeasuredAsSlow) {
                                          {"backward_seconds", 50.0}}});
   { std::ofstream(dir / "ewald_fft_wisdom.json") << j.dump(); }
   WisdomEnv env({{"ELLIPTICA_EWALD_FFT_WISDOM", "auto"}, {"ELLIPTICA_CACHE_DIR", dir.c_str()}});
-  const Result r = tune();
+  // ELLIPTICA_EWALD_TRACE: the candidates with the measured times, the slow grid among them, and the choice
+  Result r;
+  {
+    WisdomEnv trace({{"ELLIPTICA_EWALD_TRACE", "1"}});
+    ::testing::internal::CaptureStderr();
+    r = tune();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("elliptica ewald tuner: laplace, double, 400 sources, 400 targets"), std::string::npos) << err;
+    const std::string slow = "M " + std::to_string(g0[0]) + "x" + std::to_string(g0[1]) + "x" + std::to_string(g0[2]);
+    EXPECT_NE(err.find(slow), std::string::npos) << err;
+    EXPECT_NE(err.find("100 s measured"), std::string::npos) << err;  // 50 s forward + 50 s backward
+    const std::string chosen = "chosen: r_c";
+    ASSERT_NE(err.find(chosen), std::string::npos) << err;
+    const std::string grid = std::to_string(r.params.grid[0]) + "x" + std::to_string(r.params.grid[1]) + "x" +
+                             std::to_string(r.params.grid[2]) + " P " + std::to_string(r.params.P);
+    EXPECT_NE(err.find(grid, err.find(chosen)), std::string::npos) << err;
+  }
+  {
+    WisdomEnv trace({{"ELLIPTICA_EWALD_TRACE", "0"}});  // "0" (or empty): off
+    ::testing::internal::CaptureStderr();
+    const Result r0 = tune();
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    EXPECT_EQ(r0.params.grid, r.params.grid);
+  }
   EXPECT_NE(r.params.grid, g0);
   // the other candidates were measured and cached
   EXPECT_GE(fft_wisdom_entries().size(), 2u);

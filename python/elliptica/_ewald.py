@@ -117,12 +117,12 @@ def ewald_calibrate(precision="double", *, write_cache=True):
         ``build``, ``model``, ``measured_at``, ``measure_seconds`` and the constants in seconds of one
         core per unit of work: ``p2p_cell``, ``p2p_column``, ``p2p_check`` and ``p2p_pair`` (dicts by
         kernel variant: laplace, laplace-field, stokeslet, stokeslet-pressure, stresslet,
-        stokes-combined), ``spread``, ``interp``, ``p2g_scale`` and ``g2p_scale`` (dicts by kernel
-        variant: the P2G / G2P point work on a grid out of cache over the in-cache fit), ``window_row``,
-        ``grid_pass``, ``fft``,
+        stokes-combined), ``spread``, ``interp``, ``window_row``, ``grid_pass``, ``fft``,
         ``fft_growth`` (relative, per doubling of M), ``cnv_mode``, ``cnv_component``,
-        ``window_eval``. Unless ``ELLIPTICA_EWALD_COSTS`` is "builtin" or a file, later plans of this
-        process use them.
+        ``window_eval``; and ``p2g_scale`` and ``g2p_scale`` (dicts by kernel variant, plain
+        ratios in [0.5, 4]: the P2G / G2P point work on a grid out of cache over the in-cache fit,
+        1 when the machine has too little memory to measure it). Unless
+        ``ELLIPTICA_EWALD_COSTS`` is "builtin" or a file, later plans of this process use them.
 
     Raises
     ------

@@ -17,6 +17,8 @@
 // cache (auto), the built-in constants (builtin) and a file.
 #include "ewald/calibrate.hpp"
 
+#include "elliptica/core/resources.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -258,6 +260,8 @@ CostConstants builtin_cost_constants(Precision p) {
   return c;
 }
 
+int cost_model_revision() { return detail::kCostModelRevision; }
+
 std::string cost_cache_file() {
   namespace fs = std::filesystem;
   auto env = [](const char* n) -> std::string {
@@ -437,7 +441,13 @@ std::vector<CostConstants> parse_cost_constants(const std::string& text) {
         ok = x != it->end() && number(*x, (*dst)[v]);
       }
     }
-    if (ok && valid_constants(c)) out.push_back(c);
+    if (ok && valid_constants(c)) {
+      for (int v = 0; v < kCostVariants; ++v) {  // the measurement's range (measure_into)
+        c.p2g_scale[v] = std::clamp(c.p2g_scale[v], 0.5, 4.0);
+        c.g2p_scale[v] = std::clamp(c.g2p_scale[v], 0.5, 4.0);
+      }
+      out.push_back(c);
+    }
   }
   return out;
 }
@@ -795,6 +805,13 @@ void measure_into(CostConstants& c, Precision prec) {
     const bool dl = variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined;
     const std::size_t n = 100000;
     const int M = 128, P = 8;  // 24 windows overlap at a grid point, as in the tuned plans (15-40)
+    // up to about 0.5 GB (stokes-combined: 9 components): on a machine with less than 8x that
+    // (memory_limit_bytes()) the step is left out and the scales stay 1 (the in-cache fit alone)
+    const double tb = prec == Precision::Single ? 4.0 : 8.0;
+    const double need = std::pow(double(M), 3) * std::max(ks.n_grid, ks.n_out) * tb * 2.0 +
+                        std::pow(double(M + 2 * P), 3) * ks.n_grid * tb +
+                        double(n) * (8.0 * (6 + ks.n_src + ks.n_out) + 3.0 * P * tb + 16.0);
+    if (need * 8.0 > double(memory_limit_bytes())) continue;
     const Problem pr = uniform_problem(n, ks.n_src, dl, 4321 + v);
     const double rc = 0.02;
     Params p = make_params(3.5 / rc, rc, 1, M, P);

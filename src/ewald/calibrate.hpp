@@ -24,7 +24,8 @@ CostConstants machine_key(Precision p);
 bool same_key(const CostConstants& a, const CostConstants& b);
 
 /// The valid entries of a constants file's text (entries with a missing or non-positive constant
-/// are skipped). Throws IOError when the text is not such a file (not JSON, wrong format tag).
+/// or another model revision are skipped; p2g_scale and g2p_scale are clamped to [0.5, 4]). Throws
+/// IOError when the text is not such a file (not JSON, wrong format tag).
 std::vector<CostConstants> parse_cost_constants(const std::string& text);
 
 /// True when every constant is finite and > 0 (fft_growth finite and >= 0).

@@ -140,8 +140,6 @@ NearFieldLoad near_field_load(const std::array<double, 3>& box, std::size_t n_so
 
 /// The cost model's FFT term of grid M (seconds of one core, not divided by threads).
 double model_fft_cost(const TuneInput& in, const std::array<int, 3>& M);
-/// Modelled seconds of one evaluation with these parameters (the cost model of CostConstants,
-/// divided by in.threads).
 /// The modelled wall seconds of each stage (model_cost is their sum): threads-divided, as model_cost.
 struct ModelStages {
   double p2p = 0, p2g = 0, fft = 0, cnv = 0, g2p = 0;  ///< fft: the FFT and the IFFT together
@@ -149,6 +147,8 @@ struct ModelStages {
 };
 ModelStages model_stages(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M,
                          int P);
+/// Modelled seconds of one evaluation with these parameters (the cost model of CostConstants,
+/// divided by in.threads).
 double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cells, const std::array<int, 3>& M, int P);
 
 /// Chooses the parameters (see params.cpp). Throws InvalidArgument for a grid override above

@@ -410,6 +410,12 @@ double model_cost(const TuneInput& in, double rc, const std::array<int, 3>& cell
 
 namespace {
 
+// ELLIPTICA_EWALD_TRACE set to anything but "" or "0" (docs/ewald.md, "Cost model").
+bool trace_on() {
+  const char* e = std::getenv("ELLIPTICA_EWALD_TRACE");
+  return e && *e && std::string(e) != "0";
+}
+
 // Smallest x in [lo, hi] with f(x) <= target for a decreasing f (geometric bisection).
 template <class F>
 double solve_decreasing(F f, double target, double lo, double hi) {
@@ -615,6 +621,13 @@ Params choose_params(const TuneInput& in) {
     std::vector<std::array<int, 3>> measured;
     const double threads = std::max(1, in.threads);
     double best_measured = std::numeric_limits<double>::infinity();
+    const bool trace = trace_on();
+    if (trace)
+      std::fprintf(stderr,
+                   "elliptica ewald tuner: %s, %s, %zu sources, %zu targets, %d thread(s): candidates within %.2gx of the "
+                   "best modelled cost, ranked by modelled seconds with the measured FFT + IFFT\n",
+                   cost_variant_name(std::clamp(in.cost_variant, 0, kCostVariants - 1)).c_str(),
+                   to_string(in.precision).c_str(), in.n_sources, in.n_targets, in.threads, kMeasuredFftSpread);
     for (const auto& [cost, cand] : candidates) {
       if (cost > kMeasuredFftSpread * best_cost) break;
       if (std::find(measured.begin(), measured.end(), cand.grid) == measured.end()) {
@@ -624,16 +637,22 @@ Params choose_params(const TuneInput& in) {
       const double t = in.fft_seconds(cand.grid);
       if (!std::isfinite(t)) break;  // no measurements: keep the model's choice
       const double c = cost - model_fft_cost(in, cand.grid) / threads + t;
-      if (std::getenv("ELLIPTICA_EWALD_TRACE")) {
+      if (trace) {
         const ModelStages ms = model_stages(in, cand.rc, cand.cells, cand.grid, cand.P);
-        std::fprintf(stderr, "cand rc %.4f M %d %d %d P %d: p2p %.4f p2g %.4f g2p %.4f fft(model) %.4f fft(meas) %.4f cnv %.4f total %.4f\n",
-                     cand.rc, cand.grid[0], cand.grid[1], cand.grid[2], cand.P, ms.p2p, ms.p2g, ms.g2p, ms.fft, t, ms.cnv, c);
+        std::fprintf(stderr,
+                     "  candidate r_c %.4g M %dx%dx%d P %d: P2P %.4g s, P2G %.4g s, G2P %.4g s, CNV %.4g s, FFT + IFFT "
+                     "%.4g s modelled / %.4g s measured; total %.4g s\n",
+                     cand.rc, cand.grid[0], cand.grid[1], cand.grid[2], cand.P, ms.p2p, ms.p2g, ms.g2p, ms.cnv, ms.fft,
+                     t, c);
       }
       if (c < best_measured) {
         best_measured = c;
         best = cand;
       }
     }
+    if (trace)
+      std::fprintf(stderr, "  chosen: r_c %.4g M %dx%dx%d P %d\n", best.rc, best.grid[0], best.grid[1], best.grid[2],
+                   best.P);
   }
   if (!std::isfinite(best_cost)) {
     std::ostringstream os;

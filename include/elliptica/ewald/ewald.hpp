@@ -377,8 +377,10 @@ std::string cost_variant_name(int v);
 ///   G2P  g2p_scale[v] Nt P^2 (window_row + interp P n_out)  + grid_pass n_out  (M1+2P)(M2+2P)(M3+2P)
 ///        (spread, interp and window_row fitted on small grids that stay in cache; the per-variant
 ///        scales are the measured point work over that fit on a grid out of cache, 1e5 points on
-///        128^3 with P = 8, 24 windows overlapping at a grid point as in the tuned plans of 0.1-1 s:
-///        measured 0.9-2x, up to 4x for float32 G2P with the field; clamped to [0.5, 4])
+///        128^3 with P = 8, 24 windows overlapping at a grid point as in the tuned plans of 0.1-1 s;
+///        measured on the development machine: float64 P2G 1.3-1.9, G2P 1.5-1.7, float32 P2G
+///        0.9-1.3, G2P 1.1-1.5 and 3-4 with 4 output components; clamped to [0.5, 4], also when
+///        read from a file; skipped (scales 1) when the machine has too little memory for it)
 ///   FFT  fft(M) M log2(M) (n_grid + n_out), M = M1 M2 M3,
 ///        fft(M) = fft * max(0.5, 1 + fft_growth (log2 M - 18)) (larger transforms leave the caches)
 ///   CNV  M1 M2 (M3/2 + 1) (cnv_mode + cnv_component (n_grid + n_out))
@@ -409,6 +411,10 @@ struct CostConstants {
 /// The built-in constants of precision p (deterministic; the same for every machine).
 CostConstants builtin_cost_constants(Precision p);
 
+/// The revision of the cost model's terms (the "model" of a constants file's entries; entries of
+/// another revision are skipped when a file or the cache is read).
+int cost_model_revision();
+
 /// The constants the parameter choice of this process uses for precision p, per the environment
 /// variable ELLIPTICA_EWALD_COSTS, decided on the first call (thread-safe; later calls return the
 /// same values until calibrate_costs() replaces them):
@@ -425,7 +431,7 @@ CostConstants builtin_cost_constants(Precision p);
 CostConstants cost_constants(Precision p);
 
 /// Measures the constants of precision p now: small CPU-backend evaluations on one thread
-/// (uniform random points in the unit cube, every kernel variant; about 1.5-4 s), fitted by
+/// (uniform random points in the unit cube, every kernel variant; about 2-4 s, up to about 0.5 GB), fitted by
 /// non-negative least squares. With write_cache (default) the entry is written to the cache
 /// file (CostConstants::file says where; "" when it could not be written, which is not an error).
 /// Unless ELLIPTICA_EWALD_COSTS is "builtin" or a file name, the process then uses the new values.
