@@ -11,7 +11,7 @@
 //     large grid (the padded grid's fold / unfold);
 //   FFT: per M log2 M and component at M = 32^3 ... 128^3 (its growth with the size);
 //   CNV: per half-spectrum mode and component (1 + 1 to 12 + 3 components).
-// About 1.5-4 s per precision. The results are cached per machine in a JSON file keyed by the
+// About 2-4 s per precision (up to about 0.5 GB: the far field out of cache). The results are cached per machine in a JSON file keyed by the
 // CPU model, the SIMD target, the library version, the build and the precision (written
 // atomically: a temporary file renamed into place); ELLIPTICA_EWALD_COSTS chooses between the
 // cache (auto), the built-in constants (builtin) and a file.
@@ -443,8 +443,8 @@ std::vector<CostConstants> parse_cost_constants(const std::string& text) {
     }
     if (ok && valid_constants(c)) {
       for (int v = 0; v < kCostVariants; ++v) {  // the measurement's range (measure_into)
-        c.p2g_scale[v] = std::clamp(c.p2g_scale[v], 0.5, 4.0);
-        c.g2p_scale[v] = std::clamp(c.g2p_scale[v], 0.5, 4.0);
+        c.p2g_scale[v] = std::clamp(c.p2g_scale[v], kFarScaleMin, kFarScaleMax);
+        c.g2p_scale[v] = std::clamp(c.g2p_scale[v], kFarScaleMin, kFarScaleMax);
       }
       out.push_back(c);
     }
@@ -573,6 +573,8 @@ Problem uniform_problem(std::size_t n, int n_src, bool double_layer, std::uint64
 struct KernelShape {
   int n_src = 1, n_grid = 1, n_out = 1;
 };
+// Whether variant v's sources carry normals (stresslet, stokes-combined).
+bool double_layer(int v) { return variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined; }
 KernelShape shape(int v) {
   return with_traits(variant_kernel(v), variant_second(v), [](auto tr) {
     using K = decltype(tr);
@@ -656,7 +658,7 @@ void measure_into(CostConstants& c, Precision prec) {
   const int zf = static_cast<int>(std::lround(kCellsPerRcZ / xy));
   for (int v = 0; v < kCostVariants; ++v) {
     const KernelShape ks = shape(v);
-    const bool dl = variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined;
+    const bool dl = double_layer(v);
     const Problem pr = uniform_problem(N, ks.n_src, dl, 1234 + v);
     std::vector<std::vector<double>> A;
     std::vector<double> bt;
@@ -710,7 +712,7 @@ void measure_into(CostConstants& c, Precision prec) {
   std::vector<double> fft_lm, fft_c, fft_w;  // per M log2 M and transform, at log2 M
   for (const Far& f : fars) {
     const KernelShape ks = shape(f.v);
-    const bool dl = variant_kernel(f.v) == Kernel::Stresslet || variant_kernel(f.v) == Kernel::StokesCombined;
+    const bool dl = double_layer(f.v);
     const Problem pr = uniform_problem(f.n, ks.n_src, dl, 99 + f.M + f.P);
     const double rc = 0.03;
     Params p = make_params(3.5 / rc, rc, 1, f.M, f.P);
@@ -802,7 +804,7 @@ void measure_into(CostConstants& c, Precision prec) {
   // scale, which costs them little time.
   for (int v = 0; v < kCostVariants; ++v) {
     const KernelShape ks = shape(v);
-    const bool dl = variant_kernel(v) == Kernel::Stresslet || variant_kernel(v) == Kernel::StokesCombined;
+    const bool dl = double_layer(v);
     const std::size_t n = 100000;
     const int M = 128, P = 8;  // 24 windows overlap at a grid point, as in the tuned plans (15-40)
     // up to about 0.5 GB (stokes-combined: 9 components): on a machine with less than 8x that
@@ -828,8 +830,8 @@ void measure_into(CostConstants& c, Precision prec) {
     const double P2 = double(P) * P, padded = std::pow(double(M + 2 * P), 3);
     const double pg = double(n) * P2 * (c.window_row + c.spread * P * ks.n_grid);
     const double pi = double(n) * P2 * (c.window_row + c.interp * P * ks.n_out);
-    c.p2g_scale[v] = std::clamp((t2g - c.grid_pass * ks.n_grid * padded) / pg, 0.5, 4.0);
-    c.g2p_scale[v] = std::clamp((tg2p - c.grid_pass * ks.n_out * padded) / pi, 0.5, 4.0);
+    c.p2g_scale[v] = std::clamp((t2g - c.grid_pass * ks.n_grid * padded) / pg, kFarScaleMin, kFarScaleMax);
+    c.g2p_scale[v] = std::clamp((tg2p - c.grid_pass * ks.n_out * padded) / pi, kFarScaleMin, kFarScaleMax);
     if (!std::isfinite(c.p2g_scale[v])) c.p2g_scale[v] = 1.0;
     if (!std::isfinite(c.g2p_scale[v])) c.g2p_scale[v] = 1.0;
   }

@@ -12,6 +12,9 @@ namespace elliptica::ewald::detail {
 /// the terms makes older cache entries stale (they are measured again).
 inline constexpr int kCostModelRevision = 7;  // 3: P2P columns of r_c/1.25, z-cells of r_c/5, target blocks; 4: float32 columns of r_c; 5: P2G/G2P with compile-time P (2-3x cheaper spreading: earlier constants are stale); 6: P2P by pair symmetry (float64 Stokes: the per-pair constants are per pair evaluated once for both points); 7: P2G / G2P point work scaled per variant by a measurement out of cache
 
+/// The range of CostConstants::p2g_scale and g2p_scale, measured (calibrate.cpp) or read from a file.
+inline constexpr double kFarScaleMin = 0.5, kFarScaleMax = 4.0;
+
 /// Forgets the constants this process uses, so that the next cost_constants() reads
 /// ELLIPTICA_EWALD_COSTS (and the cache) again. For tests.
 void reset_cost_constants();
