@@ -1,4 +1,5 @@
-// Tests of elliptica::io (array files), elliptica::ewald::read_gro (.gro) and elliptica::require_finite.
+// Tests of elliptica::io (array files), elliptica::ewald::read_gro (.gro) and elliptica::require_finite,
+// all_finite, max_abs.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -127,6 +128,45 @@ TEST(RequireFinite, NamesRowAndColumn) {
   }
   v[4] = -std::numeric_limits<double>::infinity();
   EXPECT_THROW(elliptica::require_finite(elliptica::ConstMatrixView<double>(v, 3), "pts"), elliptica::InvalidArgument);
+}
+
+TEST(AllFinite, EveryPositionAndKind) {
+  // every non-finite kind (NaN of either sign and payload, +-Inf) at every position of arrays
+  // longer and shorter than a vector; the largest finite values and subnormals are finite
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double bad[] = {nan, -nan, std::numeric_limits<double>::signaling_NaN(), inf, -inf};
+  for (std::size_t n : {1u, 3u, 8u, 17u, 64u}) {
+    std::vector<double> v(n);
+    for (std::size_t k = 0; k < n; ++k)
+      v[k] = k % 3 == 0 ? std::numeric_limits<double>::max() : k % 3 == 1 ? -std::numeric_limits<double>::denorm_min() : -0.0;
+    EXPECT_TRUE(elliptica::all_finite(v.data(), n));
+    for (std::size_t k = 0; k < n; ++k)
+      for (double b : bad) {
+        const double keep = v[k];
+        v[k] = b;
+        EXPECT_FALSE(elliptica::all_finite(v.data(), n)) << "n " << n << " at " << k << " value " << b;
+        v[k] = keep;
+      }
+  }
+  EXPECT_TRUE(elliptica::all_finite(nullptr, 0));
+}
+
+TEST(MaxAbs, AgainstAScalarLoop) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (std::size_t n : {0u, 1u, 5u, 8u, 33u, 1000u}) {
+    std::vector<double> v(n);
+    double ref = 0;
+    for (double& x : v) {
+      x = std::ldexp(u(rng), int(u(rng) * 40));
+      ref = std::max(ref, std::abs(x));
+    }
+    EXPECT_EQ(elliptica::max_abs(v.data(), n), ref) << n;
+  }
+  const std::vector<double> w{-0.0, -std::numeric_limits<double>::denorm_min(), 0.0};
+  EXPECT_EQ(elliptica::max_abs(w.data(), w.size()), std::numeric_limits<double>::denorm_min());
+  const std::vector<double> big{1.0, -std::numeric_limits<double>::max(), 3.0};
+  EXPECT_EQ(elliptica::max_abs(big.data(), big.size()), std::numeric_limits<double>::max());
 }
 
 TEST_F(IoTest, NpyRoundTrip2D) {

@@ -401,35 +401,40 @@ bool EwaldPlan::Impl::pack(const Densities& d, std::vector<double>& v, double& q
   // Source values as the traits take them: Laplace q; stokeslet f/mu; stresslet q/ls, nu;
   // combined f/mu, q/ls, nu. The sum is linear in the strengths: they are divided by a power of
   // two (exact) that brings the largest to ~1, which keeps sums of squares and grid values far
-  // from under- and overflow.
+  // from under- and overflow. Two passes (the largest value, then the scaled copy): ls and
+  // qscale are powers of two, so a multiplication by their inverse is the division exactly.
   const Kernel k = user.kernel;
   const std::size_t n = pts.ns;
   const int ns = info.n_src;
-  v.assign(n * ns, 0.0);
   const int nsc = strength_components(k);
+  const bool dl = has_double_layer(k);
   const double imu = k == Kernel::Laplace ? 1.0 : 1.0 / user.viscosity;
-  for (std::size_t i = 0; i < n; ++i)
-    for (int c = 0; c < nsc; ++c) {
-      const double f = d.strengths(i, c) * imu;
-      if (!std::isfinite(f))
-        throw InvalidArgument("force " + std::to_string(i) + " divided by the viscosity " + num(user.viscosity) +
-                              " overflows");
-      v[i * ns + c] = f;
-    }
-  if (has_double_layer(k))
+  const double ils = 1.0 / ls;
+  // |f| imu and |q| / ls are monotone in |f| and |q|: their largest values come from the largest
+  // inputs (the inputs are finite: validate())
+  const double fmax = nsc > 0 ? max_abs(d.strengths.data, n * std::size_t(nsc)) * imu : 0.0;
+  if (!std::isfinite(fmax))
     for (std::size_t i = 0; i < n; ++i)
-      for (int c = 0; c < 3; ++c) v[i * ns + nsc + c] = d.dipoles(i, c) / ls;
-  double qmax = 0;
-  const int nq = nsc + (has_double_layer(k) ? 3 : 0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (int c = 0; c < nq; ++c) qmax = std::max(qmax, std::abs(v[i * ns + c]));
+      for (int c = 0; c < nsc; ++c)
+        if (!std::isfinite(d.strengths(i, c) * imu))
+          throw InvalidArgument("force " + std::to_string(i) + " divided by the viscosity " + num(user.viscosity) +
+                                " overflows");
+  const double qmax = std::max(fmax, dl ? max_abs(d.dipoles.data, n * 3) * ils : 0.0);
   if (qmax == 0) return false;
   qscale = std::ldexp(1.0, std::ilogb(qmax));
-  for (std::size_t i = 0; i < n; ++i)
-    for (int c = 0; c < nq; ++c) v[i * ns + c] /= qscale;
-  if (has_double_layer(k))
-    for (std::size_t i = 0; i < n; ++i)
-      for (int c = 0; c < 3; ++c) v[i * ns + nq + c] = pts.normals[3 * i + c];
+  const double iq = 1.0 / qscale;
+  v.resize(n * std::size_t(ns));
+  double* const vd = v.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    double* vi = vd + i * std::size_t(ns);
+    for (int c = 0; c < nsc; ++c) vi[c] = (d.strengths(i, c) * imu) * iq;
+    if (dl)
+      for (int c = 0; c < 3; ++c) {
+        vi[nsc + c] = (d.dipoles(i, c) * ils) * iq;
+        vi[nsc + 3 + c] = pts.normals[3 * i + c];
+      }
+    for (int c = nsc + (dl ? 6 : 0); c < ns; ++c) vi[c] = 0.0;
+  }
   return true;
 }
 
@@ -842,11 +847,13 @@ Result EwaldPlan::evaluate(const Densities& d) const {
     if (std::isfinite(far_energy)) U += far_energy * qscale * u;
     r.energy = 0.5 * U;
   }
-  for (const Array2D* a : {&r.values, &r.field, &r.forces, &r.pressure})
+  for (const Array2D* a : {&r.values, &r.field, &r.forces, &r.pressure}) {
+    if (all_finite(a->values.data(), a->values.size())) continue;
     for (std::size_t i = 0; i < a->values.size(); ++i)
       if (!std::isfinite(a->values[i]))
         throw NumericalError("the result contains a non-finite value (at target " + std::to_string(i / a->cols) +
                              "); the strengths or the parameter overrides are out of range");
+  }
   r.params = t->reported;
   return r;
 }

@@ -61,4 +61,13 @@ struct Array2D {
 /// Throws InvalidArgument naming `what` and the first offending index if any value is NaN or Inf.
 void require_finite(ConstMatrixView<double> a, const std::string& what);
 
+/// Whether all n values at a are finite (no NaN, no Inf): a branch-free scan of the exponent bits
+/// that the compiler vectorises (one pass at memory speed; callers look for the offender only
+/// when it returns false).
+bool all_finite(const double* a, std::size_t n);
+
+/// The largest |a[k]| of n finite values (0 for n = 0), by their bit patterns (the order of
+/// non-negative doubles), vectorised; NaN or Inf values give an unspecified result.
+double max_abs(const double* a, std::size_t n);
+
 }  // namespace elliptica

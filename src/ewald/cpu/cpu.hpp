@@ -144,7 +144,7 @@ bool uses_pair_symmetry(const CpuGeometry<T>& g) {
 /// computes in T.
 template <class T>
 struct CpuWorkspace final : Workspace {
-  std::vector<T> values;       // (ns, n_src) in cell-sorted source order
+  std::vector<T> values;       // (ns + 1, n_src) in cell-sorted source order, the last row zero
   std::vector<double> acc;     // (nt, n_out) in cell-sorted target order
   std::vector<T> pad;          // padded grid, component-interleaved
   FftArrays<T> grid;

@@ -148,7 +148,7 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const std::array<int, 3> Kr = g.reach;
   const int ncells = trg.ncells();
   const int threads = g.setup.threads;
-  const std::vector<T>& q = ws.values;  // (ns, nq) in cell-sorted order
+  const std::vector<T>& q = ws.values;  // (ns + 1, nq) in cell-sorted order, the last row zero
   const std::size_t ns = src.x.size();
   // the values as nq arrays (structure of arrays), readable kPairPad past their end, or (gathered
   // per pair) interleaved with a row of zeros appended for the padding of the pair lists
@@ -157,10 +157,10 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   if (gathers && double(ns + 1) * nq > double(std::numeric_limits<std::make_signed_t<std::conditional_t<sizeof(T) == 4, int32_t, int64_t>>>::max()))
     throw ResourceError("P2P: " + std::to_string(ns) + " sources with " + std::to_string(nq) +
                         " values each exceed the 32-bit indices of a single-precision plan; use double precision");
+  // (gathered: ws.values itself, whose last row is zero)
   const std::size_t qstride = ns + kPairPad;
-  std::vector<T> qs(gathers ? (ns + 1) * nq : qstride * nq, T(0));
-  if (gathers) std::copy(q.begin(), q.begin() + std::ptrdiff_t(ns * nq), qs.begin());
-  else
+  std::vector<T> qs(gathers ? 0 : qstride * nq, T(0));
+  if (!gathers)
     for (std::size_t s = 0; s < ns; ++s)
       for (int d = 0; d < nq; ++d) qs[d * qstride + s] = q[s * nq + d];
   ws.acc.assign(trg.x.size() * nout, 0.0);
@@ -226,7 +226,7 @@ void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         pb.ns = ns;
         pb.q = gathers ? nullptr : qs.data();
         pb.qstride = qstride;
-        pb.qa = gathers ? qs.data() : nullptr;
+        pb.qa = gathers ? q.data() : nullptr;
         pb.tx = trg.x.data() + t0;
         pb.ty = trg.y.data() + t0;
         pb.tz = trg.z.data() + t0;

@@ -65,11 +65,22 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   constexpr int no = K::n_out, ns = K::n_src;
   if constexpr (K::n_linear > 0) {
     if (!g.separate) {
+      // the matrix and the arrays as locals: the compiler keeps C in registers (the stores to acc
+      // could otherwise alias it) and vectorises over the targets
+      constexpr int nr = std::min(no, K::n_linear == 1 ? 1 : 3), nl = K::n_linear;
+      double C[nr][nl];
+      for (int i = 0; i < nr; ++i)
+        for (int j = 0; j < nl; ++j) C[i][j] = g.self_image[i][j];
+      const T* __restrict vs = ws.values.data();
+      double* __restrict acc = ws.acc.data();
       for (std::size_t t = 0; t < nt; ++t) {
-        const T* s = &ws.values[t * ns];
-        double* a = &ws.acc[t * no];
-        for (int i = 0; i < std::min(no, K::n_linear == 1 ? 1 : 3); ++i)
-          for (int j = 0; j < K::n_linear; ++j) a[i] += g.self_image[i][j] * s[j];
+        const T* s = vs + t * ns;
+        double* a = acc + t * no;
+        for (int i = 0; i < nr; ++i) {
+          double sum = 0;
+          for (int j = 0; j < nl; ++j) sum += C[i][j] * s[j];
+          a[i] += sum;
+        }
       }
     }
   }
@@ -84,10 +95,11 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     if (g.setup.zero_mode) {
       const CellList<T>& tc = g.targets();
       const double f = -8 * kPi / V;
-      for (std::size_t t = 0; t < nt; ++t) {
-        const double x[3] = {tc.x[t], tc.y[t], tc.z[t]};
-        for (int j = 0; j < 3; ++j) ws.acc[t * no + j] += f * (ws.total[1] * x[j] - ws.moment[j]);
-      }
+      const double tot = ws.total[1], m[3] = {ws.moment[0], ws.moment[1], ws.moment[2]};
+      const double* __restrict x[3] = {tc.x.data(), tc.y.data(), tc.z.data()};
+      double* __restrict acc = ws.acc.data();
+      for (std::size_t t = 0; t < nt; ++t)
+        for (int j = 0; j < 3; ++j) acc[t * no + j] += f * (tot * x[j][t] - m[j]);
     }
   }
 }

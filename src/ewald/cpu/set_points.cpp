@@ -82,7 +82,9 @@ class CpuBackend final : public Backend {
     CpuWorkspace<T>& ws = cast(w);
     const CellList<T>& s = g_->src;
     const std::size_t n = s.x.size();
-    ws.values.resize(n * K::n_src);
+    // one row of zeros past the last source: the padding of P2P's gathered pair lists reads it
+    ws.values.resize((n + 1) * K::n_src);
+    for (int c = 0; c < K::n_src; ++c) ws.values[n * K::n_src + c] = T(0);
     for (std::size_t i = 0; i < n; ++i)
       for (int c = 0; c < K::n_src; ++c)
         ws.values[i * K::n_src + c] = static_cast<T>(v[std::size_t(s.perm[i]) * K::n_src + c]);
