@@ -28,7 +28,9 @@ DEBIAN_PACKAGES=(
   libomp-14-dev     # libomp's Archer tool /usr/lib/llvm-14/lib/libarcher.so (ThreadSanitizer step of test.sh)
   llvm              # llvm-symbolizer: symbolised sanitizer stack traces
   libhypre-dev      # hypre's BoomerAMG (optional: multigrid/boomeramg.hpp; built with MPI)
-  libopenmpi-dev    # MPI headers and libmpi for hypre (CMake's FindMPI; hypre objects use MPI_COMM_SELF)
+  libopenmpi-dev    # MPI headers and libmpi: hypre, and the distributed Ewald sum (CMake's FindMPI)
+  openmpi-bin       # mpirun: the MPI tests (test_ewald_mpi_np1..4) and distributed runs
+  libfftw3-mpi-dev  # FFTW's MPI transforms (libfftw3_mpi, libfftw3f_mpi): the distributed Ewald FFTs
 )
 
 PYTHON_PACKAGES=(

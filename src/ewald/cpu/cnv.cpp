@@ -10,6 +10,9 @@
 //                        = sum_k c G_hat(k) |H_hat(k)|^2 / w_hat(k)^2,
 // summed here over the half spectrum (modes 0 < k3 < M3/2 twice, k3 = 0 and the Nyquist k3 = M3/2
 // once); then only E's 3 components are written (slots 0..2) for the IFFT and G2P.
+//
+// cnv_on works on any SpectrumView: the whole half spectrum of a serial plan (rows (i, j)), or
+// a rank's part of FFTW-MPI's transposed spectrum (rows (j, i), j in the rank's range; issue 30).
 #include <cmath>
 #include <vector>
 
@@ -24,11 +27,11 @@ namespace {
 // components of k dropped), the per-axis factors precomputed so that the loop along k3 has no
 // exp, no branch and no call (it vectorises); with energy_parseval the Parseval sum and E only.
 template <bool field, class T>
-void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const std::vector<double> (&kv)[3],
+void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v, const std::vector<double> (&kv)[3],
                  const std::vector<double> (&iw2)[3], const std::vector<double> (&ek)[3], double scale) {
   const Params& p = g.setup.params;
   const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2], M3h = M3 / 2 + 1;
-  const std::size_t ncplx = g.fft->ncplx();
+  const std::size_t ncplx = v.comp_stride;
   T* X = reinterpret_cast<T*>(ws.grid.cplx);  // (re, im) pairs
   const bool parseval = field && g.setup.energy_parseval;
   // along k3: the Gaussian and window factor, k3 (0 on the Nyquist plane for the field), the
@@ -42,21 +45,22 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const std::vector
     kzs[l] = kv[2][l] * kv[2][l];
     wz[l] = (l == 0 || nyq) ? 1.0 : 2.0;
   }
-  std::vector<double> plane_energy(parseval ? std::size_t(M1) : 0, 0.0);
+  std::vector<double> plane_energy(parseval ? std::size_t(v.n_outer) : 0, 0.0);
   double* pe = plane_energy.data();
   const double* fzp = fz.data();
   const double* kzp = kz.data();
   const double* kzsp = kzs.data();
   const double* wzp = wz.data();
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
-  for (int i = 0; i < M1; ++i) {
-    const double kx = (M1 % 2 == 0 && i == M1 / 2) ? 0.0 : kv[0][i];
+  for (int a = 0; a < v.n_outer; ++a) {
     double e_plane = 0;
-    for (int j = 0; j < M2; ++j) {
+    for (int b = 0; b < v.n_inner; ++b) {
+      const int i = v.i(a, b), j = v.j(a, b);
+      const double kx = (M1 % 2 == 0 && i == M1 / 2) ? 0.0 : kv[0][i];
       const double ky = (M2 % 2 == 0 && j == M2 / 2) ? 0.0 : kv[1][j];
       const double kxy2 = kv[0][i] * kv[0][i] + kv[1][j] * kv[1][j];
       const double fxy = 4 * kPi * scale * ek[0][i] * iw2[0][i] * ek[1][j] * iw2[1][j];
-      const std::size_t row = (std::size_t(i) * M2 + j) * M3h;
+      const std::size_t row = (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h;
       T* H = X + 2 * row;                                    // the spread charges (in), phi (out)
       T* E0 = X + 2 * (row + (parseval ? 0 : ncplx));        // E_x (component 1, or 0 without phi)
       T* E1 = E0 + 2 * ncplx;
@@ -85,7 +89,7 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const std::vector
       }
       e_plane += e_row;
     }
-    if (parseval) pe[i] = e_plane;
+    if (parseval) pe[a] = e_plane;
   }
   double energy = 0;
   for (double v : plane_energy) energy += v;
@@ -136,6 +140,12 @@ inline void stokes_interior(const double (&k)[3], double ksq, double e, double i
 template <class K, class T>
 void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const Params& p = g.setup.params;
+  cnv_on<K, T>(g, ws, SpectrumView{p.grid[0], p.grid[1], false, 0, g.fft->ncplx()});
+}
+
+template <class K, class T>
+void cnv_on(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v) {
+  const Params& p = g.setup.params;
   const int M1 = p.grid[0], M2 = p.grid[1], M3 = p.grid[2], M3h = M3 / 2 + 1;
   const auto& L = g.setup.box;
   const double V = L[0] * L[1] * L[2];
@@ -158,10 +168,10 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
       ek[d][i] = std::exp(-kv[d][i] * kv[d][i] * xi2i);
     }
   }
-  const std::size_t ncplx = g.fft->ncplx();
+  const std::size_t ncplx = v.comp_stride;
   auto* X = ws.grid.cplx;  // T[2] per mode; the multiplier is applied in float64
   if constexpr (K::kernel == Kernel::Laplace) {
-    cnv_laplace<K::field, T>(g, ws, kv, iw2, ek, scale);
+    cnv_laplace<K::field, T>(g, ws, v, kv, iw2, ek, scale);
     return;
   }
   // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace): on rows off
@@ -171,9 +181,10 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const double* e3p = ek[2].data();
   const double* w3p = iw2[2].data();
   const double* k3p = kv[2].data();
-  auto general = [&](int i, int j, int l) {
+  auto general = [&](int a, int b, int l) {
+    const int i = v.i(a, b), j = v.j(a, b);
     const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2, nyq2 = (M2 % 2 == 0) && j == M2 / 2;
-    const std::size_t idx = (std::size_t(i) * M2 + j) * M3h + l;
+    const std::size_t idx = (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h + l;
     const double k[3] = {kv[0][i], kv[1][j], kv[2][l]};
     const bool nyq[3] = {nyq1, nyq2, (M3 % 2 == 0) && l == M3 / 2};
     const double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
@@ -195,19 +206,19 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     }
   };
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
-  for (int i = 0; i < M1; ++i) {
-    const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2;
-    for (int j = 0; j < M2; ++j) {
-      const bool nyq2 = (M2 % 2 == 0) && j == M2 / 2;
+  for (int a = 0; a < v.n_outer; ++a) {
+    for (int b = 0; b < v.n_inner; ++b) {
+      const int i = v.i(a, b), j = v.j(a, b);
+      const bool nyq1 = (M1 % 2 == 0) && i == M1 / 2, nyq2 = (M2 % 2 == 0) && j == M2 / 2;
       if (nyq1 || nyq2) {
-        for (int l = 0; l < M3h; ++l) general(i, j, l);
+        for (int l = 0; l < M3h; ++l) general(a, b, l);
         continue;
       }
-      general(i, j, 0);
-      for (int l = lend; l < M3h; ++l) general(i, j, l);
+      general(a, b, 0);
+      for (int l = lend; l < M3h; ++l) general(a, b, l);
       const double kx = kv[0][i], ky = kv[1][j], kxy2 = kx * kx + ky * ky;
       const double exy = ek[0][i] * ek[1][j], wxy = scale * iw2[0][i] * iw2[1][j];
-      T* row = reinterpret_cast<T*>(X + (std::size_t(i) * M2 + j) * M3h);  // (re, im) pairs
+      T* row = reinterpret_cast<T*>(X + (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h);  // (re, im) pairs
 #pragma omp simd
       for (int l = 1; l < lend; ++l) {
         const double k[3] = {kx, ky, k3p[l]};
@@ -228,5 +239,13 @@ void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
 }
 
 ELLIPTICA_EWALD_INSTANTIATE(cnv)
+#define ELLIPTICA_EWALD_CNV_ON(K, T) template void cnv_on<K, T>(const CpuGeometry<T>&, CpuWorkspace<T>&, const SpectrumView&);
+#define ELLIPTICA_EWALD_CNV_ON_BOTH(K) ELLIPTICA_EWALD_CNV_ON(K, float) ELLIPTICA_EWALD_CNV_ON(K, double)
+ELLIPTICA_EWALD_CNV_ON_BOTH(LaplaceTraits)
+ELLIPTICA_EWALD_CNV_ON_BOTH(LaplaceFieldTraits)
+ELLIPTICA_EWALD_CNV_ON_BOTH(StokesletTraits)
+ELLIPTICA_EWALD_CNV_ON_BOTH(StokesletPressureTraits)
+ELLIPTICA_EWALD_CNV_ON_BOTH(StressletTraits)
+ELLIPTICA_EWALD_CNV_ON_BOTH(StokesCombinedTraits)
 
 }  // namespace elliptica::ewald::detail

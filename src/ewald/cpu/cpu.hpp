@@ -130,6 +130,11 @@ struct CpuGeometry {
   /// far-field potential left out; G2P adds them after the potential's slot).
   int far_out(int n_out) const { return setup.energy_parseval ? 3 : n_out; }
   const WindowCache<T>& target_window() const { return separate ? wtrg : wsrc; }
+  /// The grid planes along axis 0 that P2G spreads onto and G2P reads (the padded grid holds
+  /// slab_planes() + 2P of them): the whole grid (serial plans), or a distributed plan's slab
+  /// (nx > 0, issue 30; the window cache's x-indices are then relative to the slab's first plane).
+  int slab_planes() const { return nx > 0 ? nx : setup.params.grid[0]; }
+  int nx = 0;  ///< planes of this rank's slab (0: the whole grid)
 };
 
 /// Whether this geometry's P2P sums each pair once for both points (p2p.cpp).
@@ -155,12 +160,32 @@ struct CpuWorkspace final : Workspace {
   std::size_t p2p_candidates = 0, p2p_pairs = 0;  // P2P distance tests, pairs within r_c evaluated
 };
 
+/// The rows of the half spectrum a CNV works on: row (a, b) of M3/2 + 1 complex modes starts at
+/// complex offset (a n_inner + b)(M3/2 + 1) of each component, components comp_stride complex
+/// values apart. Serial plans: a = i (axis 0, M1 rows), b = j (axis 1, M2); FFTW-MPI's transposed
+/// output (issue 30): a = j - j0 (the rank's local_n1 values of j from j0), b = i (M1).
+struct SpectrumView {
+  int n_outer = 0, n_inner = 0;
+  bool transposed = false;
+  int j0 = 0;
+  std::size_t comp_stride = 0;
+  int i(int a, int b) const { return transposed ? b : a; }
+  int j(int a, int b) const { return transposed ? j0 + a : b; }
+};
+
 // Stage templates (explicitly instantiated for the five traits and both precisions in their files).
 template <class K, class T> void p2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class K, class T> void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+/// P2G's spreading alone: ws.pad = (slab_planes() + 2P, M2 + 2P, M3 + 2P, n_grid), no fold.
+template <class K, class T> void p2g_spread(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+/// G2P's interpolation alone, from ws.pad as p2g_spread lays it out (n_out or far_out components),
+/// added to ws.acc.
+template <class K, class T> void g2p_gather(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class T> void fft_forward(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class T> void fft_backward(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 template <class K, class T> void cnv(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
+/// The CNV on the rows of a SpectrumView of ws.grid.cplx (cnv: the serial view of g.fft).
+template <class K, class T> void cnv_on(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v);
 template <class K, class T> void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);
 /// P2GVariant::Baseline (p2g_baseline.cpp): the same results to round-off.
 template <class K, class T> void p2g_baseline(const CpuGeometry<T>& g, CpuWorkspace<T>& ws);

@@ -2,7 +2,8 @@
 // section 2.2 step 5). The grid is unfolded into the padded, component-interleaved layout,
 // then every target gathers its P^3 neighbourhood with contiguous rows of P n_out values, summed
 // over the P^2 rows (x, y) in vector registers, using the window weights cached at set_points.
-// Adds to the P2P accumulator.
+// Adds to the P2P accumulator. g2p_gather is the second half alone, on the geometry's slab of
+// planes (a distributed plan unfolds its own planes and the neighbours' ghost planes, issue 30).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -17,19 +18,16 @@ template <class T> struct Vec32;
 template <> struct Vec32<float> { typedef float type __attribute__((vector_size(32))); };
 template <> struct Vec32<double> { typedef double type __attribute__((vector_size(32))); };
 
-// G2P of nc grid components, added to the accumulator's components [off, off + nc) of `stride`.
-// PP > 0: the window support P as a compile-time constant (fixed-length row loops); 0: any P.
-template <int nc, class T, int PP>
-void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, int off) {
+// The unfold: the IFFT output (component-major, periodic) into the padded, component-interleaved
+// grid of P2G's layout (the whole grid: serial plans).
+template <int nc, class T>
+void unfold(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const Params& p = g.setup.params;
-  const int P = PP > 0 ? PP : p.P, threads = g.setup.threads;
+  const int P = p.P, threads = g.setup.threads;
   const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
   const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
   const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
-  // row sums in groups of 4 vectors of W values (GCC/Clang vector extension, 32 bytes): the
-  // last group of a row reads up to 4 W - 1 values past it (into the next rows, or this padding)
-  using VT = typename Vec32<T>::type;
-  constexpr int W = 32 / sizeof(T), G = 4 * W;
+  constexpr int G = 4 * 32 / int(sizeof(T));  // gather's over-read (below)
   ws.pad.resize(std::size_t(PM[0]) * S1 + G);
   const std::size_t nreal = g.fft->nreal();
   const T* gr = ws.grid.real;
@@ -52,6 +50,24 @@ void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, in
       }
     }
   }
+}
+
+// G2P of nc grid components from the padded grid (slab_planes() + 2P planes), added to the
+// accumulator's components [off, off + nc) of `stride`.
+// PP > 0: the window support P as a compile-time constant (fixed-length row loops); 0: any P.
+template <int nc, class T, int PP>
+void g2p_components(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, int off) {
+  const Params& p = g.setup.params;
+  const int P = PP > 0 ? PP : p.P, threads = g.setup.threads;
+  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  const int PM[3] = {g.slab_planes() + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
+  // row sums in groups of 4 vectors of W values (GCC/Clang vector extension, 32 bytes): the
+  // last group of a row reads up to 4 W - 1 values past it (into the next rows, or this padding)
+  using VT = typename Vec32<T>::type;
+  constexpr int W = 32 / sizeof(T), G = 4 * W;
+  ws.pad.resize(std::size_t(PM[0]) * S1 + G);  // keeps the values (the caller's unfold)
+  const T* pg = ws.pad.data();
   const WindowCache<T>& wc = g.target_window();
   const long N = static_cast<long>(g.targets().x.size());
   double* acc = ws.acc.data();
@@ -120,7 +136,7 @@ void g2p_dispatch(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, int stride, int 
 }  // namespace
 
 template <class K, class T>
-void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+void g2p_gather(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   if constexpr (K::kernel == Kernel::Laplace && K::field) {
     if (g.setup.energy_parseval) {  // the far-field potential left out: E only (cnv.cpp)
       g2p_dispatch<3, T>(g, ws, K::n_out, 1);
@@ -130,6 +146,20 @@ void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   g2p_dispatch<K::n_out, T>(g, ws, K::n_out, 0);
 }
 
+template <class K, class T>
+void g2p(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+  if constexpr (K::kernel == Kernel::Laplace && K::field) {
+    if (g.setup.energy_parseval) {  // E only (g2p_gather)
+      unfold<3, T>(g, ws);
+      g2p_gather<K, T>(g, ws);
+      return;
+    }
+  }
+  unfold<K::n_out, T>(g, ws);
+  g2p_gather<K, T>(g, ws);
+}
+
+ELLIPTICA_EWALD_INSTANTIATE(g2p_gather)
 ELLIPTICA_EWALD_INSTANTIATE(g2p)
 
 }  // namespace elliptica::ewald::detail

@@ -3,6 +3,8 @@
 // were cached at set_points. Spreading goes into a padded, component-interleaved grid
 // pad[px][py][pz][c] with px = j + P (no periodic wrap in the inner loops, so they vectorise),
 // then the padding is folded back periodically into the FFT input (component-major grids).
+// p2g_spread is the first half alone, on the geometry's slab of planes (the whole grid in a
+// serial plan; a rank's planes plus the window's reach in a distributed one, issue 30).
 // Threads: sources by slabs of x-planes (set_points.cpp); slabs of one parity never overlap.
 #include <algorithm>
 #include <vector>
@@ -59,15 +61,14 @@ void spread(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, T* pg, std::size_t S1,
 }  // namespace
 
 template <class K, class T>
-void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+void p2g_spread(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   constexpr int nc = K::n_grid;
   const Params& p = g.setup.params;
-  const int P = p.P, threads = g.setup.threads;
+  const int P = p.P;
   const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
-  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const int PM[3] = {g.slab_planes() + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
   const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
   ws.pad.assign(std::size_t(PM[0]) * S1, T(0));
-  ws.grid.allocate(*g.fft);
   T* pg = ws.pad.data();
   switch (P) {  // the supports the tuner picks (P <= 24 there; overrides up to 32)
     case 4: spread<K, T, 4>(g, ws, pg, S1, S2); break;
@@ -81,6 +82,19 @@ void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     case 12: spread<K, T, 12>(g, ws, pg, S1, S2); break;
     default: spread<K, T, 0>(g, ws, pg, S1, S2); break;
   }
+}
+
+template <class K, class T>
+void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
+  constexpr int nc = K::n_grid;
+  const Params& p = g.setup.params;
+  const int P = p.P, threads = g.setup.threads;
+  const int M[3] = {p.grid[0], p.grid[1], p.grid[2]};
+  const int PM[3] = {M[0] + 2 * P, M[1] + 2 * P, M[2] + 2 * P};
+  const std::size_t S2 = std::size_t(PM[2]) * nc, S1 = std::size_t(PM[1]) * S2;
+  ws.grid.allocate(*g.fft);
+  p2g_spread<K, T>(g, ws);
+  const T* pg = ws.pad.data();
   // Fold: grid[c][(px-P) mod M1][(py-P) mod M2][(pz-P) mod M3] += pad[px][py][pz][c].
   const std::size_t nreal = g.fft->nreal();
   T* gr = ws.grid.real;
@@ -105,6 +119,7 @@ void p2g(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   }
 }
 
+ELLIPTICA_EWALD_INSTANTIATE(p2g_spread)
 ELLIPTICA_EWALD_INSTANTIATE(p2g)
 
 }  // namespace elliptica::ewald::detail

@@ -179,7 +179,7 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
   // P2G threading: sources in slabs of W >= P padded x-planes; a source in slab s writes planes
   // [sW, (s+1)W + P - 1), so slabs of one parity never overlap and run concurrently.
   if (!baseline) {
-    const int span = p.grid[0] + p.P;  // range of padded j0 in x
+    const int span = g->slab_planes() + p.P;  // range of padded j0 in x
     g->nslab = threads > 1 ? std::max(1, span / p.P) : 1;
     const int W = (span + g->nslab - 1) / g->nslab;
     const std::size_t N = pts.ns;
