@@ -5,6 +5,7 @@
 /// one set of outputs committed together (each through a temporary created before the
 /// computation), and prints the chosen parameters, the error estimate and per-stage timings.
 #include "ewald_cmd.hpp"
+#include "mpi_env.hpp"
 
 #include <algorithm>
 #include <array>
@@ -441,6 +442,38 @@ namespace {
 
 /// `elliptica ewald calibrate`: measures the cost model's constants, writes the cache (unless
 /// --no-cache) and --output, prints them as JSON.
+/// The "mpi" object of the summary under mpirun: per rank its slab, points, ghosts, bytes sent
+/// and stage times; the communication model's bytes per rank for the grid exchanges and the
+/// distributed transforms (docs/ewald_mpi.md), beside the measured ones.
+std::string mpi_json(const std::vector<ewald::DistributedStats>& ranks, const ewald::Params& p, const ewald::Options& opt,
+                     std::size_t n_points, const std::string& ind) {
+  const double R = double(ranks.size()), T = opt.precision == ewald::Precision::Single ? 4.0 : 8.0;
+  int ng = 1, no = 1;
+  switch (opt.kernel) {
+    case ewald::Kernel::Laplace: ng = 1; no = opt.compute_field ? 4 : 1; break;
+    case ewald::Kernel::Stokeslet: ng = 3; no = opt.compute_pressure ? 4 : 3; break;
+    case ewald::Kernel::Stresslet: ng = 6; no = 3; break;
+    case ewald::Kernel::StokesCombined: ng = 9; no = 3; break;
+  }
+  const double plane = double(p.grid[1]) * double(p.grid[2]) * T;
+  const double transform = (1 - 1 / R) * (double(p.grid[0]) / R) * double(p.grid[1]) * double(p.grid[2] / 2 + 1) * 2 * T;
+  std::ostringstream js;
+  js << "{\"ranks\": " << ranks.size() << ", \"slab_axis\": 0, \"points\": " << n_points << ",\n"
+     << ind << "  \"model_bytes_per_rank\": {\"ghost_grid_fold\": " << jnum(p.P * plane * ng)
+     << ", \"ghost_grid_refresh\": " << jnum(p.P * plane * no) << ", \"fft\": " << jnum(ng * transform)
+     << ", \"ifft\": " << jnum(no * transform) << "},\n"
+     << ind << "  \"per_rank\": [";
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    const ewald::DistributedStats& r = ranks[k];
+    js << (k ? ",\n" : "\n") << ind << "    {\"rank\": " << r.rank << ", \"plane_start\": " << r.plane_start
+       << ", \"planes\": " << r.planes << ", \"points\": " << r.owned << ", \"ghost_sources\": " << r.ghosts
+       << ", \"bytes_sent\": {\"sort\": " << r.bytes_sort << ", \"ghost_source\": " << r.bytes_ghost_source
+       << ", \"ghost_grid\": " << r.bytes_ghost_grid << "}, \"times\": " << times_json(r.times, ind + "    ") << "}";
+  }
+  js << "]}";
+  return js.str();
+}
+
 int run_calibrate(const EwaldArgs& a) {
   std::vector<ewald::Precision> precisions;
   if (a.cal_precision != "single") precisions.push_back(ewald::Precision::Double);
@@ -616,6 +649,16 @@ int run_ewald(const EwaldArgs& a) {
   // The plan validates the options as a whole (ranges of the overrides, the precision) before
   // any file is read or created.
   ewald::EwaldPlan plan(opt);
+  // under mpirun with several ranks: the distributed plan (issue 30); rank 0 reads the inputs and
+  // writes the outputs, the points reach their slabs by MPI-SORT
+  const bool dist = mpi_size() > 1, root = mpi_rank() == 0;
+  if (dist) {
+    const char* unsupported = have_targets ? "--targets" : a.energy ? "--energy" : have_exclusions ? "--exclusions"
+                              : use_gro ? "--gro" : nullptr;
+    if (unsupported)
+      throw InvalidArgument(std::string(unsupported) + " is not supported under mpirun yet (the distributed plan: "
+                            "targets = sources, no energy, no exclusions; give --sources/--strengths instead of --gro)");
+  }
 
   // ---- output paths: fail before the work, not after -------------------------------------
   if (a.out.empty()) throw InvalidArgument("--out: empty file name");
@@ -645,14 +688,17 @@ int run_ewald(const EwaldArgs& a) {
   // The temporary files are created now: an unwritable destination fails before the computation.
   // The outputs are committed together at the end (none is renamed into place unless all are written).
   io::OutputSet outputs;
-  io::OutputFile& out_file = outputs.add(a.out);
-  io::OutputFile* forces_file = a.o_forces_out->count() ? &outputs.add(a.forces_out) : nullptr;
-  io::OutputFile* summary_file = a.o_summary->count() ? &outputs.add(a.summary) : nullptr;
+  io::OutputFile* out_file = root ? &outputs.add(a.out) : nullptr;
+  io::OutputFile* forces_file = root && a.o_forces_out->count() ? &outputs.add(a.forces_out) : nullptr;
+  io::OutputFile* summary_file = root && a.o_summary->count() ? &outputs.add(a.summary) : nullptr;
 
   // ---- inputs ------------------------------------------------------------------------------
   const auto t_read = Clock::now();
   Array2D src, str, tgt, dip, nrm;
   std::string src_name = a.sources, str_name = a.strengths;
+  std::size_t N = 0;
+  std::vector<std::array<std::int64_t, 2>> pairs;
+  auto read_inputs = [&] {
   if (use_gro) {
     ewald::GroFile g = ewald::read_gro(a.gro);
     src = std::move(g.positions);
@@ -686,7 +732,7 @@ int run_ewald(const EwaldArgs& a) {
   }
   require_points(src, "sources", src_name);
   require_finite(src.view(), "sources (" + src_name + ")");
-  const std::size_t N = src.rows;
+  N = src.rows;
   if (ncomp > 0) {
     if (str.rows == 0) throw InvalidArgument("strengths (" + str_name + ") contains no values");
     if (laplace) {
@@ -713,8 +759,19 @@ int run_ewald(const EwaldArgs& a) {
     require_points(tgt, "targets", a.targets, /*allow_empty=*/true);
     if (tgt.rows > 0) require_finite(tgt.view(), "targets (" + a.targets + ")");
   }
-  std::vector<std::array<std::int64_t, 2>> pairs;
   if (have_exclusions) pairs = to_pairs(read_reporting(a.exclusions, "--exclusions", a.quiet), a.exclusions, N);
+  };
+  if (!dist) {
+    read_inputs();
+  } else {  // rank 0 reads; its error (if any) ends every rank with the same message and code
+    std::exception_ptr e;
+    if (root) try {
+        read_inputs();
+      } catch (...) {
+        e = std::current_exception();
+      }
+    mpi_agree(e);
+  }
   const double t_read_s = seconds_since(t_read);
 
   // ---- evaluation --------------------------------------------------------------------------
@@ -723,12 +780,22 @@ int run_ewald(const EwaldArgs& a) {
   std::optional<ConstMatrixView<double>> tv, nv;
   if (have_targets) tv = ConstMatrixView<double>(tgt.values.data(), M, 3);
   if (double_layer) nv = ConstMatrixView<double>(nrm.values.data(), N, 3);
-  plan.set_points(sv, tv, nv);
-  if (have_exclusions) plan.set_exclusions(pairs);
   ewald::Densities dens;
   if (ncomp > 0) dens.strengths = ConstMatrixView<double>(str.values.data(), N, static_cast<std::size_t>(ncomp));
   if (double_layer) dens.dipoles = ConstMatrixView<double>(dip.values.data(), N, 3);
-  ewald::Result res = plan.evaluate(dens);
+  ewald::Result res;
+  std::vector<ewald::DistributedStats> per_rank;
+  if (dist) {
+    ewald::DistributedEwaldPlan dplan(opt, mpi_world());
+    dplan.set_points(sv, nv);
+    res = dplan.evaluate(dens);
+    per_rank = mpi_gather_stats(dplan.stats());
+    if (!root) return 0;  // rank 0 holds every point's result and writes the outputs
+  } else {
+    plan.set_points(sv, tv, nv);
+    if (have_exclusions) plan.set_exclusions(pairs);
+    res = plan.evaluate(dens);
+  }
 
   // ---- output --------------------------------------------------------------------------------
   const std::size_t vcomp = static_cast<std::size_t>(ewald::value_components(opt.kernel));
@@ -791,9 +858,9 @@ int run_ewald(const EwaldArgs& a) {
   const auto t_write = Clock::now();
   const bool npy = ends_with_npy(a.out);
   if (npy)
-    io::write_npy(out_file, out);
+    io::write_npy(*out_file, out);
   else
-    io::write_csv(out_file, out, "# " + header);
+    io::write_csv(*out_file, out, "# " + header);
   if (forces_file) {
     if (ends_with_npy(a.forces_out))
       io::write_npy(*forces_file, forces);
@@ -842,7 +909,9 @@ int run_ewald(const EwaldArgs& a) {
        << ", \"normals\": " << jstr_or_null(a.normals) << ", \"exclusions\": " << jstr_or_null(a.exclusions)
        << ", \"gro\": " << jstr_or_null(a.gro) << "},\n"
        << "  \"outputs\": {\"values\": " << json_quote(a.out) << ", \"columns\": " << json_quote(header)
-       << ", \"forces\": " << jstr_or_null(a.forces_out) << "}\n"
+       << ", \"forces\": " << jstr_or_null(a.forces_out) << "},\n"
+       << "  \"ranks\": " << mpi_size() << ",\n"
+       << "  \"mpi\": " << (dist ? mpi_json(per_rank, p, opt, N, "  ") : std::string("null")) << "\n"
        << "}\n";
     summary_file->write(js.str());
   }
@@ -890,6 +959,16 @@ int run_ewald(const EwaldArgs& a) {
            << " (elliptica ewald calibrate remeasures them)\n";
     }
     print_times(os, res.times);
+    if (dist) {
+      os << "ranks: " << per_rank.size() << " (distributed plan: slabs along x)\n";
+      for (const ewald::DistributedStats& r : per_rank) {
+        std::snprintf(buf, sizeof buf, "  rank %d: planes [%d, %d), %zu points, %zu ghost sources, sent %.3g MB (sort %.3g, ghost sources %.3g, ghost planes %.3g)\n",
+                      r.rank, r.plane_start, r.plane_start + r.planes, r.owned, r.ghosts,
+                      1e-6 * double(r.bytes_sort + r.bytes_ghost_source + r.bytes_ghost_grid), 1e-6 * double(r.bytes_sort),
+                      1e-6 * double(r.bytes_ghost_source), 1e-6 * double(r.bytes_ghost_grid));
+        os << buf;
+      }
+    }
     if (res.coincident_pairs > 0)
       os << "coincident (target, source) pairs (singular term excluded): " << res.coincident_pairs << "\n";
     if (a.energy) {

@@ -26,6 +26,7 @@
 #include "bem_cmd.hpp"
 #include "ewald_cmd.hpp"
 #include "mg_cmd.hpp"
+#include "mpi_env.hpp"
 
 #ifndef ELLIPTICA_VERSION
 #define ELLIPTICA_VERSION "unknown"
@@ -49,13 +50,20 @@ extern "C" void exit_during_run() {
 }
 
 int report(const char* what, int code) {
-  std::cerr << "elliptica: error: " << what << "\n";
+  // under mpirun the errors of the distributed run are agreed (every rank has the same): rank 0
+  // prints it
+  if (elliptica::cli::mpi_rank() == 0) std::cerr << "elliptica: error: " << what << "\n";
   return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // under mpirun (a build with MPI): MPI for the distributed Ewald plan (apps/mpi_env.hpp)
+  elliptica::cli::mpi_start(&argc, &argv);
+  struct Stop {
+    ~Stop() { elliptica::cli::mpi_stop(); }
+  } stop_mpi;
   CLI::App app{"elliptica: fast solvers for elliptic PDEs (spectral Ewald, multigrid, Helmholtz BEM)", "elliptica"};
   app.set_version_flag("--version", std::string("elliptica ") + ELLIPTICA_VERSION);
   app.require_subcommand(1);

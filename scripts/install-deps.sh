@@ -40,6 +40,7 @@ PYTHON_PACKAGES=(
   "nanobind>=2.0"
   "scikit-build-core>=0.10"
   "matplotlib>=3.6"
+  "mpi4py>=3.1"       # DistributedEwaldPlan's communicators; built from source against Debian's Open MPI (below)
 )
 
 PYTHON=${PYTHON:-python3}
@@ -62,7 +63,9 @@ export DEBIAN_FRONTEND=noninteractive
 echo "== install-deps: Python packages for $("$PYTHON" --version 2>&1) ($(command -v "$PYTHON"))"
 # pip as root would warn about the system site-packages; on the project machines python3 is a
 # pyenv interpreter owned by root, so the warning does not apply.
-"$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+# --no-binary mpi4py: compiled with Debian's mpicc, so that it uses the same Open MPI as elliptica
+# (a binary wheel may bring or expect another MPI); about 1-2 minutes, once.
+"$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-binary mpi4py \
   "${PYTHON_PACKAGES[@]}"
 
 echo "== install-deps: done"

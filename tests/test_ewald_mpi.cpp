@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <random>
 #include <set>
@@ -18,6 +21,11 @@
 #include <vector>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/ewald/ewald.hpp"
+#include "ewald/backend.hpp"
+#include "ewald/internal.hpp"
+#include "ewald/mpi/backend_mpi.hpp"
+#include "elliptica/ewald/ewald_mpi.hpp"
 #include "ewald/mpi/exchange.hpp"
 #include "ewald/mpi/fft_mpi.hpp"
 #include "ewald/slab.hpp"
@@ -55,13 +63,18 @@ std::vector<double> global_points(std::size_t N, const std::array<double, 3>& L,
     for (int d = 0; d < 3; ++d) p[3 * i + std::size_t(d)] = std::uniform_real_distribution<double>(0.0, L[std::size_t(d)])(rng);
   return p;
 }
-Points local_points(const std::vector<double>& all, int how, unsigned seed) {
+std::vector<int> point_ranks(std::size_t N, int how, unsigned seed) {
   std::mt19937_64 rng(seed + 1);
+  std::vector<int> r(N);
+  for (std::size_t i = 0; i < N; ++i) r[i] = how == 0 ? 0 : how == 1 ? int(rng() % unsigned(size())) : int(i % std::size_t(size()));
+  return r;
+}
+Points local_points(const std::vector<double>& all, int how, unsigned seed) {
   Points out;
   const std::size_t N = all.size() / 3;
+  const std::vector<int> owner = point_ranks(N, how, seed);
   for (std::size_t i = 0; i < N; ++i) {
-    const int r = how == 0 ? 0 : how == 1 ? int(rng() % unsigned(size())) : int(i % std::size_t(size()));
-    if (r != rank()) continue;
+    if (owner[i] != rank()) continue;
     out.x.insert(out.x.end(), all.begin() + std::ptrdiff_t(3 * i), all.begin() + std::ptrdiff_t(3 * i + 3));
     out.id.push_back(std::int64_t(i));
   }
@@ -248,6 +261,265 @@ TEST(MpiFft, DistributedEqualsSerial) {
     check_fft<double>(M, 1e-13);
     check_fft<float>(M, 1e-5);
   }
+}
+
+// The distributed backend against the serial CPU backend with the same setup (parameters of a
+// tuned serial plan on all points) and the same values in plan units: rounding apart (the order
+// of the sums of P2G's folds, of the totals and of FFTW-MPI's transforms differ), relative 1e-13
+// of the largest value. Points all on rank 0, or on random ranks; a non-cubic box whose slabs
+// (axis 0) are thinner than r_c with 3-4 ranks; r_c from the tuner.
+struct DistCase {
+  elliptica::ewald::Kernel kernel;
+  bool field, zero_mode;
+  std::array<int, 3> grid;  // a grid override ({0, 0, 0}: tuned): M0 = 9 leaves rank 3 of 4 without planes
+};
+
+void check_distributed(const DistCase& dc, int how) {
+  using namespace elliptica::ewald;
+  using elliptica::ConstMatrixView;
+  using elliptica::StageTimes;
+  const std::array<double, 3> L{1.3, 0.9, 1.1};
+  const std::size_t N = ELLIPTICA_SANITIZED_BUILD ? 300 : 1200;
+  const std::vector<double> all = global_points(N, L, 31);
+  Options o;
+  o.kernel = dc.kernel;
+  o.box = L;
+  o.tolerance = dc.grid[0] > 0 ? 1e-3 : 1e-7;  // a small grid override meets a loose tolerance only
+  o.threads = 1;
+  o.compute_field = dc.field;
+  o.stresslet_zero_mode = dc.zero_mode;
+  if (dc.grid[0] > 0) o.grid = dc.grid;
+  o.fft_planner = FftPlanner::Estimate;
+  EwaldPlan plan(o);
+  ConstMatrixView<double> pts(all.data(), N, 3);
+  const bool dl = dc.kernel == Kernel::Stresslet || dc.kernel == Kernel::StokesCombined;
+  std::mt19937_64 rng(37);
+  std::normal_distribution<double> nd;
+  std::vector<double> nrm(3 * N);
+  for (std::size_t i = 0; i < N; ++i) {
+    double a[3] = {nd(rng), nd(rng), nd(rng)}, r = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    for (int d = 0; d < 3; ++d) nrm[3 * i + std::size_t(d)] = a[d] / r;
+  }
+  const int nsc = dc.kernel == Kernel::Laplace ? 1 : dc.kernel == Kernel::Stresslet ? 0 : 3;
+  std::vector<double> f(N * std::size_t(std::max(nsc, 1))), dip(3 * N);
+  for (double& x : f) x = nd(rng);
+  for (double& x : dip) x = nd(rng);
+  if (dl) plan.set_points(pts, std::nullopt, ConstMatrixView<double>(nrm.data(), N, 3));
+  else plan.set_points(pts);
+  Densities den;
+  if (nsc > 0) den.strengths = ConstMatrixView<double>(f.data(), N, std::size_t(nsc));
+  if (dl) den.dipoles = ConstMatrixView<double>(dip.data(), N, 3);
+  plan.evaluate(den);
+  const Params p = plan.params();
+  detail::BackendSetup s;
+  s.kernel = dc.kernel;
+  s.field = dc.field;
+  s.zero_mode = dc.zero_mode;
+  s.erfc_target = 1e-15;
+  s.box = L;
+  s.threads = 1;
+  s.fft_planner = FftPlanner::Estimate;
+  s.p2g_variant = P2GVariant::CellOrdered;
+  s.params = p;
+  s.window = detail::make_window(p.P, p.beta, p.poly_degree, 1e-16);
+  // values in plan units (n_src per point: strengths, then q and nu), the same on every rank
+  const int ns = nsc + (dl ? 6 : 0);
+  std::vector<double> v(N * std::size_t(ns));
+  for (std::size_t i = 0; i < N; ++i) {
+    for (int c = 0; c < nsc; ++c) v[i * ns + std::size_t(c)] = f[i * std::size_t(nsc) + std::size_t(c)];
+    if (dl)
+      for (int c = 0; c < 3; ++c) {
+        v[i * ns + std::size_t(nsc + c)] = dip[3 * i + std::size_t(c)];
+        v[i * ns + std::size_t(nsc + 3 + c)] = nrm[3 * i + std::size_t(c)];
+      }
+  }
+  // the serial backend on all points
+  detail::PointSet ps;
+  ps.src = all;
+  ps.ns = N;
+  auto be = detail::make_cpu_backend(ps, s);
+  auto ws = be->acquire();
+  be->load(*ws, v.data());
+  be->p2p(*ws);
+  be->p2g(*ws);
+  be->fft(*ws);
+  be->cnv(*ws);
+  be->ifft(*ws);
+  be->g2p(*ws);
+  be->self(*ws);
+  const int no = dc.kernel == Kernel::Laplace ? (dc.field ? 4 : 1) : 3;
+  std::vector<double> ref(N * std::size_t(no));
+  be->store(*ws, ref.data());
+  // the distributed backend on this rank's points
+  const Points loc = local_points(all, how, 41);
+  std::vector<double> lv(loc.id.size() * std::size_t(ns)), out(loc.id.size() * std::size_t(no) + 1);
+  for (std::size_t k = 0; k < loc.id.size(); ++k)
+    for (int c = 0; c < ns; ++c) lv[k * ns + std::size_t(c)] = v[std::size_t(loc.id[k]) * ns + std::size_t(c)];
+  auto dist = detail::mpi::make_distributed_backend(MPI_COMM_WORLD, loc.x, s);
+  StageTimes times;
+  dist->evaluate(lv.data(), out.data(), times);
+  double scale = 0, err = 0;
+  for (double x : ref) scale = std::max(scale, std::abs(x));
+  for (std::size_t k = 0; k < loc.id.size(); ++k)
+    for (int c = 0; c < no; ++c)
+      err = std::max(err, std::abs(out[k * no + std::size_t(c)] - ref[std::size_t(loc.id[k]) * no + std::size_t(c)]));
+  EXPECT_LE(err, 1e-13 * scale) << "kernel " << int(dc.kernel) << " field " << dc.field << " how " << how << " grid "
+                                << dc.grid[0] << " rc " << p.rc << " ranks " << size();
+  EXPECT_GT(scale, 0.0);
+  if (std::getenv("ELLIPTICA_TEST_VERBOSE"))
+    std::printf("rank %d kernel %d how %d rc %.3f grid %d: max rel err %.2e over %zu points\n", rank(), int(dc.kernel), how, p.rc,
+                p.grid[0], err / scale, loc.id.size());
+}
+
+TEST(MpiEwald, DistributedBackendEqualsSerialBackend) {
+  using elliptica::ewald::Kernel;
+  // sanitized builds (10-50x slower): the two cases of a rank without planes, points on random ranks
+  const std::vector<DistCase> cases =
+      ELLIPTICA_SANITIZED_BUILD
+          ? std::vector<DistCase>{DistCase{Kernel::Laplace, true, false, {9, 12, 14}}, DistCase{Kernel::StokesCombined, false, false, {9, 10, 12}}}
+          : std::vector<DistCase>{DistCase{Kernel::Laplace, false, false, {0, 0, 0}}, DistCase{Kernel::Laplace, true, false, {9, 12, 14}},
+                                  DistCase{Kernel::Stokeslet, false, false, {0, 0, 0}}, DistCase{Kernel::Stresslet, false, true, {0, 0, 0}},
+                                  DistCase{Kernel::StokesCombined, false, false, {9, 10, 12}}};
+  for (const DistCase& dc : cases)
+    for (int how : {0, 1})
+      if (!ELLIPTICA_SANITIZED_BUILD || how == 1) check_distributed(dc, how);
+}
+
+// The public plan against EwaldPlan on the gathered points (in the order rank 0 gathers them:
+// by rank, then each rank's order, so that both tuners see the same input and choose the same
+// parameters): relative 1e-13 of the largest value in double precision, 1e-5 in single (sums in
+// float32 in another order). Non-cubic boxes; points all on rank 0 or on random ranks.
+struct PlanCase {
+  elliptica::ewald::Kernel kernel;
+  std::array<double, 3> box;
+  bool field, pressure;
+  elliptica::ewald::Precision precision;
+};
+
+void check_plan(const PlanCase& pc, int how) {
+  using namespace elliptica::ewald;
+  using elliptica::ConstMatrixView;
+  const std::size_t N = ELLIPTICA_SANITIZED_BUILD ? 300 : 1000;
+  const std::vector<double> all = global_points(N, pc.box, 43);
+  const std::vector<int> owner = point_ranks(N, how, 47);
+  std::vector<std::size_t> order;  // the gathered order
+  for (int r = 0; r < size(); ++r)
+    for (std::size_t i = 0; i < N; ++i)
+      if (owner[i] == r) order.push_back(i);
+  std::mt19937_64 rng(53);
+  std::normal_distribution<double> nd;
+  const bool dl = pc.kernel == Kernel::Stresslet || pc.kernel == Kernel::StokesCombined;
+  const int nsc = pc.kernel == Kernel::Laplace ? 1 : pc.kernel == Kernel::Stresslet ? 0 : 3;
+  std::vector<double> f(N * std::size_t(std::max(nsc, 1))), q(3 * N), nu(3 * N);
+  for (double& x : f) x = nd(rng);
+  for (double& x : q) x = nd(rng);
+  for (std::size_t i = 0; i < N; ++i) {
+    double a[3] = {nd(rng), nd(rng), nd(rng)}, l = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    for (int d = 0; d < 3; ++d) nu[3 * i + std::size_t(d)] = a[d] / l;
+  }
+  auto rows = [](const std::vector<double>& a, int w, const std::vector<std::size_t>& idx) {
+    std::vector<double> o(idx.size() * std::size_t(w) + 1);
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      for (int c = 0; c < w; ++c) o[k * std::size_t(w) + std::size_t(c)] = a[idx[k] * std::size_t(w) + std::size_t(c)];
+    return o;
+  };
+  Options o;
+  o.kernel = pc.kernel;
+  o.box = pc.box;
+  o.tolerance = pc.precision == Precision::Single ? 1e-4 : 1e-8;
+  o.precision = pc.precision;
+  o.threads = 1;
+  o.compute_field = pc.field;
+  o.compute_pressure = pc.pressure;
+  o.fft_planner = FftPlanner::Estimate;
+  auto run = [&](auto& plan, const std::vector<std::size_t>& idx) {
+    const std::vector<double> x = rows(all, 3, idx), fs = rows(f, std::max(nsc, 1), idx), qs = rows(q, 3, idx),
+                              ns = rows(nu, 3, idx);
+    const std::size_t n = idx.size();
+    if (dl) plan.set_points(ConstMatrixView<double>(x.data(), n, 3), ConstMatrixView<double>(ns.data(), n, 3));
+    else plan.set_points(ConstMatrixView<double>(x.data(), n, 3));
+    Densities den;
+    if (nsc > 0) den.strengths = ConstMatrixView<double>(fs.data(), n, std::size_t(nsc));
+    if (dl) den.dipoles = ConstMatrixView<double>(qs.data(), n, 3);
+    return plan.evaluate(den);
+  };
+  EwaldPlan ref_plan(o);
+  const Result ref = [&] {
+    const std::vector<double> x = rows(all, 3, order), ns = rows(nu, 3, order);
+    if (dl) ref_plan.set_points(ConstMatrixView<double>(x.data(), N, 3), std::nullopt, ConstMatrixView<double>(ns.data(), N, 3));
+    else ref_plan.set_points(ConstMatrixView<double>(x.data(), N, 3));
+    const std::vector<double> fs = rows(f, std::max(nsc, 1), order), qs = rows(q, 3, order);
+    Densities den;
+    if (nsc > 0) den.strengths = ConstMatrixView<double>(fs.data(), N, std::size_t(nsc));
+    if (dl) den.dipoles = ConstMatrixView<double>(qs.data(), N, 3);
+    return ref_plan.evaluate(den);
+  }();
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < N; ++i)
+    if (owner[i] == rank()) mine.push_back(i);
+  std::vector<std::size_t> pos(N);  // global index -> row of the reference
+  for (std::size_t k = 0; k < N; ++k) pos[order[k]] = k;
+  DistributedEwaldPlan plan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)});
+  const Result r = run(plan, mine);
+  EXPECT_EQ(plan.params().grid, ref.params.grid);
+  EXPECT_EQ(plan.params().rc, ref.params.rc);
+  EXPECT_EQ(plan.params().P, ref.params.P);
+  const double tol = pc.precision == Precision::Single ? 1e-5 : 1e-13;
+  auto compare = [&](const elliptica::Array2D& a, const elliptica::Array2D& b, const char* what) {
+    ASSERT_EQ(a.rows, mine.size()) << what;
+    double scale = 0, err = 0;
+    for (double x : b.values) scale = std::max(scale, std::abs(x));
+    for (std::size_t k = 0; k < mine.size(); ++k)
+      for (std::size_t c = 0; c < a.cols; ++c)
+        err = std::max(err, std::abs(a.values[k * a.cols + c] - b.values[pos[mine[k]] * b.cols + c]));
+    EXPECT_LE(err, tol * scale) << what << " kernel " << int(pc.kernel) << " how " << how << " ranks " << size();
+    EXPECT_GT(scale, 0.0) << what;
+  };
+  compare(r.values, ref.values, "values");
+  if (pc.field) compare(r.field, ref.field, "field");
+  if (pc.pressure) compare(r.pressure, ref.pressure, "pressure");
+  const DistributedStats st = plan.stats();
+  std::size_t owned = st.owned, total = 0;
+  MPI_Allreduce(&owned, &total, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, N);
+  EXPECT_EQ(st.ranks, size());
+}
+
+TEST(MpiEwald, DistributedPlanEqualsEwaldPlan) {
+  using elliptica::ewald::Kernel;
+  using elliptica::ewald::Precision;
+  const std::vector<PlanCase> all{PlanCase{Kernel::Laplace, {1.0, 1.0, 1.0}, false, false, Precision::Double},
+                                   PlanCase{Kernel::Laplace, {1.5, 0.8, 1.1}, true, false, Precision::Double},
+                                   PlanCase{Kernel::Stokeslet, {1.7, 1.0, 0.6}, false, false, Precision::Double},
+                                   PlanCase{Kernel::Stokeslet, {0.8, 1.0, 2.2}, false, true, Precision::Double},
+                                   PlanCase{Kernel::Stresslet, {1.2, 1.0, 0.9}, false, false, Precision::Double},
+                                   PlanCase{Kernel::StokesCombined, {1.0, 1.1, 0.9}, false, false, Precision::Double},
+                                   PlanCase{Kernel::Laplace, {1.3, 1.0, 1.0}, false, false, Precision::Single}};
+  // sanitized builds: the Laplace field, the stokeslet pressure and float32, points on random ranks
+  for (std::size_t k = 0; k < all.size(); ++k)
+    for (int how : {0, 1})
+      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6))) check_plan(all[k], how);
+}
+
+TEST(MpiEwald, BadInputOnOneRankThrowsOnEveryRank) {
+  using namespace elliptica::ewald;
+  Options o;
+  o.kernel = Kernel::Laplace;
+  o.threads = 1;
+  DistributedEwaldPlan plan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)});
+  std::vector<double> x{0.1, 0.2, 0.3, 0.6, 0.5, 0.4};
+  const bool last = rank() == size() - 1;
+  // the last rank passes 2 columns
+  EXPECT_THROW(plan.set_points(elliptica::ConstMatrixView<double>(x.data(), last ? 3 : 2, last ? 2 : 3)), elliptica::InvalidArgument);
+  plan.set_points(elliptica::ConstMatrixView<double>(x.data(), 2, 3));
+  std::vector<double> qv{1.0, -1.0};
+  Densities den;
+  den.strengths = elliptica::ConstMatrixView<double>(qv.data(), last ? 1 : 2, 1);  // wrong count on the last rank
+  EXPECT_THROW(plan.evaluate(den), elliptica::InvalidArgument);
+  Options bad = o;
+  bad.compute_energy = true;
+  EXPECT_THROW(DistributedEwaldPlan(bad, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}), elliptica::InvalidArgument);
+  EXPECT_TRUE(mpi_available());
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ from ._core import (
     ResourceError,
     ToleranceKind,
 )
-from ._ewald import (EwaldInfo, EwaldPlan, EwaldResult, ewald, ewald_calibrate, ewald_cost_constants, ewald_defaults,
+from ._ewald import (DistributedEwaldPlan, EwaldInfo, EwaldPlan, EwaldResult, mpi_available, ewald, ewald_calibrate, ewald_cost_constants, ewald_defaults,
                      ewald_fft_wisdom, single_precision_floor)
 from ._io import read_array, write_array
 
@@ -119,6 +119,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EwaldPlan",
+    "DistributedEwaldPlan",
+    "mpi_available",
     "EwaldResult",
     "EwaldInfo",
     "ewald",

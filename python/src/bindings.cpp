@@ -27,6 +27,7 @@
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/timer.hpp"
 #include "elliptica/ewald/ewald.hpp"
+#include "elliptica/ewald/ewald_mpi.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -132,6 +133,29 @@ nb::object to_numpy_shaped(Array2D&& a, std::size_t cols, const char* what) {
   return to_numpy(std::move(a), cols == 0);
 }
 
+/// (values, field or None, params dict, stage-times dict, energy or None, forces or None,
+/// coincident_pairs, pressure or None, (P2P candidates, pairs, series degree)); the arrays are float64 and own the C++ buffers. values: (M,) potential
+/// (Laplace) or (M, 3) velocity (the Stokes kernels); forces (N, 3).
+nb::tuple ewald_result_tuple(const elliptica::ewald::Options& o, elliptica::ewald::Result&& r) {
+  const bool laplace = o.kernel == Kernel::Laplace;
+  nb::object values = o.compute_potential ? to_numpy_shaped(std::move(r.values), laplace ? 0 : 3, "result")
+                                          : nb::none();
+  nb::object field = nb::none();
+  if (o.compute_field) field = to_numpy_shaped(std::move(r.field), 3, "field");
+  nb::object energy = nb::none(), forces = nb::none();
+  if (o.compute_energy) {
+    energy = nb::float_(r.energy);
+    forces = to_numpy_shaped(std::move(r.forces), 3, "forces");
+  }
+  nb::object pressure = nb::none();
+  if (o.compute_pressure) pressure = to_numpy_shaped(std::move(r.pressure), 0, "pressure");
+  return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
+                        r.coincident_pairs, pressure,
+                        nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree, r.p2p.exp_degree,
+                                       r.p2p.pair_symmetry));
+}
+
+
 /// A plan plus the stage times of its last evaluation.
 ///
 /// Locking: the C++ EwaldPlan::evaluate(Densities) is const and thread-safe, so evaluate takes
@@ -154,28 +178,7 @@ struct PyEwaldPlan {
     last_times = t;
   }
 
-  /// (values, field or None, params dict, stage-times dict, energy or None, forces or None,
-  /// coincident_pairs, pressure or None, (P2P candidates, pairs, series degree)); the arrays are float64 and own the C++ buffers. values: (M,) potential
-  /// (Laplace) or (M, 3) velocity (the Stokes kernels); forces (N, 3).
-  nb::tuple result_tuple(elliptica::ewald::Result&& r) {
-    const auto& o = plan.options();
-    const bool laplace = o.kernel == Kernel::Laplace;
-    nb::object values = o.compute_potential ? to_numpy_shaped(std::move(r.values), laplace ? 0 : 3, "result")
-                                            : nb::none();
-    nb::object field = nb::none();
-    if (o.compute_field) field = to_numpy_shaped(std::move(r.field), 3, "field");
-    nb::object energy = nb::none(), forces = nb::none();
-    if (o.compute_energy) {
-      energy = nb::float_(r.energy);
-      forces = to_numpy_shaped(std::move(r.forces), 3, "forces");
-    }
-    nb::object pressure = nb::none();
-    if (o.compute_pressure) pressure = to_numpy_shaped(std::move(r.pressure), 0, "pressure");
-    return nb::make_tuple(values, field, params_to_dict(r.params), times_to_dict(r.times), energy, forces,
-                          r.coincident_pairs, pressure,
-                          nb::make_tuple(r.p2p.candidates, r.p2p.pairs, r.p2p.series_degree, r.p2p.exp_degree,
-                                         r.p2p.pair_symmetry));
-  }
+  nb::tuple result_tuple(elliptica::ewald::Result&& r) { return ewald_result_tuple(plan.options(), std::move(r)); }
 
   void set_points(const InArray& sources, const std::optional<InArray>& targets,
                   const std::optional<InArray>& normals) {
@@ -275,6 +278,49 @@ struct PyEwaldPlan {
     nb::gil_scoped_release release;
     std::unique_lock<std::shared_mutex> lock(plan_mutex);
     plan.retune();
+  }
+};
+
+/// The distributed plan (issue 30): every call is collective over the MPI communicator (given as
+/// its Fortran handle: mpi4py's comm.py2f()); the GIL is released during the calls, so other
+/// Python threads run while a rank waits for the others.
+struct PyDistributedEwaldPlan {
+  elliptica::ewald::Options opts;
+  elliptica::ewald::DistributedEwaldPlan plan;
+  PyDistributedEwaldPlan(const elliptica::ewald::Options& o, int fortran_comm)
+      : opts(o), plan(o, elliptica::ewald::MpiComm{fortran_comm}) {}
+  void set_points(const InArray& sources, const std::optional<InArray>& normals) {
+    const ConstMatrixView<double> src = as_view(sources, "sources");
+    std::optional<ConstMatrixView<double>> nrm;
+    if (normals) nrm = as_view(*normals, "normals");
+    nb::gil_scoped_release release;
+    plan.set_points(src, nrm);
+  }
+  nb::tuple evaluate(const std::optional<InArray>& strengths, const std::optional<InArray>& dipoles) {
+    const elliptica::ewald::Densities d = densities(strengths, dipoles);
+    elliptica::ewald::Result r;
+    {
+      nb::gil_scoped_release release;
+      r = plan.evaluate(d);
+    }
+    return ewald_result_tuple(opts, std::move(r));
+  }
+  nb::dict stats() {
+    const elliptica::ewald::DistributedStats s = plan.stats();
+    nb::dict d;
+    d["ranks"] = s.ranks;
+    d["rank"] = s.rank;
+    d["points"] = s.owned;
+    d["ghost_sources"] = s.ghosts;
+    d["plane_start"] = s.plane_start;
+    d["planes"] = s.planes;
+    nb::dict b;
+    b["sort"] = s.bytes_sort;
+    b["ghost_source"] = s.bytes_ghost_source;
+    b["ghost_grid"] = s.bytes_ghost_grid;
+    d["bytes_sent"] = b;
+    d["times"] = times_to_dict(s.times);
+    return d;
   }
 };
 
@@ -481,6 +527,15 @@ NB_MODULE(_core, m) {
       .def_rw("window_shape", &Options::window_shape, nb::for_setter(nb::arg("value").none()))
       .def_rw("poly_degree", &Options::poly_degree, nb::for_setter(nb::arg("value").none()));
 
+  m.def("mpi_available", &elliptica::ewald::mpi_available,
+        "Whether this build has the distributed Ewald plan (MPI and FFTW-MPI found at build time).");
+  nb::class_<PyDistributedEwaldPlan>(m, "_DistributedEwaldPlan")
+      .def(nb::init<const Options&, int>(), "options"_a, "fortran_comm"_a,
+           "Collective over the communicator (its Fortran handle).")
+      .def("set_points", &PyDistributedEwaldPlan::set_points, "sources"_a, "normals"_a.none())
+      .def("evaluate", &PyDistributedEwaldPlan::evaluate, "strengths"_a.none(), "dipoles"_a.none())
+      .def("stats", &PyDistributedEwaldPlan::stats)
+      .def_prop_ro("params", [](PyDistributedEwaldPlan& p) { return params_to_dict(p.plan.params()); });
   nb::class_<PyEwaldPlan>(m, "_EwaldPlan")
       .def(nb::init<const Options&>(), "options"_a,
            "Validates the options (InvalidArgumentError); parameters are chosen at the first evaluate.")

@@ -135,7 +135,24 @@ struct CpuGeometry {
   /// (nx > 0, issue 30; the window cache's x-indices are then relative to the slab's first plane).
   int slab_planes() const { return nx > 0 ? nx : setup.params.grid[0]; }
   int nx = 0;  ///< planes of this rank's slab (0: the whole grid)
+  int x0 = 0;  ///< the slab's first plane (the window cache's x-indices are relative to it)
+  /// A slab's geometry (SlabPart): target (owned point) t in sorted order -> its source's sorted
+  /// position (the own periodic images of self_term); empty otherwise.
+  std::vector<int> own_source;
 };
+
+/// The part of a distributed plan one rank evaluates (issue 30): sources [0, n_owned) of the
+/// PointSet are the rank's own points, which are also its targets, the rest ghost sources that
+/// P2P needs; grid planes [x0, x0 + nx) along axis 0 are the rank's.
+struct SlabPart {
+  int x0 = 0, nx = 0;
+  std::size_t n_owned = 0;
+};
+
+/// The set_points stage: cell lists, window weights, P2G slab order, erfcx series, own images;
+/// the serial FFT plans (without a SlabPart; a distributed plan has its own).
+template <class K, class T>
+std::unique_ptr<CpuGeometry<T>> make_geometry(const PointSet& pts, const BackendSetup& setup, const SlabPart* slab);
 
 /// Whether this geometry's P2P sums each pair once for both points (p2p.cpp).
 template <class K, class T>

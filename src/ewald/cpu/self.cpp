@@ -64,7 +64,7 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const std::size_t nt = g.targets().x.size();
   constexpr int no = K::n_out, ns = K::n_src;
   if constexpr (K::n_linear > 0) {
-    if (!g.separate) {
+    if (!g.separate || !g.own_source.empty()) {  // a slab's targets are its owned sources
       // the matrix and the arrays as locals: the compiler keeps C in registers (the stores to acc
       // could otherwise alias it) and vectorises over the targets
       constexpr int nr = std::min(no, K::n_linear == 1 ? 1 : 3), nl = K::n_linear;
@@ -73,8 +73,9 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
         for (int j = 0; j < nl; ++j) C[i][j] = g.self_image[i][j];
       const T* __restrict vs = ws.values.data();
       double* __restrict acc = ws.acc.data();
+      const int* own = g.own_source.empty() ? nullptr : g.own_source.data();
       for (std::size_t t = 0; t < nt; ++t) {
-        const T* s = vs + t * ns;
+        const T* s = vs + (own ? std::size_t(own[t]) : t) * ns;
         double* a = acc + t * no;
         for (int i = 0; i < nr; ++i) {
           double sum = 0;

@@ -149,15 +149,27 @@ class CpuBackend final : public Backend {
   void keep_sources(const std::vector<double>& w) { src_wrapped_ = w; }
 };
 
+}  // namespace
+
 template <class K, class T>
-std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
+std::unique_ptr<CpuGeometry<T>> make_geometry(const PointSet& pts, const BackendSetup& setup, const SlabPart* slab) {
   auto g = std::make_unique<CpuGeometry<T>>();
   g->setup = setup;
   const Params& p = setup.params;
   const int threads = setup.threads;
   g->src = build_cells<T>(pts.src.data(), pts.ns, setup.box, p.cells);
-  g->separate = pts.separate;
-  if (pts.separate) g->trg = build_cells<T>(pts.trg.data(), pts.nt, setup.box, p.cells);
+  g->separate = pts.separate || slab;
+  if (slab) {
+    // a slab: the targets are the owned sources, the first n_owned (P2P sums one-sided over the
+    // owned and ghost sources; self_term adds the own images through own_source)
+    if (setup.p2g_variant == P2GVariant::Baseline || pts.separate || slab->n_owned > pts.ns || slab->nx < 1)
+      throw InvalidArgument("a distributed plan's slab needs the cell-ordered P2G, targets = sources and planes");
+    g->trg = build_cells<T>(pts.src.data(), slab->n_owned, setup.box, p.cells);
+    g->nx = slab->nx;
+    g->x0 = slab->x0;
+  } else if (pts.separate) {
+    g->trg = build_cells<T>(pts.trg.data(), pts.nt, setup.box, p.cells);
+  }
   const bool baseline = setup.p2g_variant == P2GVariant::Baseline;
   if (baseline) {
     // The baseline P2G/G2P visit the points in input order and evaluate the window on the fly:
@@ -171,7 +183,18 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
     if (pts.separate) g->trg_rank = rank(g->trg.perm);
   } else {
     g->wsrc = window_cache<T>(pts.src.data(), g->src.perm, p, setup.window, threads);
-    if (pts.separate) g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
+    if (slab) {
+      g->wtrg = window_cache<T>(pts.src.data(), g->trg.perm, p, setup.window, threads);
+      // x-indices relative to the slab's first plane (ghost sources' are not used: not spread)
+      for (std::size_t i = 0; i < g->wsrc.j0.size(); i += 3) g->wsrc.j0[i] -= slab->x0;
+      for (std::size_t i = 0; i < g->wtrg.j0.size(); i += 3) g->wtrg.j0[i] -= slab->x0;
+      std::vector<int> pos(pts.ns);
+      for (std::size_t i = 0; i < pts.ns; ++i) pos[std::size_t(g->src.perm[i])] = static_cast<int>(i);
+      g->own_source.resize(slab->n_owned);
+      for (std::size_t t = 0; t < slab->n_owned; ++t) g->own_source[t] = pos[std::size_t(g->trg.perm[t])];
+    } else if (pts.separate) {
+      g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
+    }
   }
   g->series = ErfcSeries(p.xi * p.rc, setup.erfc_target);
   for (int d = 0; d < 3; ++d)
@@ -183,30 +206,41 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
     g->nslab = threads > 1 ? std::max(1, span / p.P) : 1;
     const int W = (span + g->nslab - 1) / g->nslab;
     const std::size_t N = pts.ns;
+    // the sources P2G spreads: all, or a slab's owned ones (sorted i with perm[i] < n_owned)
+    auto spread = [&](std::size_t i) { return !slab || std::size_t(g->src.perm[i]) < slab->n_owned; };
     g->slab_start.assign(g->nslab + 1, 0);
-    g->slab_order.resize(N);
-    for (std::size_t i = 0; i < N; ++i) g->slab_start[std::min(g->wsrc.j0[3 * i] / W, g->nslab - 1) + 1]++;
+    for (std::size_t i = 0; i < N; ++i)
+      if (spread(i)) g->slab_start[std::min(g->wsrc.j0[3 * i] / W, g->nslab - 1) + 1]++;
     for (int s = 0; s < g->nslab; ++s) g->slab_start[s + 1] += g->slab_start[s];
+    g->slab_order.resize(std::size_t(g->slab_start[g->nslab]));
     std::vector<int> fill(g->slab_start.begin(), g->slab_start.end() - 1);
     for (std::size_t i = 0; i < N; ++i)
-      g->slab_order[fill[std::min(g->wsrc.j0[3 * i] / W, g->nslab - 1)]++] = static_cast<int>(i);
+      if (spread(i)) g->slab_order[fill[std::min(g->wsrc.j0[3 * i] / W, g->nslab - 1)]++] = static_cast<int>(i);
   }
   {
     // Before anything is allocated: the caches (sorted float64 coordinates and permutation, 28
     // bytes a point; window weights, 3 P values of T and 3 ints a point; the sorted strengths)
     // and, per evaluation, the FFT grids (real + half-spectrum, max(n_grid, n_out) components)
     // and the padded grid of P2G/G2P.
-    const double npts = double(pts.ns) + (pts.separate ? double(pts.nt) : 0.0);
+    const double npts = double(pts.ns) + (pts.separate ? double(pts.nt) : slab ? double(slab->n_owned) : 0.0);
     const double caches = npts * (28.0 + 3.0 * sizeof(T) * p.P + 12.0) + sizeof(T) * double(pts.ns) * K::n_src;
-    const double m = double(p.grid[0]) * p.grid[1] * p.grid[2], nc = std::max(K::n_grid, K::n_out);
-    const double padded = double(p.grid[0] + 2 * p.P) * (p.grid[1] + 2 * p.P) * (p.grid[2] + 2 * p.P) * nc;
+    const double m = double(g->slab_planes()) * p.grid[1] * p.grid[2], nc = std::max(K::n_grid, K::n_out);
+    const double padded = double(g->slab_planes() + 2 * p.P) * (p.grid[1] + 2 * p.P) * (p.grid[2] + 2 * p.P) * nc;
     const double b = sizeof(T);
     require_memory(caches + b * m * nc + 2 * b * (m / p.grid[2]) * (p.grid[2] / 2 + 1) * nc + b * padded,
                    "the FFT grids (M = " + std::to_string(p.grid[0]) + " x " + std::to_string(p.grid[1]) + " x " +
                        std::to_string(p.grid[2]) + ") and the set_points caches (cell lists, window weights)");
   }
-  g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, g->far_out(K::n_out), threads, setup.fft_planner);
+  if (!slab) g->fft = std::make_unique<FftPlans<T>>(p.grid, K::n_grid, g->far_out(K::n_out), threads, setup.fft_planner);
   self_images<K>(setup, g->self_image);
+  return g;
+}
+
+namespace {
+
+template <class K, class T>
+std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
+  std::unique_ptr<CpuGeometry<T>> g = make_geometry<K, T>(pts, setup, nullptr);
   auto b = std::make_unique<CpuBackend<K, T>>(std::move(g));
   if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined)
     if (setup.zero_mode) b->keep_sources(pts.src);
@@ -214,6 +248,18 @@ std::unique_ptr<Backend> make(const PointSet& pts, const BackendSetup& setup) {
 }
 
 }  // namespace
+
+#define ELLIPTICA_EWALD_GEOMETRY(K)                                                                            \
+  template std::unique_ptr<CpuGeometry<float>> make_geometry<K, float>(const PointSet&, const BackendSetup&,   \
+                                                                       const SlabPart*);                       \
+  template std::unique_ptr<CpuGeometry<double>> make_geometry<K, double>(const PointSet&, const BackendSetup&, \
+                                                                         const SlabPart*);
+ELLIPTICA_EWALD_GEOMETRY(LaplaceTraits)
+ELLIPTICA_EWALD_GEOMETRY(LaplaceFieldTraits)
+ELLIPTICA_EWALD_GEOMETRY(StokesletTraits)
+ELLIPTICA_EWALD_GEOMETRY(StokesletPressureTraits)
+ELLIPTICA_EWALD_GEOMETRY(StressletTraits)
+ELLIPTICA_EWALD_GEOMETRY(StokesCombinedTraits)
 
 std::unique_ptr<Backend> make_cpu_backend(const PointSet& pts, const BackendSetup& setup) {
   return with_traits(setup.kernel, setup.field, [&](auto tr) -> std::unique_ptr<Backend> {

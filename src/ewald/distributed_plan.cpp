@@ -1,0 +1,268 @@
+// DistributedEwaldPlan (include/elliptica/ewald/ewald_mpi.hpp; issue 30): the options, checks,
+// value scaling and results of EwaldPlan around the distributed backend (mpi/backend_mpi.cpp);
+// the parameters from the single-process tuner on rank 0, broadcast. Without MPI
+// (ELLIPTICA_HAVE_MPI undefined) the constructor throws.
+#include "elliptica/ewald/ewald_mpi.hpp"
+
+#include <string>
+
+#include "elliptica/core/error.hpp"
+
+#ifdef ELLIPTICA_HAVE_MPI
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "ewald/backend.hpp"
+#include "ewald/internal.hpp"
+#include "ewald/mpi/backend_mpi.hpp"
+#include "ewald/mpi/exchange.hpp"
+#endif
+
+namespace elliptica::ewald {
+
+#ifndef ELLIPTICA_HAVE_MPI
+
+bool mpi_available() { return false; }
+struct DistributedEwaldPlan::Impl {};
+DistributedEwaldPlan::DistributedEwaldPlan(const Options&, MpiComm) {
+  throw InvalidArgument("the distributed Ewald plan needs MPI: this elliptica was built without it (ELLIPTICA_MPI=OFF, "
+                        "or MPI / FFTW-MPI (libopenmpi-dev, libfftw3-mpi-dev) not found at build time)");
+}
+DistributedEwaldPlan::~DistributedEwaldPlan() = default;
+void DistributedEwaldPlan::set_points(ConstMatrixView<double>, std::optional<ConstMatrixView<double>>) {}
+Result DistributedEwaldPlan::evaluate(const Densities&) { return {}; }
+Params DistributedEwaldPlan::params() const { return {}; }
+DistributedStats DistributedEwaldPlan::stats() const { return {}; }
+
+#else
+
+bool mpi_available() { return true; }
+
+namespace {
+bool double_layer(Kernel k) { return k == Kernel::Stresslet || k == Kernel::StokesCombined; }
+int strength_cols(Kernel k) { return k == Kernel::Laplace ? 1 : k == Kernel::Stresslet ? 0 : 3; }
+}  // namespace
+
+struct DistributedEwaldPlan::Impl {
+  Options user;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1, threads = 1;
+  std::vector<double> pts, normals;  // this rank's wrapped coordinates and normals
+  std::size_t n = 0;
+  bool have_points = false;
+  std::optional<Params> reported;
+  detail::BackendSetup setup;
+  std::unique_ptr<detail::mpi::DistributedBackend> backend;
+  DistributedStats st;
+
+  // Rank 0 tunes EwaldPlan on the gathered points and densities (user units); every rank gets
+  // the parameters.
+  void tune(const Densities& d) {
+    const int nsc = strength_cols(user.kernel);
+    const bool dl = double_layer(user.kernel);
+    int mine = static_cast<int>(n);
+    std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size));
+    MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    long long total = 0;
+    for (int r = 0; r < size; ++r) {
+      displ[std::size_t(r)] = static_cast<int>(total);
+      total += counts[std::size_t(r)];
+    }
+    detail::mpi::agree(comm, total * 3 < (1LL << 31), "distributed Ewald: the tuner's gather on rank 0 is limited to 7e8 points");
+    auto gather = [&](const double* local, int width) {
+      std::vector<int> c(counts), o(displ);
+      for (int r = 0; r < size; ++r) {
+        c[std::size_t(r)] *= width;
+        o[std::size_t(r)] *= width;
+      }
+      std::vector<double> all(rank == 0 ? std::size_t(total) * std::size_t(width) + 1 : 1);
+      double dummy = 0;
+      MPI_Gatherv(n ? local : &dummy, mine * width, MPI_DOUBLE, all.data(), c.data(), o.data(), MPI_DOUBLE, 0, comm);
+      return all;
+    };
+    const std::vector<double> x = gather(pts.data(), 3);
+    const std::vector<double> nu = dl ? gather(normals.data(), 3) : std::vector<double>{};
+    const std::vector<double> f = nsc ? gather(d.strengths.data, nsc) : std::vector<double>{};
+    const std::vector<double> q = dl ? gather(d.dipoles.data, 3) : std::vector<double>{};
+    Params p{};
+    std::string err;
+    if (rank == 0) {
+      try {
+        EwaldPlan plan(user);
+        const std::size_t N = std::size_t(total);
+        if (dl) plan.set_points(ConstMatrixView<double>(x.data(), N, 3), std::nullopt, ConstMatrixView<double>(nu.data(), N, 3));
+        else plan.set_points(ConstMatrixView<double>(x.data(), N, 3));
+        Densities all;
+        if (nsc) all.strengths = ConstMatrixView<double>(f.data(), N, std::size_t(nsc));
+        if (dl) all.dipoles = ConstMatrixView<double>(q.data(), N, 3);
+        p = plan.tune(all);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    }
+    detail::mpi::agree(comm, err.empty(), err);
+    static_assert(std::is_trivially_copyable_v<Params>);
+    MPI_Bcast(&p, static_cast<int>(sizeof(Params)), MPI_BYTE, 0, comm);
+    reported = p;
+    setup = detail::BackendSetup{};
+    setup.kernel = user.kernel;
+    setup.field = user.compute_field || user.compute_pressure;
+    setup.zero_mode = user.stresslet_zero_mode;
+    setup.precision = user.precision;
+    // erfc to 1% of the relative tolerance, as EwaldPlan (eps_abs / result_scale is unit-free)
+    setup.erfc_target = std::clamp(p.result_scale > 0 ? 0.01 * p.eps_abs / p.result_scale : 0.0, 1e-15, 1e-4);
+    setup.box = user.box;
+    setup.threads = threads;
+    setup.fft_planner = FftPlanner::Estimate;  // FFTW-MPI plans are not in the wisdom cache
+    setup.p2g_variant = P2GVariant::CellOrdered;
+    setup.energy_parseval = false;
+    setup.params = p;
+    setup.window = detail::make_window(p.P, p.beta, p.poly_degree, 1e-16);
+  }
+};
+
+DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c) : impl_(std::make_unique<Impl>()) {
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init) throw InvalidArgument("DistributedEwaldPlan: MPI is not initialised (call MPI_Init_thread first)");
+  auto& I = *impl_;
+  MPI_Comm_dup(MPI_Comm_f2c(c.fortran), &I.comm);
+  MPI_Comm_rank(I.comm, &I.rank);
+  MPI_Comm_size(I.comm, &I.size);
+  std::string err;
+  try {
+    EwaldPlan check(opts);  // the single-process plan's checks and messages
+    for (double L : opts.box)
+      if (!(L >= 0x1p-20 && L <= 0x1p20)) err = "distributed Ewald: box lengths must lie in [2^-20, 2^20] (for now)";
+    if (opts.compute_energy) err = "distributed Ewald: compute_energy is not supported yet";
+    if (opts.p2g_variant == P2GVariant::Baseline) err = "distributed Ewald: the baseline P2G is not supported";
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  try {
+    detail::mpi::agree(I.comm, err.empty(), err);
+  } catch (...) {
+    MPI_Comm_free(&I.comm);
+    throw;
+  }
+  I.user = opts;
+  I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+}
+
+DistributedEwaldPlan::~DistributedEwaldPlan() {
+  if (impl_ && impl_->comm != MPI_COMM_NULL) {
+    impl_->backend.reset();
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Comm_free(&impl_->comm);
+  }
+}
+
+void DistributedEwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstMatrixView<double>> normals) {
+  auto& I = *impl_;
+  std::string err;
+  const bool dl = double_layer(I.user.kernel);
+  if (sources.cols != 3 || (!sources.data && sources.rows > 0))
+    err = "sources must have shape (N,3), got (" + std::to_string(sources.rows) + "," + std::to_string(sources.cols) + ")";
+  else if (!all_finite(sources.data, sources.size()))
+    err = "sources contain NaN or Inf";
+  else if (dl && (!normals || normals->rows != sources.rows || normals->cols != 3))
+    err = "the " + to_string(I.user.kernel) + " kernel needs the normals (N,3) of the sources";
+  else if (!dl && normals)
+    err = "normals are only used by the stresslet and stokes-combined kernels";
+  else if (normals && !all_finite(normals->data, normals->size()))
+    err = "normals contain NaN or Inf";
+  detail::mpi::agree(I.comm, err.empty(), err);
+  I.n = sources.rows;
+  I.pts.resize(3 * I.n);
+  for (std::size_t i = 0; i < I.n; ++i)
+    for (int d = 0; d < 3; ++d) I.pts[3 * i + std::size_t(d)] = detail::wrap_into_box(sources(i, std::size_t(d)), I.user.box[std::size_t(d)]);
+  if (dl) I.normals.assign(normals->data, normals->data + normals->size());
+  I.have_points = true;
+  I.backend.reset();  // rebuilt at the next evaluate (the parameters are kept)
+}
+
+Result DistributedEwaldPlan::evaluate(const Densities& d) {
+  auto& I = *impl_;
+  const Kernel k = I.user.kernel;
+  const int nsc = strength_cols(k);
+  const bool dl = double_layer(k);
+  std::string err;
+  if (!I.have_points) err = "evaluate: no points: call set_points first";
+  else if (nsc > 0 && (d.strengths.rows != I.n || d.strengths.cols != std::size_t(nsc)))
+    err = "strengths must have shape (" + std::to_string(I.n) + "," + std::to_string(nsc) + ")";
+  else if (nsc == 0 && d.strengths.rows > 0)
+    err = "the stresslet kernel takes no strengths";
+  else if (dl && (d.dipoles.rows != I.n || d.dipoles.cols != 3))
+    err = "dipoles must have shape (" + std::to_string(I.n) + ",3)";
+  else if (!dl && d.dipoles.rows > 0)
+    err = "dipoles are only used by the stresslet and stokes-combined kernels";
+  else if ((nsc > 0 && !all_finite(d.strengths.data, d.strengths.size())) || (dl && !all_finite(d.dipoles.data, d.dipoles.size())))
+    err = "the strengths or dipoles contain NaN or Inf";
+  detail::mpi::agree(I.comm, err.empty(), err);
+  if (!I.reported) I.tune(d);
+  if (!I.backend) I.backend = detail::mpi::make_distributed_backend(I.comm, I.pts, I.setup);
+  // values in plan units (EwaldPlan::Impl::pack): f / mu, q, nu; divided by the power of two of
+  // the global largest value
+  const int ns = nsc + (dl ? 6 : 0);
+  const double imu = k == Kernel::Laplace ? 1.0 : 1.0 / I.user.viscosity;
+  double qmax = std::max(nsc ? max_abs(d.strengths.data, I.n * std::size_t(nsc)) * imu : 0.0,
+                         dl ? max_abs(d.dipoles.data, I.n * 3) : 0.0), gmax = 0;
+  MPI_Allreduce(&qmax, &gmax, 1, MPI_DOUBLE, MPI_MAX, I.comm);
+  Result r;
+  const int nv = k == Kernel::Laplace ? 1 : 3, no = k == Kernel::Laplace ? (I.setup.field ? 4 : 1)
+                                                                          : (I.setup.field ? 4 : 3);
+  r.values = I.user.compute_potential ? Array2D(I.n, std::size_t(nv), k == Kernel::Laplace ? 1 : 2) : Array2D(0, 1, 1);
+  if (I.user.compute_field) r.field = Array2D(I.n, 3);
+  if (I.user.compute_pressure) r.pressure = Array2D(I.n, 1, 1);
+  r.params = *I.reported;
+  detail::mpi::agree(I.comm, std::isfinite(gmax), "strengths divided by the viscosity overflow");
+  if (gmax == 0) return r;  // all strengths zero: the sum is zero
+  const double qscale = std::ldexp(1.0, std::ilogb(gmax)), iq = 1.0 / qscale;
+  std::vector<double> v(I.n * std::size_t(ns) + 1);
+  for (std::size_t i = 0; i < I.n; ++i) {
+    double* vi = v.data() + i * std::size_t(ns);
+    for (int c = 0; c < nsc; ++c) vi[c] = (d.strengths(i, std::size_t(c)) * imu) * iq;
+    if (dl)
+      for (int c = 0; c < 3; ++c) {
+        vi[nsc + c] = d.dipoles(i, std::size_t(c)) * iq;
+        vi[nsc + 3 + c] = I.normals[3 * i + std::size_t(c)];
+      }
+  }
+  std::vector<double> out(I.n * std::size_t(no) + 1);
+  StageTimes times;
+  I.backend->evaluate(v.data(), out.data(), times);
+  for (std::size_t i = 0; i < I.n; ++i) {
+    if (I.user.compute_potential)
+      for (int c = 0; c < nv; ++c) r.values.values[i * std::size_t(nv) + std::size_t(c)] = out[i * std::size_t(no) + std::size_t(c)] * qscale;
+    if (I.user.compute_field)
+      for (int c = 0; c < 3; ++c) r.field.values[i * 3 + std::size_t(c)] = out[i * std::size_t(no) + 1 + std::size_t(c)] * qscale;
+    if (I.user.compute_pressure) r.pressure.values[i] = out[i * std::size_t(no) + 3] * qscale * I.user.viscosity;
+  }
+  r.times = times;
+  const detail::mpi::DistributedCounts c = I.backend->counts();
+  I.st.ranks = I.size;
+  I.st.rank = I.rank;
+  I.st.owned = c.owned;
+  I.st.ghosts = c.ghosts;
+  I.st.plane_start = c.plane_start;
+  I.st.planes = c.planes;
+  I.st.bytes_sort = c.bytes_sort;
+  I.st.bytes_ghost_source = c.bytes_ghost_source;
+  I.st.bytes_ghost_grid = c.bytes_ghost_grid;
+  I.st.times = times;
+  return r;
+}
+
+Params DistributedEwaldPlan::params() const { return impl_->reported ? *impl_->reported : Params{}; }
+DistributedStats DistributedEwaldPlan::stats() const { return impl_->st; }
+
+#endif
+
+}  // namespace elliptica::ewald

@@ -1,0 +1,58 @@
+"""Run by test_ewald_mpi.py under `mpirun -n K python3 mpi_ewald_check.py`: DistributedEwaldPlan
+with mpi4py's COMM_WORLD against EwaldPlan on the gathered points (each rank computes the
+reference: the points in rank order, as rank 0 gathers them for the tuner), for every kernel in
+a non-cubic box, points dealt round robin (rank 0 also all of them); prints one line "OK <cases>"
+on rank 0, or raises (a nonzero exit of mpirun)."""
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+import elliptica
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+assert "Open MPI" in MPI.Get_library_version(), MPI.Get_library_version()
+L = (1.4, 1.0, 0.8)
+n = 900
+rng = np.random.default_rng(7)
+x = rng.random((n, 3)) * L
+q = rng.standard_normal(n)
+f = rng.standard_normal((n, 3))
+dq = rng.standard_normal((n, 3))
+nu = rng.standard_normal((n, 3))
+nu /= np.linalg.norm(nu, axis=1)[:, None]
+cases = 0
+for deal in ("round-robin", "rank0"):
+    owner = np.arange(n) % size if deal == "round-robin" else np.zeros(n, dtype=int)
+    order = np.concatenate([np.flatnonzero(owner == r) for r in range(size)])
+    mine = np.flatnonzero(owner == rank)
+    for kernel, kw in (("laplace", {"field": True}), ("stokeslet", {"pressure": True}), ("stresslet", {}),
+                       ("stokes-combined", {})):
+        dl = kernel in ("stresslet", "stokes-combined")
+        strengths = {"laplace": q, "stokeslet": f, "stresslet": None, "stokes-combined": f}[kernel]
+        opts = dict(box=L, tol=1e-8, threads=1, **kw)
+        ref = elliptica.EwaldPlan(kernel, fft_planner="estimate", **opts)
+        ref.set_points(x[order], normals=nu[order] if dl else None)
+        r_ref = ref.evaluate(None if strengths is None else strengths[order], dipoles=dq[order] if dl else None)
+        plan = elliptica.DistributedEwaldPlan(kernel, comm=comm, **opts)
+        plan.set_points(x[mine], normals=nu[mine] if dl else None)
+        r = plan.evaluate(None if strengths is None else strengths[mine], dipoles=dq[mine] if dl else None)
+        pos = np.empty(n, dtype=int)
+        pos[order] = np.arange(n)
+        for name in ("potential", "velocity", "field", "pressure"):
+            a, b = getattr(r, name), getattr(r_ref, name)
+            assert (a is None) == (b is None), (kernel, name)
+            if a is None:
+                continue
+            assert a.shape[0] == mine.size, (kernel, name, a.shape)
+            err = np.abs(a - b[pos[mine]]).max() if mine.size else 0.0
+            assert err <= 1e-13 * np.abs(b).max(), (kernel, name, deal, err, np.abs(b).max())
+        assert plan.params["grid"] == r_ref.info.params["grid"], (plan.params["grid"], r_ref.info.params["grid"])
+        st = plan.stats()
+        assert st["ranks"] == size and comm.allreduce(st["points"]) == n, st
+        cases += 1
+comm.Barrier()
+if rank == 0:
+    print(f"OK {cases}")
+sys.stdout.flush()
