@@ -256,13 +256,13 @@ void print_times(std::ostream& os, const StageTimes& t) {
   const double total = t.total();
   char line[128];
   os << "timings:\n";
-  std::snprintf(line, sizeof line, "  %-10s %12s %7s\n", "stage", "seconds", "%");
+  std::snprintf(line, sizeof line, "  %-12s %12s %7s\n", "stage", "seconds", "%");
   os << line;
   for (const auto& [name, sec] : rows) {
-    std::snprintf(line, sizeof line, "  %-10s %12.6g %7.1f\n", name.c_str(), sec, total > 0 ? 100.0 * sec / total : 0.0);
+    std::snprintf(line, sizeof line, "  %-12s %12.6g %7.1f\n", name.c_str(), sec, total > 0 ? 100.0 * sec / total : 0.0);
     os << line;
   }
-  std::snprintf(line, sizeof line, "  %-10s %12.6g %7.1f\n", "total", total, total > 0 ? 100.0 : 0.0);
+  std::snprintf(line, sizeof line, "  %-12s %12.6g %7.1f\n", "total", total, total > 0 ? 100.0 : 0.0);
   os << line;
 }
 
@@ -657,7 +657,8 @@ int run_ewald(const EwaldArgs& a) {
                               : use_gro ? "--gro" : nullptr;
     if (unsupported)
       throw InvalidArgument(std::string(unsupported) + " is not supported under mpirun yet (the distributed plan: "
-                            "targets = sources, no energy, no exclusions; give --sources/--strengths instead of --gro)");
+                            "targets = sources, no energy, no exclusions" +
+                            (use_gro ? std::string("; give --sources and --strengths instead of --gro)") : std::string(")")));
   }
 
   // ---- output paths: fail before the work, not after -------------------------------------
@@ -898,9 +899,12 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"wall_seconds\": " << jnum(seconds_since(t_start)) << ",\n"
        << "  \"peak_memory_bytes\": " << peak_bytes << ",\n"
        << "  \"coincident_pairs\": " << res.coincident_pairs << ",\n"
-       << "  \"p2p\": {\"candidates\": " << res.p2p.candidates << ", \"pairs\": " << res.p2p.pairs
+       << "  \"p2p\": " << (dist ? std::string("null") : std::string("{")) ;
+    if (!dist)
+      js << "\"candidates\": " << res.p2p.candidates << ", \"pairs\": " << res.p2p.pairs
        << ", \"series_degree\": " << res.p2p.series_degree << ", \"exp_degree\": " << res.p2p.exp_degree
-       << ", \"pair_symmetry\": " << (res.p2p.pair_symmetry ? "true" : "false") << "},\n"
+       << ", \"pair_symmetry\": " << (res.p2p.pair_symmetry ? "true" : "false") << "}";
+    js << ",\n"
        << "  \"cost_model\": " << ewald::cost_constants_json(ewald::cost_constants(opt.precision), 2) << ",\n"
        << "  \"energy\": " << (a.energy ? jnum(res.energy) : "null") << ",\n"
        << "  \"inputs\": {\"sources\": " << jstr_or_null(use_gro ? std::string() : a.sources)

@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints the message (or the help/version text); usage errors all exit with 1.
+    // CLI11 prints the message (or the help/version text); usage errors all exit with 1. Under
+    // mpirun every rank parses the same command line: rank 0 prints.
+    if (elliptica::cli::mpi_rank() != 0) return e.get_exit_code() == 0 ? 0 : 1;
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 1;
   }

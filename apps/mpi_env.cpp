@@ -102,7 +102,13 @@ void mpi_agree(const std::exception_ptr& e) {
   if (head[1] > 0) MPI_Bcast(msg.data(), head[1], MPI_CHAR, first, MPI_COMM_WORLD);
   if (first > 0) msg = "rank " + std::to_string(first) + ": " + msg;
   if (head[0] == 99) throw std::runtime_error(msg);
-  throw Error(static_cast<ErrorCategory>(head[0]), msg);
+  switch (static_cast<ErrorCategory>(head[0])) {  // the same exception class on every rank
+    case ErrorCategory::IO: throw IOError(msg);
+    case ErrorCategory::Numerical: throw NumericalError(msg);
+    case ErrorCategory::NotConverged: throw NotConverged(msg);
+    case ErrorCategory::Resource: throw ResourceError(msg);
+    default: throw InvalidArgument(msg);
+  }
 }
 
 std::vector<ewald::DistributedStats> mpi_gather_stats(const ewald::DistributedStats& s) {

@@ -516,6 +516,16 @@ TEST(MpiEwald, BadInputOnOneRankThrowsOnEveryRank) {
   Densities den;
   den.strengths = elliptica::ConstMatrixView<double>(qv.data(), last ? 1 : 2, 1);  // wrong count on the last rank
   EXPECT_THROW(plan.evaluate(den), elliptica::InvalidArgument);
+  // the tuner's failure on rank 0 keeps its category on every rank (NumericalError: no parameters
+  // meet 1e-9 in single precision)
+  Options tight = o;
+  tight.precision = Precision::Single;
+  tight.tolerance = 1e-9;
+  DistributedEwaldPlan tplan(tight, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)});
+  tplan.set_points(elliptica::ConstMatrixView<double>(x.data(), 2, 3));
+  den.strengths = elliptica::ConstMatrixView<double>(qv.data(), 2, 1);
+  EXPECT_THROW(tplan.evaluate(den), elliptica::NumericalError);
+  EXPECT_EQ(tplan.stats().ranks, size());  // before any evaluate succeeded
   Options bad = o;
   bad.compute_energy = true;
   EXPECT_THROW(DistributedEwaldPlan(bad, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}), elliptica::InvalidArgument);

@@ -878,8 +878,18 @@ class DistributedEwaldPlan:
         self._ncomp = _core.strength_components(self._kernel)
         opts = _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, False, threads,
                         xi, rc, grid, P, beta, degree, pressure, _DEFAULTS.fft_planner, potential)
+        self._comm = comm
         self._plan = _core._DistributedEwaldPlan(opts, int(comm.py2f()))
         self._n_sources = None
+
+    def _agree(self, error):
+        """Collective: the checks of this layer run on each rank alone, so their outcome is shared
+        before the collective C++ call: every rank raises the error of the lowest failing rank
+        (a rank that raised alone would leave the others waiting in the call)."""
+        errors = self._comm.allgather(None if error is None else str(error))
+        for r, e in enumerate(errors):
+            if e is not None:
+                raise InvalidArgumentError(f"rank {r}: {e}" if r else e)
 
     @property
     def kernel(self):
@@ -894,18 +904,22 @@ class DistributedEwaldPlan:
     def stats(self):
         """This rank's part of the last evaluation, a dict: ``ranks``, ``rank``, ``points`` (its
         points after MPI-SORT), ``ghost_sources``, ``plane_start`` and ``planes`` (its grid planes
-        along x), ``bytes_sent`` (``sort``, ``ghost_source``, ``ghost_grid``: to other ranks, so
-        far) and ``times`` (seconds per stage: SORT, GHOST-SOURCE, P2P, P2G, GHOST-GRID, FFT, CNV,
+        along x), ``bytes_sent`` (``sort``: coordinates, values out and results back;
+        ``ghost_source``; ``ghost_grid``: to other ranks since the last :meth:`set_points`) and ``times`` (seconds per stage: SORT, GHOST-SOURCE, P2P, P2G, GHOST-GRID, FFT, CNV,
         IFFT, G2P, self)."""
         return self._plan.stats()
 
     def set_points(self, sources, normals=None):
         """This rank's sources, ndarray((n, 3), float64) (n may be 0), and for the stresslet and
         stokes-combined kernels their normals ndarray((n, 3), float64). Collective."""
-        src = _as_rows(sources, "sources", 3, allow_empty=True)
-        nrm = None
-        if normals is not None:
-            nrm = _as_rows(normals, "normals", 3, allow_empty=True)
+        src = nrm = err = None
+        try:
+            src = _as_rows(sources, "sources", 3, allow_empty=True)
+            if normals is not None:
+                nrm = _as_rows(normals, "normals", 3, allow_empty=True)
+        except InvalidArgumentError as e:
+            err = e
+        self._agree(err)
         self._plan.set_points(src, nrm)
         self._n_sources = src.shape[0]
 
@@ -914,11 +928,15 @@ class DistributedEwaldPlan:
         ndarray((n, 3), float64) (stokeslet, stokes-combined), dipoles ndarray((n, 3), float64)
         (stresslet, stokes-combined). Returns an :class:`EwaldResult` of this rank's points.
         Collective; the first call chooses the parameters."""
-        q = None
-        if strengths is not None:
-            q = _as_rows(strengths, "strengths", 1, allow_flat=True, allow_empty=True) if self._ncomp == 1 else \
-                _as_rows(strengths, "strengths", 3, allow_empty=True)
-        d = None if dipoles is None else _as_rows(dipoles, "dipoles", 3, allow_empty=True)
+        q = d = err = None
+        try:
+            if strengths is not None:
+                q = _as_rows(strengths, "strengths", 1, allow_flat=True, allow_empty=True) if self._ncomp == 1 else \
+                    _as_rows(strengths, "strengths", 3, allow_empty=True)
+            d = None if dipoles is None else _as_rows(dipoles, "dipoles", 3, allow_empty=True)
+        except InvalidArgumentError as e:
+            err = e
+        self._agree(err)
         values, field, params, times, _, _, _, pressure, _ = self._plan.evaluate(q, d)
         info = EwaldInfo(kernel=self._kernel, params=params, times=times)
         if self._kernel == Kernel.laplace:

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -91,7 +92,7 @@ struct DistributedEwaldPlan::Impl {
     const std::vector<double> f = nsc ? gather(d.strengths.data, nsc) : std::vector<double>{};
     const std::vector<double> q = dl ? gather(d.dipoles.data, 3) : std::vector<double>{};
     Params p{};
-    std::string err;
+    std::exception_ptr err;
     if (rank == 0) {
       try {
         EwaldPlan plan(user);
@@ -102,11 +103,11 @@ struct DistributedEwaldPlan::Impl {
         if (nsc) all.strengths = ConstMatrixView<double>(f.data(), N, std::size_t(nsc));
         if (dl) all.dipoles = ConstMatrixView<double>(q.data(), N, 3);
         p = plan.tune(all);
-      } catch (const std::exception& e) {
-        err = e.what();
+      } catch (...) {
+        err = std::current_exception();
       }
     }
-    detail::mpi::agree(comm, err.empty(), err);
+    detail::mpi::agree(comm, err);  // the tuner's NumericalError / ResourceError keep their category
     static_assert(std::is_trivially_copyable_v<Params>);
     MPI_Bcast(&p, static_cast<int>(sizeof(Params)), MPI_BYTE, 0, comm);
     reported = p;
@@ -153,6 +154,8 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c) : imp
   }
   I.user = opts;
   I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+  I.st.ranks = I.size;
+  I.st.rank = I.rank;
 }
 
 DistributedEwaldPlan::~DistributedEwaldPlan() {
@@ -194,20 +197,39 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
   const int nsc = strength_cols(k);
   const bool dl = double_layer(k);
   std::string err;
+  auto shape = [](ConstMatrixView<double> a) {
+    std::string t = "(";
+    t += std::to_string(a.rows);
+    t += ",";
+    t += std::to_string(a.cols);
+    t += ")";
+    return t;
+  };
   if (!I.have_points) err = "evaluate: no points: call set_points first";
+  else if (nsc > 0 && I.n > 0 && !d.strengths.data && d.strengths.rows == 0)
+    err = "strengths are missing (" + to_string(k) + " needs " + (nsc == 1 ? "charges" : "forces (N,3)") + ")";
   else if (nsc > 0 && (d.strengths.rows != I.n || d.strengths.cols != std::size_t(nsc)))
-    err = "strengths must have shape (" + std::to_string(I.n) + "," + std::to_string(nsc) + ")";
+    err = "strengths must have shape (" + std::to_string(I.n) + "," + std::to_string(nsc) + ")" +
+          (nsc == 1 ? " or (" + std::to_string(I.n) + ",)" : "") + " (one row per point of this rank), got " +
+          shape(d.strengths);
   else if (nsc == 0 && d.strengths.rows > 0)
     err = "the stresslet kernel takes no strengths";
   else if (dl && (d.dipoles.rows != I.n || d.dipoles.cols != 3))
-    err = "dipoles must have shape (" + std::to_string(I.n) + ",3)";
+    err = "dipoles must have shape (" + std::to_string(I.n) + ",3) (one row per point of this rank), got " + shape(d.dipoles);
   else if (!dl && d.dipoles.rows > 0)
     err = "dipoles are only used by the stresslet and stokes-combined kernels";
   else if ((nsc > 0 && !all_finite(d.strengths.data, d.strengths.size())) || (dl && !all_finite(d.dipoles.data, d.dipoles.size())))
     err = "the strengths or dipoles contain NaN or Inf";
   detail::mpi::agree(I.comm, err.empty(), err);
-  if (!I.reported) I.tune(d);
-  if (!I.backend) I.backend = detail::mpi::make_distributed_backend(I.comm, I.pts, I.setup);
+  StageTimes times;  // tune and set_points on the call that does them, as EwaldPlan
+  if (!I.reported) {
+    ScopedStage st(times, "tune");
+    I.tune(d);
+  }
+  if (!I.backend) {
+    ScopedStage st(times, "set_points");
+    I.backend = detail::mpi::make_distributed_backend(I.comm, I.pts, I.setup);
+  }
   // values in plan units (EwaldPlan::Impl::pack): f / mu, q, nu; divided by the power of two of
   // the global largest value
   const int ns = nsc + (dl ? 6 : 0);
@@ -223,7 +245,10 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
   if (I.user.compute_pressure) r.pressure = Array2D(I.n, 1, 1);
   r.params = *I.reported;
   detail::mpi::agree(I.comm, std::isfinite(gmax), "strengths divided by the viscosity overflow");
-  if (gmax == 0) return r;  // all strengths zero: the sum is zero
+  if (gmax == 0) {  // all strengths zero: the sum is zero
+    r.times = times;
+    return r;
+  }
   const double qscale = std::ldexp(1.0, std::ilogb(gmax)), iq = 1.0 / qscale;
   std::vector<double> v(I.n * std::size_t(ns) + 1);
   for (std::size_t i = 0; i < I.n; ++i) {
@@ -236,7 +261,6 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
       }
   }
   std::vector<double> out(I.n * std::size_t(no) + 1);
-  StageTimes times;
   I.backend->evaluate(v.data(), out.data(), times);
   for (std::size_t i = 0; i < I.n; ++i) {
     if (I.user.compute_potential)

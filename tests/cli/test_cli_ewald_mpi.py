@@ -93,6 +93,15 @@ def test_mpirun_errors_once_with_the_exit_code(cli, inputs, built_with_mpi):
                         "--box", "1.5,1,0.8", "--out", "never.npy"], inputs)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "--targets is not supported under mpirun" in r.stderr
+    # the tuner's numerical failure (no parameters meet 1e-9 in single precision): exit 4 as in one
+    # process, not 2
+    r = mpirun(cli, 3, ["--kernel", "laplace", "--sources", "x.npy", "--strengths", "q.npy", "--box", "1.5,1,0.8",
+                        "--precision", "single", "--tol", "1e-9", "--out", "never.npy"], inputs)
+    assert r.returncode == 4, (r.returncode, r.stderr)
+    assert r.stderr.count("elliptica: error:") == 1, r.stderr
+    # a usage error: printed once
+    r = mpirun(cli, 3, ["--kernel", "laplace", "--out", "a.npy", "--out", "b.npy"], inputs)
+    assert r.returncode == 1 and r.stderr.count("--out") >= 1 and r.stderr.count("Run with --help") == 1, r.stderr
 
 
 def test_a_singleton_parent_does_not_make_the_cli_initialise_mpi(cli, inputs):

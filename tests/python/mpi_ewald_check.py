@@ -52,6 +52,24 @@ for deal in ("round-robin", "rank0"):
         st = plan.stats()
         assert st["ranks"] == size and comm.allreduce(st["points"]) == n, st
         cases += 1
+# bad input on one rank only: every rank raises (the checks of the Python layer are agreed
+# before the collective call; a rank raising alone left the others waiting in it)
+plan = elliptica.DistributedEwaldPlan("laplace", comm=comm, box=L, threads=1)
+last = size - 1
+try:
+    plan.set_points(x[:5, :2] if rank == last else x[:5])
+    raise AssertionError("no error")
+except elliptica.InvalidArgumentError as e:
+    assert "sources" in str(e) and (last == 0 or f"rank {last}" in str(e)), str(e)
+plan.set_points(x[:5])
+try:
+    plan.evaluate(q[:4] if rank == last else q[:5])
+    raise AssertionError("no error")
+except elliptica.InvalidArgumentError as e:
+    assert "strengths" in str(e), str(e)
+r = plan.evaluate(q[:5])  # still usable
+assert r.potential.shape == (5,)
+cases += 1
 comm.Barrier()
 if rank == 0:
     print(f"OK {cases}")

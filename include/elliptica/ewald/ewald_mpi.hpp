@@ -31,7 +31,10 @@ struct DistributedStats {
   std::size_t owned = 0;   ///< points whose slab is this rank's (after MPI-SORT)
   std::size_t ghosts = 0;  ///< ghost sources received (MPI-GHOST-SOURCE)
   int plane_start = 0, planes = 0;  ///< this rank's grid planes along x: [plane_start, plane_start + planes)
-  std::uint64_t bytes_sort = 0, bytes_ghost_source = 0, bytes_ghost_grid = 0;  ///< sent to other ranks, so far
+  /// Bytes sent to other ranks since the last set_points (whose exchanges are rebuilt at the next
+  /// evaluate): MPI-SORT (coordinates once, then per evaluate the values out and the results back),
+  /// MPI-GHOST-SOURCE (coordinates once, values per evaluate), MPI-GHOST-GRID (planes per evaluate).
+  std::uint64_t bytes_sort = 0, bytes_ghost_source = 0, bytes_ghost_grid = 0;
   StageTimes times;  ///< seconds per stage of the last evaluate: SORT, GHOST-SOURCE, P2P, P2G, GHOST-GRID, FFT, CNV, IFFT, G2P, self
 };
 
@@ -66,7 +69,8 @@ class DistributedEwaldPlan {
   Result evaluate(const Densities& d);
   /// The parameters in use (after the first evaluate; empty before).
   Params params() const;
-  /// This rank's counts, bytes and stage times.
+  /// This rank's counts, bytes and stage times (of the last evaluate; before the first: only
+  /// ranks and rank are set).
   DistributedStats stats() const;
 
  private:

@@ -26,6 +26,40 @@ void agree(MPI_Comm comm, bool ok, const std::string& message) {
   throw InvalidArgument("rank " + std::to_string(first) + ": " + text);
 }
 
+void agree(MPI_Comm comm, const std::exception_ptr& error) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int category = -1;
+  std::string msg;
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      category = static_cast<int>(e.category());
+      msg = e.what();
+    } catch (const std::exception& e) {
+      category = static_cast<int>(ErrorCategory::InvalidArgument);
+      msg = e.what();
+    }
+  }
+  int mine = category >= 0 ? rank : size, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return;
+  int head[2] = {category, static_cast<int>(msg.size())};
+  MPI_Bcast(head, 2, MPI_INT, first, comm);
+  msg.resize(std::size_t(head[1]));
+  if (head[1] > 0) MPI_Bcast(msg.data(), head[1], MPI_CHAR, first, comm);
+  if (first > 0) msg = "rank " + std::to_string(first) + ": " + msg;
+  switch (static_cast<ErrorCategory>(head[0])) {  // the same exception class on every rank
+    case ErrorCategory::IO: throw IOError(msg);
+    case ErrorCategory::Numerical: throw NumericalError(msg);
+    case ErrorCategory::NotConverged: throw NotConverged(msg);
+    case ErrorCategory::Resource: throw ResourceError(msg);
+    default: throw InvalidArgument(msg);
+  }
+}
+
 PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves)
     : comm_(comm), n_items_(n_items) {
   MPI_Comm_rank(comm, &rank_);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,10 @@ namespace elliptica::ewald::detail::mpi {
 /// Collective: if `ok` is false on any rank, every rank throws InvalidArgument with the message
 /// of the lowest failing rank (prefixed "rank K: "). Returns normally on every rank otherwise.
 void agree(MPI_Comm comm, bool ok, const std::string& message);
+/// Collective: if `error` is set on any rank, every rank throws the error of the lowest failing
+/// rank with its category (InvalidArgument, NumericalError, ResourceError, ...; another
+/// exception becomes InvalidArgument), the message prefixed "rank K: " when K > 0.
+void agree(MPI_Comm comm, const std::exception_ptr& error);
 
 /// Moves per-item values from the ranks that hold items to the ranks the items go to, by one
 /// MPI_Alltoallv (counts exchanged once, at construction).
