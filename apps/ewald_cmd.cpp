@@ -297,6 +297,11 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
       "Conventions: k = 0 mode excluded (tin-foil; the stresslet's k = 0 term only with --zero-mode); a\n"
       "  non-neutral Laplace system gets the uniform neutralising background. The tolerance is relative to\n"
       "  the RMS of the result unless --abs-tol.\n"
+      "Under mpirun -n R (R > 1; MPI builds): the distributed plan (docs/ewald_mpi.md): rank 0 reads the inputs\n"
+      "  and writes the outputs, MPI-SORT deals the points to slabs of the box along --slab-axis; results equal\n"
+      "  the one-process run's to rounding; --summary adds \"ranks\" and \"mpi\" (per-rank slabs, points, ghost\n"
+      "  sources, bytes sent, stage times, the communication model's bytes). Not yet under mpirun: --targets,\n"
+      "  --energy, --exclusions, --gro.\n"
       "Outputs (--out, --forces-out, --summary) are written as one set: each to a temporary created before the\n"
       "  computation, renamed into place only when all are complete. --out may be a FIFO or a character device\n"
       "  (e.g. /dev/null, /dev/stdout), written through; a symbolic link is followed; an existing file keeps\n"
@@ -387,6 +392,10 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   // --out is required unless the subcommand `calibrate` is given (checked after parsing below)
   a.o_out = cmd->add_option("--out", a.out, "output file (.npy, else CSV); written atomically (required)");
   cmd->add_flag("--quiet,-q", a.quiet, "print nothing on success");
+  cmd->add_option("--slab-axis", a.slab_axis,
+                  "under mpirun: the axis the slabs of the distributed plan cut (auto: the longest side of the box)")
+      ->check(CLI::IsMember({"auto", "x", "y", "z"}))
+      ->capture_default_str();
 
   a.calibrate = cmd->add_subcommand(
       "calibrate",
@@ -455,20 +464,36 @@ std::string mpi_json(const std::vector<ewald::DistributedStats>& ranks, const ew
     case ewald::Kernel::Stresslet: ng = 6; no = 3; break;
     case ewald::Kernel::StokesCombined: ng = 9; no = 3; break;
   }
-  const double plane = double(p.grid[1]) * double(p.grid[2]) * T;
-  const double transform = (1 - 1 / R) * (double(p.grid[0]) / R) * double(p.grid[1]) * double(p.grid[2] / 2 + 1) * 2 * T;
+  // the plan's axes: the slab axis a first, then a + 1, a + 2 (a cyclic permutation)
+  const int a = ranks.empty() ? 0 : ranks[0].slab_axis;
+  const double M0 = p.grid[std::size_t(a)], M1 = p.grid[std::size_t((a + 1) % 3)], M2 = p.grid[std::size_t((a + 2) % 3)];
+  const double plane = M1 * M2 * T, nc = std::floor(M2 / 2) + 1;
+  const double transform = (1 - 1 / R) * (M0 / R) * M1 * nc * 2 * T;
+  static const char* axes[] = {"x", "y", "z"};
   std::ostringstream js;
-  js << "{\"ranks\": " << ranks.size() << ", \"slab_axis\": 0, \"points\": " << n_points << ",\n"
+  js << "{\"ranks\": " << ranks.size() << ", \"slab_axis\": \"" << axes[a] << "\", \"points\": " << n_points << ",\n"
+     << ind << "  \"transforms\": {\"r2c\": " << ng << ", \"c2r\": " << no << "},\n"
      << ind << "  \"model_bytes_per_rank\": {\"ghost_grid_fold\": " << jnum(p.P * plane * ng)
      << ", \"ghost_grid_refresh\": " << jnum(p.P * plane * no) << ", \"fft\": " << jnum(ng * transform)
      << ", \"ifft\": " << jnum(no * transform) << "},\n"
      << ind << "  \"per_rank\": [";
+  // FFTW-MPI's transposed spectrum: blocks of ceil(M1 / R) rows of axis 1
+  const double b1 = std::ceil(M1 / R);
   for (std::size_t k = 0; k < ranks.size(); ++k) {
     const ewald::DistributedStats& r = ranks[k];
+    const double n1 = std::clamp(M1 - double(r.rank) * b1, 0.0, b1), n0 = r.planes;
+    // the transposes' model for this rank: everything it holds but the block it keeps
+    const double fft = ng * n0 * (M1 - n1) * nc * 2 * T, ifft = no * n1 * (M0 - n0) * nc * 2 * T;
     js << (k ? ",\n" : "\n") << ind << "    {\"rank\": " << r.rank << ", \"plane_start\": " << r.plane_start
-       << ", \"planes\": " << r.planes << ", \"points\": " << r.owned << ", \"ghost_sources\": " << r.ghosts
+       << ", \"planes\": " << r.planes << ", \"slab\": [" << jnum(r.slab_lo) << ", " << jnum(r.slab_hi)
+       << "], \"points\": " << r.owned << ", \"ghost_sources\": " << r.ghosts
        << ", \"bytes_sent\": {\"sort\": " << r.bytes_sort << ", \"ghost_source\": " << r.bytes_ghost_source
-       << ", \"ghost_grid\": " << r.bytes_ghost_grid << "}, \"times\": " << times_json(r.times, ind + "    ") << "}";
+       << ", \"ghost_grid\": " << r.bytes_ghost_grid << "}, \"model_bytes\": {\"fft\": " << jnum(fft)
+       << ", \"ifft\": " << jnum(ifft) << "}, \"neighbour_only\": {\"sort\": " << (r.neighbour_sort ? "true" : "false")
+       << ", \"ghost_source\": " << (r.neighbour_ghost_source ? "true" : "false")
+       << ", \"ghost_grid\": " << (r.neighbour_ghost_grid ? "true" : "false")
+       << "}, \"p2p_pair_symmetry\": " << (r.pair_symmetry ? "true" : "false")
+       << ", \"times\": " << times_json(r.times, ind + "    ") << "}";
   }
   js << "]}";
   return js.str();
@@ -787,7 +812,9 @@ int run_ewald(const EwaldArgs& a) {
   ewald::Result res;
   std::vector<ewald::DistributedStats> per_rank;
   if (dist) {
-    ewald::DistributedEwaldPlan dplan(opt, mpi_world());
+    ewald::DistributedOptions dopt;
+    dopt.slab_axis = a.slab_axis == "auto" ? -1 : a.slab_axis[0] - 'x';
+    ewald::DistributedEwaldPlan dplan(opt, mpi_world(), dopt);
     dplan.set_points(sv, nv);
     res = dplan.evaluate(dens);
     per_rank = mpi_gather_stats(dplan.stats());
@@ -964,7 +991,7 @@ int run_ewald(const EwaldArgs& a) {
     }
     print_times(os, res.times);
     if (dist) {
-      os << "ranks: " << per_rank.size() << " (distributed plan: slabs along x)\n";
+      os << "ranks: " << per_rank.size() << " (distributed plan: slabs along " << "xyz"[per_rank[0].slab_axis] << ")\n";
       for (const ewald::DistributedStats& r : per_rank) {
         std::snprintf(buf, sizeof buf, "  rank %d: planes [%d, %d), %zu points, %zu ghost sources, sent %.3g MB (sort %.3g, ghost sources %.3g, ghost planes %.3g)\n",
                       r.rank, r.plane_start, r.plane_start + r.planes, r.owned, r.ghosts,

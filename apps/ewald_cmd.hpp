@@ -42,6 +42,7 @@ struct EwaldArgs {
   int P = 0, degree = 0;
   std::string out;
   bool quiet = false;
+  std::string slab_axis = "auto";  ///< under mpirun: auto (the longest side), x, y or z
 
   // `elliptica ewald calibrate`: measures the cost model's constants (ewald::calibrate_costs)
   CLI::App* calibrate = nullptr;

@@ -79,45 +79,18 @@ void mpi_agree(const std::exception_ptr& e) {
     if (e) std::rethrow_exception(e);
     return;
   }
-  int category = -1;  // -1: no error; else the ErrorCategory, or 99 for another exception
-  std::string msg;
-  if (e) {
-    try {
-      std::rethrow_exception(e);
-    } catch (const Error& x) {
-      category = static_cast<int>(x.category());
-      msg = x.what();
-    } catch (const std::exception& x) {
-      category = 99;
-      msg = x.what();
-    }
-  }
-  const int rank = mpi_rank(), size = mpi_size();
-  int mine = category >= 0 ? rank : size, first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first == size) return;
-  int head[2] = {category, static_cast<int>(msg.size())};
-  MPI_Bcast(head, 2, MPI_INT, first, MPI_COMM_WORLD);
-  msg.resize(std::size_t(head[1]));
-  if (head[1] > 0) MPI_Bcast(msg.data(), head[1], MPI_CHAR, first, MPI_COMM_WORLD);
-  if (first > 0) msg = "rank " + std::to_string(first) + ": " + msg;
-  if (head[0] == 99) throw std::runtime_error(msg);
-  switch (static_cast<ErrorCategory>(head[0])) {  // the same exception class on every rank
-    case ErrorCategory::IO: throw IOError(msg);
-    case ErrorCategory::Numerical: throw NumericalError(msg);
-    case ErrorCategory::NotConverged: throw NotConverged(msg);
-    case ErrorCategory::Resource: throw ResourceError(msg);
-    default: throw InvalidArgument(msg);
-  }
+  ewald::mpi_agree(mpi_world(), e);  // the library's: the same classes and messages on every rank
 }
 
 std::vector<ewald::DistributedStats> mpi_gather_stats(const ewald::DistributedStats& s) {
-  // the stats as doubles: 11 fixed fields and the times of the stages below
+  // the stats as doubles: 16 fixed fields and the times of the stages below
   static const char* stages[] = {"SORT", "GHOST-SOURCE", "P2P", "P2G", "GHOST-GRID", "FFT", "CNV", "IFFT", "G2P", "self"};
-  constexpr int nst = sizeof stages / sizeof stages[0], w = 10 + nst;
+  constexpr int nf = 16, nst = sizeof stages / sizeof stages[0], w = nf + nst;
   double mine[w] = {double(s.ranks), double(s.rank), double(s.owned), double(s.ghosts), double(s.plane_start),
-                    double(s.planes), double(s.bytes_sort), double(s.bytes_ghost_source), double(s.bytes_ghost_grid), 0.0};
-  for (int k = 0; k < nst; ++k) mine[10 + k] = s.times.get(stages[k]);
+                    double(s.planes), double(s.bytes_sort), double(s.bytes_ghost_source), double(s.bytes_ghost_grid),
+                    double(s.slab_axis), s.slab_lo, s.slab_hi, double(s.neighbour_sort),
+                    double(s.neighbour_ghost_source), double(s.neighbour_ghost_grid), double(s.pair_symmetry)};
+  for (int k = 0; k < nst; ++k) mine[nf + k] = s.times.get(stages[k]);
   const int size = mpi_size(), rank = mpi_rank();
   std::vector<double> all(rank == 0 ? std::size_t(size) * w : 1);
   MPI_Gather(mine, w, MPI_DOUBLE, all.data(), w, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -135,8 +108,15 @@ std::vector<ewald::DistributedStats> mpi_gather_stats(const ewald::DistributedSt
     t.bytes_sort = std::uint64_t(a[6]);
     t.bytes_ghost_source = std::uint64_t(a[7]);
     t.bytes_ghost_grid = std::uint64_t(a[8]);
+    t.slab_axis = int(a[9]);
+    t.slab_lo = a[10];
+    t.slab_hi = a[11];
+    t.neighbour_sort = a[12] != 0;
+    t.neighbour_ghost_source = a[13] != 0;
+    t.neighbour_ghost_grid = a[14] != 0;
+    t.pair_symmetry = a[15] != 0;
     for (int k = 0; k < nst; ++k)
-      if (a[10 + k] > 0) t.times.add(stages[k], a[10 + k]);
+      if (a[nf + k] > 0) t.times.add(stages[k], a[nf + k]);
     out.push_back(t);
   }
   return out;

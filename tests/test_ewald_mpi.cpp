@@ -394,7 +394,12 @@ struct PlanCase {
   std::array<double, 3> box;
   bool field, pressure;
   elliptica::ewald::Precision precision;
+  int slab_axis = -1;  // DistributedOptions: -1 the longest side
+  elliptica::ewald::ExchangeMode exchange = elliptica::ewald::ExchangeMode::Auto;
+  double rc = 0;  // an r_c override (0: tuned); < min(L)/2 gives P2P's pair symmetry with few points
 };
+
+bool pair_symmetry_seen = false;  // some case ran the split P2P (DistributedStats::pair_symmetry)
 
 void check_plan(const PlanCase& pc, int how) {
   using namespace elliptica::ewald;
@@ -432,6 +437,7 @@ void check_plan(const PlanCase& pc, int how) {
   o.compute_field = pc.field;
   o.compute_pressure = pc.pressure;
   o.fft_planner = FftPlanner::Estimate;
+  if (pc.rc > 0) o.rc = pc.rc;
   auto run = [&](auto& plan, const std::vector<std::size_t>& idx) {
     const std::vector<double> x = rows(all, 3, idx), fs = rows(f, std::max(nsc, 1), idx), qs = rows(q, 3, idx),
                               ns = rows(nu, 3, idx);
@@ -459,7 +465,10 @@ void check_plan(const PlanCase& pc, int how) {
     if (owner[i] == rank()) mine.push_back(i);
   std::vector<std::size_t> pos(N);  // global index -> row of the reference
   for (std::size_t k = 0; k < N; ++k) pos[order[k]] = k;
-  DistributedEwaldPlan plan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)});
+  DistributedOptions dopts;
+  dopts.slab_axis = pc.slab_axis;
+  dopts.exchange = pc.exchange;
+  DistributedEwaldPlan plan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, dopts);
   const Result r = run(plan, mine);
   EXPECT_EQ(plan.params().grid, ref.params.grid);
   EXPECT_EQ(plan.params().rc, ref.params.rc);
@@ -483,9 +492,30 @@ void check_plan(const PlanCase& pc, int how) {
   MPI_Allreduce(&owned, &total, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_EQ(total, N);
   EXPECT_EQ(st.ranks, size());
+  // the slab axis: the one asked for, or the longest side (the first of equal ones)
+  const int axis = pc.slab_axis >= 0 ? pc.slab_axis
+                                     : int(std::max_element(pc.box.begin(), pc.box.end()) - pc.box.begin());
+  EXPECT_EQ(st.slab_axis, axis);
+  int planes = st.planes, all_planes = 0;
+  MPI_Allreduce(&planes, &all_planes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(all_planes, ref.params.grid[std::size_t(axis)]);
+  EXPECT_NEAR(st.slab_hi - st.slab_lo, planes * ref.params.h[std::size_t(axis)], 1e-12);
+  // P2P's pair symmetry where the single-process plan has it (ranks with planes)
+  if (st.planes > 0) {
+    EXPECT_EQ(st.pair_symmetry, ref.p2p.pair_symmetry) << "kernel " << int(pc.kernel);
+  }
+  int sym = st.pair_symmetry ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &sym, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  pair_symmetry_seen = pair_symmetry_seen || sym == 1;
+  if (pc.exchange == ExchangeMode::AllToAll) {
+    EXPECT_FALSE(st.neighbour_sort || st.neighbour_ghost_source || st.neighbour_ghost_grid);
+  } else if (size() <= 3) {  // every other rank is a neighbour
+    EXPECT_TRUE(st.neighbour_sort && st.neighbour_ghost_source && st.neighbour_ghost_grid);
+  }
 }
 
 TEST(MpiEwald, DistributedPlanEqualsEwaldPlan) {
+  using elliptica::ewald::ExchangeMode;
   using elliptica::ewald::Kernel;
   using elliptica::ewald::Precision;
   const std::vector<PlanCase> all{PlanCase{Kernel::Laplace, {1.0, 1.0, 1.0}, false, false, Precision::Double},
@@ -494,11 +524,107 @@ TEST(MpiEwald, DistributedPlanEqualsEwaldPlan) {
                                    PlanCase{Kernel::Stokeslet, {0.8, 1.0, 2.2}, false, true, Precision::Double},
                                    PlanCase{Kernel::Stresslet, {1.2, 1.0, 0.9}, false, false, Precision::Double},
                                    PlanCase{Kernel::StokesCombined, {1.0, 1.1, 0.9}, false, false, Precision::Double},
-                                   PlanCase{Kernel::Laplace, {1.3, 1.0, 1.0}, false, false, Precision::Single}};
+                                   PlanCase{Kernel::Laplace, {1.3, 1.0, 1.0}, false, false, Precision::Single},
+                                   // slabs along y and z: vectors in and out permuted with the axes
+                                   PlanCase{Kernel::Stresslet, {0.9, 1.3, 1.1}, false, false, Precision::Double, -1,
+                                            ExchangeMode::Auto, 0.3},
+                                   PlanCase{Kernel::Laplace, {1.0, 1.2, 0.9}, true, false, Precision::Double, 2},
+                                   PlanCase{Kernel::StokesCombined, {1.0, 1.0, 1.0}, false, false, Precision::Double, 1,
+                                            ExchangeMode::AllToAll}};
   // sanitized builds: the Laplace field, the stokeslet pressure and float32, points on random ranks
   for (std::size_t k = 0; k < all.size(); ++k)
     for (int how : {0, 1})
-      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6))) check_plan(all[k], how);
+      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6 || k == 7))) check_plan(all[k], how);
+  EXPECT_TRUE(pair_symmetry_seen);
+}
+
+// Time stepping: after a first step on random ranks, every rank takes the points of its own
+// slab (DistributedStats::slab_lo / slab_hi), moves them by less than a slab and sets them
+// again: MPI-SORT then goes neighbour-only by itself (ExchangeMode::Auto), with the results of
+// the all-to-all plan to rounding; ExchangeMode::Neighbour refuses a point two slabs away.
+TEST(MpiEwald, TimeSteppingSortsNeighbourOnly) {
+  using namespace elliptica::ewald;
+  using elliptica::ConstMatrixView;
+  const std::size_t N = ELLIPTICA_SANITIZED_BUILD ? 300 : 1500;
+  const std::array<double, 3> box{1.0, 2.4, 1.0};  // slabs along y
+  std::vector<double> all = global_points(N, box, 71);
+  std::mt19937_64 rng(73);
+  std::normal_distribution<double> nd;
+  std::vector<double> f(3 * N);
+  for (double& x : f) x = nd(rng);
+  Options o;
+  o.kernel = Kernel::Stokeslet;
+  o.box = box;
+  o.tolerance = 1e-7;
+  o.threads = 1;
+  o.fft_planner = FftPlanner::Estimate;
+  DistributedOptions auto_opts, a2a_opts;
+  a2a_opts.exchange = ExchangeMode::AllToAll;
+  DistributedEwaldPlan plan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, auto_opts);
+  DistributedEwaldPlan ref(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, a2a_opts);
+  auto step = [&](DistributedEwaldPlan& p, const std::vector<std::size_t>& idx) {
+    std::vector<double> x, fs;
+    for (std::size_t i : idx) {
+      x.insert(x.end(), all.begin() + std::ptrdiff_t(3 * i), all.begin() + std::ptrdiff_t(3 * i + 3));
+      fs.insert(fs.end(), f.begin() + std::ptrdiff_t(3 * i), f.begin() + std::ptrdiff_t(3 * i + 3));
+    }
+    p.set_points(ConstMatrixView<double>(x.data(), idx.size(), 3));
+    Densities den;
+    den.strengths = ConstMatrixView<double>(fs.data(), idx.size(), 3);
+    return p.evaluate(den);
+  };
+  const std::vector<int> owner = point_ranks(N, 1, 79);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < N; ++i)
+    if (owner[i] == rank()) mine.push_back(i);
+  step(plan, mine);
+  step(ref, mine);
+  const DistributedStats s0 = plan.stats();
+  ASSERT_EQ(s0.slab_axis, 1);
+  // the next step: this rank's slab's points, moved by up to a third of the thinnest slab
+  double thinnest = s0.planes > 0 ? s0.slab_hi - s0.slab_lo : box[1];
+  MPI_Allreduce(MPI_IN_PLACE, &thinnest, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  mine.clear();
+  for (std::size_t i = 0; i < N; ++i)
+    if (all[3 * i + 1] >= s0.slab_lo && all[3 * i + 1] < s0.slab_hi) mine.push_back(i);
+  std::uniform_real_distribution<double> ud(-thinnest / 3, thinnest / 3);
+  for (std::size_t i = 0; i < N; ++i) all[3 * i + 1] = std::fmod(all[3 * i + 1] + ud(rng) + box[1], box[1]);
+  const Result r = step(plan, mine), e = step(ref, mine);
+  const DistributedStats s1 = plan.stats(), s1ref = ref.stats();
+  EXPECT_TRUE(s1.neighbour_sort);
+  EXPECT_FALSE(s1ref.neighbour_sort);
+  double err = 0, scale = 0;
+  for (std::size_t k = 0; k < e.values.values.size(); ++k) {
+    err = std::max(err, std::abs(r.values.values[k] - e.values.values[k]));
+    scale = std::max(scale, std::abs(e.values.values[k]));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &scale, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_LE(err, 1e-13 * scale);
+  EXPECT_GT(scale, 0.0);
+  // the same step's bytes: the neighbour-only MPI-SORT sends what the all-to-all sends
+  EXPECT_EQ(s1.bytes_sort, s1ref.bytes_sort);
+  if (size() >= 4) {  // rank 0 holds a point of rank 2's slab: not a neighbour's
+    std::vector<double> lohi(2 * std::size_t(size()));
+    const double mine_lohi[2] = {s0.slab_lo, s0.slab_hi};
+    MPI_Allgather(mine_lohi, 2, MPI_DOUBLE, lohi.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    const int at = rank() == 0 ? 2 : rank();
+    std::vector<double> x{0.5, 0.5 * (lohi[2 * std::size_t(at)] + lohi[2 * std::size_t(at) + 1]), 0.5}, fs{1.0, -0.5, 0.25};
+    DistributedOptions nb;
+    nb.exchange = ExchangeMode::Neighbour;
+    DistributedEwaldPlan strict(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, nb);
+    strict.set_points(ConstMatrixView<double>(x.data(), 1, 3));
+    Densities den;
+    den.strengths = ConstMatrixView<double>(fs.data(), 1, 3);
+    EXPECT_THROW(strict.evaluate(den), elliptica::InvalidArgument);  // the exchanges are built at evaluate
+    x[1] = 0.5 * (lohi[2 * std::size_t(rank())] + lohi[2 * std::size_t(rank()) + 1]);
+    strict.set_points(ConstMatrixView<double>(x.data(), 1, 3));
+    EXPECT_NO_THROW(strict.evaluate(den));
+    EXPECT_TRUE(strict.stats().neighbour_sort);
+  }
+  DistributedOptions bad;
+  bad.slab_axis = 3;
+  EXPECT_THROW(DistributedEwaldPlan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, bad), elliptica::InvalidArgument);
 }
 
 TEST(MpiEwald, BadInputOnOneRankThrowsOnEveryRank) {

@@ -834,7 +834,7 @@ def mpi_available():
 
 class DistributedEwaldPlan:
     """The spectral Ewald sum distributed over the ranks of an MPI communicator (slabs of the box
-    and of the FFT grid along x; MPI-SORT, MPI-GHOST-SOURCE, MPI-GHOST-GRID, FFTW-MPI transforms;
+    and of the FFT grid along one axis, the longest by default; MPI-SORT, MPI-GHOST-SOURCE, MPI-GHOST-GRID, FFTW-MPI transforms;
     seed 000 section 6.5, docs/ewald_mpi.md).
 
     Every method is collective: every rank of ``comm`` calls it, in the same order. Each rank
@@ -850,6 +850,17 @@ class DistributedEwaldPlan:
         As :class:`EwaldPlan` (the same defaults).
     comm : mpi4py.MPI.Comm
         The communicator (keyword only, required); anything with ``py2f()`` (its Fortran handle).
+    slab_axis : None, 0, 1, 2, 'x', 'y' or 'z'
+        The axis the slabs cut; None (default): the longest side of the box (the first of equal
+        ones). Results do not depend on it beyond rounding.
+    exchange : 'auto', 'all-to-all' or 'neighbour'
+        How MPI-SORT, MPI-GHOST-SOURCE and MPI-GHOST-GRID send. 'auto' (default): neighbour-only
+        messages (ranks rank - 1 and rank + 1) for each exchange in which every rank sends only
+        to its neighbours, all-to-all otherwise: a time-stepping caller that keeps each point on
+        the rank of its slab (``stats()['slab']``) or a neighbour gets the neighbour-only
+        MPI-SORT. 'all-to-all': always MPI_Alltoallv. 'neighbour': MPI-SORT neighbour-only,
+        InvalidArgumentError at the next evaluate when a point lies in the slab of neither its
+        rank nor a neighbour.
 
     Supported so far: targets = the sources, every kernel and precision, ``field`` and
     ``pressure``; not yet: separate targets, ``energy``, exclusions. Box lengths in [2^-20, 2^20].
@@ -867,7 +878,7 @@ class DistributedEwaldPlan:
                  zero_mode=_DEFAULTS.stresslet_zero_mode, precision=_DEFAULTS.precision,
                  pressure=_DEFAULTS.compute_pressure, threads=_DEFAULTS.threads, potential=_DEFAULTS.compute_potential,
                  xi=_DEFAULTS.xi, rc=_DEFAULTS.rc, grid=_DEFAULTS.grid, P=_DEFAULTS.window_support,
-                 beta=_DEFAULTS.window_shape, degree=_DEFAULTS.poly_degree):
+                 beta=_DEFAULTS.window_shape, degree=_DEFAULTS.poly_degree, slab_axis=None, exchange="auto"):
         if not mpi_available():
             raise InvalidArgumentError("DistributedEwaldPlan needs MPI: this elliptica was built without it "
                                        "(MPI and FFTW-MPI, Debian libopenmpi-dev and libfftw3-mpi-dev, not found)")
@@ -878,8 +889,16 @@ class DistributedEwaldPlan:
         self._ncomp = _core.strength_components(self._kernel)
         opts = _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, False, threads,
                         xi, rc, grid, P, beta, degree, pressure, _DEFAULTS.fft_planner, potential)
+        axes = {None: -1, 0: 0, 1: 1, 2: 2, "x": 0, "y": 1, "z": 2}
+        if isinstance(slab_axis, np.integer):
+            slab_axis = int(slab_axis)
+        if isinstance(slab_axis, bool) or not isinstance(slab_axis, (type(None), int, str)) or slab_axis not in axes:
+            raise InvalidArgumentError(f"slab_axis must be None (the longest side), 0, 1, 2, 'x', 'y' or 'z', "
+                                       f"got {_show(slab_axis)}")
+        if exchange not in ("auto", "all-to-all", "neighbour"):
+            raise InvalidArgumentError(f"exchange must be 'auto', 'all-to-all' or 'neighbour', got {_show(exchange)}")
         self._comm = comm
-        self._plan = _core._DistributedEwaldPlan(opts, int(comm.py2f()))
+        self._plan = _core._DistributedEwaldPlan(opts, int(comm.py2f()), axes[slab_axis], exchange)
         self._n_sources = None
 
     def _agree(self, error):
@@ -903,8 +922,12 @@ class DistributedEwaldPlan:
 
     def stats(self):
         """This rank's part of the last evaluation, a dict: ``ranks``, ``rank``, ``points`` (its
-        points after MPI-SORT), ``ghost_sources``, ``plane_start`` and ``planes`` (its grid planes
-        along x), ``bytes_sent`` (``sort``: coordinates, values out and results back;
+        points after MPI-SORT), ``ghost_sources``, ``slab_axis`` (0, 1, 2), ``plane_start`` and
+        ``planes`` (its grid planes along the slab axis), ``slab`` ((lo, hi): its interval along
+        the slab axis; the points there are its own after MPI-SORT), ``neighbour_only`` (dict:
+        ``sort``, ``ghost_source``, ``ghost_grid``: whether each exchange sent to the neighbours
+        only), ``p2p_pair_symmetry`` (whether P2P summed the pairs of its own points once for
+        both, as :class:`EwaldPlan` does where it can), ``bytes_sent`` (``sort``: coordinates, values out and results back;
         ``ghost_source``; ``ghost_grid``: to other ranks since the last :meth:`set_points`) and ``times`` (seconds per stage: SORT, GHOST-SOURCE, P2P, P2G, GHOST-GRID, FFT, CNV,
         IFFT, G2P, self)."""
         return self._plan.stats()

@@ -287,8 +287,17 @@ struct PyEwaldPlan {
 struct PyDistributedEwaldPlan {
   elliptica::ewald::Options opts;
   elliptica::ewald::DistributedEwaldPlan plan;
-  PyDistributedEwaldPlan(const elliptica::ewald::Options& o, int fortran_comm)
-      : opts(o), plan(o, elliptica::ewald::MpiComm{fortran_comm}) {}
+  PyDistributedEwaldPlan(const elliptica::ewald::Options& o, int fortran_comm, int slab_axis, const std::string& exchange)
+      : opts(o), plan(o, elliptica::ewald::MpiComm{fortran_comm}, dist_options(slab_axis, exchange)) {}
+  static elliptica::ewald::DistributedOptions dist_options(int slab_axis, const std::string& exchange) {
+    elliptica::ewald::DistributedOptions d;
+    d.slab_axis = slab_axis;
+    if (exchange == "auto") d.exchange = elliptica::ewald::ExchangeMode::Auto;
+    else if (exchange == "all-to-all") d.exchange = elliptica::ewald::ExchangeMode::AllToAll;
+    else if (exchange == "neighbour") d.exchange = elliptica::ewald::ExchangeMode::Neighbour;
+    else throw elliptica::InvalidArgument("exchange must be 'auto', 'all-to-all' or 'neighbour', got '" + exchange + "'");
+    return d;
+  }
   void set_points(const InArray& sources, const std::optional<InArray>& normals) {
     const ConstMatrixView<double> src = as_view(sources, "sources");
     std::optional<ConstMatrixView<double>> nrm;
@@ -312,8 +321,16 @@ struct PyDistributedEwaldPlan {
     d["rank"] = s.rank;
     d["points"] = s.owned;
     d["ghost_sources"] = s.ghosts;
+    d["slab_axis"] = s.slab_axis;
     d["plane_start"] = s.plane_start;
     d["planes"] = s.planes;
+    d["slab"] = nb::make_tuple(s.slab_lo, s.slab_hi);
+    nb::dict nbr;
+    nbr["sort"] = s.neighbour_sort;
+    nbr["ghost_source"] = s.neighbour_ghost_source;
+    nbr["ghost_grid"] = s.neighbour_ghost_grid;
+    d["neighbour_only"] = nbr;
+    d["p2p_pair_symmetry"] = s.pair_symmetry;
     nb::dict b;
     b["sort"] = s.bytes_sort;
     b["ghost_source"] = s.bytes_ghost_source;
@@ -530,7 +547,8 @@ NB_MODULE(_core, m) {
   m.def("mpi_available", &elliptica::ewald::mpi_available,
         "Whether this build has the distributed Ewald plan (MPI and FFTW-MPI found at build time).");
   nb::class_<PyDistributedEwaldPlan>(m, "_DistributedEwaldPlan")
-      .def(nb::init<const Options&, int>(), "options"_a, "fortran_comm"_a,
+      .def(nb::init<const Options&, int, int, const std::string&>(), "options"_a, "fortran_comm"_a, "slab_axis"_a,
+           "exchange"_a,
            "Collective over the communicator (its Fortran handle).")
       .def("set_points", &PyDistributedEwaldPlan::set_points, "sources"_a, "normals"_a.none())
       .def("evaluate", &PyDistributedEwaldPlan::evaluate, "strengths"_a.none(), "dipoles"_a.none())

@@ -4,6 +4,7 @@
 // (ELLIPTICA_HAVE_MPI undefined) the constructor throws.
 #include "elliptica/ewald/ewald_mpi.hpp"
 
+#include <exception>
 #include <string>
 
 #include "elliptica/core/error.hpp"
@@ -13,6 +14,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <exception>
 #include <cstring>
@@ -30,8 +32,11 @@ namespace elliptica::ewald {
 #ifndef ELLIPTICA_HAVE_MPI
 
 bool mpi_available() { return false; }
+void mpi_agree(MpiComm, const std::exception_ptr& error) {
+  if (error) std::rethrow_exception(error);
+}
 struct DistributedEwaldPlan::Impl {};
-DistributedEwaldPlan::DistributedEwaldPlan(const Options&, MpiComm) {
+DistributedEwaldPlan::DistributedEwaldPlan(const Options&, MpiComm, const DistributedOptions&) {
   throw InvalidArgument("the distributed Ewald plan needs MPI: this elliptica was built without it (ELLIPTICA_MPI=OFF, "
                         "or MPI / FFTW-MPI (libopenmpi-dev, libfftw3-mpi-dev) not found at build time)");
 }
@@ -44,6 +49,7 @@ DistributedStats DistributedEwaldPlan::stats() const { return {}; }
 #else
 
 bool mpi_available() { return true; }
+void mpi_agree(MpiComm comm, const std::exception_ptr& error) { detail::mpi::agree(MPI_Comm_f2c(comm.fortran), error); }
 
 namespace {
 bool double_layer(Kernel k) { return k == Kernel::Stresslet || k == Kernel::StokesCombined; }
@@ -52,9 +58,14 @@ int strength_cols(Kernel k) { return k == Kernel::Laplace ? 1 : k == Kernel::Str
 
 struct DistributedEwaldPlan::Impl {
   Options user;
+  DistributedOptions dist;
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1, threads = 1;
-  std::vector<double> pts, normals;  // this rank's wrapped coordinates and normals
+  // The plan's box is the user's rotated so that the slab axis comes first: its axis d is the
+  // user's axis perm[d] (a cyclic permutation). Vectors in and out are permuted with it.
+  std::array<int, 3> perm{0, 1, 2};
+  std::vector<double> pts, normals;  // this rank's wrapped coordinates and normals (user axes)
+  std::vector<double> ipts;          // the wrapped coordinates in the plan's axes
   std::size_t n = 0;
   bool have_points = false;
   std::optional<Params> reported;
@@ -70,7 +81,7 @@ struct DistributedEwaldPlan::Impl {
     int mine = static_cast<int>(n);
     std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size));
     MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-    long long total = 0;
+    long long total = 0;  // rank 0 only (the other ranks' counts are not gathered)
     for (int r = 0; r < size; ++r) {
       displ[std::size_t(r)] = static_cast<int>(total);
       total += counts[std::size_t(r)];
@@ -118,17 +129,31 @@ struct DistributedEwaldPlan::Impl {
     setup.precision = user.precision;
     // erfc to 1% of the relative tolerance, as EwaldPlan (eps_abs / result_scale is unit-free)
     setup.erfc_target = std::clamp(p.result_scale > 0 ? 0.01 * p.eps_abs / p.result_scale : 0.0, 1e-15, 1e-4);
-    setup.box = user.box;
+    // the parameters on the rotated box: the grid and its spacing permuted, the near-field cells
+    // chosen for the rotated box (the cell list runs along the last axis; the pairs within r_c
+    // are the same, so results agree with EwaldPlan's to rounding)
+    Params ip = p;
+    for (int a = 0; a < 3; ++a) {
+      setup.box[std::size_t(a)] = user.box[std::size_t(perm[std::size_t(a)])];
+      ip.grid[std::size_t(a)] = p.grid[std::size_t(perm[std::size_t(a)])];
+      ip.h[std::size_t(a)] = p.h[std::size_t(perm[std::size_t(a)])];
+    }
+    // (the global count on every rank: `total` above is rank 0's alone, the gather's counts)
+    unsigned long long n_local = n, n_global = 0;
+    MPI_Allreduce(&n_local, &n_global, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    ip.cells = detail::cell_grid(setup.box, p.rc, 2 * std::size_t(n_global), user.precision);
     setup.threads = threads;
     setup.fft_planner = FftPlanner::Estimate;  // FFTW-MPI plans are not in the wisdom cache
     setup.p2g_variant = P2GVariant::CellOrdered;
     setup.energy_parseval = false;
-    setup.params = p;
+    setup.pair_symmetry = user.pair_symmetry;
+    setup.params = ip;
     setup.window = detail::make_window(p.P, p.beta, p.poly_degree, 1e-16);
   }
 };
 
-DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c) : impl_(std::make_unique<Impl>()) {
+DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c, const DistributedOptions& dopts)
+    : impl_(std::make_unique<Impl>()) {
   int init = 0;
   MPI_Initialized(&init);
   if (!init) throw InvalidArgument("DistributedEwaldPlan: MPI is not initialised (call MPI_Init_thread first)");
@@ -143,6 +168,8 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c) : imp
       if (!(L >= 0x1p-20 && L <= 0x1p20)) err = "distributed Ewald: box lengths must lie in [2^-20, 2^20] (for now)";
     if (opts.compute_energy) err = "distributed Ewald: compute_energy is not supported yet";
     if (opts.p2g_variant == P2GVariant::Baseline) err = "distributed Ewald: the baseline P2G is not supported";
+    if (dopts.slab_axis < -1 || dopts.slab_axis > 2)
+      err = "distributed Ewald: slab_axis must be -1 (the longest side), 0, 1 or 2, got " + std::to_string(dopts.slab_axis);
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -153,6 +180,15 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c) : imp
     throw;
   }
   I.user = opts;
+  I.dist = dopts;
+  int axis = dopts.slab_axis;
+  if (axis < 0) {  // the longest side, the first of equal ones
+    axis = 0;
+    for (int a = 1; a < 3; ++a)
+      if (opts.box[std::size_t(a)] > opts.box[std::size_t(axis)]) axis = a;
+  }
+  for (int a = 0; a < 3; ++a) I.perm[std::size_t(a)] = (axis + a) % 3;
+  I.st.slab_axis = axis;
   I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
   I.st.ranks = I.size;
   I.st.rank = I.rank;
@@ -187,6 +223,9 @@ void DistributedEwaldPlan::set_points(ConstMatrixView<double> sources, std::opti
   for (std::size_t i = 0; i < I.n; ++i)
     for (int d = 0; d < 3; ++d) I.pts[3 * i + std::size_t(d)] = detail::wrap_into_box(sources(i, std::size_t(d)), I.user.box[std::size_t(d)]);
   if (dl) I.normals.assign(normals->data, normals->data + normals->size());
+  I.ipts.resize(3 * I.n);
+  for (std::size_t i = 0; i < I.n; ++i)
+    for (int a = 0; a < 3; ++a) I.ipts[3 * i + std::size_t(a)] = I.pts[3 * i + std::size_t(I.perm[std::size_t(a)])];
   I.have_points = true;
   I.backend.reset();  // rebuilt at the next evaluate (the parameters are kept)
 }
@@ -228,7 +267,7 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
   }
   if (!I.backend) {
     ScopedStage st(times, "set_points");
-    I.backend = detail::mpi::make_distributed_backend(I.comm, I.pts, I.setup);
+    I.backend = detail::mpi::make_distributed_backend(I.comm, I.ipts, I.setup, I.dist.exchange);
   }
   // values in plan units (EwaldPlan::Impl::pack): f / mu, q, nu; divided by the power of two of
   // the global largest value
@@ -250,24 +289,34 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
     return r;
   }
   const double qscale = std::ldexp(1.0, std::ilogb(gmax)), iq = 1.0 / qscale;
+  // values in the plan's axes: vectors (forces, dipoles, normals) permuted
+  const std::array<int, 3>& pm = I.perm;
   std::vector<double> v(I.n * std::size_t(ns) + 1);
   for (std::size_t i = 0; i < I.n; ++i) {
     double* vi = v.data() + i * std::size_t(ns);
-    for (int c = 0; c < nsc; ++c) vi[c] = (d.strengths(i, std::size_t(c)) * imu) * iq;
+    if (nsc == 1) vi[0] = (d.strengths(i, 0) * imu) * iq;
+    else
+      for (int c = 0; c < nsc; ++c) vi[c] = (d.strengths(i, std::size_t(pm[std::size_t(c)])) * imu) * iq;
     if (dl)
       for (int c = 0; c < 3; ++c) {
-        vi[nsc + c] = d.dipoles(i, std::size_t(c)) * iq;
-        vi[nsc + 3 + c] = I.normals[3 * i + std::size_t(c)];
+        vi[nsc + c] = d.dipoles(i, std::size_t(pm[std::size_t(c)])) * iq;
+        vi[nsc + 3 + c] = I.normals[3 * i + std::size_t(pm[std::size_t(c)])];
       }
   }
   std::vector<double> out(I.n * std::size_t(no) + 1);
   I.backend->evaluate(v.data(), out.data(), times);
+  // results back in the user's axes: out holds (phi, E) for Laplace, (u, p) for Stokes
+  const int vec0 = k == Kernel::Laplace ? 1 : 0;
   for (std::size_t i = 0; i < I.n; ++i) {
-    if (I.user.compute_potential)
-      for (int c = 0; c < nv; ++c) r.values.values[i * std::size_t(nv) + std::size_t(c)] = out[i * std::size_t(no) + std::size_t(c)] * qscale;
+    const double* oi = out.data() + i * std::size_t(no);
+    if (I.user.compute_potential) {
+      if (nv == 1) r.values.values[i] = oi[0] * qscale;
+      else
+        for (int c = 0; c < 3; ++c) r.values.values[i * 3 + std::size_t(pm[std::size_t(c)])] = oi[c] * qscale;
+    }
     if (I.user.compute_field)
-      for (int c = 0; c < 3; ++c) r.field.values[i * 3 + std::size_t(c)] = out[i * std::size_t(no) + 1 + std::size_t(c)] * qscale;
-    if (I.user.compute_pressure) r.pressure.values[i] = out[i * std::size_t(no) + 3] * qscale * I.user.viscosity;
+      for (int c = 0; c < 3; ++c) r.field.values[i * 3 + std::size_t(pm[std::size_t(c)])] = oi[vec0 + c] * qscale;
+    if (I.user.compute_pressure) r.pressure.values[i] = oi[3] * qscale * I.user.viscosity;
   }
   r.times = times;
   const detail::mpi::DistributedCounts c = I.backend->counts();
@@ -277,6 +326,12 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
   I.st.ghosts = c.ghosts;
   I.st.plane_start = c.plane_start;
   I.st.planes = c.planes;
+  I.st.slab_lo = c.slab_lo;
+  I.st.slab_hi = c.slab_hi;
+  I.st.neighbour_sort = c.neighbour_sort;
+  I.st.neighbour_ghost_source = c.neighbour_ghost_source;
+  I.st.neighbour_ghost_grid = c.neighbour_ghost_grid;
+  I.st.pair_symmetry = c.pair_symmetry;
   I.st.bytes_sort = c.bytes_sort;
   I.st.bytes_ghost_source = c.bytes_ghost_source;
   I.st.bytes_ghost_grid = c.bytes_ghost_grid;

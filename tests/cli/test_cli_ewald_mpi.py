@@ -50,8 +50,8 @@ def built_with_mpi(cli, inputs):
 
 @pytest.mark.parametrize("kernel,extra", [
     ("laplace", ["--strengths", "q.npy", "--field"]),
-    ("stokeslet", ["--strengths", "f.npy", "--pressure"]),
-    ("stokes-combined", ["--strengths", "f.npy", "--dipoles", "dq.npy", "--normals", "nu.npy"]),
+    ("stokeslet", ["--strengths", "f.npy", "--pressure", "--slab-axis", "z"]),
+    ("stokes-combined", ["--strengths", "f.npy", "--dipoles", "dq.npy", "--normals", "nu.npy", "--slab-axis", "y"]),
 ])
 def test_mpirun_equals_one_process(cli, inputs, built_with_mpi, kernel, extra):
     common = ["--kernel", kernel, "--sources", "x.npy", *extra, "--box", "1.5,1,0.8", "--tol", "1e-8",
@@ -70,8 +70,13 @@ def test_mpirun_equals_one_process(cli, inputs, built_with_mpi, kernel, extra):
     m = s["mpi"]
     assert len(m["per_rank"]) == 3
     assert sum(r["points"] for r in m["per_rank"]) == 1500
-    assert sum(r["planes"] for r in m["per_rank"]) == s["params"]["grid"][0]
+    axis = extra[extra.index("--slab-axis") + 1] if "--slab-axis" in extra else "x"  # x: the longest side
+    assert m["slab_axis"] == axis
+    assert sum(r["planes"] for r in m["per_rank"]) == s["params"]["grid"]["xyz".index(axis)]
+    assert m["per_rank"][0]["slab"][0] == 0 and m["per_rank"][-1]["slab"][1] == pytest.approx(
+        [1.5, 1, 0.8]["xyz".index(axis)], rel=1e-15)
     for r in m["per_rank"]:
+        assert all(r["neighbour_only"].values())  # 3 ranks: every other rank is a neighbour
         for stage in ("SORT", "P2P", "P2G", "FFT", "CNV", "IFFT", "G2P"):
             assert stage in r["times"], (stage, r)
         # the ghost planes sent (fold + refresh): P planes per exchange, as the model counts them

@@ -5,6 +5,8 @@ import sys
 # tests/common (sparse_problems.py: matrices shared by the Python and CLI tests) importable
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 
+from require_deps import pytest_runtest_makereport  # noqa: E402,F401  (CI: missing MPI / hypre fails)
+
 # The built-in cost-model constants (src/ewald/calibrate.cpp): the same parameter choice on every
 # machine, and no test run measures the machine or writes the per-machine cache (the tests of the
 # calibration set their own environment). Set before the package is first used.

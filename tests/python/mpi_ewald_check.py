@@ -1,7 +1,8 @@
 """Run by test_ewald_mpi.py under `mpirun -n K python3 mpi_ewald_check.py`: DistributedEwaldPlan
 with mpi4py's COMM_WORLD against EwaldPlan on the gathered points (each rank computes the
 reference: the points in rank order, as rank 0 gathers them for the tuner), for every kernel in
-a non-cubic box, points dealt round robin (rank 0 also all of them); prints one line "OK <cases>"
+a non-cubic box, slabs along x, y and z, both exchanges, points dealt round robin (rank 0 also
+all of them); prints one line "OK <cases>"
 on rank 0, or raises (a nonzero exit of mpirun)."""
 import sys
 
@@ -35,7 +36,10 @@ for deal in ("round-robin", "rank0"):
         ref = elliptica.EwaldPlan(kernel, fft_planner="estimate", **opts)
         ref.set_points(x[order], normals=nu[order] if dl else None)
         r_ref = ref.evaluate(None if strengths is None else strengths[order], dipoles=dq[order] if dl else None)
-        plan = elliptica.DistributedEwaldPlan(kernel, comm=comm, **opts)
+        # slabs along z and y (vectors permuted with the axes), both exchanges
+        dist = {"laplace": {}, "stokeslet": {"slab_axis": "z"}, "stresslet": {"slab_axis": 1, "exchange": "all-to-all"},
+                "stokes-combined": {"exchange": "neighbour"} if size <= 3 else {}}[kernel]
+        plan = elliptica.DistributedEwaldPlan(kernel, comm=comm, **opts, **dist)
         plan.set_points(x[mine], normals=nu[mine] if dl else None)
         r = plan.evaluate(None if strengths is None else strengths[mine], dipoles=dq[mine] if dl else None)
         pos = np.empty(n, dtype=int)
@@ -51,6 +55,12 @@ for deal in ("round-robin", "rank0"):
         assert plan.params["grid"] == r_ref.info.params["grid"], (plan.params["grid"], r_ref.info.params["grid"])
         st = plan.stats()
         assert st["ranks"] == size and comm.allreduce(st["points"]) == n, st
+        axis = {"stokeslet": 2, "stresslet": 1}.get(kernel, 0)  # L: x is the longest side
+        assert st["slab_axis"] == axis and comm.allreduce(st["planes"]) == plan.params["grid"][axis], st
+        if dist.get("exchange") == "all-to-all":
+            assert not any(st["neighbour_only"].values()), st
+        elif size <= 3:
+            assert all(st["neighbour_only"].values()), st
         cases += 1
 # bad input on one rank only: every rank raises (the checks of the Python layer are agreed
 # before the collective call; a rank raising alone left the others waiting in it)

@@ -46,3 +46,14 @@ def test_refusals():
         elliptica.DistributedEwaldPlan("laplace", comm=object())
     with pytest.raises(TypeError):
         elliptica.DistributedEwaldPlan("laplace")  # comm is required
+    for bad in ({"slab_axis": 3}, {"slab_axis": "w"}, {"slab_axis": 1.0}, {"slab_axis": True},
+                {"exchange": "neighbor"}):
+        with pytest.raises(elliptica.InvalidArgumentError, match=next(iter(bad))):
+            elliptica.DistributedEwaldPlan("laplace", comm=_Comm(), **bad)
+
+
+class _Comm:
+    """Not a communicator: the keywords are checked before it is used."""
+
+    def py2f(self):
+        raise AssertionError("used")

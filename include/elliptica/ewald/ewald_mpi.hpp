@@ -1,6 +1,6 @@
 /// @file ewald_mpi.hpp
 /// The distributed spectral Ewald sum over MPI (seed 000, section 6.5; issue 30): slabs of the box
-/// and of the FFT grid along x, one per rank; MPI-SORT, MPI-GHOST-SOURCE, MPI-GHOST-GRID, FFTW-MPI
+/// and of the FFT grid along one axis (the longest by default), one per rank; MPI-SORT, MPI-GHOST-SOURCE, MPI-GHOST-GRID, FFTW-MPI
 /// transforms (docs/ewald_mpi.md). This header needs no mpi.h: the communicator is passed as its
 /// Fortran handle (MPI_Comm_c2f(comm) in C and C++, comm.py2f() in mpi4py), so that programs and
 /// libraries built without MPI compile against it; without MPI the plan throws.
@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 
@@ -25,12 +26,63 @@ struct MpiComm {
   int fortran = 0;
 };
 
+/// Collective over comm: when `error` is set on any rank, every rank throws the error of the
+/// lowest failing rank, with its class (InvalidArgument, IOError, NumericalError, NotConverged,
+/// ResourceError; std::bad_alloc becomes ResourceError, any other exception std::runtime_error),
+/// its message prefixed "rank K: " when K > 0; returns normally on every rank otherwise. For a
+/// caller's own checks before a collective call (a rank that threw alone would leave the others
+/// waiting). Without MPI in the build: rethrows `error` if set.
+void mpi_agree(MpiComm comm, const std::exception_ptr& error);
+
+/// How the point and plane exchanges (MPI-SORT, MPI-GHOST-SOURCE, MPI-GHOST-GRID) send their
+/// messages.
+enum class ExchangeMode {
+  /// Neighbour-only messages (to ranks rank - 1 and rank + 1, periodically) for each exchange in
+  /// which every rank sends only to its neighbours (decided by one MPI_Allreduce when the
+  /// exchange is built: at set_points for the points, at the first evaluate for the planes);
+  /// MPI_Alltoallv otherwise. Time stepping whose points stay within a slab of their last owner
+  /// gets the neighbour-only MPI-SORT without asking.
+  Auto,
+  /// Always MPI_Alltoall (counts) and MPI_Alltoallv (values), over all ranks.
+  AllToAll,
+  /// MPI-SORT neighbour-only, required: set_points throws InvalidArgument (on every rank, naming
+  /// the point) when a point's slab is neither its rank's nor a neighbour's. The ghost exchanges
+  /// as Auto.
+  Neighbour,
+};
+
+/// The distributed plan's own options (the numerical ones are Options, as EwaldPlan's).
+struct DistributedOptions {
+  /// The axis the slabs cut (0, 1, 2 = x, y, z), or -1: the longest side of the box (the first
+  /// of equal longest sides), which gives the most grid planes and so the most ranks with work.
+  /// The plan works in a box rotated so that this axis comes first (a cyclic permutation of
+  /// the axes; vectors in and out are permuted with it); results do not depend on the choice
+  /// beyond rounding.
+  int slab_axis = -1;
+  /// How MPI-SORT, MPI-GHOST-SOURCE and MPI-GHOST-GRID send (ExchangeMode).
+  ExchangeMode exchange = ExchangeMode::Auto;
+};
+
 /// What one rank did in the last evaluation (DistributedEwaldPlan::stats).
 struct DistributedStats {
   int ranks = 1, rank = 0;
   std::size_t owned = 0;   ///< points whose slab is this rank's (after MPI-SORT)
   std::size_t ghosts = 0;  ///< ghost sources received (MPI-GHOST-SOURCE)
-  int plane_start = 0, planes = 0;  ///< this rank's grid planes along x: [plane_start, plane_start + planes)
+  int slab_axis = 0;                ///< the axis the slabs cut (0, 1, 2 = x, y, z)
+  int plane_start = 0, planes = 0;  ///< this rank's grid planes along slab_axis: [plane_start, plane_start + planes)
+  /// This rank's slab along slab_axis in box coordinates, [slab_lo, slab_hi): the points there
+  /// (wrapped into the box) are this rank's after MPI-SORT; empty (slab_lo = slab_hi) for a rank
+  /// without planes. A time-stepping caller that keeps its points on their owner (or a
+  /// neighbour) gets the neighbour-only MPI-SORT (ExchangeMode).
+  double slab_lo = 0, slab_hi = 0;
+  /// Whether each exchange sent neighbour-only messages (ExchangeMode): MPI-SORT,
+  /// MPI-GHOST-SOURCE, MPI-GHOST-GRID (both ways).
+  bool neighbour_sort = false, neighbour_ghost_source = false, neighbour_ghost_grid = false;
+  /// Whether P2P used pair symmetry (where the single-process plan would: Options::pair_symmetry,
+  /// double precision, r_c < min(L)/2): the pairs of owned points once for both, the owned
+  /// targets against the ghost sources one-sided (a pair across a slab face is evaluated on both
+  /// sides); otherwise every pair from both of its points.
+  bool pair_symmetry = false;
   /// Bytes sent to other ranks since the last set_points (whose exchanges are rebuilt at the next
   /// evaluate): MPI-SORT (coordinates once, then per evaluate the values out and the results back),
   /// MPI-GHOST-SOURCE (coordinates once, values per evaluate), MPI-GHOST-GRID (planes per evaluate).
@@ -56,7 +108,9 @@ struct DistributedStats {
 /// InvalidArgument from the constructor when this build has no MPI (mpi_available() false).
 class DistributedEwaldPlan {
  public:
-  DistributedEwaldPlan(const Options& opts, MpiComm comm);
+  /// Throws InvalidArgument (on every rank) for options EwaldPlan refuses, the unsupported
+  /// options above, or dopts.slab_axis outside -1..2.
+  DistributedEwaldPlan(const Options& opts, MpiComm comm, const DistributedOptions& dopts = {});
   ~DistributedEwaldPlan();
   DistributedEwaldPlan(const DistributedEwaldPlan&) = delete;
   DistributedEwaldPlan& operator=(const DistributedEwaldPlan&) = delete;

@@ -154,6 +154,15 @@ struct SlabPart {
 template <class K, class T>
 std::unique_ptr<CpuGeometry<T>> make_geometry(const PointSet& pts, const BackendSetup& setup, const SlabPart* slab);
 
+/// A geometry for P2P alone (a distributed plan's split P2P, issue 30): cell lists of the
+/// sources (n_src, 3) and, when `targets` is given, of the targets (n_trg, 3) (wrapped float64
+/// coordinates, row-major), the erfcx series and the colleague reach; no window caches, slabs or
+/// FFT plans (P2G, G2P, self and the FFTs must not be given it). Targets = sources when
+/// `targets` is null (then pair symmetry may apply: uses_pair_symmetry).
+template <class T>
+std::unique_ptr<CpuGeometry<T>> make_p2p_geometry(const double* sources, std::size_t n_src, const double* targets,
+                                                  std::size_t n_trg, const BackendSetup& setup);
+
 /// Whether this geometry's P2P sums each pair once for both points (p2p.cpp).
 template <class K, class T>
 bool uses_pair_symmetry(const CpuGeometry<T>& g) {

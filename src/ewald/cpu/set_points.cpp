@@ -151,6 +151,17 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
+namespace {
+// P2P's erfcx series (degree from the tolerance) and colleague reach (cells per axis within r_c)
+template <class T>
+void set_p2p_parts(CpuGeometry<T>& g) {
+  const Params& p = g.setup.params;
+  g.series = ErfcSeries(p.xi * p.rc, g.setup.erfc_target);
+  for (int d = 0; d < 3; ++d)
+    g.reach[d] = std::max(1, static_cast<int>(std::ceil(p.rc * g.src.n[d] / g.setup.box[d] * (1 - 1e-12))));
+}
+}  // namespace
+
 template <class K, class T>
 std::unique_ptr<CpuGeometry<T>> make_geometry(const PointSet& pts, const BackendSetup& setup, const SlabPart* slab) {
   auto g = std::make_unique<CpuGeometry<T>>();
@@ -196,9 +207,7 @@ std::unique_ptr<CpuGeometry<T>> make_geometry(const PointSet& pts, const Backend
       g->wtrg = window_cache<T>(pts.trg.data(), g->trg.perm, p, setup.window, threads);
     }
   }
-  g->series = ErfcSeries(p.xi * p.rc, setup.erfc_target);
-  for (int d = 0; d < 3; ++d)
-    g->reach[d] = std::max(1, static_cast<int>(std::ceil(p.rc * g->src.n[d] / setup.box[d] * (1 - 1e-12))));
+  set_p2p_parts(*g);
   // P2G threading: sources in slabs of W >= P padded x-planes; a source in slab s writes planes
   // [sW, (s+1)W + P - 1), so slabs of one parity never overlap and run concurrently.
   if (!baseline) {
@@ -235,6 +244,23 @@ std::unique_ptr<CpuGeometry<T>> make_geometry(const PointSet& pts, const Backend
   self_images<K>(setup, g->self_image);
   return g;
 }
+
+template <class T>
+std::unique_ptr<CpuGeometry<T>> make_p2p_geometry(const double* sources, std::size_t n_src, const double* targets,
+                                                  std::size_t n_trg, const BackendSetup& setup) {
+  auto g = std::make_unique<CpuGeometry<T>>();
+  g->setup = setup;
+  const Params& p = setup.params;
+  g->src = build_cells<T>(sources, n_src, setup.box, p.cells);
+  g->separate = targets != nullptr;
+  if (targets) g->trg = build_cells<T>(targets, n_trg, setup.box, p.cells);
+  set_p2p_parts(*g);
+  return g;
+}
+template std::unique_ptr<CpuGeometry<float>> make_p2p_geometry<float>(const double*, std::size_t, const double*,
+                                                                      std::size_t, const BackendSetup&);
+template std::unique_ptr<CpuGeometry<double>> make_p2p_geometry<double>(const double*, std::size_t, const double*,
+                                                                        std::size_t, const BackendSetup&);
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "elliptica/core/error.hpp"
@@ -30,6 +31,7 @@ void agree(MPI_Comm comm, const std::exception_ptr& error) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  constexpr int kOther = 99;  // an exception that is not an elliptica::Error
   int category = -1;
   std::string msg;
   if (error) {
@@ -38,9 +40,15 @@ void agree(MPI_Comm comm, const std::exception_ptr& error) {
     } catch (const Error& e) {
       category = static_cast<int>(e.category());
       msg = e.what();
+    } catch (const std::bad_alloc&) {
+      category = static_cast<int>(ErrorCategory::Resource);
+      msg = "out of memory";
     } catch (const std::exception& e) {
-      category = static_cast<int>(ErrorCategory::InvalidArgument);
+      category = kOther;
       msg = e.what();
+    } catch (...) {
+      category = kOther;
+      msg = "unknown exception";
     }
   }
   int mine = category >= 0 ? rank : size, first = size;
@@ -51,6 +59,7 @@ void agree(MPI_Comm comm, const std::exception_ptr& error) {
   msg.resize(std::size_t(head[1]));
   if (head[1] > 0) MPI_Bcast(msg.data(), head[1], MPI_CHAR, first, comm);
   if (first > 0) msg = "rank " + std::to_string(first) + ": " + msg;
+  if (head[0] == kOther) throw std::runtime_error(msg);
   switch (static_cast<ErrorCategory>(head[0])) {  // the same exception class on every rank
     case ErrorCategory::IO: throw IOError(msg);
     case ErrorCategory::Numerical: throw NumericalError(msg);
@@ -60,7 +69,78 @@ void agree(MPI_Comm comm, const std::exception_ptr& error) {
   }
 }
 
-PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves)
+std::vector<int> neighbour_ranks(int rank, int size) {
+  std::vector<int> r;
+  for (int p : {(rank + size - 1) % size, (rank + 1) % size})
+    if (p != rank && std::find(r.begin(), r.end(), p) == r.end()) r.push_back(p);
+  return r;
+}
+
+bool use_neighbours(MPI_Comm comm, ExchangeMode mode, bool local_ok, const std::string& message) {
+  if (mode == ExchangeMode::AllToAll) return false;
+  if (mode == ExchangeMode::Neighbour) {
+    agree(comm, local_ok, message);
+    return true;
+  }
+  int mine = local_ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  return all == 1;
+}
+
+void alltoall_counts(MPI_Comm comm, bool neighbours, const int* send, int* recv) {
+  if (!neighbours) {
+    MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, comm);
+    return;
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::fill(recv, recv + size, 0);
+  recv[rank] = send[rank];
+  const std::vector<int> peers = neighbour_ranks(rank, size);
+  std::vector<MPI_Request> req;
+  for (int p : peers) {
+    req.emplace_back();
+    MPI_Irecv(recv + p, 1, MPI_INT, p, 0, comm, &req.back());
+  }
+  for (int p : peers) {
+    req.emplace_back();
+    MPI_Isend(send + p, 1, MPI_INT, p, 0, comm, &req.back());
+  }
+  MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
+}
+
+void alltoallv(MPI_Comm comm, bool neighbours, const void* send, const int* scount, const int* sdispl, void* recv,
+               const int* rcount, const int* rdispl, MPI_Datatype t) {
+  if (!neighbours) {
+    MPI_Alltoallv(send, scount, sdispl, t, recv, rcount, rdispl, t, comm);
+    return;
+  }
+  int rank = 0, size = 1, tsize = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Type_size(t, &tsize);
+  const std::size_t item = static_cast<std::size_t>(tsize);
+  if (scount[rank] > 0)
+    std::memcpy(static_cast<char*>(recv) + std::size_t(rdispl[rank]) * item,
+                static_cast<const char*>(send) + std::size_t(sdispl[rank]) * item, std::size_t(scount[rank]) * item);
+  const std::vector<int> peers = neighbour_ranks(rank, size);
+  std::vector<MPI_Request> req;
+  for (int p : peers)
+    if (rcount[p] > 0) {
+      req.emplace_back();
+      MPI_Irecv(static_cast<char*>(recv) + std::size_t(rdispl[p]) * item, rcount[p], t, p, 1, comm, &req.back());
+    }
+  for (int p : peers)
+    if (scount[p] > 0) {
+      req.emplace_back();
+      MPI_Isend(static_cast<const char*>(send) + std::size_t(sdispl[p]) * item, scount[p], t, p, 1, comm, &req.back());
+    }
+  MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
+}
+
+PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves,
+                             ExchangeMode mode, const std::string& what)
     : comm_(comm), n_items_(n_items) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
@@ -79,6 +159,24 @@ PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vect
   for (std::size_t c : count)
     if (err.empty() && c > std::size_t(INT_MAX)) err = "point exchange: more than INT_MAX items to one rank";
   agree(comm, err.empty(), err);
+  {
+    const std::vector<int> peers = neighbour_ranks(rank_, size_);
+    int far = -1;
+    for (int r = 0; r < size_ && far < 0; ++r)
+      if (count[std::size_t(r)] > 0 && r != rank_ && std::find(peers.begin(), peers.end(), r) == peers.end()) far = r;
+    std::string msg;
+    if (far >= 0) {
+      std::size_t item = 0;
+      for (const auto& [i, r] : moves)
+        if (r == far) {
+          item = i;
+          break;
+        }
+      msg = what + ": point " + std::to_string(item) + " of this rank goes to rank " + std::to_string(far) +
+            ", not a neighbour (the neighbour-only exchange needs every point in the slab of its rank or of rank +- 1)";
+    }
+    neighbours_ = use_neighbours(comm, mode, far < 0, msg);
+  }
   int oto = std::all_of(per_item.begin(), per_item.end(), [](int k) { return k == 1; }) ? 1 : 0, all = 0;
   MPI_Allreduce(&oto, &all, 1, MPI_INT, MPI_MIN, comm);
   one_to_one_ = all == 1;
@@ -95,7 +193,7 @@ PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vect
   order_.resize(moves.size());
   for (const auto& [item, r] : moves) order_[next[std::size_t(r)]++] = item;
   rcount_.assign(std::size_t(size_), 0);
-  MPI_Alltoall(scount_.data(), 1, MPI_INT, rcount_.data(), 1, MPI_INT, comm);
+  alltoall_counts(comm, neighbours_, scount_.data(), rcount_.data());
   // displacements in items: their sums must fit MPI's int as well
   long long s = 0, rr = 0;
   rdispl_.assign(std::size_t(size_), 0);
@@ -120,7 +218,7 @@ void PointExchange::exchange(const void* send, void* recv, std::size_t item_byte
   const std::vector<int>& sd = backwards ? rdispl_ : sdispl_;
   const std::vector<int>& rc = backwards ? scount_ : rcount_;
   const std::vector<int>& rd = backwards ? sdispl_ : rdispl_;
-  MPI_Alltoallv(send, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, comm_);
+  alltoallv(comm_, neighbours_, send, sc.data(), sd.data(), recv, rc.data(), rd.data(), t);
   MPI_Type_free(&t);
   for (int r = 0; r < size_; ++r)
     if (r != rank_) bytes_sent_ += std::uint64_t(sc[std::size_t(r)]) * item_bytes;

@@ -14,15 +14,35 @@
 #include <utility>
 #include <vector>
 
+#include "elliptica/ewald/ewald_mpi.hpp"
+
 namespace elliptica::ewald::detail::mpi {
 
 /// Collective: if `ok` is false on any rank, every rank throws InvalidArgument with the message
 /// of the lowest failing rank (prefixed "rank K: "). Returns normally on every rank otherwise.
 void agree(MPI_Comm comm, bool ok, const std::string& message);
 /// Collective: if `error` is set on any rank, every rank throws the error of the lowest failing
-/// rank with its category (InvalidArgument, NumericalError, ResourceError, ...; another
-/// exception becomes InvalidArgument), the message prefixed "rank K: " when K > 0.
+/// rank with its category (InvalidArgument, NumericalError, ResourceError, ...; std::bad_alloc
+/// becomes ResourceError, another exception std::runtime_error), the message prefixed "rank K: "
+/// when K > 0. (Public as elliptica::ewald::mpi_agree.)
 void agree(MPI_Comm comm, const std::exception_ptr& error);
+
+/// The distinct ranks rank - 1 and rank + 1 (periodically), without rank itself: none for one
+/// rank, one for two.
+std::vector<int> neighbour_ranks(int rank, int size);
+
+/// Collective: whether an exchange goes neighbour-only. local_ok: this rank sends only to
+/// itself and its neighbour_ranks. AllToAll: false; Auto: whether local_ok holds on every rank
+/// (one MPI_Allreduce); Neighbour: true, after agree(local_ok, message).
+bool use_neighbours(MPI_Comm comm, ExchangeMode mode, bool local_ok, const std::string& message);
+
+/// MPI_Alltoall of one int per rank, or (neighbours) by messages with the neighbour_ranks only
+/// (the counts from other ranks are then set to 0: every rank sends only to its neighbours).
+void alltoall_counts(MPI_Comm comm, bool neighbours, const int* send, int* recv);
+/// MPI_Alltoallv of items of the contiguous type t, or (neighbours) MPI_Isend / MPI_Irecv with
+/// the neighbour_ranks and a copy of the block to itself. Counts and displacements in items.
+void alltoallv(MPI_Comm comm, bool neighbours, const void* send, const int* scount, const int* sdispl, void* recv,
+               const int* rcount, const int* rdispl, MPI_Datatype t);
 
 /// Moves per-item values from the ranks that hold items to the ranks the items go to, by one
 /// MPI_Alltoallv (counts exchanged once, at construction).
@@ -36,10 +56,12 @@ void agree(MPI_Comm comm, const std::exception_ptr& error);
 class PointExchange {
  public:
   /// Collective over comm. n_items: the local items; moves: (item < n_items, 0 <= rank < size),
-  /// in any order (a move to this rank stays local, through the same call). Throws
-  /// InvalidArgument (on every rank) for an item or rank out of range, or for counts beyond
-  /// MPI's int.
-  PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves);
+  /// in any order (a move to this rank stays local, through the same call). mode: how the
+  /// messages go (use_neighbours; `what` names the exchange in the Neighbour mode's error).
+  /// Throws InvalidArgument (on every rank) for an item or rank out of range, for counts beyond
+  /// MPI's int, or (Neighbour) for a move beyond the neighbours.
+  PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves,
+                ExchangeMode mode = ExchangeMode::AllToAll, const std::string& what = "point exchange");
 
   std::size_t sent() const { return order_.size(); }  ///< moves of this rank (to itself included)
   std::size_t received() const { return nrecv_; }     ///< items this rank receives (from itself included)
@@ -47,6 +69,8 @@ class PointExchange {
   const std::vector<int>& recv_counts() const { return rcount_; }
   /// Whether every item has exactly one move (reverse() allowed).
   bool one_to_one() const { return one_to_one_; }
+  /// Whether the messages go to the neighbour ranks only (use_neighbours).
+  bool neighbours() const { return neighbours_; }
 
   /// in: (n_items, width) values, row-major; out: (received(), width). Collective.
   template <class T>
@@ -65,7 +89,7 @@ class PointExchange {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::size_t n_items_ = 0, nrecv_ = 0;
-  bool one_to_one_ = false;
+  bool one_to_one_ = false, neighbours_ = false;
   std::vector<std::size_t> order_;  // the moved items in send order (destination, then moves order)
   std::vector<int> scount_, sdispl_, rcount_, rdispl_;  // in items, per rank
   mutable std::uint64_t bytes_sent_ = 0;
