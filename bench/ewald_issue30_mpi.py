@@ -204,16 +204,19 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+        short = {"laplace": "lap", "stokeslet": "slet", "stresslet": "dlet", "stokes-combined": "comb"}
+        fig, axs = plt.subplots(1, 2, figsize=(14, 4.5))
         for ax, mode in zip(axs, ("strong", "weak")):
             for kernel in a.kernels.split(","):
                 rs = [r for r in recs if r["mode"] == mode and r["kernel"] == kernel]
                 bottom = np.zeros(len(rs))
                 for st in STAGES:
                     v = np.array([r[f"{st}_max_s"] for r in rs])
-                    ax.bar([f"{kernel[:4]} {r['ranks']}" for r in rs], v, bottom=bottom, label=st if kernel == "laplace" else None)
+                    ax.bar([f"{short.get(kernel, kernel)} {r['ranks']}" for r in rs], v, bottom=bottom,
+                           label=st if kernel == a.kernels.split(",")[0] else None)
                     bottom += v
-            ax.set_title(f"{mode} scaling (slowest rank per stage; 2 cores: 3-4 ranks oversubscribed)")
+            ax.set_title(f"{mode} scaling: slowest rank per stage\n(this machine: 2 cores, 3-4 ranks oversubscribed)",
+                         fontsize=10)
             ax.set_ylabel("s")
             ax.tick_params(axis="x", rotation=45)
         axs[0].legend(fontsize=7)

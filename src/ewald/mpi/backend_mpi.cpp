@@ -305,8 +305,6 @@ class Dist final : public DistributedBackend {
     std::unique_ptr<CpuGeometry<T>> own = make_p2p_geometry<T>(src.data(), n_owned_, nullptr, 0, setup_);
     if (!uses_pair_symmetry<K, T>(*own)) return;
     p2p_own_ = std::move(own);
-    if (n_ghost_ > 0)
-      p2p_ghost_ = make_p2p_geometry<T>(src.data() + 3 * n_owned_, n_ghost_, src.data(), n_owned_, setup_);
     // the rows of each geometry's targets in g_'s target order (the owned point k is row
     // main[k] of ws.acc)
     std::vector<int> main(n_owned_);
@@ -314,10 +312,24 @@ class Dist final : public DistributedBackend {
     for (std::size_t t = 0; t < n_owned_; ++t) main[std::size_t(tc.perm[t])] = static_cast<int>(t);
     own_rows_.resize(n_owned_);
     for (std::size_t i = 0; i < n_owned_; ++i) own_rows_[i] = main[std::size_t(p2p_own_->src.perm[i])];
-    if (p2p_ghost_) {
-      ghost_rows_.resize(n_owned_);
-      for (std::size_t i = 0; i < n_owned_; ++i) ghost_rows_[i] = main[std::size_t(p2p_ghost_->trg.perm[i])];
+    if (n_ghost_ == 0) return;
+    // the ghost pass's targets: the owned points within reach of a slab face (every ghost lies
+    // outside the slab along axis 0, so a point farther from both faces has none within r_c);
+    // the reach as ghost_ranks takes it
+    const double lo = layout_.lo(rank_), hi = layout_.hi(rank_);
+    const double reach = setup_.params.rc * (1 + 1e-12) + 1e-12 * layout_.L;
+    std::vector<double> near_x;
+    for (std::size_t k = 0; k < n_owned_; ++k) {
+      const double x = src[3 * k];
+      if (x - lo < reach || hi - x < reach) {
+        near_.push_back(k);
+        near_x.insert(near_x.end(), src.begin() + std::ptrdiff_t(3 * k), src.begin() + std::ptrdiff_t(3 * k + 3));
+      }
     }
+    p2p_ghost_ = make_p2p_geometry<T>(src.data() + 3 * n_owned_, n_ghost_, near_x.data(), near_.size(), setup_);
+    ghost_rows_.resize(near_.size());
+    for (std::size_t i = 0; i < near_.size(); ++i)
+      ghost_rows_[i] = main[near_[std::size_t(p2p_ghost_->trg.perm[i])]];
   }
 
   // P2P by split_p2p's two geometries into ws.acc (g_'s target order). val: the owned points'
@@ -339,7 +351,7 @@ class Dist final : public DistributedBackend {
     if (p2p_ghost_) {
       sorted_values(p2p_ghost_->src, n_owned_, w);
       p2p<K, T>(*p2p_ghost_, w);
-      for (std::size_t i = 0; i < n_owned_; ++i)
+      for (std::size_t i = 0; i < ghost_rows_.size(); ++i)
         for (int d = 0; d < no; ++d) ws.acc[std::size_t(ghost_rows_[i]) * no + d] += w.acc[i * no + d];
     }
   }
@@ -355,6 +367,7 @@ class Dist final : public DistributedBackend {
   std::unique_ptr<CpuGeometry<T>> g_;
   std::unique_ptr<CpuGeometry<T>> p2p_own_, p2p_ghost_;  // split_p2p (null: P2P one-sided on g_)
   std::vector<int> own_rows_, ghost_rows_;
+  std::vector<std::size_t> near_;  // the owned points the ghost pass takes as targets (split_p2p)
   std::vector<double> owned_x_;  // wrapped coordinates of the owned points (the stresslet's k = 0 term)
   mutable std::uint64_t bytes_grid_ = 0;
   ExchangeMode mode_ = ExchangeMode::Auto;
