@@ -399,6 +399,7 @@ struct PlanCase {
   int slab_axis = -1;  // DistributedOptions: -1 the longest side
   elliptica::ewald::ExchangeMode exchange = elliptica::ewald::ExchangeMode::Auto;
   double rc = 0;  // an r_c override (0: tuned); < min(L)/2 gives P2P's pair symmetry with few points
+  bool cluster = false;  // the points within the first 15% of the slab axis: ranks with planes but no points
 };
 
 bool pair_symmetry_seen = false;  // some case ran the split P2P (DistributedStats::pair_symmetry)
@@ -407,7 +408,11 @@ void check_plan(const PlanCase& pc, int how) {
   using namespace elliptica::ewald;
   using elliptica::ConstMatrixView;
   const std::size_t N = ELLIPTICA_SANITIZED_BUILD ? 300 : 1000;
-  const std::vector<double> all = global_points(N, pc.box, 43);
+  std::vector<double> all = global_points(N, pc.box, 43);
+  if (pc.cluster) {
+    const int a = pc.slab_axis >= 0 ? pc.slab_axis : int(std::max_element(pc.box.begin(), pc.box.end()) - pc.box.begin());
+    for (std::size_t i = 0; i < N; ++i) all[3 * i + std::size_t(a)] *= 0.15;
+  }
   const std::vector<int> owner = point_ranks(N, how, 47);
   std::vector<std::size_t> order;  // the gathered order
   for (int r = 0; r < size(); ++r)
@@ -532,11 +537,14 @@ TEST(MpiEwald, DistributedPlanEqualsEwaldPlan) {
                                             ExchangeMode::Auto, 0.3},
                                    PlanCase{Kernel::Laplace, {1.0, 1.2, 0.9}, true, false, Precision::Double, 2},
                                    PlanCase{Kernel::StokesCombined, {1.0, 1.0, 1.0}, false, false, Precision::Double, 1,
-                                            ExchangeMode::AllToAll}};
+                                            ExchangeMode::AllToAll},
+                                   // clustered: ranks with planes and no points, none near a face
+                                   PlanCase{Kernel::Stokeslet, {1.6, 1.0, 1.0}, false, false, Precision::Double, -1,
+                                            ExchangeMode::Auto, 0.3, true}};
   // sanitized builds: the Laplace field, the stokeslet pressure and float32, points on random ranks
   for (std::size_t k = 0; k < all.size(); ++k)
     for (int how : {0, 1})
-      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6 || k == 7))) check_plan(all[k], how);
+      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6 || k == 7 || k == 10))) check_plan(all[k], how);
   EXPECT_TRUE(pair_symmetry_seen);
 }
 
@@ -627,6 +635,85 @@ TEST(MpiEwald, TimeSteppingSortsNeighbourOnly) {
   DistributedOptions bad;
   bad.slab_axis = 3;
   EXPECT_THROW(DistributedEwaldPlan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, bad), elliptica::InvalidArgument);
+}
+
+// FFTW-MPI's trailing empty ranks (M0 = 9 on 4 ranks: planes 3, 3, 3, 0): the neighbour-only
+// MPI-SORT partners are the slabs' neighbours (rank 2 and rank 0 across the periodic boundary),
+// not ranks r +- 1; points kept on their slab's rank and moved a little sort neighbour-only, with
+// the all-to-all plan's results.
+TEST(MpiEwald, NeighbourSortSkipsRanksWithoutPlanes) {
+  using namespace elliptica::ewald;
+  using elliptica::ConstMatrixView;
+  const std::size_t N = 400;
+  const std::array<double, 3> box{1.5, 1.0, 1.0};
+  std::vector<double> all = global_points(N, box, 91);
+  std::vector<double> q(N);
+  std::mt19937_64 rng(93);
+  std::normal_distribution<double> nd;
+  for (double& v : q) v = nd(rng);
+  Options o;
+  o.kernel = Kernel::Laplace;
+  o.box = box;
+  o.tolerance = 1e-3;
+  o.threads = 1;
+  o.grid = std::array<int, 3>{9, 12, 12};
+  o.fft_planner = FftPlanner::Estimate;
+  DistributedOptions a2a;
+  a2a.exchange = ExchangeMode::AllToAll;
+  DistributedEwaldPlan plan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}), ref(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, a2a);
+  auto step = [&](DistributedEwaldPlan& p, const std::vector<std::size_t>& idx) {
+    std::vector<double> x, qs;
+    for (std::size_t i : idx) {
+      x.insert(x.end(), all.begin() + std::ptrdiff_t(3 * i), all.begin() + std::ptrdiff_t(3 * i + 3));
+      qs.push_back(q[i]);
+    }
+    p.set_points(ConstMatrixView<double>(x.data(), idx.size(), 3));
+    Densities den;
+    den.strengths = ConstMatrixView<double>(qs.data(), idx.size(), 1);
+    return p.evaluate(den);
+  };
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < N; ++i)
+    if (int(i % std::size_t(size())) == rank()) mine.push_back(i);
+  step(plan, mine);
+  step(ref, mine);
+  const DistributedStats s0 = plan.stats();
+  mine.clear();
+  for (std::size_t i = 0; i < N; ++i)
+    if (all[3 * i] >= s0.slab_lo && all[3 * i] < s0.slab_hi) mine.push_back(i);
+  std::uniform_real_distribution<double> ud(-0.05, 0.05);  // a third of a 3-plane slab is 0.167
+  for (std::size_t i = 0; i < N; ++i) all[3 * i] = std::fmod(all[3 * i] + ud(rng) + box[0], box[0]);
+  const Result r = step(plan, mine), e = step(ref, mine);
+  EXPECT_TRUE(plan.stats().neighbour_sort);
+  if (size() == 4) {
+    EXPECT_EQ(plan.stats().planes, rank() == 3 ? 0 : 3);
+  }
+  double err = 0, scale = 0;
+  for (std::size_t k = 0; k < e.values.values.size(); ++k) {
+    err = std::max(err, std::abs(r.values.values[k] - e.values.values[k]));
+    scale = std::max(scale, std::abs(e.values.values[k]));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &scale, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_LE(err, 1e-13 * scale);
+  EXPECT_GT(scale, 0.0);
+}
+
+// Options that differ between ranks are refused on every rank (they would pair unrelated
+// collectives).
+TEST(MpiEwald, DifferentOptionsOnTheRanksAreRefused) {
+  using namespace elliptica::ewald;
+  if (size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  Options o;
+  o.kernel = Kernel::Laplace;
+  o.threads = 1;
+  DistributedOptions d;
+  d.exchange = rank() == 1 ? ExchangeMode::AllToAll : ExchangeMode::Auto;
+  EXPECT_THROW(DistributedEwaldPlan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, d), elliptica::InvalidArgument);
+  Options b = o;
+  if (rank() == 1) b.box = {1.0, 1.0, 1.5};
+  EXPECT_THROW(DistributedEwaldPlan(b, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}), elliptica::InvalidArgument);
+  EXPECT_NO_THROW(DistributedEwaldPlan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}));
 }
 
 TEST(MpiEwald, BadInputOnOneRankThrowsOnEveryRank) {

@@ -82,6 +82,30 @@ TEST(SlabLayout, WindowsStayWithinTheGhostPlanes) {
   EXPECT_GT(rounding_cases, 0) << "the rounding case was not met: the test no longer checks ghost_right's extra plane";
 }
 
+// The neighbour-only exchanges' partners: the nearest ranks with planes on either side
+// (periodically), a symmetric relation; FFTW-MPI's trailing empty ranks are skipped.
+TEST(SlabLayout, NeighboursSkipRanksWithoutPlanes) {
+  using elliptica::ewald::detail::slab_neighbours;
+  const SlabLayout s = block_slabs(9, 1.0, 4);  // planes 3, 3, 3, 0
+  EXPECT_EQ(slab_neighbours(s, 0), (std::vector<int>{2, 1}));
+  EXPECT_EQ(slab_neighbours(s, 1), (std::vector<int>{0, 2}));
+  EXPECT_EQ(slab_neighbours(s, 2), (std::vector<int>{1, 0}));
+  EXPECT_TRUE(slab_neighbours(s, 3).empty());
+  EXPECT_TRUE(slab_neighbours(block_slabs(8, 1.0, 1), 0).empty());
+  EXPECT_EQ(slab_neighbours(block_slabs(8, 1.0, 2), 0), (std::vector<int>{1}));
+  for (int R : {1, 2, 3, 4, 5, 7, 16})
+    for (int M : {1, 2, 5, 9, 16, 100}) {
+      const SlabLayout l = block_slabs(M, 1.0, R);
+      for (int r = 0; r < R; ++r)
+        for (int q : slab_neighbours(l, r)) {
+          EXPECT_NE(q, r);
+          EXPECT_GT(l.planes(q), 0);
+          const std::vector<int> back = slab_neighbours(l, q);
+          EXPECT_NE(std::find(back.begin(), back.end(), r), back.end()) << "M " << M << " R " << R << " r " << r;
+        }
+    }
+}
+
 TEST(SlabLayout, GhostRanksAgainstBruteForce) {
   // every rank within r_c of x (periodically) and no rank beyond the reach's margin; thin slabs
   // (r_c across several ranks), r_c beyond L / 2, ranks without planes

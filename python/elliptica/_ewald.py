@@ -849,7 +849,8 @@ class DistributedEwaldPlan:
     potential, xi, rc, grid, P, beta, degree
         As :class:`EwaldPlan` (the same defaults).
     comm : mpi4py.MPI.Comm
-        The communicator (keyword only, required); anything with ``py2f()`` (its Fortran handle).
+        The communicator (keyword only, required): the plan uses its Fortran handle (``py2f()``)
+        and its ``allgather`` (to agree on the input checks of this layer).
     slab_axis : None, 0, 1, 2, 'x', 'y' or 'z'
         The axis the slabs cut; None (default): the longest side of the box (the first of equal
         ones). Results do not depend on it beyond rounding.
@@ -860,7 +861,7 @@ class DistributedEwaldPlan:
         the rank of its slab (``stats()['slab']``) or a neighbour gets the neighbour-only
         MPI-SORT. 'all-to-all': always MPI_Alltoallv. 'neighbour': MPI-SORT neighbour-only,
         InvalidArgumentError at the next evaluate when a point lies in the slab of neither its
-        rank nor a neighbour.
+        rank nor a neighbour. Every rank must pass the same options (checked: InvalidArgumentError).
 
     Supported so far: targets = the sources, every kernel and precision, ``field`` and
     ``pressure``; not yet: separate targets, ``energy``, exclusions. Box lengths in [2^-20, 2^20].
@@ -892,12 +893,13 @@ class DistributedEwaldPlan:
         axes = {None: -1, 0: 0, 1: 1, 2: 2, "x": 0, "y": 1, "z": 2}
         if isinstance(slab_axis, np.integer):
             slab_axis = int(slab_axis)
+        err = None
         if isinstance(slab_axis, bool) or not isinstance(slab_axis, (type(None), int, str)) or slab_axis not in axes:
-            raise InvalidArgumentError(f"slab_axis must be None (the longest side), 0, 1, 2, 'x', 'y' or 'z', "
-                                       f"got {_show(slab_axis)}")
-        if exchange not in ("auto", "all-to-all", "neighbour"):
-            raise InvalidArgumentError(f"exchange must be 'auto', 'all-to-all' or 'neighbour', got {_show(exchange)}")
+            err = f"slab_axis must be None (the longest side), 0, 1, 2, 'x', 'y' or 'z', got {_show(slab_axis)}"
+        elif exchange not in ("auto", "all-to-all", "neighbour"):
+            err = f"exchange must be 'auto', 'all-to-all' or 'neighbour', got {_show(exchange)}"
         self._comm = comm
+        self._agree(err)  # every rank raises, or none (the plan's constructor is collective)
         self._plan = _core._DistributedEwaldPlan(opts, int(comm.py2f()), axes[slab_axis], exchange)
         self._n_sources = None
 

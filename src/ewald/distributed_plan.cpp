@@ -175,6 +175,23 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c, const
   }
   try {
     detail::mpi::agree(I.comm, err.empty(), err);
+    // every rank must pass the same options: rank 0's tuner decides for all, and a different
+    // slab axis or exchange mode would pair unrelated collectives (a hang, or garbage)
+    const double mine[] = {double(dopts.slab_axis), double(static_cast<int>(dopts.exchange)), opts.box[0], opts.box[1],
+                           opts.box[2], double(static_cast<int>(opts.kernel)), double(static_cast<int>(opts.precision)),
+                           double(opts.compute_field), double(opts.compute_pressure), double(opts.compute_potential),
+                           double(opts.stresslet_zero_mode), opts.tolerance, opts.viscosity};
+    constexpr int nv = sizeof mine / sizeof mine[0];
+    double lo[nv], hi[nv];
+    MPI_Allreduce(mine, lo, nv, MPI_DOUBLE, MPI_MIN, I.comm);
+    MPI_Allreduce(mine, hi, nv, MPI_DOUBLE, MPI_MAX, I.comm);
+    static const char* names[nv] = {"slab_axis", "exchange", "box", "box", "box", "kernel", "precision",
+                                    "compute_field", "compute_pressure", "compute_potential", "stresslet_zero_mode",
+                                    "tolerance", "viscosity"};
+    for (int k = 0; k < nv; ++k)
+      if (!(lo[k] == hi[k]) && !(std::isnan(lo[k]) && std::isnan(hi[k])))
+        throw InvalidArgument(std::string("distributed Ewald: the ranks passed different options (") + names[k] +
+                              "): every rank must construct the plan with the same Options and DistributedOptions");
   } catch (...) {
     MPI_Comm_free(&I.comm);
     throw;

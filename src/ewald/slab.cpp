@@ -43,6 +43,19 @@ SlabLayout block_slabs(int M, double L, int ranks) {
   return s;
 }
 
+std::vector<int> slab_neighbours(const SlabLayout& s, int r) {
+  std::vector<int> out;
+  const int R = s.ranks();
+  if (s.planes(r) == 0) return out;
+  for (int step : {-1, 1}) {
+    int q = r;
+    do q = (q + step + R) % R;
+    while (q != r && s.planes(q) == 0);
+    if (q != r && std::find(out.begin(), out.end(), q) == out.end()) out.push_back(q);
+  }
+  return out;
+}
+
 double slab_distance(const SlabLayout& s, double x, int r) {
   const double a = s.lo(r), b = s.hi(r);
   double d = s.L;

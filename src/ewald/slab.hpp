@@ -48,6 +48,12 @@ struct SlabLayout {
 /// that FFTW reports; this is the same rule, for tests and for planning without MPI.
 SlabLayout block_slabs(int M, double L, int ranks);
 
+/// The neighbours of rank r along the slab axis: the nearest ranks with planes before and after
+/// it (periodically), distinct and other than r; none for a rank without planes. A symmetric
+/// relation (the neighbour-only exchanges rely on it). With FFTW-MPI's trailing empty ranks
+/// (planes 3, 3, 3, 0), the last rank with planes and rank 0 are neighbours.
+std::vector<int> slab_neighbours(const SlabLayout& s, int r);
+
 /// The periodic distance along the slab axis from x in [0, L) to rank r's interval (0 inside it).
 double slab_distance(const SlabLayout& s, double x, int r);
 

@@ -37,17 +37,17 @@ void mpi_agree(MpiComm comm, const std::exception_ptr& error);
 /// How the point and plane exchanges (MPI-SORT, MPI-GHOST-SOURCE, MPI-GHOST-GRID) send their
 /// messages.
 enum class ExchangeMode {
-  /// Neighbour-only messages (to ranks rank - 1 and rank + 1, periodically) for each exchange in
-  /// which every rank sends only to its neighbours (decided by one MPI_Allreduce when the
-  /// exchange is built: at set_points for the points, at the first evaluate for the planes);
-  /// MPI_Alltoallv otherwise. Time stepping whose points stay within a slab of their last owner
-  /// gets the neighbour-only MPI-SORT without asking.
+  /// Neighbour-only messages (to the ranks of the slabs before and after the rank's own,
+  /// periodically; ranks without planes have none) for each exchange in which every rank sends
+  /// only to its neighbours (decided by one MPI_Allreduce when the exchange is built: at the
+  /// first evaluate after set_points); MPI_Alltoallv otherwise. Time stepping whose points stay
+  /// within a slab of their last owner gets the neighbour-only MPI-SORT without asking.
   Auto,
   /// Always MPI_Alltoall (counts) and MPI_Alltoallv (values), over all ranks.
   AllToAll,
-  /// MPI-SORT neighbour-only, required: set_points throws InvalidArgument (on every rank, naming
-  /// the point) when a point's slab is neither its rank's nor a neighbour's. The ghost exchanges
-  /// as Auto.
+  /// MPI-SORT neighbour-only, required: the first evaluate after set_points (where the exchanges
+  /// are built) throws InvalidArgument (on every rank, naming the point) when a point's slab is
+  /// neither its rank's nor a neighbour's. The ghost exchanges as Auto.
   Neighbour,
 };
 
@@ -109,7 +109,8 @@ struct DistributedStats {
 class DistributedEwaldPlan {
  public:
   /// Throws InvalidArgument (on every rank) for options EwaldPlan refuses, the unsupported
-  /// options above, or dopts.slab_axis outside -1..2.
+  /// options above, dopts.slab_axis outside -1..2, or options (box, kernel, precision, outputs,
+  /// tolerance, viscosity, slab axis, exchange) that differ between ranks.
   DistributedEwaldPlan(const Options& opts, MpiComm comm, const DistributedOptions& dopts = {});
   ~DistributedEwaldPlan();
   DistributedEwaldPlan(const DistributedEwaldPlan&) = delete;
@@ -124,7 +125,7 @@ class DistributedEwaldPlan {
   /// The parameters in use (after the first evaluate; empty before).
   Params params() const;
   /// This rank's counts, bytes and stage times (of the last evaluate; before the first: only
-  /// ranks and rank are set).
+  /// ranks, rank and slab_axis are set).
   DistributedStats stats() const;
 
  private:

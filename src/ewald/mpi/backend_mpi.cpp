@@ -26,12 +26,13 @@ namespace elliptica::ewald::detail::mpi {
 namespace {
 
 // Grid planes to other ranks and back from them: counts, plane indices, values (one contiguous
-// MPI type per plane). neighbours: -1 undecided (decided here by use_neighbours and kept: the
+// MPI type per plane). peers: the rank's slab neighbours; neighbours: -1 undecided (decided here by use_neighbours and kept: the
 // ranks a rank sends planes to depend on the layout only), 0 all-to-all, 1 neighbour-only.
 // Returns the bytes sent to other ranks.
 template <class T>
-std::uint64_t exchange_planes(MPI_Comm comm, ExchangeMode mode, int& neighbours, std::size_t plane_size,
-                              const std::vector<GhostPlanes<T>>& out, std::vector<GhostPlanes<T>>& in) {
+std::uint64_t exchange_planes(MPI_Comm comm, ExchangeMode mode, const std::vector<int>& peers, int& neighbours,
+                              std::size_t plane_size, const std::vector<GhostPlanes<T>>& out,
+                              std::vector<GhostPlanes<T>>& in) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -39,13 +40,12 @@ std::uint64_t exchange_planes(MPI_Comm comm, ExchangeMode mode, int& neighbours,
   std::vector<int> sc(R), rc(R), sd(R), rd(R);
   for (int r = 0; r < size; ++r) sc[std::size_t(r)] = static_cast<int>(out[std::size_t(r)].plane.size());
   if (neighbours < 0) {
-    const std::vector<int> peers = neighbour_ranks(rank, size);
     bool ok = true;
     for (int r = 0; r < size; ++r)
       ok = ok && (sc[std::size_t(r)] == 0 || r == rank || std::find(peers.begin(), peers.end(), r) != peers.end());
     neighbours = use_neighbours(comm, mode == ExchangeMode::AllToAll ? mode : ExchangeMode::Auto, ok, "") ? 1 : 0;
   }
-  const bool nb = neighbours == 1;
+  const std::vector<int>* nb = neighbours == 1 ? &peers : nullptr;
   alltoall_counts(comm, nb, sc.data(), rc.data());
   int ns = 0, nr = 0;
   for (int r = 0; r < size; ++r) {
@@ -117,7 +117,8 @@ class Dist final : public DistributedBackend {
     const std::size_t n = points.size() / 3;
     std::vector<std::pair<std::size_t, int>> moves(n);
     for (std::size_t i = 0; i < n; ++i) moves[i] = {i, layout_.owner(points[3 * i])};
-    sort_ = std::make_unique<PointExchange>(comm, n, moves, mode, "MPI-SORT (exchange = neighbour)");
+    peers_ = slab_neighbours(layout_, rank_);  // the neighbour-only exchanges' partners
+    sort_ = std::make_unique<PointExchange>(comm, n, moves, mode, "MPI-SORT (exchange = neighbour)", peers_);
     n_owned_ = sort_->received();
     std::vector<double> src(3 * n_owned_);
     sort_->forward(points.data(), 3, src.data());
@@ -130,34 +131,40 @@ class Dist final : public DistributedBackend {
       for (int r : dest) moves.emplace_back(k, r);
     }
     ghost_ = std::make_unique<PointExchange>(comm, n_owned_, moves,
-                                             mode == ExchangeMode::AllToAll ? mode : ExchangeMode::Auto);
+                                             mode == ExchangeMode::AllToAll ? mode : ExchangeMode::Auto,
+                                             "MPI-GHOST-SOURCE", peers_);
     n_ghost_ = ghost_->received();
     src.resize(3 * (n_owned_ + n_ghost_));
     ghost_->forward(src.data(), 3, src.data() + 3 * n_owned_);
-    // the rank's geometry (a rank without planes has no points; its geometry serves CNV only)
+    // the rank's geometry (a rank without planes has no points; its geometry serves CNV only),
+    // the split P2P's and the FFT slabs: local work whose failure (memory) must reach every rank
+    // before the next collective, as the same error
     nx_ = layout_.planes(rank_);
-    if (nx_ > 0) {
-      PointSet pts;
-      pts.src = src;
-      pts.ns = n_owned_ + n_ghost_;
-      SlabPart part{layout_.start[std::size_t(rank_)], nx_, n_owned_};
-      g_ = make_geometry<K, T>(pts, setup, &part);
-      owned_x_.assign(src.begin(), src.begin() + std::ptrdiff_t(3 * n_owned_));
-      split_p2p(src);
-    } else {
-      g_ = std::make_unique<CpuGeometry<T>>();
-      g_->setup = setup;
-    }
-    // the FFT arrays: max(n_grid, n_out) components, each 2 cstride_ values (the complex count
-    // rounded up to 8: 64-byte aligned components, as the plans were made on fftw_malloc'd data)
-    cstride_ = std::size_t((fft_.alloc() + 7) / 8 * 8);
+    cstride_ = std::size_t((fft_.alloc() + 7) / 8 * 8);  // 64-byte aligned components, as planned
     ncomp_ = std::max(K::n_grid, K::n_out);
-    std::exception_ptr err;  // a ResourceError on every rank when one rank lacks the memory
-    const std::size_t bytes = std::max<std::size_t>(1, std::size_t(ncomp_) * 2 * cstride_) * sizeof(T);
-    fft_data_.reset(static_cast<T*>(fftw_malloc(bytes)));
-    if (!fft_data_)
-      err = std::make_exception_ptr(ResourceError("distributed Ewald: out of memory allocating the FFT slabs (" +
-                                                  std::to_string(bytes >> 20) + " MiB)"));
+    std::exception_ptr err;
+    try {
+      if (nx_ > 0) {
+        PointSet pts;
+        pts.src = src;
+        pts.ns = n_owned_ + n_ghost_;
+        SlabPart part{layout_.start[std::size_t(rank_)], nx_, n_owned_};
+        g_ = make_geometry<K, T>(pts, setup, &part);
+        owned_x_.assign(src.begin(), src.begin() + std::ptrdiff_t(3 * n_owned_));
+        split_p2p(src);
+      } else {
+        g_ = std::make_unique<CpuGeometry<T>>();
+        g_->setup = setup;
+      }
+      // the FFT arrays: max(n_grid, n_out) components, each 2 cstride_ values
+      const std::size_t bytes = std::max<std::size_t>(1, std::size_t(ncomp_) * 2 * cstride_) * sizeof(T);
+      fft_data_.reset(static_cast<T*>(fftw_malloc(bytes)));
+      if (!fft_data_)
+        throw ResourceError("distributed Ewald: out of memory allocating the FFT slabs (" + std::to_string(bytes >> 20) +
+                            " MiB)");
+    } catch (...) {
+      err = std::current_exception();
+    }
     agree(comm, err);
   }
 
@@ -193,7 +200,7 @@ class Dist final : public DistributedBackend {
       Phase phase(kPhaseGhostGrid);
       std::vector<GhostPlanes<T>> to(static_cast<std::size_t>(size_)), in;
       if (nx_ > 0) slab_fold(layout_, rank_, setup_.params.P, M_, ng, ws.pad.data(), grid, to);
-      bytes_grid_ += exchange_planes(comm_, mode_, fold_nb_, plane_g, to, in);
+      bytes_grid_ += exchange_planes(comm_, mode_, peers_, fold_nb_, plane_g, to, in);
       for (const GhostPlanes<T>& r : in) slab_add(layout_, rank_, M_, ng, r, grid);
     }
     {
@@ -218,7 +225,7 @@ class Dist final : public DistributedBackend {
       std::vector<GhostPlanes<T>> to(static_cast<std::size_t>(size_)), in;
       for (int r = 0; r < size_; ++r)
         if (r != rank_) slab_planes_for(layout_, rank_, r, setup_.params.P, M_, no, grid, to[std::size_t(r)]);
-      bytes_grid_ += exchange_planes(comm_, mode_, unfold_nb_, std::size_t(no) * std::size_t(M_[1]) * std::size_t(M_[2]), to, in);
+      bytes_grid_ += exchange_planes(comm_, mode_, peers_, unfold_nb_, std::size_t(no) * std::size_t(M_[1]) * std::size_t(M_[2]), to, in);
       std::vector<const GhostPlanes<T>*> ptrs;
       for (const GhostPlanes<T>& r : in) ptrs.push_back(&r);
       if (nx_ > 0) slab_unfold(layout_, rank_, setup_.params.P, M_, no, grid, ptrs, ws.pad);
@@ -326,6 +333,7 @@ class Dist final : public DistributedBackend {
         near_x.insert(near_x.end(), src.begin() + std::ptrdiff_t(3 * k), src.begin() + std::ptrdiff_t(3 * k + 3));
       }
     }
+    if (near_.empty()) return;  // no owned point near a face: no ghost pass (a null target list means targets = sources)
     p2p_ghost_ = make_p2p_geometry<T>(src.data() + 3 * n_owned_, n_ghost_, near_x.data(), near_.size(), setup_);
     ghost_rows_.resize(near_.size());
     for (std::size_t i = 0; i < near_.size(); ++i)
@@ -371,6 +379,7 @@ class Dist final : public DistributedBackend {
   std::vector<double> owned_x_;  // wrapped coordinates of the owned points (the stresslet's k = 0 term)
   mutable std::uint64_t bytes_grid_ = 0;
   ExchangeMode mode_ = ExchangeMode::Auto;
+  std::vector<int> peers_;  // slab_neighbours of this rank
   mutable int fold_nb_ = -1, unfold_nb_ = -1;  // the GHOST-GRID exchanges' choice (exchange_planes)
   struct FftwFree {
     void operator()(T* p) const { fftw_free(p); }

@@ -87,8 +87,8 @@ bool use_neighbours(MPI_Comm comm, ExchangeMode mode, bool local_ok, const std::
   return all == 1;
 }
 
-void alltoall_counts(MPI_Comm comm, bool neighbours, const int* send, int* recv) {
-  if (!neighbours) {
+void alltoall_counts(MPI_Comm comm, const std::vector<int>* peers, const int* send, int* recv) {
+  if (!peers) {
     MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, comm);
     return;
   }
@@ -97,22 +97,21 @@ void alltoall_counts(MPI_Comm comm, bool neighbours, const int* send, int* recv)
   MPI_Comm_size(comm, &size);
   std::fill(recv, recv + size, 0);
   recv[rank] = send[rank];
-  const std::vector<int> peers = neighbour_ranks(rank, size);
   std::vector<MPI_Request> req;
-  for (int p : peers) {
+  for (int p : *peers) {
     req.emplace_back();
     MPI_Irecv(recv + p, 1, MPI_INT, p, 0, comm, &req.back());
   }
-  for (int p : peers) {
+  for (int p : *peers) {
     req.emplace_back();
     MPI_Isend(send + p, 1, MPI_INT, p, 0, comm, &req.back());
   }
   MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
 }
 
-void alltoallv(MPI_Comm comm, bool neighbours, const void* send, const int* scount, const int* sdispl, void* recv,
-               const int* rcount, const int* rdispl, MPI_Datatype t) {
-  if (!neighbours) {
+void alltoallv(MPI_Comm comm, const std::vector<int>* peers, const void* send, const int* scount, const int* sdispl,
+               void* recv, const int* rcount, const int* rdispl, MPI_Datatype t) {
+  if (!peers) {
     MPI_Alltoallv(send, scount, sdispl, t, recv, rcount, rdispl, t, comm);
     return;
   }
@@ -124,14 +123,13 @@ void alltoallv(MPI_Comm comm, bool neighbours, const void* send, const int* scou
   if (scount[rank] > 0)
     std::memcpy(static_cast<char*>(recv) + std::size_t(rdispl[rank]) * item,
                 static_cast<const char*>(send) + std::size_t(sdispl[rank]) * item, std::size_t(scount[rank]) * item);
-  const std::vector<int> peers = neighbour_ranks(rank, size);
   std::vector<MPI_Request> req;
-  for (int p : peers)
+  for (int p : *peers)
     if (rcount[p] > 0) {
       req.emplace_back();
       MPI_Irecv(static_cast<char*>(recv) + std::size_t(rdispl[p]) * item, rcount[p], t, p, 1, comm, &req.back());
     }
-  for (int p : peers)
+  for (int p : *peers)
     if (scount[p] > 0) {
       req.emplace_back();
       MPI_Isend(static_cast<const char*>(send) + std::size_t(sdispl[p]) * item, scount[p], t, p, 1, comm, &req.back());
@@ -140,8 +138,8 @@ void alltoallv(MPI_Comm comm, bool neighbours, const void* send, const int* scou
 }
 
 PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves,
-                             ExchangeMode mode, const std::string& what)
-    : comm_(comm), n_items_(n_items) {
+                             ExchangeMode mode, const std::string& what, std::optional<std::vector<int>> peers)
+    : comm_(comm) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   std::string err;
@@ -160,10 +158,10 @@ PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vect
     if (err.empty() && c > std::size_t(INT_MAX)) err = "point exchange: more than INT_MAX items to one rank";
   agree(comm, err.empty(), err);
   {
-    const std::vector<int> peers = neighbour_ranks(rank_, size_);
+    peers_ = peers ? std::move(*peers) : neighbour_ranks(rank_, size_);
     int far = -1;
     for (int r = 0; r < size_ && far < 0; ++r)
-      if (count[std::size_t(r)] > 0 && r != rank_ && std::find(peers.begin(), peers.end(), r) == peers.end()) far = r;
+      if (count[std::size_t(r)] > 0 && r != rank_ && std::find(peers_.begin(), peers_.end(), r) == peers_.end()) far = r;
     std::string msg;
     if (far >= 0) {
       std::size_t item = 0;
@@ -173,7 +171,8 @@ PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vect
           break;
         }
       msg = what + ": point " + std::to_string(item) + " of this rank goes to rank " + std::to_string(far) +
-            ", not a neighbour (the neighbour-only exchange needs every point in the slab of its rank or of rank +- 1)";
+            ", not a neighbour (the neighbour-only exchange needs every point in the slab of its rank or of a "
+            "neighbouring slab)";
     }
     neighbours_ = use_neighbours(comm, mode, far < 0, msg);
   }
@@ -193,7 +192,7 @@ PointExchange::PointExchange(MPI_Comm comm, std::size_t n_items, const std::vect
   order_.resize(moves.size());
   for (const auto& [item, r] : moves) order_[next[std::size_t(r)]++] = item;
   rcount_.assign(std::size_t(size_), 0);
-  alltoall_counts(comm, neighbours_, scount_.data(), rcount_.data());
+  alltoall_counts(comm, neighbours_ ? &peers_ : nullptr, scount_.data(), rcount_.data());
   // displacements in items: their sums must fit MPI's int as well
   long long s = 0, rr = 0;
   rdispl_.assign(std::size_t(size_), 0);
@@ -218,7 +217,7 @@ void PointExchange::exchange(const void* send, void* recv, std::size_t item_byte
   const std::vector<int>& sd = backwards ? rdispl_ : sdispl_;
   const std::vector<int>& rc = backwards ? scount_ : rcount_;
   const std::vector<int>& rd = backwards ? sdispl_ : rdispl_;
-  alltoallv(comm_, neighbours_, send, sc.data(), sd.data(), recv, rc.data(), rd.data(), t);
+  alltoallv(comm_, neighbours_ ? &peers_ : nullptr, send, sc.data(), sd.data(), recv, rc.data(), rd.data(), t);
   MPI_Type_free(&t);
   for (int r = 0; r < size_; ++r)
     if (r != rank_) bytes_sent_ += std::uint64_t(sc[std::size_t(r)]) * item_bytes;

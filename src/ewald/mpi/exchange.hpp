@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,21 +29,22 @@ void agree(MPI_Comm comm, bool ok, const std::string& message);
 void agree(MPI_Comm comm, const std::exception_ptr& error);
 
 /// The distinct ranks rank - 1 and rank + 1 (periodically), without rank itself: none for one
-/// rank, one for two.
+/// rank, one for two. (The distributed plan passes slab_neighbours instead: slab.hpp.)
 std::vector<int> neighbour_ranks(int rank, int size);
 
 /// Collective: whether an exchange goes neighbour-only. local_ok: this rank sends only to
-/// itself and its neighbour_ranks. AllToAll: false; Auto: whether local_ok holds on every rank
-/// (one MPI_Allreduce); Neighbour: true, after agree(local_ok, message).
+/// itself and its peers. AllToAll: false; Auto: whether local_ok holds on every rank (one
+/// MPI_Allreduce); Neighbour: true, after agree(local_ok, message).
 bool use_neighbours(MPI_Comm comm, ExchangeMode mode, bool local_ok, const std::string& message);
 
-/// MPI_Alltoall of one int per rank, or (neighbours) by messages with the neighbour_ranks only
-/// (the counts from other ranks are then set to 0: every rank sends only to its neighbours).
-void alltoall_counts(MPI_Comm comm, bool neighbours, const int* send, int* recv);
-/// MPI_Alltoallv of items of the contiguous type t, or (neighbours) MPI_Isend / MPI_Irecv with
-/// the neighbour_ranks and a copy of the block to itself. Counts and displacements in items.
-void alltoallv(MPI_Comm comm, bool neighbours, const void* send, const int* scount, const int* sdispl, void* recv,
-               const int* rcount, const int* rdispl, MPI_Datatype t);
+/// MPI_Alltoall of one int per rank (peers null), or by messages with the given peers only
+/// (the counts from other ranks are then set to 0: every rank must send only to its peers, and
+/// the peer relation must be symmetric).
+void alltoall_counts(MPI_Comm comm, const std::vector<int>* peers, const int* send, int* recv);
+/// MPI_Alltoallv of items of the contiguous type t (peers null), or MPI_Isend / MPI_Irecv with
+/// the peers and a copy of the block to itself. Counts and displacements in items.
+void alltoallv(MPI_Comm comm, const std::vector<int>* peers, const void* send, const int* scount, const int* sdispl,
+               void* recv, const int* rcount, const int* rdispl, MPI_Datatype t);
 
 /// Moves per-item values from the ranks that hold items to the ranks the items go to, by one
 /// MPI_Alltoallv (counts exchanged once, at construction).
@@ -57,11 +59,13 @@ class PointExchange {
  public:
   /// Collective over comm. n_items: the local items; moves: (item < n_items, 0 <= rank < size),
   /// in any order (a move to this rank stays local, through the same call). mode: how the
-  /// messages go (use_neighbours; `what` names the exchange in the Neighbour mode's error).
-  /// Throws InvalidArgument (on every rank) for an item or rank out of range, for counts beyond
-  /// MPI's int, or (Neighbour) for a move beyond the neighbours.
+  /// messages go (use_neighbours), peers: this rank's neighbours (a symmetric relation; default
+  /// neighbour_ranks), `what` names the exchange in the Neighbour mode's error. Throws
+  /// InvalidArgument (on every rank) for an item or rank out of range, for counts beyond MPI's
+  /// int, or (Neighbour) for a move beyond the peers.
   PointExchange(MPI_Comm comm, std::size_t n_items, const std::vector<std::pair<std::size_t, int>>& moves,
-                ExchangeMode mode = ExchangeMode::AllToAll, const std::string& what = "point exchange");
+                ExchangeMode mode = ExchangeMode::AllToAll, const std::string& what = "point exchange",
+                std::optional<std::vector<int>> peers = std::nullopt);
 
   std::size_t sent() const { return order_.size(); }  ///< moves of this rank (to itself included)
   std::size_t received() const { return nrecv_; }     ///< items this rank receives (from itself included)
@@ -88,8 +92,9 @@ class PointExchange {
 
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
-  std::size_t n_items_ = 0, nrecv_ = 0;
+  std::size_t nrecv_ = 0;
   bool one_to_one_ = false, neighbours_ = false;
+  std::vector<int> peers_;  // the neighbours (used when neighbours_)
   std::vector<std::size_t> order_;  // the moved items in send order (destination, then moves order)
   std::vector<int> scount_, sdispl_, rcount_, rdispl_;  // in items, per rank
   mutable std::uint64_t bytes_sent_ = 0;
