@@ -856,7 +856,8 @@ class DistributedEwaldPlan:
         ones). Results do not depend on it beyond rounding.
     exchange : 'auto', 'all-to-all' or 'neighbour'
         How MPI-SORT, MPI-GHOST-SOURCE and MPI-GHOST-GRID send. 'auto' (default): neighbour-only
-        messages (ranks rank - 1 and rank + 1) for each exchange in which every rank sends only
+        messages (with the ranks of the slabs before and after this rank's, periodically; ranks
+        without planes are skipped) for each exchange in which every rank sends only
         to its neighbours, all-to-all otherwise: a time-stepping caller that keeps each point on
         the rank of its slab (``stats()['slab']``) or a neighbour gets the neighbour-only
         MPI-SORT. 'all-to-all': always MPI_Alltoallv. 'neighbour': MPI-SORT neighbour-only,
