@@ -1,0 +1,94 @@
+// Truncated Green's functions (issue 31: spectral Ewald with free, 0P, and partly free, 1P / 2P,
+// directions). Vico, Greengard & Ferrando, J. Comput. Phys. 323 (2016) 191-203: a Green's
+// function G cut off at radius R (G_R = G for |x| <= R, 0 beyond) has an entire Fourier
+// transform (Paley-Wiener), so its convolution with sources in a domain of diameter <= R is
+// unchanged there and the trapezoid rule in k (an FFT on a grid oversampled by s >= 1 + R / L)
+// converges spectrally. Conventions: f^(k) = int f(x) exp(-i k.x) dx over R^d; k >= 0 is |k|.
+//
+// The kernels, in the normalisation of the library's sums (Laplace phi = sum q / r, so the 3-D
+// transform of 1/r is 4 pi / k^2), each derived here by the integral noted and checked against
+// quadrature in tests/test_ewald_truncated_green.cpp:
+// - laplace_3d:     1/r truncated in 3-D (0P):         4 pi (1 - cos kR) / k^2 = 8 pi sin^2(kR/2) / k^2,
+//                   k = 0: 2 pi R^2  (int_0^R (1/r) sinc(kr) 4 pi r^2 dr).
+// - biharmonic_3d:  r truncated in 3-D (0P Stokes, through S = (delta lap - grad grad) r):
+//                   4 pi [(2 - (kR)^2) cos kR + 2 kR sin kR - 2] / k^4, k = 0: pi R^4
+//                   (af Klinteberg, Shamshirgar & Tornberg, Res. Math. Sci. 4 (2017); the same integral).
+// - log_2d:         -2 ln(rho) truncated in the plane (the k = 0 mode of a 1P sum of 1/r, times
+//                   the period): 4 pi [(1 - J0(kR)) / k^2 - R ln R J1(kR) / k],
+//                   k = 0: 2 pi R^2 (1/2 - ln R)  (int_0^R (-2 ln rho) J0(k rho) 2 pi rho drho).
+// - abs_1d:         -2 pi |z| truncated on the line (the k = 0 mode of a 2P sum of 1/r, times the
+//                   cell area): 4 pi (1 - cos kR - kR sin kR) / k^2, k = 0: -2 pi R^2
+//                   (int_-R^R (-2 pi |z|) cos(kz) dz).
+// Small kR: the closed forms cancel (to (kR)^2 or (kR)^4 relative); there the Taylor series of the
+// same integrals are used (|kR| < 0.25: 8 terms, relative error < 1e-16).
+#pragma once
+
+#include <cmath>
+
+namespace elliptica::ewald::detail::truncated {
+
+inline constexpr double kPi = 3.14159265358979323846;
+
+/// 4 pi int_0^R r^p sinc(k r) r^2 dr by its Taylor series in x = kR:
+/// 4 pi R^(p+3) sum_j (-1)^j x^(2j) / ((p + 3 + 2j) (2j + 1)!).
+inline double radial_series(double k, double R, int p) {
+  const double x2 = (k * R) * (k * R);
+  double term = 1.0, sum = 0.0;  // term = (-1)^j x^(2j) / (2j + 1)!
+  for (int j = 0; j < 8; ++j) {
+    sum += term / double(p + 3 + 2 * j);
+    term *= -x2 / double((2 * j + 2) * (2 * j + 3));
+  }
+  return 4.0 * kPi * std::pow(R, p + 3) * sum;
+}
+
+/// The transform of 1/r truncated at R (3-D, radial in k).
+inline double laplace_3d(double k, double R) {
+  if (std::abs(k * R) < 0.25) return radial_series(k, R, -1);
+  const double s = std::sin(0.5 * k * R);
+  return 8.0 * kPi * s * s / (k * k);
+}
+
+/// The transform of r truncated at R (3-D, radial in k).
+inline double biharmonic_3d(double k, double R) {
+  if (std::abs(k * R) < 0.25) return radial_series(k, R, 1);
+  const double x = k * R;
+  return 4.0 * kPi * ((2.0 - x * x) * std::cos(x) + 2.0 * x * std::sin(x) - 2.0) / (k * k * k * k);
+}
+
+/// The transform of -2 ln(rho) truncated at R (2-D, radial in k).
+inline double log_2d(double k, double R) {
+  const double x = k * R, lnR = std::log(R);
+  if (std::abs(x) < 0.25) {
+    // (1 - J0(x)) / x^2 = sum_{j>=1} (-1)^(j+1) (x/2)^(2j) / (j!)^2 / x^2,
+    // J1(x) / x = sum_{j>=0} (-1)^j (x/2)^(2j) / (2 j! (j+1)!)
+    const double h2 = 0.25 * x * x;
+    double a = 0.0, b = 0.0, ta = 0.25, tb = 0.5;  // j = 1 and j = 0 terms
+    for (int j = 1; j < 9; ++j) {
+      a += ta;
+      ta *= -h2 / double((j + 1) * (j + 1));
+    }
+    for (int j = 0; j < 9; ++j) {
+      b += tb;
+      tb *= -h2 / double((j + 1) * (j + 2));
+    }
+    return 4.0 * kPi * R * R * (a - lnR * b);
+  }
+  return 4.0 * kPi * ((1.0 - std::cyl_bessel_j(0.0, x)) / (k * k) - R * lnR * std::cyl_bessel_j(1.0, x) / k);
+}
+
+/// The transform of -2 pi |z| truncated at R (1-D, even in k).
+inline double abs_1d(double k, double R) {
+  const double x = k * R;
+  if (std::abs(x) < 0.25) {
+    // (1 - cos x - x sin x) / x^2 = sum_{j>=1} (-1)^j x^(2j-2) (2j - 1) / (2j)!
+    double sum = 0.0, t = -1.0 / 2.0;  // j = 1: -(1)/2!
+    for (int j = 1; j < 9; ++j) {
+      sum += t * double(2 * j - 1);
+      t *= -x * x / double((2 * j + 1) * (2 * j + 2));
+    }
+    return 4.0 * kPi * R * R * sum;
+  }
+  return 4.0 * kPi * (1.0 - std::cos(x) - x * std::sin(x)) / (k * k);
+}
+
+}  // namespace elliptica::ewald::detail::truncated
