@@ -2,10 +2,12 @@
 // their defining integrals, computed by composite Gauss-Legendre quadrature (panels of at most
 // one radian of k r; the log kernel's first panel with r = h u^2, which smooths r ln r), at k = 0,
 // on both sides of the series / closed-form switch (kR = 0.25) and far out (kR = 300); the error
-// bound is 1e-12 of the integrand's L1 norm (the rounding the integral itself carries). Cost: < 0.1 s.
+// bound is 1e-12 of the integrand's L1 norm (the rounding the integral itself carries); the
+// truncated-kernel convolution and the 2P reference below. Cost: about 0.4 s.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <functional>
@@ -159,6 +161,46 @@ TEST(TruncatedConvolution, GaussianPotentialInFreeSpace) {
   EXPECT_LE(err, 1e-13 * scale);  // measured 2.6e-15: the FFTs' rounding
   RecordProperty("max_error_relative", std::to_string(err / scale));
   std::printf("max error / max phi: %.3g\n", err / scale);
+}
+
+}  // namespace
+
+// The 2P reference (tests/common/ewald2p_reference.hpp), the independent check the 2P plan will be
+// tested against: the Madelung constant of the square lattice of alternating charges (one
+// rock-salt (100) plane: M2 = 1.6155426267128247, Zucker 1974, OEIS A088537; the potential at an
+// ion from all the others is -M2 q / a), and xi-independence for a neutral set off the plane.
+#include "common/ewald2p_reference.hpp"
+
+namespace {
+
+TEST(Ewald2pReference, SquareLatticeMadelungConstant) {
+  // cell 2a x 2a, a = 1: +1 at (0,0), (1,1); -1 at (1,0), (0,1)
+  const std::vector<double> pts{0, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1, 0};
+  const std::vector<double> q{1, 1, -1, -1};
+  for (double xi : {1.2, 1.8, 2.6}) {
+    const std::vector<double> phi = elliptica::test::ewald2p_laplace(pts, q, 2.0, 2.0, xi, 4, 12);
+    for (int m = 0; m < 4; ++m) EXPECT_NEAR(phi[std::size_t(m)] * q[std::size_t(m)], -1.6155426267128247, 1e-12) << "xi " << xi;
+  }
+}
+
+TEST(Ewald2pReference, NeutralSetOffThePlaneIsXiIndependent) {
+  std::vector<double> pts, q;
+  std::uint64_t s = 12345;
+  auto u = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(s >> 11) * 0x1p-53;
+  };
+  const double Lx = 1.3, Ly = 0.9;
+  double sum = 0;
+  for (int i = 0; i < 12; ++i) {
+    pts.insert(pts.end(), {u() * Lx, u() * Ly, (u() - 0.5) * 0.8});
+    q.push_back(u() - 0.5);
+    sum += q.back();
+  }
+  q.back() -= sum;  // neutral
+  const std::vector<double> a = elliptica::test::ewald2p_laplace(pts, q, Lx, Ly, 3.0, 3, 14);
+  const std::vector<double> b = elliptica::test::ewald2p_laplace(pts, q, Lx, Ly, 4.5, 3, 20);
+  for (std::size_t m = 0; m < q.size(); ++m) EXPECT_NEAR(a[m], b[m], 1e-11 * (1 + std::abs(a[m]))) << m;
 }
 
 }  // namespace
