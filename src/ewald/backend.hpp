@@ -42,6 +42,11 @@ struct BackendSetup {
   bool energy_parseval = false;
   /// P2P sums each pair once for both points where pair_symmetry_applies (Options::pair_symmetry)
   bool pair_symmetry = true;
+  /// Issue 31 (prototype, Laplace potential only): a free-space sum on an extended box. The
+  /// table (M1 M2 (M3/2+1) reals over the half spectrum, periodic_kernel_table) replaces the
+  /// multiplier 4 pi e^{-k^2/4xi^2} / (k^2 w^(k)^2) in CNV (the window deconvolution is in the
+  /// table: the effective kernel is cropped, not the bare one), the k = 0 mode kept. Null: periodic.
+  std::shared_ptr<const std::vector<double>> free_multiplier;
   Params params;
   Window window;
 };

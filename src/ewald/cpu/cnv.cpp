@@ -51,6 +51,7 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumVie
   const double* kzp = kz.data();
   const double* kzsp = kzs.data();
   const double* wzp = wz.data();
+  const double* ftab = g.setup.free_multiplier ? g.setup.free_multiplier->data() : nullptr;
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
   for (int a = 0; a < v.n_outer; ++a) {
     double e_plane = 0;
@@ -60,6 +61,8 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumVie
       const double ky = (M2 % 2 == 0 && j == M2 / 2) ? 0.0 : kv[1][j];
       const double kxy2 = kv[0][i] * kv[0][i] + kv[1][j] * kv[1][j];
       const double fxy = 4 * kPi * scale * ek[0][i] * iw2[0][i] * ek[1][j] * iw2[1][j];
+      // the free-space table (BackendSetup::free_multiplier): its row, and c / w^2 of (i, j)
+      const double* tab = ftab ? ftab + (std::size_t(i) * std::size_t(M2) + std::size_t(j)) * M3h : nullptr;
       const std::size_t row = (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h;
       T* H = X + 2 * row;                                    // the spread charges (in), phi (out)
       T* E0 = X + 2 * (row + (parseval ? 0 : ncplx));        // E_x (component 1, or 0 without phi)
@@ -69,7 +72,7 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumVie
 #pragma omp simd reduction(+ : e_row)
       for (int l = 0; l < M3h; ++l) {
         const double ksq = kxy2 + kzsp[l];
-        const double gk = ksq > 0 ? fxy * fzp[l] / ksq : 0.0;  // k = 0: the mode is dropped
+        const double gk = tab ? scale * tab[l] : ksq > 0 ? fxy * fzp[l] / ksq : 0.0;  // k = 0: dropped (3P)
         const double hr = double(H[2 * l]), hi = double(H[2 * l + 1]);
         const double re = gk * hr, im = gk * hi;
         if constexpr (field) {

@@ -122,4 +122,58 @@ std::vector<double> TruncatedConvolution::apply(const std::vector<double>& rho) 
   return phi;
 }
 
+std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
+                                          const std::function<double(double, double, double)>& hat, double extent) {
+  std::array<int, 3> N{};
+  double total = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (M[std::size_t(a)] < 2 || !(h[std::size_t(a)] > 0))
+      throw InvalidArgument("periodic kernel table: grid points >= 2 and spacings > 0 per axis");
+    const double L = M[std::size_t(a)] * h[std::size_t(a)];
+    const int s = std::max(2, int(std::ceil((0.5 * L + extent) / L - 1e-12)));
+    N[std::size_t(a)] = s * M[std::size_t(a)];
+    total *= N[std::size_t(a)];
+  }
+  if (total > double(1u << 31)) throw ResourceError("periodic kernel table: more than 2^31 upsampled grid points");
+  const int n0 = N[0], n1 = N[1], n2 = N[2], n2c = n2 / 2 + 1;
+  std::vector<std::complex<double>> spec(std::size_t(n0) * n1 * n2c);
+  for (int i = 0; i < n0; ++i)
+    for (int j = 0; j < n1; ++j)
+      for (int l = 0; l < n2c; ++l) {
+        const double kx = freq(i, n0, h[0]), ky = freq(j, n1, h[1]), kz = freq(l, n2, h[2]);
+        spec[(std::size_t(i) * n1 + j) * n2c + l] = hat(kx, ky, kz);
+      }
+  std::vector<double> ker(std::size_t(n0) * n1 * n2);
+  {
+    Plan p;
+    {
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      p.p = fftw_plan_dft_c2r_3d(n0, n1, n2, reinterpret_cast<fftw_complex*>(spec.data()), ker.data(), FFTW_ESTIMATE);
+    }
+    fftw_execute(p.p);
+  }
+  const double w = 1.0 / (double(n0) * h[0] * double(n1) * h[1] * double(n2) * h[2]);
+  const int m0 = M[0], m1 = M[1], m2 = M[2], m2c = m2 / 2 + 1;
+  std::vector<double> crop(std::size_t(m0) * m1 * m2, 0.0);
+  auto idx = [](int d, int n) { return d >= 0 ? d : d + n; };
+  for (int a = -(m0 - 1) / 2; a <= (m0 - 1) / 2; ++a)
+    for (int b = -(m1 - 1) / 2; b <= (m1 - 1) / 2; ++b)
+      for (int c = -(m2 - 1) / 2; c <= (m2 - 1) / 2; ++c)
+        crop[(std::size_t(idx(a, m0)) * m1 + std::size_t(idx(b, m1))) * m2 + std::size_t(idx(c, m2))] =
+            w * ker[(std::size_t(idx(a, n0)) * n1 + std::size_t(idx(b, n1))) * n2 + std::size_t(idx(c, n2))];
+  std::vector<std::complex<double>> khat(std::size_t(m0) * m1 * m2c);
+  {
+    Plan p;
+    {
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      p.p = fftw_plan_dft_r2c_3d(m0, m1, m2, crop.data(), reinterpret_cast<fftw_complex*>(khat.data()), FFTW_ESTIMATE);
+    }
+    fftw_execute(p.p);
+  }
+  std::vector<double> table(khat.size());
+  const double h3 = h[0] * h[1] * h[2];
+  for (std::size_t k = 0; k < khat.size(); ++k) table[k] = khat[k].real() * h3;
+  return table;
+}
+
 }  // namespace elliptica::ewald::detail

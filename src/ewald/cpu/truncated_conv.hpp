@@ -39,4 +39,16 @@ class TruncatedConvolution {
   std::vector<double> khat_;  // real transform of the cropped kernel on the 2M grid, r2c layout ((2M1) (2M2) (M3 + 1))
 };
 
+/// The multiplier table of a free-space sum computed on a periodic grid (issue 31: 0P as 3P on
+/// an extended box): the transform, over the r2c half spectrum (M1 M2 (M3/2+1) reals, index
+/// (i M2 + j)(M3/2+1) + l), of the effective kernel whose transform is hat(kx, ky, kz) (for CNV:
+/// the truncated Green's function's transform times the screening and the window deconvolution
+/// 1 / w^(k)^2), band-limited by an upsampled grid (N_a = s_a M_a, s_a the smallest integer >= 2
+/// with N_a h_a >= M_a h_a / 2 + extent, `extent`: the distance beyond which the effective kernel
+/// is negligible) and cropped to separations |m_a| < M_a / 2: the periodic convolution on the M
+/// grid then equals the free-space one for separations below M_a h_a / 2 per axis.
+std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
+                                          const std::function<double(double kx, double ky, double kz)>& hat,
+                                          double extent);
+
 }  // namespace elliptica::ewald::detail
