@@ -195,6 +195,8 @@ std::string jstr_or_null(const std::string& s) { return s.empty() ? "null" : jso
 
 /// The "params" object of the summary: every field of ewald::Params (the keys of Python's
 /// EwaldPlan.params, without "describe").
+bool free_space(const ewald::Options& o) { return !o.periodicity[0] && !o.periodicity[1] && !o.periodicity[2]; }
+
 std::string params_json(const ewald::Params& p, const std::string& ind) {
   std::ostringstream js;
   js << "{\n"
@@ -202,6 +204,8 @@ std::string params_json(const ewald::Params& p, const std::string& ind) {
      << ind << "  \"rc\": " << jnum(p.rc) << ",\n"
      << ind << "  \"grid\": " << jarr3(p.grid) << ",\n"
      << ind << "  \"h\": " << jarr3(p.h) << ",\n"
+     << ind << "  \"fft_box\": " << jarr3(p.fft_box) << ",\n"
+     << ind << "  \"truncation_radius\": " << (p.truncation_radius > 0 ? jnum(p.truncation_radius) : "null") << ",\n"
      << ind << "  \"cells\": " << jarr3(p.cells) << ",\n"
      << ind << "  \"P\": " << p.P << ",\n"
      << ind << "  \"beta\": " << jnum(p.beta) << ",\n"
@@ -316,7 +320,20 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   cmd->add_option("--kernel", a.kernel, "laplace, stokeslet, stresslet or stokes-combined")
       ->check(CLI::IsMember(kernels))
       ->capture_default_str();
-  a.o_box = cmd->add_option("--box", a.box, "box lengths L1,L2,L3 (or one L for a cube), > 0");
+  a.o_box = cmd->add_option("--box", a.box, "box lengths L1,L2,L3 (or one L for a cube), > 0 (not with --periodicity 0P)");
+  a.o_periodicity = cmd->add_option("--periodicity", a.periodicity,
+                                    "periodic axes: 3P (all), 0P (free space: no --box, the points' bounding box is the "
+                                    "domain; laplace potential), 2P (x, y), 1P (z) or the axes' letters (xz, ...); "
+                                    "2P and 1P are not implemented yet")
+                        ->check([](const std::string& s) {
+                          try {
+                            (void)ewald::periodicity_from_string(s);
+                          } catch (const std::exception& e) {
+                            return std::string(e.what());
+                          }
+                          return std::string();
+                        })
+                        ->capture_default_str();
   cmd->add_option("--tol", a.tol, "tolerance 0 < EPS < 1 (relative RMS error unless --abs-tol)")
       ->capture_default_str();
   cmd->add_flag("--abs-tol", a.abs_tol, "EPS is an absolute RMS error in the result's units");
@@ -594,8 +611,16 @@ int run_ewald(const EwaldArgs& a) {
     if (ncomp > 0 && a.o_strengths->count() == 0)
       throw InvalidArgument(std::string("--strengths is required") + (laplace ? " (or give --gro)" : "") +
                             " for --kernel " + kname + (laplace ? " (charges)" : " (forces (N,3))"));
-    if (a.o_box->count() == 0) throw InvalidArgument("--box is required (or give --gro)");
-    opt.box = parse_box(a.box);
+    opt.periodicity = ewald::periodicity_from_string(a.periodicity);
+    if (free_space(opt)) {
+      if (a.o_box->count())
+        throw InvalidArgument("--box does not apply to --periodicity 0P (free space: the points' bounding box is the domain)");
+    } else {
+      if (a.o_box->count() == 0) throw InvalidArgument("--box is required (or give --gro)");
+      opt.box = parse_box(a.box);
+    }
+  } else if (ewald::periodicity_from_string(a.periodicity) != ewald::Options{}.periodicity) {
+    throw InvalidArgument("--gro gives a periodic box: it takes no --periodicity other than 3P");
   } else if (!laplace) {
     throw InvalidArgument("--gro provides charges, so it needs --kernel laplace");
   }
@@ -904,7 +929,10 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"n_sources\": " << N << ",\n"
        << "  \"n_targets\": " << M << ",\n"
        << "  \"targets_are_sources\": " << (have_targets ? "false" : "true") << ",\n"
-       << "  \"box\": " << jarr3(opt.box) << ",\n"
+       << "  \"periodicity\": " << json_quote(ewald::to_string(opt.periodicity)) << ",\n"
+       << "  \"periodic_axes\": [" << (opt.periodicity[0] ? "true" : "false") << ", "
+       << (opt.periodicity[1] ? "true" : "false") << ", " << (opt.periodicity[2] ? "true" : "false") << "],\n"
+       << "  \"box\": " << (free_space(opt) ? std::string("null") : jarr3(opt.box)) << ",\n"
        << "  \"tolerance\": " << jnum(opt.tolerance) << ",\n"
        << "  \"tolerance_kind\": "
        << (opt.tolerance_kind == ewald::ToleranceKind::Absolute ? "\"absolute\"" : "\"relative\"") << ",\n"
@@ -957,8 +985,13 @@ int run_ewald(const EwaldArgs& a) {
       os << M << " targets\n";
     else
       os << "targets = sources (self-interaction excluded)\n";
-    std::snprintf(buf, sizeof buf, "box: %.10g x %.10g x %.10g%s\n", opt.box[0], opt.box[1], opt.box[2],
-                  use_gro ? " (from the .gro file, nm)" : "");
+    if (free_space(opt))
+      std::snprintf(buf, sizeof buf, "free space (0P): extended FFT box %.6g x %.6g x %.6g (the points' bounding box "
+                    "twice and the window), Green's function truncated at R = %.6g\n", res.params.fft_box[0],
+                    res.params.fft_box[1], res.params.fft_box[2], res.params.truncation_radius);
+    else
+      std::snprintf(buf, sizeof buf, "box: %.10g x %.10g x %.10g%s (periodicity %s)\n", opt.box[0], opt.box[1], opt.box[2],
+                    use_gro ? " (from the .gro file, nm)" : "", ewald::to_string(opt.periodicity).c_str());
     os << buf;
     if (laplace) {
       double qtot = 0;

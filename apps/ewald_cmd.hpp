@@ -18,6 +18,8 @@ namespace elliptica::cli {
 /// CLI, the Python package and the C++ library agree.
 struct EwaldArgs {
   std::string kernel = ewald::to_string(ewald::Options{}.kernel);
+  std::string periodicity = ewald::to_string(ewald::Options{}.periodicity);
+  CLI::Option* o_periodicity = nullptr;
   std::string box;  ///< "L" or "L1,L2,L3"
   double tol = ewald::Options{}.tolerance;
   bool abs_tol = false;  ///< flag: ToleranceKind::Absolute instead of the default kind

@@ -375,12 +375,31 @@ def _parse_fft_planner(value):
         f"fft_planner must be 'wisdom', 'measure' or 'estimate' (or elliptica.FftPlanner), got {_show(value)}")
 
 
+def _parse_periodicity(value):
+    """A periodicity name ("3P", "2P", "1P", "0P", axis letters) or 3 bools -> (bool, bool, bool)."""
+    if isinstance(value, str):
+        return tuple(_core.periodicity_from_string(value.strip()))
+    try:
+        items = tuple(value)
+    except TypeError:
+        items = None
+    if items is None or len(items) != 3 or not all(isinstance(v, (bool, np.bool_)) for v in items):
+        raise InvalidArgumentError(
+            "periodicity must be '3P', '2P', '1P', '0P', the periodic axes' letters (e.g. 'xy') or 3 bools "
+            f"(x, y, z periodic), got {_show(value)}")
+    return tuple(bool(v) for v in items)
+
+
 def _options(kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads, xi, rc, grid, P,
              beta, degree, pressure=False, fft_planner=_DEFAULTS.fft_planner, potential=True,
-             pair_symmetry=_DEFAULTS.pair_symmetry):
+             pair_symmetry=_DEFAULTS.pair_symmetry, periodicity=tuple(_DEFAULTS.periodicity)):
     o = _core.EwaldOptions()
     o.kernel = kernel
-    o.box = _as_box(box)
+    o.periodicity = _parse_periodicity(periodicity)
+    if not any(o.periodicity) and box is not None:
+        raise InvalidArgumentError("box does not apply to periodicity '0P' (free space: the points' bounding box is "
+                                   "the domain); leave it out")
+    o.box = _as_box(tuple(_DEFAULTS.box) if box is None else box)
     o.tolerance = _num(tol, "tol")
     o.tolerance_kind = _parse_enum(tol_kind, _TOL_KINDS, ToleranceKind, "tol_kind")
     o.viscosity = _num(viscosity, "viscosity")
@@ -422,7 +441,15 @@ class EwaldPlan:
     (:func:`ewald_defaults`).
 
     box : float or sequence of 3 float
-        Box lengths (L1, L2, L3) > 0; a single number gives a cube. Default (1, 1, 1).
+        Box lengths (L1, L2, L3) > 0; a single number gives a cube. Default (1, 1, 1). Not with
+        ``periodicity="0P"``.
+    periodicity : {"3P", "0P"}, str or (bool, bool, bool)
+        Periodic axes (x, y, z). ``"3P"`` (default): triply periodic in ``box``. ``"0P"``: free
+        space, laplace potential only so far: ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` with no
+        images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
+        FFT grid covers twice it, :attr:`params` ``fft_box``), by the truncated-kernel method
+        (Vico, Greengard & Ferrando 2016). ``"2P"`` (x, y), ``"1P"`` (z) and axis letters such as
+        ``"xz"`` are parsed but not implemented yet (InvalidArgumentError).
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind
@@ -483,7 +510,9 @@ class EwaldPlan:
     InvalidArgumentError
         Non-positive or non-finite box, tol outside (0, 1), viscosity <= 0, ``field=True`` or
         ``energy=True`` with a Stokes kernel, ``zero_mode=True`` with a kernel without a
-        stresslet, unknown kernel or precision, invalid overrides.
+        stresslet, unknown kernel or precision, invalid overrides; a periodicity other than 3P
+        and 0P, another kernel than laplace or the field / energy in 0P, a box or a grid
+        override in 0P.
 
     Notes
     -----
@@ -502,7 +531,8 @@ class EwaldPlan:
         self,
         kernel=_DEFAULTS.kernel,
         *,
-        box=tuple(_DEFAULTS.box),
+        box=None,
+        periodicity=tuple(_DEFAULTS.periodicity),
         tol=_DEFAULTS.tolerance,
         tol_kind=_DEFAULTS.tolerance_kind,
         viscosity=_DEFAULTS.viscosity,
@@ -527,9 +557,10 @@ class EwaldPlan:
         self._ncomp = _core.strength_components(self._kernel)
         self._plan = _core._EwaldPlan(
             _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, energy, threads,
-                     xi, rc, grid, P, beta, degree, pressure, fft_planner, potential, pair_symmetry)
+                     xi, rc, grid, P, beta, degree, pressure, fft_planner, potential, pair_symmetry, periodicity)
         )
         o = self._plan.options
+        self._periodicity = _core.periodicity_name(tuple(o.periodicity))
         self._field = bool(o.compute_field)
         self._energy = bool(o.compute_energy)
         self._precision = o.precision
@@ -557,6 +588,11 @@ class EwaldPlan:
     def precision(self):
         """Arithmetic of the stages (:class:`Precision`)."""
         return self._precision
+
+    @property
+    def periodicity(self):
+        """The periodicity's name: "3P" or "0P" (see the ``periodicity`` keyword)."""
+        return self._periodicity
 
     @property
     def zero_mode(self):
@@ -822,8 +858,8 @@ class EwaldPlan:
         self._plan.retune()
 
     def __repr__(self):
-        return (f"EwaldPlan(kernel={_kernel_name(self._kernel)!r}, field={self._field}, energy={self._energy}, "
-                f"precision={_core.precision_name(self._precision)!r})")
+        return (f"EwaldPlan(kernel={_kernel_name(self._kernel)!r}, periodicity={self._periodicity!r}, "
+                f"field={self._field}, energy={self._energy}, precision={_core.precision_name(self._precision)!r})")
 
 
 def mpi_available():
@@ -978,6 +1014,7 @@ def ewald(
     strengths=None,
     box=_REQUIRED,
     *,
+    periodicity=tuple(_DEFAULTS.periodicity),
     dipoles=None,
     normals=None,
     targets=None,
@@ -1015,7 +1052,10 @@ def ewald(
         Laplace: charges ndarray((N,), float64) or ((N, 1), float64); stokeslet and
         stokes-combined: forces ndarray((N, 3), float64); stresslet: None.
     box : float or sequence of 3 float
-        Box lengths > 0 (required; keyword, or the 4th positional argument).
+        Box lengths > 0 (required unless ``periodicity="0P"``; keyword, or the 4th positional
+        argument).
+    periodicity : {"3P", "0P"}, str or (bool, bool, bool), keyword-only
+        As :class:`EwaldPlan` (default "3P").
     dipoles : array_like, ndarray((N, 3), float64), keyword-only
         Stresslet and stokes-combined (required there): dipole strengths q.
     normals : array_like, ndarray((N, 3), float64), keyword-only
@@ -1042,9 +1082,10 @@ def ewald(
         See :class:`EwaldPlan`, :meth:`EwaldPlan.set_points`, :meth:`EwaldPlan.set_exclusions`
         and :meth:`EwaldPlan.evaluate`.
     """
-    if box is _REQUIRED:
+    free = not any(_parse_periodicity(periodicity))
+    if box is _REQUIRED and not free:
         raise TypeError("ewald() missing required argument: 'box'")
-    plan = EwaldPlan(kernel, box=box, tol=tol, tol_kind=tol_kind, viscosity=viscosity, field=field,
+    plan = EwaldPlan(kernel, box=None if box is _REQUIRED else box, periodicity=periodicity, tol=tol, tol_kind=tol_kind, viscosity=viscosity, field=field,
                      zero_mode=zero_mode, precision=precision, energy=energy, pressure=pressure, threads=threads,
                      potential=potential, fft_planner=fft_planner, pair_symmetry=pair_symmetry, xi=xi, rc=rc,
                      grid=grid, P=P, beta=beta, degree=degree)

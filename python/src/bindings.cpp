@@ -76,6 +76,8 @@ nb::dict params_to_dict(const elliptica::ewald::Params& p) {
   d["rc"] = p.rc;
   d["grid"] = nb::make_tuple(p.grid[0], p.grid[1], p.grid[2]);
   d["h"] = nb::make_tuple(p.h[0], p.h[1], p.h[2]);
+  d["fft_box"] = nb::make_tuple(p.fft_box[0], p.fft_box[1], p.fft_box[2]);
+  d["truncation_radius"] = p.truncation_radius;
   d["cells"] = nb::make_tuple(p.cells[0], p.cells[1], p.cells[2]);
   d["P"] = p.P;
   d["beta"] = p.beta;
@@ -476,6 +478,10 @@ NB_MODULE(_core, m) {
   m.def("precision_from_string", &elliptica::ewald::precision_from_string, "name"_a,
         "Parses 'single'/'float32' or 'double'/'float64' (InvalidArgumentError otherwise).");
   m.def("precision_name", [](Precision p) { return elliptica::ewald::to_string(p); }, "precision"_a);
+  m.def("periodicity_from_string", &elliptica::ewald::periodicity_from_string, "name"_a,
+        "Parses 3P, 2P, 1P, 0P or the periodic axes' letters into (x, y, z) periodic flags.");
+  m.def("periodicity_name", [](const elliptica::ewald::Periodicity& p) { return elliptica::ewald::to_string(p); },
+        "periodicity"_a, "3P, 2P, 1P, 0P or the periodic axes' letters.");
   m.def(
       "single_precision_floor",
       [](const std::array<int, 3>& grid, std::size_t n_points) {
@@ -520,6 +526,7 @@ NB_MODULE(_core, m) {
       .def(nb::init<>())
       .def_rw("kernel", &Options::kernel)
       .def_rw("box", &Options::box, "(L1, L2, L3) > 0")
+      .def_rw("periodicity", &Options::periodicity, "periodic axes (x, y, z): all (3P) or none (0P)")
       .def_rw("tolerance", &Options::tolerance, "requested RMS error, 0 < tol < 1")
       .def_rw("tolerance_kind", &Options::tolerance_kind)
       .def_rw("viscosity", &Options::viscosity, "mu > 0 (stokeslet and the single layer of stokes_combined)")

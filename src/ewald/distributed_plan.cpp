@@ -167,6 +167,8 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c, const
     for (double L : opts.box)
       if (!(L >= 0x1p-20 && L <= 0x1p20)) err = "distributed Ewald: box lengths must lie in [2^-20, 2^20] (for now)";
     if (opts.compute_energy) err = "distributed Ewald: compute_energy is not supported yet";
+    if (!detail::is_triply_periodic(opts.periodicity))
+      err = "distributed Ewald: periodicity " + to_string(opts.periodicity) + " is not supported (3P only)";
     if (opts.p2g_variant == P2GVariant::Baseline) err = "distributed Ewald: the baseline P2G is not supported";
     if (dopts.slab_axis < -1 || dopts.slab_axis > 2)
       err = "distributed Ewald: slab_axis must be -1 (the longest side), 0, 1 or 2, got " + std::to_string(dopts.slab_axis);

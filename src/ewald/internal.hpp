@@ -85,6 +85,9 @@ struct TuneInput {
   bool pair_symmetry = false;
   Precision precision = Precision::Double;
   const Options* overrides = nullptr;
+  // Largest r_c candidate (0: 0.95 of the longest side). 0P: half the points' extent (a larger
+  // r_c would grow the extended grid, which must hold 2 r_c, beyond what the cost model sees).
+  double rc_max = 0;
   // FftPlanner::Wisdom: wall seconds of the plan's FFT and IFFT on grid M at `threads` threads,
   // measured (once per machine) or read from the wisdom cache; NaN when not available. Unset:
   // the cost model's FFT term alone ranks the grids.
@@ -165,6 +168,16 @@ int fft_friendly(int m);
 /// the last place of the coordinate exceeds ~0.2 box lengths (2^-52 * 1e15), so its periodic
 /// position is not determined by the double-precision value.
 constexpr double kMaxBoxLengthsFromBox = 1e15;
+
+/// Options::periodicity: every axis periodic (3P), none (0P), the periodic axes' names ("x, y").
+inline bool is_triply_periodic(const Periodicity& p) { return p[0] && p[1] && p[2]; }
+inline bool is_free_space(const Periodicity& p) { return !p[0] && !p[1] && !p[2]; }
+inline std::string periodic_axes(const Periodicity& p) {
+  std::string s;
+  for (int d = 0; d < 3; ++d)
+    if (p[std::size_t(d)]) s += std::string(s.empty() ? "" : ", ") + "xyz"[d];
+  return s.empty() ? "none" : s;
+}
 
 /// v wrapped into [0, L) for L > 0: fmod is exact in IEEE arithmetic (no rounding, unlike
 /// v - L floor(v/L), which FMA contraction or the rounding of v/L can make negative or >= L);

@@ -488,7 +488,7 @@ Params choose_params(const TuneInput& in) {
   // Candidates avoid the lattice lengths |p L|, where a source's own images would sit on the
   // cutoff and rounding would decide whether they are counted.
   const double Lmax = std::max({in.box[0], in.box[1], in.box[2]});
-  const double rc_max = 0.95 * Lmax;
+  const double rc_max = in.rc_max > 0 ? std::min(in.rc_max, 0.95 * Lmax) : 0.95 * Lmax;
   std::vector<double> rcs;
   if (ov.rc) {
     rcs.push_back(*ov.rc);

@@ -13,6 +13,8 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/resources.hpp"
 #include "ewald/backend.hpp"
+#include "ewald/cpu/truncated_conv.hpp"
+#include "ewald/truncated_green.hpp"
 #include "ewald/internal.hpp"
 #include "ewald/kernel_traits.hpp"
 
@@ -53,6 +55,35 @@ FftPlanner fft_planner_from_string(const std::string& s) {
   if (s == "measure") return FftPlanner::Measure;
   if (s == "wisdom") return FftPlanner::Wisdom;
   throw InvalidArgument("unknown FFT planner '" + s + "' (expected 'estimate', 'measure' or 'wisdom')");
+}
+
+std::string to_string(const Periodicity& p) {
+  if (p[0] && p[1] && p[2]) return "3P";
+  if (!p[0] && !p[1] && !p[2]) return "0P";
+  if (p[0] && p[1] && !p[2]) return "2P";
+  if (!p[0] && !p[1] && p[2]) return "1P";
+  std::string s;
+  for (int d = 0; d < 3; ++d)
+    if (p[std::size_t(d)]) s += "xyz"[d];
+  return s;
+}
+
+Periodicity periodicity_from_string(const std::string& s) {
+  if (s == "3P" || s == "3p" || s == "xyz") return {true, true, true};
+  if (s == "2P" || s == "2p") return {true, true, false};
+  if (s == "1P" || s == "1p") return {false, false, true};
+  if (s == "0P" || s == "0p" || s == "none") return {false, false, false};
+  Periodicity p{false, false, false};
+  bool ok = !s.empty() && s.size() <= 3;
+  for (char c : s) {
+    const int d = c == 'x' ? 0 : c == 'y' ? 1 : c == 'z' ? 2 : -1;
+    if (d < 0 || p[std::size_t(d)]) ok = false;
+    if (d >= 0) p[std::size_t(d)] = true;
+  }
+  if (!ok)
+    throw InvalidArgument("unknown periodicity '" + s + "' (expected 3P, 2P (x, y periodic), 1P (z periodic), 0P, or the "
+                          "periodic axes as letters such as 'xy', 'z' or 'none')");
+  return p;
 }
 
 double single_precision_floor(const std::array<int, 3>& grid, std::size_t n_points) {
@@ -117,6 +148,35 @@ KernelInfo kernel_info(Kernel k, bool field) {
   });
 }
 
+// 0P: CNV's multiplier table on the extended box (periodic_kernel_table): the effective kernel
+// G_R^(k) e^{-k^2/(4 xi^2)} / w^(k)^2 with G_R^(k) = 8 pi sin^2(R k / 2) / k^2 the transform of
+// 1/r truncated at R (Vico, Greengard & Ferrando, J. Comput. Phys. 323 (2016), eq. for the 3-D
+// Laplace kernel; truncated_green.hpp), the window deconvolved before the crop (deconvolving a
+// cropped kernel amplifies the crop's spectral tail: 5e-3 errors measured, docs/ewald.md). R: the
+// box's half diagonal (the largest separation of grid values that interact) plus the screening's
+// and the window's reach, so the smoothed truncation does not touch the data's separations.
+std::shared_ptr<const std::vector<double>> free_space_table(const Params& p, const std::array<double, 3>& box,
+                                                            int threads, double* R_out = nullptr) {
+  const double hmax = std::max({p.h[0], p.h[1], p.h[2]});
+  const double reach = 6.0 / p.xi + p.P * hmax;  // e^{-36}: the screening's reach; the window's
+  const double R = 0.5 * std::sqrt(box[0] * box[0] + box[1] * box[1] + box[2] * box[2]) + reach;
+  if (R_out) *R_out = R;
+  const double i4xi2 = 1.0 / (4 * p.xi * p.xi), beta = p.beta;
+  const std::array<double, 3> a{0.5 * p.P * p.h[0], 0.5 * p.P * p.h[1], 0.5 * p.P * p.h[2]};
+  return std::make_shared<const std::vector<double>>(periodic_kernel_table(
+      p.grid, p.h,
+      [R, i4xi2](double kx, double ky, double kz) {
+        const double k2 = kx * kx + ky * ky + kz * kz;
+        return truncated::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 * i4xi2);
+      },
+      R + reach,
+      [a, beta](int d, double k) {
+        const double w = window_hat(k, a[std::size_t(d)], beta);
+        return 1.0 / (w * w);
+      },
+      threads));
+}
+
 double rms_of(const std::vector<double>& v, int comps, int c0, int nc) {
   // RMS over points of the Euclidean norm of components [c0, c0+nc).
   const std::size_t n = v.size() / comps;
@@ -138,6 +198,8 @@ struct Tuned {
   double qscale = 1;  // strength scale at tuning (an absolute tolerance depends on it)
   std::size_t ns = 0, nt = 0;
   double rho[2] = {0, 0};
+  std::array<double, 3> box{1, 1, 1};  // the FFT grid's box (plan units): Options::box, or 0P's extended box
+  std::shared_ptr<const std::vector<double>> table;  // 0P: CNV's multiplier table (free_space_table), else null
 };
 
 struct EwaldPlan::Impl {
@@ -157,23 +219,33 @@ struct EwaldPlan::Impl {
   mutable std::shared_ptr<const Tuned> tuned;  // null: not tuned
   mutable bool recheck = false;                // points changed: re-check the density at the next evaluate
   std::vector<std::array<std::int64_t, 2>> exclusions;  // excluded source pairs (Laplace, targets = sources)
+  // 0P (free space): the points' bounding box in plan units (set_points shifts it to the origin)
+  bool free = false;
+  std::array<double, 3> extent{0, 0, 0};
 
   // Values (ns, n_src) in plan units, caller order; qscale: the power of two they were divided by.
   // Returns false when all strengths are zero.
   bool pack(const Densities& d, std::vector<double>& v, double& qscale) const;
-  double density(const std::vector<double>& v, int layer) const;
+  double density(const std::vector<double>& v, int layer, const std::array<double, 3>& box) const;
+  // The box the tuner sees: Options::box (3P), or in 0P about the extended box
+  std::array<double, 3> tuner_box() const;
+  // 0P: the extended box for parameters p (their spacing h kept), p's grid and cells set for it
+  std::array<double, 3> fit_free_box(Params& p) const;
+  // 0P: whether tuned parameters still hold the points' bounding box
+  bool free_box_holds(const Params& p, const std::array<double, 3>& box) const;
   double source_weight(const std::vector<double>& v, std::size_t i, int layer) const;
   std::shared_ptr<const Tuned> tune(const std::vector<double>& v, double qscale, StageTimes& times) const;
   std::shared_ptr<const Tuned> state(const std::vector<double>& v, double qscale, StageTimes& times) const;
   // pilot: the tuner's pilot evaluation (FFTW_ESTIMATE whatever fft_planner says)
-  std::unique_ptr<Backend> prepare(const Params& p, const Window& w, bool pilot = false) const;
+  std::unique_ptr<Backend> prepare(const Params& p, const Window& w, const std::array<double, 3>& box,
+                                   std::shared_ptr<const std::vector<double>> table, bool pilot = false) const;
   // far_energy: the backend's Parseval energy (NaN unless the potential is left out)
   void run(const Backend& b, const std::vector<double>& v, std::vector<double>& out, StageTimes& times,
            std::size_t* coincident, P2PCounts* counts = nullptr, double* far_energy = nullptr) const;
   Params report(const Params& p, double qscale) const;
   void validate(const Densities& d) const;
   // Removes the direct interaction of excluded pairs from out (plan units, (ns, n_out)).
-  void exclude(const std::vector<double>& v, std::vector<double>& out) const;
+  void exclude(const std::vector<double>& v, std::vector<double>& out, const std::array<double, 3>& box) const;
 };
 
 namespace {
@@ -210,11 +282,31 @@ void validate_options(const Options& o) {
     throw InvalidArgument("the k = 0 term (stresslet_zero_mode) is only defined for the stresslet and stokes-combined kernels");
   if (o.threads < 0 || o.threads > 1024)
     throw InvalidArgument("threads must be in [0, 1024] (0 = all available), got " + std::to_string(o.threads));
+  const Periodicity& per = o.periodicity;
+  if (!is_triply_periodic(per) && !is_free_space(per))
+    throw InvalidArgument("periodicity " + to_string(per) + " (periodic along " + periodic_axes(per) +
+                          " only) is not implemented yet: this version computes 3P (every kernel) and 0P (free space, "
+                          "the laplace potential)");
+  if (is_free_space(per)) {
+    if (o.kernel != Kernel::Laplace)
+      throw InvalidArgument("free space (periodicity 0P) is implemented for the laplace kernel only so far, not " +
+                            to_string(o.kernel) + " (3P computes every kernel)");
+    if (o.compute_field || o.compute_energy)
+      throw InvalidArgument("free space (periodicity 0P): the field and the energy / forces are not implemented yet (the "
+                            "potential is)");
+    if (o.grid)
+      throw InvalidArgument("free space (periodicity 0P) takes no grid override: the FFT grid follows from the points' "
+                            "extent and the grid spacing the tolerance (or the xi override) needs");
+    if (o.xi && (!(*o.xi > 0) || !std::isfinite(*o.xi)))
+      throw InvalidArgument("xi override must be positive and finite, got xi = " + num(*o.xi));
+    if (o.rc && (!(*o.rc > 0) || !std::isfinite(*o.rc)))
+      throw InvalidArgument("rc override must be positive and finite, got rc = " + num(*o.rc));
+  }
   const double Lmin = std::min({o.box[0], o.box[1], o.box[2]});
   const double Lmax = std::max({o.box[0], o.box[1], o.box[2]});
-  if (o.xi && (!(*o.xi * Lmax >= 0.05) || !(*o.xi * Lmin <= 1e6)))
+  if (o.xi && is_triply_periodic(per) && (!(*o.xi * Lmax >= 0.05) || !(*o.xi * Lmin <= 1e6)))
     throw InvalidArgument("xi override must satisfy 0.05 <= xi max(L) and xi min(L) <= 1e6, got xi = " + num(*o.xi));
-  if (o.rc && (!(*o.rc > 0) || !(*o.rc <= Lmax * (1 + 1e-12)) || !(*o.rc >= 1e-6 * Lmin)))
+  if (o.rc && is_triply_periodic(per) && (!(*o.rc > 0) || !(*o.rc <= Lmax * (1 + 1e-12)) || !(*o.rc >= 1e-6 * Lmin)))
     throw InvalidArgument("rc override must satisfy 1e-6 min(L) <= rc <= max(L) = " + num(Lmax) + ", got " +
                           num(*o.rc));
   if (o.grid)
@@ -277,6 +369,7 @@ EwaldPlan::EwaldPlan(const Options& opts) : impl_(std::make_unique<Impl>()) {
   if (I.opt.xi) *I.opt.xi *= I.ls;
   if (I.opt.rc) *I.opt.rc /= I.ls;
   I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+  I.free = is_free_space(opts.periodicity);
   // the second quantity: the Laplace field (also for forces = q E) or the stokeslet's pressure
   I.opt.compute_field = opts.compute_field || opts.compute_energy || opts.compute_pressure;
   I.info = kernel_info(opts.kernel, I.opt.compute_field);
@@ -299,8 +392,10 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
                            std::optional<ConstMatrixView<double>> normals) {
   auto& I = *impl_;
   const std::string kname = to_string(I.user.kernel);
-  validate_points(sources, "sources", I.user.box);
-  if (targets) validate_points(*targets, "targets", I.user.box, true);
+  // 0P: any finite coordinates up to 1e100 (the box is not used); 3P: within 1e15 box lengths
+  const std::array<double, 3> vbox = I.free ? std::array<double, 3>{1e85, 1e85, 1e85} : I.user.box;
+  validate_points(sources, "sources", vbox);
+  if (targets) validate_points(*targets, "targets", vbox, true);
   if (has_double_layer(I.user.kernel)) {
     if (!normals)
       throw InvalidArgument("the " + kname + " kernel needs the normals nu (N,3) of the sources (set_points(..., normals))");
@@ -312,18 +407,50 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
   p.ns = sources.rows;
   p.separate = targets.has_value();
   p.nt = targets ? targets->rows : sources.rows;
+  // 0P: the points' bounding box [lo, hi] (sources and targets), its longest side the length
+  // unit's reference (ls as in the constructor); the points are shifted to put lo at the origin
+  std::array<double, 3> lo{0, 0, 0}, extent{0, 0, 0};
+  double ls = I.ls;
+  if (I.free) {
+    std::array<double, 3> hi;
+    for (int d = 0; d < 3; ++d) lo[d] = hi[d] = sources(0, d);
+    for (const ConstMatrixView<double>* a : {&sources, targets ? &*targets : nullptr}) {
+      if (!a) continue;
+      for (std::size_t i = 0; i < a->rows; ++i)
+        for (int d = 0; d < 3; ++d) {
+          lo[d] = std::min(lo[d], (*a)(i, d));
+          hi[d] = std::max(hi[d], (*a)(i, d));
+        }
+    }
+    double Dmax = 0;
+    for (int d = 0; d < 3; ++d) Dmax = std::max(Dmax, hi[d] - lo[d]);
+    if (!(Dmax > 0)) Dmax = std::max({std::abs(lo[0]), std::abs(lo[1]), std::abs(lo[2]), 1.0});  // one point
+    ls = (Dmax > 0x1p20 || Dmax < 0x1p-20) ? std::ldexp(1.0, std::ilogb(Dmax)) : 1.0;
+    for (int d = 0; d < 3; ++d) extent[d] = std::max((hi[d] - lo[d]) / ls, 1e-6 * Dmax / ls);
+  }
   auto wrap = [&](ConstMatrixView<double> a, std::vector<double>& out) {
     out.resize(a.rows * 3);
     for (std::size_t i = 0; i < a.rows; ++i)
-      for (int d = 0; d < 3; ++d) out[3 * i + d] = wrap_into_box(a(i, d) / I.ls, I.opt.box[d]);  // ls: a power of two
+      for (int d = 0; d < 3; ++d)
+        out[3 * i + d] = I.free ? (a(i, d) - lo[d]) / ls : wrap_into_box(a(i, d) / ls, I.opt.box[d]);  // ls: a power of two
   };
   wrap(sources, p.src);
   if (targets) wrap(*targets, p.trg);
   if (normals) p.normals.assign(normals->data, normals->data + normals->size());
   std::lock_guard<std::mutex> lk(I.mu);
+  if (I.free) {
+    if (ls != I.ls) I.tuned.reset();  // parameters in other units
+    I.ls = ls;
+    I.extent = extent;
+    if (I.user.xi) I.opt.xi = *I.user.xi * ls;
+    if (I.user.rc) I.opt.rc = *I.user.rc / ls;
+  }
   if (I.tuned) {
     const auto ratio = [](double a, double b) { return std::max(a, b) / std::max(std::min(a, b), 1.0); };
     if (ratio(double(p.ns), double(I.tuned->ns)) > 2.0 || ratio(double(p.nt), double(I.tuned->nt)) > 2.0)
+      I.tuned.reset();
+    // 0P: the extended box must still hold the points' bounding box (else a new grid)
+    else if (I.free && !I.free_box_holds(I.tuned->params, I.tuned->box))
       I.tuned.reset();
   }
   I.recheck = true;  // the backend holds the old points: rebuilt at the next evaluate
@@ -352,16 +479,18 @@ void EwaldPlan::set_exclusions(const std::vector<std::array<std::int64_t, 2>>& p
   I.exclusions = pairs;
 }
 
-void EwaldPlan::Impl::exclude(const std::vector<double>& v, std::vector<double>& out) const {
+void EwaldPlan::Impl::exclude(const std::vector<double>& v, std::vector<double>& out,
+                              const std::array<double, 3>& box) const {
   // Nearest periodic image of y_i - y_j (wrapped coordinates, per axis). A coincident pair had
   // its singular term excluded in P2P already.
   const int co = info.n_out, ns = info.n_src;
   const bool field = opt.compute_field;
-  const double Lmax = std::max({opt.box[0], opt.box[1], opt.box[2]});
+  // (0P: the extended box is over twice the points' extent, so the nearest image is the pair itself)
+  const double Lmax = std::max({box[0], box[1], box[2]});
   for (const auto& [i, j] : exclusions) {
     double r[3], r2 = 0;
     for (int d = 0; d < 3; ++d) {
-      const double L = opt.box[d];
+      const double L = box[d];
       double x = pts.src[3 * i + d] - pts.src[3 * j + d];
       x -= L * std::nearbyint(x / L);
       r[d] = x;
@@ -451,11 +580,11 @@ double EwaldPlan::Impl::source_weight(const std::vector<double>& v, std::size_t 
   return (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) * (q[3] * q[3] + q[4] * q[4] + q[5] * q[5]);
 }
 
-double EwaldPlan::Impl::density(const std::vector<double>& v, int layer) const {
+double EwaldPlan::Impl::density(const std::vector<double>& v, int layer, const std::array<double, 3>& box) const {
   // Effective strength density seen by the targets: sum of squared strengths per coarse cell
   // (about 8 sources per cell on average), averaged over the targets' cells; never below the
   // mean. layer 0: the single-layer values |s|^2; layer 1: the double layer |q|^2 |nu|^2.
-  const auto& L = opt.box;
+  const auto& L = box;
   const double V = L[0] * L[1] * L[2];
   const std::size_t N = pts.ns;
   auto weight = [&](std::size_t i) { return source_weight(v, i, layer); };
@@ -481,7 +610,55 @@ double EwaldPlan::Impl::density(const std::vector<double>& v, int layer) const {
   return std::max(nt ? acc / double(nt) : 0.0, Q / V);
 }
 
-std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window& w, bool pilot) const {
+std::array<double, 3> EwaldPlan::Impl::tuner_box() const {
+  if (!free) return opt.box;
+  // 0P: about the extended box (twice the extent plus the windows; fit_free_box makes it exact
+  // once the spacing is chosen); short sides count as a quarter of the longest, so that the grid
+  // spacing the tuner picks is the same along every axis
+  const double Dmax = std::max({extent[0], extent[1], extent[2]});
+  std::array<double, 3> b;
+  for (int d = 0; d < 3; ++d) b[d] = 2.5 * std::max(extent[d], 0.25 * Dmax);
+  return b;
+}
+
+namespace {
+// 0P: the extended box's length along axis d for parameters p: the data (points and windows,
+// D + (P + 2) h) fills at most half of it (aperiodic convolution: separations < L / 2 are free
+// of images in the cropped kernel), and a point's images lie beyond r_c (P2P finds none), with
+// r_c < L / 2 (P2P's pair symmetry condition)
+double free_length(double D, double h, int P, double rc) {
+  return std::max({2 * (D + (P + 2) * h), D + rc + 2 * h, 2 * rc + 2 * h});
+}
+}  // namespace
+
+std::array<double, 3> EwaldPlan::Impl::fit_free_box(Params& p) const {
+  std::array<double, 3> box;
+  for (int d = 0; d < 3; ++d) {
+    const double need = free_length(extent[d], p.h[d], p.P, p.rc);
+    const double m = std::ceil(need / p.h[d] * (1 - 1e-12));
+    if (!(m <= 8192))
+      throw ResourceError("free space (0P): the extended grid would need " + num(m) + " points along " + "xyz"[d] +
+                          " (at most 8192): the points' extent is too large for the grid spacing the tolerance needs; "
+                          "loosen the tolerance");
+    p.grid[d] = fft_friendly(static_cast<int>(m));
+    box[d] = p.grid[d] * p.h[d];
+  }
+  if (!(double(p.grid[0]) * p.grid[1] * p.grid[2] * 8.0 * std::max(info.n_grid, info.n_out) <= kMaxGridBytes))
+    throw ResourceError("free space (0P): the extended FFT grid " + std::to_string(p.grid[0]) + "x" +
+                        std::to_string(p.grid[1]) + "x" + std::to_string(p.grid[2]) + " exceeds the " +
+                        num(kMaxGridBytes / 1073741824.0) + " GiB limit; loosen the tolerance");
+  p.cells = cell_grid(box, p.rc, pts.ns + pts.nt, opt.precision);
+  return box;
+}
+
+bool EwaldPlan::Impl::free_box_holds(const Params& p, const std::array<double, 3>& box) const {
+  for (int d = 0; d < 3; ++d)
+    if (free_length(extent[d], p.h[d], p.P, p.rc) > box[d] * (1 + 1e-12)) return false;
+  return true;
+}
+
+std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window& w, const std::array<double, 3>& box,
+                                                  std::shared_ptr<const std::vector<double>> table, bool pilot) const {
   BackendSetup s;
   s.kernel = opt.kernel;
   s.field = opt.compute_field;
@@ -491,7 +668,8 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   // known here); the Chebyshev fit's own floor is ~1e-14
   const double rel = p.result_scale > 0 ? p.eps_abs / p.result_scale : 0.0;
   s.erfc_target = std::clamp(0.01 * rel, 1e-15, 1e-4);
-  s.box = opt.box;
+  s.box = box;
+  s.free_multiplier = std::move(table);
   s.threads = threads;
   s.fft_planner = pilot ? FftPlanner::Estimate : opt.fft_planner;
   s.p2g_variant = opt.p2g_variant;
@@ -559,6 +737,8 @@ Params EwaldPlan::Impl::report(const Params& p, double qscale) const {
   r.xi /= ls;
   r.rc *= ls;
   for (double& h : r.h) h *= ls;
+  for (double& b : r.fft_box) b *= ls;
+  r.truncation_radius *= ls;
   return r;
 }
 
@@ -568,6 +748,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
   t->qscale = qscale;
   t->ns = pts.ns;
   t->nt = pts.nt;
+  const std::array<double, 3> tbox = tuner_box();  // 0P: about the extended box (fit_free_box below)
   TuneInput in;
   {
     ScopedStage st(times, "tune");
@@ -583,7 +764,8 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     in.costs = cost_constants(opt.precision);
     in.precision = opt.precision;
     in.cost_variant = cost_variant(opt.kernel, opt.compute_field);
-    in.box = opt.box;
+    in.box = tbox;
+    if (free) in.rc_max = 0.5 * std::max({extent[0], extent[1], extent[2]});
     in.n_sources = pts.ns;
     in.n_targets = pts.nt;
     in.threads = threads;
@@ -594,8 +776,8 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       bool used = false;
       for (const ErrorTerm& e : in.terms) used |= e.density == l;
       if (!used) continue;
-      in.rho[l] = density(v, l);
-      const double V = opt.box[0] * opt.box[1] * opt.box[2];
+      in.rho[l] = density(v, l, tbox);
+      const double V = tbox[0] * tbox[1] * tbox[2];
       // mean |s|^2 = (total / V) * V / N; the density() floor is the mean Q / V
       double Q = 0;
       const int ns = info.n_src, nsc = strength_components(opt.kernel);
@@ -618,7 +800,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // s_k >= s, memoised per k).
     std::map<std::pair<int, int>, double> near_memo;
     in.near_q2 = [&](int layer, double s) {
-      const double Lmax = std::max({opt.box[0], opt.box[1], opt.box[2]});
+      const double Lmax = std::max({tbox[0], tbox[1], tbox[2]});
       const int k = std::clamp(static_cast<int>(std::floor(std::log2(Lmax / s))), 0, 40);
       const auto key = std::make_pair(layer, k);
       if (auto it = near_memo.find(key); it != near_memo.end()) return it->second;
@@ -643,7 +825,8 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // Scales of the results: the typical magnitude from the model (pilot targets) and the floor of
     // a relative tolerance: a strength of RMS size at the mean spacing a (q/a single layer and
     // potential, q/a^2 field and double layer).
-    const double V = opt.box[0] * opt.box[1] * opt.box[2];
+    // (0P: the points' bounding box's volume, its short sides counted as a quarter of the longest)
+    const double V = free ? tbox[0] * tbox[1] * tbox[2] / 15.625 : tbox[0] * tbox[1] * tbox[2];
     const double a = std::cbrt(V / double(std::max<std::size_t>(pts.ns, 1)));
     double typ[2] = {0, 0}, floor[2] = {0, 0};
     for (const ErrorTerm& e : in.terms) {
@@ -665,10 +848,17 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       p.poly_degree = t->window.degree;
       return p;
     };
+    // 0P: the extended box of parameters p and its kernel table
+    auto free_setup = [&](Params& p, std::shared_ptr<const std::vector<double>>& table) {
+      std::array<double, 3> box = fit_free_box(p);
+      table = free_space_table(p, box, threads, &p.truncation_radius);
+      return box;
+    };
     // FftPlanner::Wisdom: the final choice ranks its best grids by measured FFT times (the
     // pilot's low-accuracy choice uses the model alone)
     auto use_measured_fft = [&] {
-      if (opt.fft_planner != FftPlanner::Wisdom || !cpu_fft_wisdom_on()) return;
+      // (0P: the candidates' grids are not the extended grid fit_free_box makes: not measured)
+      if (free || opt.fft_planner != FftPlanner::Wisdom || !cpu_fft_wisdom_on()) return;
       const Precision prec = opt.precision;
       const int ng = in.n_grid, no = in.n_out, th = threads;
       in.fft_seconds = [prec, ng, no, th](const std::array<int, 3>& M) { return cpu_fft_seconds(prec, M, ng, no, th); };
@@ -690,7 +880,13 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       use_measured_fft();
       std::vector<double> out;
       StageTimes pt;
-      run(*prepare(pilot, t->window, true), v, out, pt, nullptr);
+      {
+        Params pp = pilot;
+        std::array<double, 3> pbox = tbox;
+        std::shared_ptr<const std::vector<double>> ptable;
+        if (free) pbox = free_setup(pp, ptable);
+        run(*prepare(pp, t->window, pbox, ptable, true), v, out, pt, nullptr);
+      }
       double meas[2] = {rms_of(out, info.n_out, 0, opt.kernel == Kernel::Laplace ? 1 : 3) / info.final_scale, 0};
       if (opt.compute_field)
         meas[1] = opt.kernel == Kernel::Laplace ? rms_of(out, info.n_out, 1, 3)
@@ -709,6 +905,9 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
         t->params.field_scale = scale[1];
       }
     }
+    t->box = tbox;
+    if (free) t->box = free_setup(t->params, t->table);
+    t->params.fft_box = t->box;
     // Overrides can make the tolerance unreachable: say so instead of returning a poor result.
     const Params& p = t->params;
     const bool any_override = opt.xi || opt.rc || opt.grid || opt.window_support || opt.window_shape;
@@ -744,7 +943,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
   }
   {
     ScopedStage st(times, "set_points");
-    t->backend = prepare(t->params, t->window);
+    t->backend = prepare(t->params, t->window, t->box, t->table);
   }
   return t;
 }
@@ -757,7 +956,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::state(const std::vector<double>& v
     const auto ratio = [](double a, double b) { return std::max(a, b) / std::max(std::min(a, b), 1e-300); };
     if (recheck)
       for (int l = 0; l < 2; ++l)
-        if (tuned->rho[l] > 0 && ratio(density(v, l), tuned->rho[l]) > 4.0) keep = false;
+        if (tuned->rho[l] > 0 && ratio(density(v, l, tuner_box()), tuned->rho[l]) > 4.0) keep = false;
     if (opt.tolerance_kind == ToleranceKind::Absolute && ratio(qscale, tuned->qscale) > 1.5) keep = false;
     if (keep && recheck) {
       // Same parameters, new points: only the set_points stage again.
@@ -766,7 +965,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::state(const std::vector<double>& v
       t->nt = pts.nt;
       {
         ScopedStage st(times, "set_points");
-        t->backend = prepare(t->params, t->window);
+        t->backend = prepare(t->params, t->window, t->box, t->table);
       }
       tuned = t;
       recheck = false;
@@ -819,7 +1018,7 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   I.run(*t->backend, v, out, r.times, &r.coincident_pairs, &r.p2p, &far_energy);
   if (!I.exclusions.empty()) {
     ScopedStage st(r.times, "exclusions");
-    I.exclude(v, out);
+    I.exclude(v, out, t->box);
   }
   const int co = I.info.n_out;
   const double u = qscale / I.ls, uf = qscale / (I.ls * I.ls);  // back to the caller's units

@@ -157,6 +157,15 @@ std::string to_string(Kernel k);
 /// Parses the names of to_string(); throws InvalidArgument otherwise.
 Kernel kernel_from_string(const std::string& s);
 
+/// Which axes are periodic (Options::periodicity): {x, y, z}. 3P = all, 0P = none (free space).
+using Periodicity = std::array<bool, 3>;
+/// "3P" (all periodic), "0P" (none), "2P" (x and y periodic, z free), "1P" (z periodic, x and y
+/// free) for those, otherwise the periodic axes' letters ("xz", "y", ...).
+std::string to_string(const Periodicity& p);
+/// Parses "3P", "2P" (x, y periodic), "1P" (z periodic), "0P", or the periodic axes as letters
+/// ("xyz", "xy", "z", ..., "none"); throws InvalidArgument otherwise.
+Periodicity periodicity_from_string(const std::string& s);
+
 /// Points closer than this times the longest box length (modulo the period, after wrapping) are
 /// coincident: their singular p = 0 term is excluded (see the file comment).
 inline constexpr double kCoincidenceRelative = 1e-13;
@@ -164,7 +173,15 @@ inline constexpr double kCoincidenceRelative = 1e-13;
 /// User configuration of a plan. Unset optionals are chosen automatically from `tolerance`.
 struct Options {
   Kernel kernel = Kernel::Laplace;            ///< the sum to evaluate
-  std::array<double, 3> box{1.0, 1.0, 1.0};   ///< L1, L2, L3 in [1e-100, 1e100]
+  /// L1, L2, L3 in [1e-100, 1e100]: the period of each periodic axis. Not used along a free axis
+  /// (0P: the points' bounding box is the domain; see periodicity).
+  std::array<double, 3> box{1.0, 1.0, 1.0};
+  /// Periodic axes {x, y, z}. {true, true, true} (3P, default) or {false, false, false} (0P:
+  /// free space, the laplace potential only so far: phi(x_m) = sum_n' q_n / |x_m - y_n|, no
+  /// periodic images, no neutrality needed; the truncated-kernel method of Vico, Greengard &
+  /// Ferrando 2016 on a grid twice the points' extent, see docs/ewald.md "Free space (0P)").
+  /// Other combinations (1P, 2P) and other kernels in 0P are refused with InvalidArgument.
+  Periodicity periodicity{true, true, true};
   double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)
   double viscosity = 1.0;       ///< mu > 0 (stokeslet and the single layer of stokes-combined)
@@ -225,6 +242,12 @@ struct Params {
   double field_rms = 0;            ///< Laplace field only: RMS of |E| from the pilot (0 if absolute)
   double field_scale = 0;          ///< Laplace field only: max(field_rms, floor) (0 if absolute)
   double field_est_total = 0;      ///< Laplace field only: estimated RMS error of E (all three parts)
+  /// The box of the FFT grid (M_i h_i): Options::box in 3P; in 0P the extended box that holds the
+  /// points' bounding box twice plus the window (the aperiodic convolution's zero padding).
+  std::array<double, 3> fft_box{0, 0, 0};
+  /// 0P: R, the radius at which the Green's function is truncated (>= the extended box's half
+  /// diagonal, so every pair of grid points within the data is closer than R); 0 in 3P.
+  double truncation_radius = 0;
   std::string describe() const;    ///< multi-line human-readable report
 };
 

@@ -8,6 +8,7 @@
 // - Stresslet (optional): the k = 0 term -(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n), wrapped
 //   coordinates (af Klinteberg & Tornberg 2016; ../shared/design FORMULAS).
 // The self limit of coincident pairs is added in P2P (K::self_limit).
+// Free space (0P, BackendSetup::free_multiplier): neither images nor background (CNV keeps k = 0).
 #include <cmath>
 #include <string>
 
@@ -20,6 +21,7 @@ template <class K>
 void self_images(const BackendSetup& s, double C[3][3]) {
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) C[i][j] = 0.0;
+  if (s.free_multiplier) return;  // free space (0P): no periodic images
   if constexpr (K::n_linear > 0) {
     const Params& p = s.params;
     const double xi = p.xi, rc = p.rc;
@@ -88,7 +90,7 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   const Params& p = g.setup.params;
   const auto& L = g.setup.box;
   const double V = L[0] * L[1] * L[2];
-  if constexpr (K::kernel == Kernel::Laplace) {
+  if (K::kernel == Kernel::Laplace && !g.setup.free_multiplier) {  // (0P keeps k = 0: no background)
     const double shift = -kPi * ws.total[0] / (p.xi * p.xi * V);  // neutralising background
     for (std::size_t t = 0; t < nt; ++t) ws.acc[t * no] += shift;
   }

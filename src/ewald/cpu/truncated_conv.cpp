@@ -8,6 +8,8 @@
 #include <string>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/resources.hpp"
+#include <exception>
 #include "ewald/cpu/cpu.hpp"
 
 namespace elliptica::ewald::detail {
@@ -123,7 +125,8 @@ std::vector<double> TruncatedConvolution::apply(const std::vector<double>& rho) 
 }
 
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
-                                          const std::function<double(double, double, double)>& hat, double extent) {
+                                          const std::function<double(double, double, double)>& hat, double extent,
+                                          const std::function<double(int, double)>& axis_factor, int threads) {
   std::array<int, 3> N{};
   double total = 1;
   for (int a = 0; a < 3; ++a) {
@@ -136,13 +139,38 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
   }
   if (total > double(1u << 31)) throw ResourceError("periodic kernel table: more than 2^31 upsampled grid points");
   const int n0 = N[0], n1 = N[1], n2 = N[2], n2c = n2 / 2 + 1;
+  // the upsampled half spectrum and its real transform, then the M grid's (checked before allocating)
+  require_memory(total * 8.0 + double(n0) * n1 * n2c * 16.0 + double(M[0]) * M[1] * M[2] * 16.0,
+                 "the free-space kernel table (upsampled grid " + std::to_string(n0) + "x" + std::to_string(n1) + "x" +
+                     std::to_string(n2) + ")");
   std::vector<std::complex<double>> spec(std::size_t(n0) * n1 * n2c);
-  for (int i = 0; i < n0; ++i)
-    for (int j = 0; j < n1; ++j)
-      for (int l = 0; l < n2c; ++l) {
-        const double kx = freq(i, n0, h[0]), ky = freq(j, n1, h[1]), kz = freq(l, n2, h[2]);
-        spec[(std::size_t(i) * n1 + j) * n2c + l] = hat(kx, ky, kz);
-      }
+  // per-axis frequencies and separable factors, evaluated once per index
+  std::vector<double> kf[3], af[3];
+  for (int a = 0; a < 3; ++a) {
+    const int n = N[std::size_t(a)];
+    kf[a].resize(std::size_t(n));
+    af[a].assign(std::size_t(n), 1.0);
+    for (int j = 0; j < n; ++j) {
+      kf[a][std::size_t(j)] = freq(j, n, h[std::size_t(a)]);
+      if (axis_factor) af[a][std::size_t(j)] = axis_factor(a, kf[a][std::size_t(j)]);
+    }
+  }
+  // hat is called from several threads (it must be pure); no exception may leave the region
+  std::exception_ptr err;
+#pragma omp parallel for schedule(static) num_threads(std::max(1, threads))
+  for (int i = 0; i < n0; ++i) {
+    try {
+      for (int j = 0; j < n1; ++j)
+        for (int l = 0; l < n2c; ++l)
+          spec[(std::size_t(i) * n1 + j) * n2c + l] =
+              hat(kf[0][std::size_t(i)], kf[1][std::size_t(j)], kf[2][std::size_t(l)]) * af[0][std::size_t(i)] *
+              af[1][std::size_t(j)] * af[2][std::size_t(l)];
+    } catch (...) {
+#pragma omp critical(elliptica_kernel_table)
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
   std::vector<double> ker(std::size_t(n0) * n1 * n2);
   {
     Plan p;

@@ -47,8 +47,14 @@ class TruncatedConvolution {
 /// with N_a h_a >= M_a h_a / 2 + extent, `extent`: the distance beyond which the effective kernel
 /// is negligible) and cropped to separations |m_a| < M_a / 2: the periodic convolution on the M
 /// grid then equals the free-space one for separations below M_a h_a / 2 per axis.
+/// axis_factor(a, k) (optional): a separable factor of the transform along axis a (the window's
+/// 1 / w^(k_a)^2), evaluated once per upsampled index; the transform is then
+/// hat(kx, ky, kz) f(0, kx) f(1, ky) f(2, kz). hat is called from `threads` threads at once.
+/// Throws InvalidArgument for M < 2 or h <= 0, ResourceError beyond 2^31 upsampled points or the
+/// memory limit (checked before allocating).
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double kx, double ky, double kz)>& hat,
-                                          double extent);
+                                          double extent, const std::function<double(int a, double k)>& axis_factor = {},
+                                          int threads = 1);
 
 }  // namespace elliptica::ewald::detail

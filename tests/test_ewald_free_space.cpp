@@ -1,0 +1,234 @@
+// Free-space (0P) spectral Ewald, Laplace potential (issue 31): the plan with
+// Options::periodicity = {false, false, false} against the direct free-space sum
+// phi(x_m) = sum_n' q_n / |x_m - y_n| (tests/common: none needed, the sum is written out here).
+//
+// The tolerance is the plan's: RMS error / RMS of the result < eps (relative) or RMS error < eps
+// (absolute), checked as stated. Cost: about 6 s (Release, 2 cores).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "elliptica/core/error.hpp"
+#include "elliptica/ewald/ewald.hpp"
+
+namespace {
+
+using elliptica::ConstMatrixView;
+using elliptica::InvalidArgument;
+using namespace elliptica::ewald;
+
+struct Rng {
+  std::uint64_t s;
+  double operator()() {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(s >> 11) * 0x1p-53;
+  }
+};
+
+// phi at each target from every source (a source coinciding with the target is left out)
+std::vector<double> direct(const std::vector<double>& src, const std::vector<double>& q, const std::vector<double>& trg) {
+  const std::size_t ns = q.size(), nt = trg.size() / 3;
+  std::vector<double> phi(nt, 0.0);
+  for (std::size_t m = 0; m < nt; ++m) {
+    double s = 0;
+    for (std::size_t n = 0; n < ns; ++n) {
+      const double dx = trg[3 * m] - src[3 * n], dy = trg[3 * m + 1] - src[3 * n + 1], dz = trg[3 * m + 2] - src[3 * n + 2];
+      const double r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 > 0) s += q[n] / std::sqrt(r2);
+    }
+    phi[m] = s;
+  }
+  return phi;
+}
+
+double rms(const std::vector<double>& a) {
+  double s = 0;
+  for (double v : a) s += v * v;
+  return std::sqrt(s / double(a.size()));
+}
+
+double rms_diff(const double* a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(s / double(b.size()));
+}
+
+ConstMatrixView<double> view(const std::vector<double>& v, std::size_t cols) {
+  return ConstMatrixView<double>(v.data(), v.size() / cols, cols);
+}
+
+Options free_options(double eps) {
+  Options o;
+  o.kernel = Kernel::Laplace;
+  o.periodicity = {false, false, false};
+  o.tolerance = eps;
+  o.threads = 2;
+  o.fft_planner = FftPlanner::Estimate;
+  return o;
+}
+
+// Points in a box of sides `ext` at `origin`, charges in [-1, 1] (not neutral: free space needs no
+// neutrality).
+void cloud(std::size_t n, std::array<double, 3> ext, std::array<double, 3> origin, std::uint64_t seed,
+           std::vector<double>& x, std::vector<double>& q) {
+  Rng u{seed};
+  x.resize(3 * n);
+  q.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < 3; ++d) x[3 * i + d] = origin[d] + ext[d] * u();
+    q[i] = 2 * u() - 1;
+  }
+}
+
+TEST(FreeSpace, PeriodicityNames) {
+  EXPECT_EQ(to_string(Periodicity{true, true, true}), "3P");
+  EXPECT_EQ(to_string(Periodicity{false, false, false}), "0P");
+  EXPECT_EQ(to_string(Periodicity{true, true, false}), "2P");
+  EXPECT_EQ(to_string(Periodicity{false, false, true}), "1P");
+  EXPECT_EQ(to_string(Periodicity{true, false, true}), "xz");
+  for (const char* s : {"3P", "2P", "1P", "0P", "xz", "y", "none", "xyz"})
+    EXPECT_EQ(periodicity_from_string(s), periodicity_from_string(to_string(periodicity_from_string(s)))) << s;
+  EXPECT_EQ(periodicity_from_string("xy"), (Periodicity{true, true, false}));
+  EXPECT_EQ(periodicity_from_string("none"), (Periodicity{false, false, false}));
+  for (const char* s : {"", "4P", "xx", "xyzw", "q", "XY"}) EXPECT_THROW(periodicity_from_string(s), InvalidArgument) << s;
+}
+
+// The relative tolerance met at several eps (each a tuned plan), non-neutral charges, targets = sources.
+TEST(FreeSpace, LaplaceMeetsTheToleranceAgainstTheDirectSum) {
+  std::vector<double> x, q;
+  cloud(1500, {1.0, 1.0, 1.0}, {0.3, -2.0, 5.0}, 11, x, q);
+  const std::vector<double> ref = direct(x, q, x);
+  for (double eps : {1e-3, 1e-6, 1e-9, 1e-12}) {
+    EwaldPlan plan(free_options(eps));
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    const double err = rms_diff(r.values.values.data(), ref) / rms(ref);
+    const Params& p = r.params;
+    std::printf("0P eps %.0e: relative RMS error %.3g, M %d x %d x %d, P %d, xi %.4g, rc %.4g, R %.4g\n", eps, err,
+                p.grid[0], p.grid[1], p.grid[2], p.P, p.xi, p.rc, p.truncation_radius);
+    EXPECT_LT(err, eps) << "eps " << eps;
+    // the extended box: at least twice the points' extent per axis, the FFT grid on it
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_GE(p.fft_box[d], 2.0);
+      EXPECT_NEAR(p.fft_box[d], p.grid[d] * p.h[d], 1e-12 * p.fft_box[d]);
+    }
+  }
+}
+
+// Absolute tolerance, separate targets around and inside the sources (a box twice as large),
+// a flat source layer (one side 1/20 of the others: the short axis gets its own extent).
+TEST(FreeSpace, SeparateTargetsFlatSourcesAbsoluteTolerance) {
+  std::vector<double> x, q, t, qt;
+  cloud(1200, {2.0, 1.5, 0.1}, {-1.0, 0.0, 0.0}, 5, x, q);
+  cloud(700, {4.0, 3.0, 2.0}, {-2.0, -0.75, -1.0}, 6, t, qt);
+  const std::vector<double> ref = direct(x, q, t);
+  for (double eps : {1e-4, 1e-8}) {
+    Options o = free_options(eps);
+    o.tolerance_kind = ToleranceKind::Absolute;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(view(x, 3), view(q, 1), view(t, 3));
+    const double err = rms_diff(r.values.values.data(), ref);
+    std::printf("0P separate targets, absolute eps %.0e: RMS error %.3g (RMS phi %.3g), M %d x %d x %d\n", eps, err,
+                rms(ref), r.params.grid[0], r.params.grid[1], r.params.grid[2]);
+    EXPECT_LT(err, eps);
+  }
+}
+
+// The sum does not depend on where the points are: a translation by 1e3 and a scaling of all
+// lengths by 2^40 (phi scales as 1 / length) give the same values; the plan is reused for moved
+// points (a new grid when the extent grows), with the direct sum each time.
+TEST(FreeSpace, TranslationScalingAndMovedPoints) {
+  std::vector<double> x, q;
+  cloud(800, {1.0, 0.7, 1.3}, {0.0, 0.0, 0.0}, 21, x, q);
+  const std::vector<double> ref = direct(x, q, x);
+  const double eps = 1e-8;
+  EwaldPlan plan(free_options(eps));
+  const Result r0 = plan.evaluate(view(x, 3), view(q, 1));
+  EXPECT_LT(rms_diff(r0.values.values.data(), ref) / rms(ref), eps);
+  std::vector<double> xs = x, xl = x;
+  for (double& v : xs) v += 1e3;
+  for (double& v : xl) v *= 0x1p40;
+  const Result r1 = plan.evaluate(view(xs, 3), view(q, 1));
+  EXPECT_LT(rms_diff(r1.values.values.data(), r0.values.values) / rms(ref), 1e-11);
+  EXPECT_EQ(r1.params.grid, r0.params.grid);  // same extent: the tuned plan kept
+  for (const auto& st : r1.times.stages) EXPECT_NE(st.first, "tune");
+  EwaldPlan large(free_options(eps));
+  const Result r2 = large.evaluate(view(xl, 3), view(q, 1));
+  std::vector<double> scaled(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) scaled[i] = ref[i] * 0x1p-40;
+  EXPECT_LT(rms_diff(r2.values.values.data(), scaled) / rms(scaled), eps);
+  // the points spread over twice the extent: the extended box no longer holds them, a new grid
+  std::vector<double> xw = x;
+  for (double& v : xw) v *= 2;
+  const std::vector<double> refw = direct(xw, q, xw);
+  const Result r3 = plan.evaluate(view(xw, 3), view(q, 1));
+  EXPECT_LT(rms_diff(r3.values.values.data(), refw) / rms(refw), eps);
+  EXPECT_GT(r3.params.fft_box[0], 1.9 * r0.params.fft_box[0]);
+}
+
+// A single charge and a pair: phi = q / r exactly (no images, no background), a point alone
+// has phi = 0.
+TEST(FreeSpace, OneAndTwoCharges) {
+  const std::vector<double> x1{0.1, 0.2, 0.3}, q1{2.0};
+  const std::vector<double> t{0.1, 0.2, 0.3, 1.1, 0.2, 0.3, 0.1, -2.8, 4.3};
+  EwaldPlan plan(free_options(1e-10));
+  const Result r = plan.evaluate(view(x1, 3), view(q1, 1), view(t, 3));
+  std::printf("one charge: M %d x %d x %d P %d xi %.4g rc %.4g, times: tune %.3f set_points %.3f\n", r.params.grid[0], r.params.grid[1], r.params.grid[2], r.params.P, r.params.xi, r.params.rc, r.times.get("tune"), r.times.get("set_points"));
+  EXPECT_NEAR(r.values.values[0], 0.0, 1e-9);
+  EXPECT_NEAR(r.values.values[1], 2.0, 2e-9);
+  EXPECT_NEAR(r.values.values[2], 2.0 / 5.0, 2e-9);
+  const std::vector<double> x2{0, 0, 0, 0, 0, 0.5}, q2{1.0, -3.0};
+  EwaldPlan pair(free_options(1e-10));
+  const Result r2 = pair.evaluate(view(x2, 3), view(q2, 1));
+  EXPECT_NEAR(r2.values.values[0], -6.0, 1e-8);
+  EXPECT_NEAR(r2.values.values[1], 2.0, 1e-8);
+}
+
+TEST(FreeSpace, UnsupportedCombinationsAreRefused) {
+  auto msg = [](const Options& o) {
+    try {
+      EwaldPlan p(o);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  Options o = free_options(1e-6);
+  o.periodicity = {true, true, false};
+  EXPECT_NE(msg(o).find("periodicity 2P (periodic along x, y only) is not implemented"), std::string::npos) << msg(o);
+  o.periodicity = {false, false, true};
+  EXPECT_NE(msg(o).find("1P"), std::string::npos);
+  o = free_options(1e-6);
+  o.kernel = Kernel::Stokeslet;
+  EXPECT_NE(msg(o).find("laplace kernel only"), std::string::npos) << msg(o);
+  o = free_options(1e-6);
+  o.compute_field = true;
+  EXPECT_NE(msg(o).find("field"), std::string::npos);
+  o = free_options(1e-6);
+  o.grid = std::array<int, 3>{32, 32, 32};
+  EXPECT_NE(msg(o).find("grid override"), std::string::npos);
+  o = free_options(1e-6);
+  o.xi = -1.0;
+  EXPECT_NE(msg(o).find("xi override"), std::string::npos);
+}
+
+// Overrides of xi, r_c and P are honoured (the grid follows); the result still meets the target.
+TEST(FreeSpace, Overrides) {
+  std::vector<double> x, q;
+  cloud(600, {1.0, 1.0, 1.0}, {0, 0, 0}, 31, x, q);
+  const std::vector<double> ref = direct(x, q, x);
+  Options o = free_options(1e-7);
+  o.xi = 12.0;
+  o.rc = 0.35;
+  o.window_support = 14;
+  EwaldPlan plan(o);
+  const Result r = plan.evaluate(view(x, 3), view(q, 1));
+  EXPECT_DOUBLE_EQ(r.params.xi, 12.0);
+  EXPECT_DOUBLE_EQ(r.params.rc, 0.35);
+  EXPECT_EQ(r.params.P, 14);
+  EXPECT_LT(rms_diff(r.values.values.data(), ref) / rms(ref), 1e-7);
+}
+
+}  // namespace
