@@ -73,6 +73,8 @@ struct TuneInput {
   std::array<double, 3> box{1, 1, 1};
   std::size_t n_sources = 0, n_targets = 0;
   double rho[2] = {0, 0};             // effective strength densities (single, double layer) seen by the targets
+  double mean_density[2] = {0, 0};    // 0P: |sum of the strengths| / volume (est_real's coherent tail); 0 in 3P
+  double mean_far[2] = {0, 0};        // 0P: mean_density a^2, a the radius of the points' volume as a ball (est_window)
   double self_q2[2] = {0, 0};         // mean squared strengths of sources that are also targets (0 if separate)
   // Coherent near field of the window error: the mean over the targets of the sum of squared
   // strengths of the sources within a cube of side s around the target (the target's own source
@@ -100,10 +102,15 @@ inline constexpr double kMeasuredFftSpread = 1.5;
 inline constexpr std::size_t kMeasuredFftGrids = 4;
 
 // Error estimates of one truncated kernel (RMS, random-source model; see params.cpp).
-double est_real(ErrKind k, double rho, double xi, double rc, double V);
+// mean_density: 0P, |the strengths' sum| / the points' volume: without periodic images there is
+// no neutralising background (3P cancels it), so the truncated tails of a non-neutral system
+// (net charge, net force) add coherently: mean_density * |int_{r > r_c} mean kernel| is added
+// to the random-source estimate (mean_real_tail).
+double est_real(ErrKind k, double rho, double xi, double rc, double V, double mean_density = 0);
+double mean_real_tail(ErrKind k, double xi, double rc);
 double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2 = 0);
 double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
-                  const std::array<int, 3>& M, int P, double beta, double self_q2);
+                  const std::array<int, 3>& M, int P, double beta, double self_q2, double mean_far = 0);
 // Rough RMS size of a kernel's result (for the pilot of a relative tolerance).
 double typical_magnitude(ErrKind k, double rho, const std::array<double, 3>& box, std::size_t n);
 

@@ -132,7 +132,24 @@ double ms_hat(ErrKind k, double xi, double kk) {
 
 }  // namespace
 
-double est_real(ErrKind k, double rho, double xi, double rc, double V) {
+double mean_real_tail(ErrKind k, double xi, double rc) {
+  // The isotropic mean of the real-space kernel (Laplace erfc(xi r)/r; the stokeslet's
+  // (1/3) tr S^R = (4 erfc(xi r)/r - (4 xi/sqrt(pi)) e^{-xi^2 r^2}) / 3), integrated over r > r_c;
+  // the odd kernels (field, pressure, stresslet) average to zero.
+  if (k != ErrKind::LaplacePotential && k != ErrKind::Stokeslet) return 0.0;
+  const auto& g = gl(48);
+  const double a = rc, b = rc + 7.0 / xi;
+  double s = 0;
+  for (std::size_t i = 0; i < g.x.size(); ++i) {
+    const double r = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
+    const double ec = std::erfc(xi * r) / r, ce = 2.0 * xi / kSqrtPi * std::exp(-xi * xi * r * r);
+    const double m = k == ErrKind::Stokeslet ? (4.0 * ec - 2.0 * ce) / 3.0 : ec;
+    s += g.w[i] * m * 4 * kPi * r * r;
+  }
+  return std::abs(s * 0.5 * (b - a));
+}
+
+double est_real(ErrKind k, double rho, double xi, double rc, double V, double mean_density) {
   const auto& g = gl(48);
   const double a = rc, b = rc + 7.0 / xi;
   double s = 0;
@@ -146,7 +163,8 @@ double est_real(ErrKind k, double rho, double xi, double rc, double V) {
   // r_c beyond its short side), they add coherently, raising the mean square by about 1 + n.
   const double w = std::min(1.0 / (2 * xi * xi * rc), rc);
   const double n_images = 4 * kPi * rc * rc * w / V;
-  return std::sqrt(std::max(0.0, rho * s * (1 + n_images)));
+  const double coherent = mean_density > 0 ? mean_density * mean_real_tail(k, xi, rc) : 0.0;
+  return std::sqrt(std::max(0.0, rho * s * (1 + n_images) + coherent * coherent));
 }
 
 double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2) {
@@ -167,7 +185,7 @@ double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2
 }
 
 double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
-                  const std::array<int, 3>& M, int P, double beta, double self_q2) {
+                  const std::array<int, 3>& M, int P, double beta, double self_q2, double mean_far) {
   // Integral over the positive octant of the grid's k-box, per axis either Gauss-Legendre (many
   // modes) or the exact sum over the axis' discrete modes k = 2 pi m / L, m = 0..M/2, with the
   // end modes at half weight (few modes: a thin box axis, where an integral would be poor).
@@ -264,7 +282,16 @@ double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>&
   // source's position in the grid cell.
   // Both aliasing sums (P2G's and G2P's) carry the same first-alias term: amplitude 2 coh.
   const double self2 = 4.0 * self_q2 * c * c * (coh[0] * coh[0] + coh[1] * coh[1] + coh[2] * coh[2]);
-  return std::sqrt(std::max(0.0, rho * sum / (8 * kPi * kPi * kPi) + self2));
+  // 0P, a non-neutral system: the smooth far field of the mean density (about a uniform ball's at
+  // its centre: 2 pi rho a^2 for 1/r, (8 pi / 3) rho a^2 for the stokeslet) is spread and
+  // interpolated with the windows' first aliases at k ~ 0, an error of 2 far sum_d near_d(0)
+  double mean2 = 0;
+  if (mean_far > 0 && (k == ErrKind::LaplacePotential || k == ErrKind::Stokeslet)) {
+    const double far = mean_far * (k == ErrKind::Stokeslet ? 8.0 * kPi / 3.0 : 2.0 * kPi);
+    const double e = 2.0 * far * (ax[0].near[0] + ax[1].near[0] + ax[2].near[0]);
+    mean2 = e * e;
+  }
+  return std::sqrt(std::max(0.0, rho * sum / (8 * kPi * kPi * kPi) + self2 + mean2));
 }
 
 double typical_magnitude(ErrKind k, double rho, const std::array<double, 3>& box, std::size_t n) {
@@ -470,7 +497,9 @@ Params choose_params(const TuneInput& in) {
     return near_at(layer, std::max({in.box[0] / M[0], in.box[1] / M[1], in.box[2] / M[2]}));
   };
   auto real_ok = [&](double xi, double rc) {
-    return worst([&](const ErrorTerm& t) { return est_real(t.kind, in.rho[t.density], xi, rc, V); });
+    return worst([&](const ErrorTerm& t) {
+      return est_real(t.kind, in.rho[t.density], xi, rc, V, in.mean_density[t.density]);
+    });
   };
   auto fourier_ok = [&](double xi, double kmax) {
     return worst([&](const ErrorTerm& t) {
@@ -479,7 +508,7 @@ Params choose_params(const TuneInput& in) {
   };
   auto window_ok = [&](double xi, const std::array<int, 3>& M, int P, double beta) {
     return worst([&](const ErrorTerm& t) {
-      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, near(t.density, M));
+      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, near(t.density, M), in.mean_far[t.density]);
     });
   };
   auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
@@ -683,12 +712,15 @@ Params choose_params(const TuneInput& in) {
   for (int d = 0; d < 3; ++d) best.h[d] = in.box[d] / best.grid[d];
   const double kmax = kPi * std::min({best.grid[0] / in.box[0], best.grid[1] / in.box[1], best.grid[2] / in.box[2]});
   auto estimates = [&](int q, double& er, double& ef, double& ew) {
-    er = per_quantity(in, q, [&](const ErrorTerm& t) { return est_real(t.kind, in.rho[t.density], best.xi, best.rc, V); });
+    er = per_quantity(in, q, [&](const ErrorTerm& t) {
+      return est_real(t.kind, in.rho[t.density], best.xi, best.rc, V, in.mean_density[t.density]);
+    });
     ef = per_quantity(in, q, [&](const ErrorTerm& t) {
       return est_fourier(t.kind, in.rho[t.density], best.xi, kmax, near_at(t.density, kPi / kmax));
     });
     ew = per_quantity(in, q, [&](const ErrorTerm& t) {
-      return est_window(t.kind, in.rho[t.density], best.xi, in.box, best.grid, best.P, best.beta, near(t.density, best.grid));
+      return est_window(t.kind, in.rho[t.density], best.xi, in.box, best.grid, best.P, best.beta, near(t.density, best.grid),
+                        in.mean_far[t.density]);
     });
   };
   estimates(0, best.est_real, best.est_fourier, best.est_window);

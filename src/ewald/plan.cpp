@@ -155,26 +155,54 @@ KernelInfo kernel_info(Kernel k, bool field) {
 // cropped kernel amplifies the crop's spectral tail: 5e-3 errors measured, docs/ewald.md). R: the
 // box's half diagonal (the largest separation of grid values that interact) plus the screening's
 // and the window's reach, so the smoothed truncation does not touch the data's separations.
-std::shared_ptr<const std::vector<double>> free_space_table(const Params& p, const std::array<double, 3>& box,
-                                                            int threads, double* R_out = nullptr) {
+//
+// The stokeslet: the stokeslet itself truncated at R (truncated::stokeslet_3d), times Hasimoto's
+// screening (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)}: 6 tables (xx, xy, xz, yy, yz, zz), each
+// cropped on its own. (af Klinteberg, Shamshirgar & Tornberg, Res. Math. Sci. 4 (2017) truncate
+// the biharmonic r instead, S = (I lap - grad grad) r; the layers that truncation leaves at r = R
+// have strength O(R) and their band-limited tails cost 3 digits here (errors 1e-8 measured).)
+std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, const Params& p,
+                                                            const std::array<double, 3>& box, int threads,
+                                                            double* R_out = nullptr) {
   const double hmax = std::max({p.h[0], p.h[1], p.h[2]});
-  const double reach = 6.0 / p.xi + p.P * hmax;  // e^{-36}: the screening's reach; the window's
+  const double reach = 7.0 / p.xi + p.P * hmax;  // the screening's reach (e^{-49}, times k^2 for Stokes); the window's
   const double R = 0.5 * std::sqrt(box[0] * box[0] + box[1] * box[1] + box[2] * box[2]) + reach;
   if (R_out) *R_out = R;
   const double i4xi2 = 1.0 / (4 * p.xi * p.xi), beta = p.beta;
   const std::array<double, 3> a{0.5 * p.P * p.h[0], 0.5 * p.P * p.h[1], 0.5 * p.P * p.h[2]};
-  return std::make_shared<const std::vector<double>>(periodic_kernel_table(
-      p.grid, p.h,
-      [R, i4xi2](double kx, double ky, double kz) {
-        const double k2 = kx * kx + ky * ky + kz * kz;
-        return truncated::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 * i4xi2);
-      },
-      R + reach,
-      [a, beta](int d, double k) {
-        const double w = window_hat(k, a[std::size_t(d)], beta);
-        return 1.0 / (w * w);
-      },
-      threads));
+  auto deconvolve = [a, beta](int d, double k) {
+    const double w = window_hat(k, a[std::size_t(d)], beta);
+    return 1.0 / (w * w);
+  };
+  if (kernel == Kernel::Laplace)
+    return std::make_shared<const std::vector<double>>(periodic_kernel_table(
+        p.grid, p.h,
+        [R, i4xi2](double kx, double ky, double kz) {
+          const double k2 = kx * kx + ky * ky + kz * kz;
+          return truncated::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 * i4xi2);
+        },
+        R + reach, deconvolve, threads));
+  // the stokeslet's 6 components
+  const std::size_t n = std::size_t(p.grid[0]) * std::size_t(p.grid[1]) * std::size_t(p.grid[2] / 2 + 1);
+  auto all = std::make_shared<std::vector<double>>();
+  all->reserve(6 * n);
+  constexpr int comp[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+  for (const auto& c : comp) {
+    const int ci = c[0], cj = c[1];
+    const std::vector<double> t = periodic_kernel_table(
+        p.grid, p.h,
+        [R, i4xi2, ci, cj](double kx, double ky, double kz) {
+          const double k[3] = {kx, ky, kz};
+          const double k2 = kx * kx + ky * ky + kz * kz;
+          double sd, skk;
+          truncated::stokeslet_3d(std::sqrt(k2), R, sd, skk);
+          const double t = (ci == cj ? sd : 0.0) - (k2 > 0 ? skk * k[ci] * k[cj] / k2 : 0.0);
+          return (1 + k2 * i4xi2) * std::exp(-k2 * i4xi2) * t;
+        },
+        R + reach, deconvolve, threads);
+    all->insert(all->end(), t.begin(), t.end());
+  }
+  return all;
 }
 
 double rms_of(const std::vector<double>& v, int comps, int c0, int nc) {
@@ -288,12 +316,12 @@ void validate_options(const Options& o) {
                           " only) is not implemented yet: this version computes 3P (every kernel) and 0P (free space, "
                           "the laplace potential)");
   if (is_free_space(per)) {
-    if (o.kernel != Kernel::Laplace)
-      throw InvalidArgument("free space (periodicity 0P) is implemented for the laplace kernel only so far, not " +
-                            to_string(o.kernel) + " (3P computes every kernel)");
-    if (o.compute_field || o.compute_energy)
-      throw InvalidArgument("free space (periodicity 0P): the field and the energy / forces are not implemented yet (the "
-                            "potential is)");
+    if (o.kernel != Kernel::Laplace && o.kernel != Kernel::Stokeslet)
+      throw InvalidArgument("free space (periodicity 0P) is implemented for the laplace and stokeslet kernels so far, "
+                            "not " + to_string(o.kernel) + " (3P computes every kernel)");
+    if (o.compute_field || o.compute_energy || o.compute_pressure)
+      throw InvalidArgument("free space (periodicity 0P): the field, the energy / forces and the pressure are not "
+                            "implemented yet (the laplace potential and the stokeslet velocity are)");
     if (o.grid)
       throw InvalidArgument("free space (periodicity 0P) takes no grid override: the FFT grid follows from the points' "
                             "extent and the grid spacing the tolerance (or the xi override) needs");
@@ -791,6 +819,16 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       }
       ms[l] = Q / double(pts.ns);
       if (!pts.separate) in.self_q2[l] = ms[l];
+      if (free && l == 0) {
+        // 0P: the net charge / force spread over the points' box (est_real's coherent tail)
+        double net[3] = {0, 0, 0};
+        const int ns = info.n_src, nsc = strength_components(opt.kernel);
+        for (std::size_t i = 0; i < pts.ns; ++i)
+          for (int c = 0; c < nsc; ++c) net[c] += v[i * ns + c];
+        const double Vd = tbox[0] * tbox[1] * tbox[2] / 15.625, ball = std::cbrt(3 * Vd / (4 * kPi));
+        in.mean_density[0] = std::sqrt(net[0] * net[0] + net[1] * net[1] + net[2] * net[2]) / Vd;
+        in.mean_far[0] = in.mean_density[0] * ball * ball;
+      }
       t->rho[l] = in.rho[l];
       (void)V;
     }
@@ -851,7 +889,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // 0P: the extended box of parameters p and its kernel table
     auto free_setup = [&](Params& p, std::shared_ptr<const std::vector<double>>& table) {
       std::array<double, 3> box = fit_free_box(p);
-      table = free_space_table(p, box, threads, &p.truncation_radius);
+      table = free_space_table(opt.kernel, p, box, threads, &p.truncation_radius);
       return box;
     };
     // FftPlanner::Wisdom: the final choice ranks its best grids by measured FFT times (the

@@ -138,6 +138,39 @@ inline void stokes_interior(const double (&k)[3], double ksq, double e, double i
   }
 }
 
+// Free space (0P, BackendSetup::free_multiplier): the stokeslet's multiplier from its 6 tables
+// (the symmetric tensor's xx, xy, xz, yy, yz, zz, each over the half spectrum): u_j = c sum_l
+// T_jl(k) f_l. The tensor is tabulated component by component (not a cropped scalar times
+// k^2 I - k k^T, which would differentiate the crop's jump).
+template <class T>
+void cnv_stokeslet_free(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v, double scale) {
+  const Params& p = g.setup.params;
+  const int M2 = p.grid[1], M3h = p.grid[2] / 2 + 1;
+  const std::size_t ncplx = v.comp_stride;
+  const std::size_t nt = std::size_t(p.grid[0]) * std::size_t(M2) * std::size_t(M3h);
+  const double* tab = g.setup.free_multiplier->data();
+  T* X = reinterpret_cast<T*>(ws.grid.cplx);
+#pragma omp parallel for schedule(static) num_threads(g.setup.threads)
+  for (int a = 0; a < v.n_outer; ++a)
+    for (int b = 0; b < v.n_inner; ++b) {
+      const int i = v.i(a, b), j = v.j(a, b);
+      const std::size_t t0 = (std::size_t(i) * std::size_t(M2) + std::size_t(j)) * M3h;
+      const double *txx = tab + t0, *txy = txx + nt, *txz = txy + nt, *tyy = txz + nt, *tyz = tyy + nt, *tzz = tyz + nt;
+      T* row = X + 2 * (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h;
+      T* f0 = row;
+      T* f1 = row + 2 * ncplx;
+      T* f2 = row + 4 * ncplx;
+#pragma omp simd
+      for (int l = 0; l < M3h; ++l)
+        for (int c = 0; c < 2; ++c) {
+          const double x = double(f0[2 * l + c]), y = double(f1[2 * l + c]), z = double(f2[2 * l + c]);
+          f0[2 * l + c] = static_cast<T>(scale * (txx[l] * x + txy[l] * y + txz[l] * z));
+          f1[2 * l + c] = static_cast<T>(scale * (txy[l] * x + tyy[l] * y + tyz[l] * z));
+          f2[2 * l + c] = static_cast<T>(scale * (txz[l] * x + tyz[l] * y + tzz[l] * z));
+        }
+    }
+}
+
 }  // namespace
 
 template <class K, class T>
@@ -176,6 +209,12 @@ void cnv_on(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v)
   if constexpr (K::kernel == Kernel::Laplace) {
     cnv_laplace<K::field, T>(g, ws, v, kv, iw2, ek, scale);
     return;
+  }
+  if constexpr (K::kernel == Kernel::Stokeslet && K::n_out == 3) {
+    if (g.setup.free_multiplier) {
+      cnv_stokeslet_free<T>(g, ws, v, scale);
+      return;
+    }
   }
   // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace): on rows off
   // the Nyquist planes of k1 and k2 the modes 0 < l < M3/2 (k != 0, no Nyquist component) by
