@@ -167,6 +167,52 @@ TEST(FreeSpace, StokesletMeetsTheToleranceAgainstTheDirectSum) {
   }
 }
 
+// The field E = -grad phi (3 odd tables), the energy U = 1/2 sum q phi and the forces q E, with
+// and without the potential (the energy's far part by Parseval), against the direct sums; the
+// field's relative tolerance is against its own RMS.
+TEST(FreeSpace, LaplaceFieldEnergyAndForces) {
+  std::vector<double> x, q;
+  cloud(900, {1.0, 1.2, 0.7}, {2.0, 2.0, 2.0}, 17, x, q, 0.3);
+  const std::size_t n = q.size();
+  std::vector<double> phi(n, 0.0), E(3 * n, 0.0);
+  for (std::size_t m = 0; m < n; ++m)
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k == m) continue;
+      double r[3], r2 = 0;
+      for (int d = 0; d < 3; ++d) {
+        r[d] = x[3 * m + d] - x[3 * k + d];
+        r2 += r[d] * r[d];
+      }
+      const double ir = 1 / std::sqrt(r2);
+      phi[m] += q[k] * ir;
+      for (int d = 0; d < 3; ++d) E[3 * m + d] += q[k] * r[d] * ir * ir * ir;
+    }
+  double U = 0;
+  for (std::size_t m = 0; m < n; ++m) U += 0.5 * q[m] * phi[m];
+  for (double eps : kTolerances) {
+    for (bool potential : {true, false}) {
+      Options o = free_options(eps);
+      o.compute_field = true;
+      o.compute_energy = true;
+      o.compute_potential = potential;
+      EwaldPlan plan(o);
+      const Result r = plan.evaluate(view(x, 3), view(q, 1));
+      const double ef = rms_diff(r.field.values.data(), E) / rms(E);
+      std::printf("0P laplace field eps %.0e (potential %d): field error %.3g, energy error %.3g\n", eps, int(potential),
+                  ef, std::abs(r.energy - U) / std::abs(U));
+      EXPECT_LT(ef, eps);
+      if (potential) EXPECT_LT(rms_diff(r.values.values.data(), phi) / rms(phi), eps);
+      // U = 1/2 sum q phi: its error is at most the potential's RMS error times sum |q| / 2
+      double qabs = 0;
+      for (double v : q) qabs += std::abs(v);
+      EXPECT_LT(std::abs(r.energy - U), 0.5 * qabs * eps * rms(phi));
+      for (std::size_t m = 0; m < n; ++m)
+        for (int d = 0; d < 3; ++d)
+          ASSERT_NEAR(r.forces.values[3 * m + d], q[m] * r.field.values[3 * m + d], 1e-12 * std::abs(r.forces.values[3 * m + d]) + 1e-300);
+    }
+  }
+}
+
 // Absolute tolerance, separate targets around and inside the sources (a box twice as large),
 // a flat source layer (one side 1/20 of the others: the short axis gets its own extent).
 TEST(FreeSpace, SeparateTargetsFlatSourcesAbsoluteTolerance) {
@@ -258,8 +304,9 @@ TEST(FreeSpace, UnsupportedCombinationsAreRefused) {
   o.compute_pressure = true;
   EXPECT_NE(msg(o).find("pressure"), std::string::npos) << msg(o);
   o = free_options(1e-6);
-  o.compute_field = true;
-  EXPECT_NE(msg(o).find("field"), std::string::npos);
+  o.kernel = Kernel::Stokeslet;
+  o.periodicity = {true, false, true};
+  EXPECT_NE(msg(o).find("periodic along x, z only"), std::string::npos) << msg(o);
   o = free_options(1e-6);
   o.grid = std::array<int, 3>{32, 32, 32};
   EXPECT_NE(msg(o).find("grid override"), std::string::npos);

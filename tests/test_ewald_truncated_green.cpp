@@ -3,8 +3,8 @@
 // one radian of k r; the log kernel's first panel with r = h u^2, which smooths r ln r), at k = 0,
 // on both sides of the series / closed-form switch (kR = 0.25) and far out (kR = 300); the error
 // bound is 1e-12 of the integrand's L1 norm (the rounding the integral itself carries); the
-// truncated-kernel convolution, the 2P reference and the 0P prototype below. Cost: about 5 s
-// (the prototype's kernel table: 208^3 upsampled points with a window transform each).
+// truncated-kernel convolution and the 2P reference below (the 0P plan against direct sums:
+// test_ewald_free_space.cpp). Cost: about 1 s.
 #include <fftw3.h>
 #include <gtest/gtest.h>
 
@@ -99,6 +99,49 @@ TEST(TruncatedGreen, Biharmonic3dIsTheTransformOfR) {
       EXPECT_NEAR(tr::biharmonic_3d(k, R), q.value, 1e-12 * q.l1) << "R " << R << " kR " << kR;
     }
   EXPECT_NEAR(tr::biharmonic_3d(0, 1.3), kPi * std::pow(1.3, 4), 1e-13);
+}
+
+// The truncated stokeslet's transform, k along z: S_R,zz = s_delta - s_kk and S_R,xx = s_delta,
+// both the 2-D integral int_0^R r int_{-1}^1 (1 + m(mu)) cos(k r mu) 2 pi dmu dr with the
+// squared direction cosine's azimuthal mean m = mu^2 (zz) or (1 - mu^2)/2 (xx), by nested
+// composite quadrature (kR up to 41.7: the nested rule costs (kR)^2).
+TEST(TruncatedGreen, Stokeslet3dIsTheTransformOfTheStokeslet) {
+  for (double R : {0.37, 1.9})
+    for (double kR : kRs) {
+      if (kR > 50) continue;
+      const double k = kR / R;
+      double sd = 0, skk = 0;
+      tr::stokeslet_3d(k, R, sd, skk);
+      for (int comp = 0; comp < 2; ++comp) {
+        const Integral q = integrate(
+            [&](double r) {
+              const Integral inner = integrate(
+                  [&](double u) {  // mu = u - 1 on [0, 2]: both halves of [-1, 1]
+                    const double mu = u - 1, m = comp == 0 ? mu * mu : 0.5 * (1 - mu * mu);
+                    return (1 + m) * std::cos(k * r * mu);
+                  },
+                  2.0, k * r / 2 + 1e-300, false);
+              return 2 * kPi * r * inner.value;
+            },
+            R, k, false);
+        const double want = comp == 0 ? sd - skk : sd;
+        EXPECT_NEAR(want, q.value, 1e-12 * std::max(q.l1, 1e-300)) << (comp ? "xx" : "zz") << " R " << R << " kR " << kR;
+      }
+    }
+  double sd = 0, skk = 0;
+  tr::stokeslet_3d(0, 1.3, sd, skk);
+  EXPECT_NEAR(sd, 8 * kPi / 3 * 1.3 * 1.3, 1e-13);  // int_{r<R} S = (8 pi / 3) R^2 I
+  EXPECT_EQ(skk, 0.0);
+  // far from the truncation's oscillation: 8 pi (k^2 I - k k^T) / k^4 on average over kR
+  double avg_d = 0, avg_k = 0;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    tr::stokeslet_3d(3.0, (200.0 + 2 * kPi * (i + 0.5) / n) / 3.0, sd, skk);
+    avg_d += sd / n;
+    avg_k += skk / n;
+  }
+  EXPECT_NEAR(avg_d, 8 * kPi / 9, 1e-4);  // the decaying j0, j1 terms leave O(1 / (kR)^2)
+  EXPECT_NEAR(avg_k, 8 * kPi / 9, 1e-3);
 }
 
 TEST(TruncatedGreen, Log2dIsTheTransformOfMinusTwoLogRho) {
@@ -205,101 +248,6 @@ TEST(Ewald2pReference, NeutralSetOffThePlaneIsXiIndependent) {
   const std::vector<double> a = elliptica::test::ewald2p_laplace(pts, q, Lx, Ly, 3.0, 3, 14);
   const std::vector<double> b = elliptica::test::ewald2p_laplace(pts, q, Lx, Ly, 4.5, 3, 20);
   for (std::size_t m = 0; m < q.size(); ++m) EXPECT_NEAR(a[m], b[m], 1e-11 * (1 + std::abs(a[m]))) << m;
-}
-
-}  // namespace
-
-// Prototype of the 0P plan (docs/notes/issue31_design.md): the CPU backend of the 3P method on an
-// extended box (the points' box plus room for the windows, twice over), with CNV's multiplier
-// replaced by the screened truncated kernel's table (periodic_kernel_table), against the direct
-// free-space sum sum_n q_n / |x_m - x_n| of a neutral set. Parameters chosen by hand for ~1e-9.
-#include "elliptica/ewald/ewald.hpp"
-#include "ewald/backend.hpp"
-#include "ewald/internal.hpp"
-
-namespace {
-
-TEST(FreeSpacePrototype, LaplaceOnAnExtendedBoxEqualsTheDirectSum) {
-  using namespace elliptica::ewald;
-  namespace dt = elliptica::ewald::detail;
-  const std::size_t N = 200;
-  const double Lp = 1.0, xi = 10.0, rc = 0.45, h = 1.0 / 36;
-  const int P = 14;
-  // the extended box: half of it must hold the data's extent (the points' box plus the windows)
-  const double extent = Lp + (P + 2) * h;
-  const int M = 2 * int(std::ceil(extent / h));
-  const double Lext = M * h, offset = 0.5 * (P + 2) * h;
-  std::vector<double> x(3 * N), q(N);
-  std::uint64_t s = 777;
-  auto u = [&] {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return double(s >> 11) * 0x1p-53;
-  };
-  double sum = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    for (int d = 0; d < 3; ++d) x[3 * i + std::size_t(d)] = offset + u() * Lp;
-    q[i] = u() - 0.5;
-    sum += q[i];
-  }
-  for (double& v : q) v -= sum / double(N);  // neutral (the prototype has no k = 0 background question)
-  dt::BackendSetup st;
-  st.kernel = Kernel::Laplace;
-  st.box = {Lext, Lext, Lext};
-  st.threads = 1;
-  st.fft_planner = FftPlanner::Estimate;
-  st.p2g_variant = P2GVariant::CellOrdered;
-  st.erfc_target = 1e-14;
-  Params& p = st.params;
-  p.xi = xi;
-  p.rc = rc;
-  p.grid = {M, M, M};
-  p.h = {h, h, h};
-  p.P = P;
-  p.beta = 2.5 * P;
-  p.poly_degree = 0;
-  st.window = dt::make_window(P, p.beta, p.poly_degree, 1e-16);
-  p.poly_degree = st.window.degree;
-  p.cells = dt::cell_grid(st.box, rc, 2 * N, Precision::Double);
-  // the screened truncated kernel: G_R^(k) e^{-k^2 / 4 xi^2}, R past the data box's diagonal
-  const double R = std::sqrt(3.0) * extent + 6 / xi;
-  // the effective kernel of CNV: G_R^(k) e^{-k^2 / 4 xi^2} / w^(k)^2 (the window deconvolved)
-  const double a = 0.5 * P * h;
-  auto what = [&](double k) { return dt::window_hat(k, a, p.beta); };
-  st.free_multiplier = std::make_shared<const std::vector<double>>(dt::periodic_kernel_table(
-      p.grid, p.h,
-      [&](double kx, double ky, double kz) {
-        const double k2 = kx * kx + ky * ky + kz * kz, w = what(kx) * what(ky) * what(kz);
-        return tr::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 / (4 * xi * xi)) / (w * w);
-      },
-      R + 6 / xi));
-  dt::PointSet pts;
-  pts.src = x;
-  pts.ns = N;
-  auto be = dt::make_cpu_backend(pts, st);
-  auto ws = be->acquire();
-  be->load(*ws, q.data());
-  be->p2p(*ws);
-  be->p2g(*ws);
-  be->fft(*ws);
-  be->cnv(*ws);
-  be->ifft(*ws);
-  be->g2p(*ws);
-  be->self(*ws);
-  std::vector<double> phi(N);
-  be->store(*ws, phi.data());
-  double err = 0, scale = 0;
-  for (std::size_t m = 0; m < N; ++m) {
-    double d = 0;
-    for (std::size_t n = 0; n < N; ++n) {
-      if (n == m) continue;
-      const double dx = x[3 * m] - x[3 * n], dy = x[3 * m + 1] - x[3 * n + 1], dz = x[3 * m + 2] - x[3 * n + 2];
-      d += q[n] / std::sqrt(dx * dx + dy * dy + dz * dz);
-    }
-    err = std::max(err, std::abs(phi[m] - d));
-    scale = std::max(scale, std::abs(d));
-  }
-  std::printf("0P prototype: M = %d, max error / max |phi| = %.3g\n", M, err / scale);
-  EXPECT_LE(err, 1e-9 * scale);  // measured 2.75e-11 (erfc(xi rc) / rc ~ 4e-10 bounds the real-space cut)
 }
 
 }  // namespace

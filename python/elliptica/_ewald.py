@@ -621,12 +621,13 @@ class EwaldPlan:
     # ------------------------------------------------------------------ geometry
 
     def set_points(self, sources, targets=None, normals=None):
-        """Sets the geometry; the coordinates are copied and wrapped into the box.
+        """Sets the geometry; the coordinates are copied and wrapped into the box (3P; in 0P shifted
+        so that the points' bounding box starts at the origin, no wrapping).
 
         Parameters
         ----------
         sources : array_like, ndarray((N, 3), float64)
-            Source positions y_n, N >= 1 (any real values; wrapped into the box).
+            Source positions y_n, N >= 1 (any real values; wrapped into the box in 3P).
         targets : array_like, ndarray((M, 3), float64), optional
             Evaluation points x_m; M may be 0 (every evaluation then returns empty results).
             Default: the sources themselves (M = N), self-interaction excluded.
@@ -1047,7 +1048,7 @@ def ewald(
     kernel : {"laplace", "stokeslet", "stresslet", "stokes-combined"} or Kernel
         As :class:`EwaldPlan`.
     sources : array_like, ndarray((N, 3), float64)
-        Source positions (wrapped into the box).
+        Source positions (wrapped into the box in 3P).
     strengths : array_like, optional
         Laplace: charges ndarray((N,), float64) or ((N, 1), float64); stokeslet and
         stokes-combined: forces ndarray((N, 3), float64); stresslet: None.

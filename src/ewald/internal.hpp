@@ -75,6 +75,7 @@ struct TuneInput {
   double rho[2] = {0, 0};             // effective strength densities (single, double layer) seen by the targets
   double mean_density[2] = {0, 0};    // 0P: |sum of the strengths| / volume (est_real's coherent tail); 0 in 3P
   double mean_far[2] = {0, 0};        // 0P: mean_density a^2, a the radius of the points' volume as a ball (est_window)
+  double mean_ball = 1;               // 0P: that radius a
   double self_q2[2] = {0, 0};         // mean squared strengths of sources that are also targets (0 if separate)
   // Coherent near field of the window error: the mean over the targets of the sum of squared
   // strengths of the sources within a cube of side s around the target (the target's own source
@@ -110,7 +111,8 @@ double est_real(ErrKind k, double rho, double xi, double rc, double V, double me
 double mean_real_tail(ErrKind k, double xi, double rc);
 double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2 = 0);
 double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
-                  const std::array<int, 3>& M, int P, double beta, double self_q2, double mean_far = 0);
+                  const std::array<int, 3>& M, int P, double beta, double self_q2, double mean_far = 0,
+                  double mean_ball = 1);
 // Rough RMS size of a kernel's result (for the pilot of a relative tolerance).
 double typical_magnitude(ErrKind k, double rho, const std::array<double, 3>& box, std::size_t n);
 

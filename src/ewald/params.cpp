@@ -136,13 +136,19 @@ double mean_real_tail(ErrKind k, double xi, double rc) {
   // The isotropic mean of the real-space kernel (Laplace erfc(xi r)/r; the stokeslet's
   // (1/3) tr S^R = (4 erfc(xi r)/r - (4 xi/sqrt(pi)) e^{-xi^2 r^2}) / 3), integrated over r > r_c;
   // the odd kernels (field, pressure, stresslet) average to zero.
-  if (k != ErrKind::LaplacePotential && k != ErrKind::Stokeslet) return 0.0;
+  // The field's (odd) tail vanishes inside a uniform density; at its boundary (a half space) it is
+  // pi int_{r > r_c} (erfc(xi r)/r + (2 xi/sqrt(pi)) e^{-xi^2 r^2}) r dr: that is taken.
+  if (k != ErrKind::LaplacePotential && k != ErrKind::Stokeslet && k != ErrKind::LaplaceField) return 0.0;
   const auto& g = gl(48);
   const double a = rc, b = rc + 7.0 / xi;
   double s = 0;
   for (std::size_t i = 0; i < g.x.size(); ++i) {
     const double r = 0.5 * (a + b) + 0.5 * (b - a) * g.x[i];
     const double ec = std::erfc(xi * r) / r, ce = 2.0 * xi / kSqrtPi * std::exp(-xi * xi * r * r);
+    if (k == ErrKind::LaplaceField) {
+      s += g.w[i] * kPi * (ec + ce) * r;
+      continue;
+    }
     const double m = k == ErrKind::Stokeslet ? (4.0 * ec - 2.0 * ce) / 3.0 : ec;
     s += g.w[i] * m * 4 * kPi * r * r;
   }
@@ -185,7 +191,8 @@ double est_fourier(ErrKind k, double rho, double xi, double kmax, double near_q2
 }
 
 double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>& box,
-                  const std::array<int, 3>& M, int P, double beta, double self_q2, double mean_far) {
+                  const std::array<int, 3>& M, int P, double beta, double self_q2, double mean_far,
+                  double mean_ball) {
   // Integral over the positive octant of the grid's k-box, per axis either Gauss-Legendre (many
   // modes) or the exact sum over the axis' discrete modes k = 2 pi m / L, m = 0..M/2, with the
   // end modes at half weight (few modes: a thin box axis, where an integral would be poor).
@@ -286,8 +293,10 @@ double est_window(ErrKind k, double rho, double xi, const std::array<double, 3>&
   // its centre: 2 pi rho a^2 for 1/r, (8 pi / 3) rho a^2 for the stokeslet) is spread and
   // interpolated with the windows' first aliases at k ~ 0, an error of 2 far sum_d near_d(0)
   double mean2 = 0;
-  if (mean_far > 0 && (k == ErrKind::LaplacePotential || k == ErrKind::Stokeslet)) {
-    const double far = mean_far * (k == ErrKind::Stokeslet ? 8.0 * kPi / 3.0 : 2.0 * kPi);
+  // (the field: (4 pi / 3) rho a at the ball's surface; mean_far = rho a^2, mean_ball = a)
+  if (mean_far > 0 && (k == ErrKind::LaplacePotential || k == ErrKind::Stokeslet || k == ErrKind::LaplaceField)) {
+    const double far = k == ErrKind::LaplaceField ? mean_far / mean_ball * 4.0 * kPi / 3.0
+                                                   : mean_far * (k == ErrKind::Stokeslet ? 8.0 * kPi / 3.0 : 2.0 * kPi);
     const double e = 2.0 * far * (ax[0].near[0] + ax[1].near[0] + ax[2].near[0]);
     mean2 = e * e;
   }
@@ -508,7 +517,8 @@ Params choose_params(const TuneInput& in) {
   };
   auto window_ok = [&](double xi, const std::array<int, 3>& M, int P, double beta) {
     return worst([&](const ErrorTerm& t) {
-      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, near(t.density, M), in.mean_far[t.density]);
+      return est_window(t.kind, in.rho[t.density], xi, in.box, M, P, beta, near(t.density, M), in.mean_far[t.density],
+                        in.mean_ball);
     });
   };
   auto beta_of = [&](int P) { return ov.window_shape ? *ov.window_shape : 2.5 * P; };
@@ -720,7 +730,7 @@ Params choose_params(const TuneInput& in) {
     });
     ew = per_quantity(in, q, [&](const ErrorTerm& t) {
       return est_window(t.kind, in.rho[t.density], best.xi, in.box, best.grid, best.P, best.beta, near(t.density, best.grid),
-                        in.mean_far[t.density]);
+                        in.mean_far[t.density], in.mean_ball);
     });
   };
   estimates(0, best.est_real, best.est_fourier, best.est_window);

@@ -161,7 +161,7 @@ KernelInfo kernel_info(Kernel k, bool field) {
 // cropped on its own. (af Klinteberg, Shamshirgar & Tornberg, Res. Math. Sci. 4 (2017) truncate
 // the biharmonic r instead, S = (I lap - grad grad) r; the layers that truncation leaves at r = R
 // have strength O(R) and their band-limited tails cost 3 digits here (errors 1e-8 measured).)
-std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, const Params& p,
+std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Params& p,
                                                             const std::array<double, 3>& box, int threads,
                                                             double* R_out = nullptr) {
   const double hmax = std::max({p.h[0], p.h[1], p.h[2]});
@@ -174,14 +174,29 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, const
     const double w = window_hat(k, a[std::size_t(d)], beta);
     return 1.0 / (w * w);
   };
-  if (kernel == Kernel::Laplace)
-    return std::make_shared<const std::vector<double>>(periodic_kernel_table(
-        p.grid, p.h,
-        [R, i4xi2](double kx, double ky, double kz) {
-          const double k2 = kx * kx + ky * ky + kz * kz;
-          return truncated::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 * i4xi2);
-        },
-        R + reach, deconvolve, threads));
+  if (kernel == Kernel::Laplace) {
+    auto pot = [R, i4xi2](double kx, double ky, double kz) {
+      const double k2 = kx * kx + ky * ky + kz * kz;
+      return truncated::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 * i4xi2);
+    };
+    if (!field) return std::make_shared<const std::vector<double>>(periodic_kernel_table(p.grid, p.h, pot, R + reach,
+                                                                                         deconvolve, threads));
+    // the field E = -grad phi: 3 more tables, of the odd kernels -d_a G (transform -i k_a G^),
+    // each cropped on its own (i k times the potential's cropped table would differentiate the crop)
+    auto all = std::make_shared<std::vector<double>>(
+        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads));
+    for (int d = 0; d < 3; ++d) {
+      const std::vector<double> t = periodic_kernel_table(
+          p.grid, p.h,
+          [pot, d](double kx, double ky, double kz) {
+            const double k[3] = {kx, ky, kz};
+            return -k[d] * pot(kx, ky, kz);
+          },
+          R + reach, deconvolve, threads, true);
+      all->insert(all->end(), t.begin(), t.end());
+    }
+    return all;
+  }
   // the stokeslet's 6 components
   const std::size_t n = std::size_t(p.grid[0]) * std::size_t(p.grid[1]) * std::size_t(p.grid[2] / 2 + 1);
   auto all = std::make_shared<std::vector<double>>();
@@ -319,9 +334,9 @@ void validate_options(const Options& o) {
     if (o.kernel != Kernel::Laplace && o.kernel != Kernel::Stokeslet)
       throw InvalidArgument("free space (periodicity 0P) is implemented for the laplace and stokeslet kernels so far, "
                             "not " + to_string(o.kernel) + " (3P computes every kernel)");
-    if (o.compute_field || o.compute_energy || o.compute_pressure)
-      throw InvalidArgument("free space (periodicity 0P): the field, the energy / forces and the pressure are not "
-                            "implemented yet (the laplace potential and the stokeslet velocity are)");
+    if (o.compute_pressure)
+      throw InvalidArgument("free space (periodicity 0P): the stokeslet's pressure is not implemented yet (the velocity "
+                            "is)");
     if (o.grid)
       throw InvalidArgument("free space (periodicity 0P) takes no grid override: the FFT grid follows from the points' "
                             "extent and the grid spacing the tolerance (or the xi override) needs");
@@ -828,6 +843,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
         const double Vd = tbox[0] * tbox[1] * tbox[2] / 15.625, ball = std::cbrt(3 * Vd / (4 * kPi));
         in.mean_density[0] = std::sqrt(net[0] * net[0] + net[1] * net[1] + net[2] * net[2]) / Vd;
         in.mean_far[0] = in.mean_density[0] * ball * ball;
+        in.mean_ball = ball;
       }
       t->rho[l] = in.rho[l];
       (void)V;
@@ -889,7 +905,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // 0P: the extended box of parameters p and its kernel table
     auto free_setup = [&](Params& p, std::shared_ptr<const std::vector<double>>& table) {
       std::array<double, 3> box = fit_free_box(p);
-      table = free_space_table(opt.kernel, p, box, threads, &p.truncation_radius);
+      table = free_space_table(opt.kernel, opt.compute_field, p, box, threads, &p.truncation_radius);
       return box;
     };
     // FftPlanner::Wisdom: the final choice ranks its best grids by measured FFT times (the

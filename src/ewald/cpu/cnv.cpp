@@ -52,6 +52,9 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumVie
   const double* kzsp = kzs.data();
   const double* wzp = wz.data();
   const double* ftab = g.setup.free_multiplier ? g.setup.free_multiplier->data() : nullptr;
+  // free space with the field: the odd kernels' tables -d_a G (multiplier i t_a), after phi's
+  const std::size_t ntab = std::size_t(M1) * std::size_t(M2) * std::size_t(M3h);
+  const bool etabs = field && ftab && g.setup.free_multiplier->size() >= 4 * ntab;
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
   for (int a = 0; a < v.n_outer; ++a) {
     double e_plane = 0;
@@ -63,6 +66,9 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumVie
       const double fxy = 4 * kPi * scale * ek[0][i] * iw2[0][i] * ek[1][j] * iw2[1][j];
       // the free-space table (BackendSetup::free_multiplier): its row, and c / w^2 of (i, j)
       const double* tab = ftab ? ftab + (std::size_t(i) * std::size_t(M2) + std::size_t(j)) * M3h : nullptr;
+      const double* tx = etabs ? tab + ntab : nullptr;
+      const double* ty = etabs ? tab + 2 * ntab : nullptr;
+      const double* tz = etabs ? tab + 3 * ntab : nullptr;
       const std::size_t row = (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h;
       T* H = X + 2 * row;                                    // the spread charges (in), phi (out)
       T* E0 = X + 2 * (row + (parseval ? 0 : ncplx));        // E_x (component 1, or 0 without phi)
@@ -77,13 +83,24 @@ void cnv_laplace(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumVie
         const double re = gk * hr, im = gk * hi;
         if constexpr (field) {
           if (parseval) e_row += wzp[l] * (re * hr + im * hi);
-          // E = -i k phi_hat: (re, im) -> (k im, -k re)
-          E0[2 * l] = static_cast<T>(kx * im);
-          E0[2 * l + 1] = static_cast<T>(-kx * re);
-          E1[2 * l] = static_cast<T>(ky * im);
-          E1[2 * l + 1] = static_cast<T>(-ky * re);
-          E2[2 * l] = static_cast<T>(kzp[l] * im);
-          E2[2 * l + 1] = static_cast<T>(-kzp[l] * re);
+          if (etabs) {
+            // free space: E_a = i t_a H: (hr, hi) -> (-t_a hi, t_a hr)
+            const double ax = scale * tx[l], ay = scale * ty[l], az = scale * tz[l];
+            E0[2 * l] = static_cast<T>(-ax * hi);
+            E0[2 * l + 1] = static_cast<T>(ax * hr);
+            E1[2 * l] = static_cast<T>(-ay * hi);
+            E1[2 * l + 1] = static_cast<T>(ay * hr);
+            E2[2 * l] = static_cast<T>(-az * hi);
+            E2[2 * l + 1] = static_cast<T>(az * hr);
+          } else {
+            // E = -i k phi_hat: (re, im) -> (k im, -k re)
+            E0[2 * l] = static_cast<T>(kx * im);
+            E0[2 * l + 1] = static_cast<T>(-kx * re);
+            E1[2 * l] = static_cast<T>(ky * im);
+            E1[2 * l + 1] = static_cast<T>(-ky * re);
+            E2[2 * l] = static_cast<T>(kzp[l] * im);
+            E2[2 * l + 1] = static_cast<T>(-kzp[l] * re);
+          }
         }
         if (!parseval) {
           H[2 * l] = static_cast<T>(re);

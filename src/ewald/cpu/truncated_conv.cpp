@@ -126,15 +126,17 @@ std::vector<double> TruncatedConvolution::apply(const std::vector<double>& rho) 
 
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double, double, double)>& hat, double extent,
-                                          const std::function<double(int, double)>& axis_factor, int threads) {
+                                          const std::function<double(int, double)>& axis_factor, int threads, bool odd) {
   std::array<int, 3> N{};
   double total = 1;
   for (int a = 0; a < 3; ++a) {
     if (M[std::size_t(a)] < 2 || !(h[std::size_t(a)] > 0))
       throw InvalidArgument("periodic kernel table: grid points >= 2 and spacings > 0 per axis");
-    const double L = M[std::size_t(a)] * h[std::size_t(a)];
-    const int s = std::max(2, int(std::ceil((0.5 * L + extent) / L - 1e-12)));
-    N[std::size_t(a)] = s * M[std::size_t(a)];
+    // the upsampled grid's period N h keeps the kernel's images (reach `extent`) off the crop
+    // |x| < M h / 2; any N >= M will do (same spacing h): the next FFT-friendly size
+    const double need = std::ceil(0.5 * M[std::size_t(a)] + extent / h[std::size_t(a)] - 1e-9);
+    if (!(need <= 65536)) throw ResourceError("periodic kernel table: more than 65536 upsampled points along an axis");
+    N[std::size_t(a)] = fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));
     total *= N[std::size_t(a)];
   }
   if (total > double(1u << 31)) throw ResourceError("periodic kernel table: more than 2^31 upsampled grid points");
@@ -161,10 +163,15 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
   for (int i = 0; i < n0; ++i) {
     try {
       for (int j = 0; j < n1; ++j)
-        for (int l = 0; l < n2c; ++l)
+        for (int l = 0; l < n2c; ++l) {
+          const double v = hat(kf[0][std::size_t(i)], kf[1][std::size_t(j)], kf[2][std::size_t(l)]) *
+                           af[0][std::size_t(i)] * af[1][std::size_t(j)] * af[2][std::size_t(l)];
+          // odd: the Nyquist planes dropped (their modes have no sign; they are of the size of the
+          // Fourier truncation error)
+          const bool nyq = (n0 % 2 == 0 && 2 * i == n0) || (n1 % 2 == 0 && 2 * j == n1) || (n2 % 2 == 0 && 2 * l == n2);
           spec[(std::size_t(i) * n1 + j) * n2c + l] =
-              hat(kf[0][std::size_t(i)], kf[1][std::size_t(j)], kf[2][std::size_t(l)]) * af[0][std::size_t(i)] *
-              af[1][std::size_t(j)] * af[2][std::size_t(l)];
+              odd ? std::complex<double>(0.0, nyq ? 0.0 : v) : std::complex<double>(v, 0.0);
+        }
     } catch (...) {
 #pragma omp critical(elliptica_kernel_table)
       if (!err) err = std::current_exception();
@@ -200,7 +207,7 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
   }
   std::vector<double> table(khat.size());
   const double h3 = h[0] * h[1] * h[2];
-  for (std::size_t k = 0; k < khat.size(); ++k) table[k] = khat[k].real() * h3;
+  for (std::size_t k = 0; k < khat.size(); ++k) table[k] = (odd ? khat[k].imag() : khat[k].real()) * h3;
   return table;
 }
 

@@ -43,18 +43,20 @@ class TruncatedConvolution {
 /// an extended box): the transform, over the r2c half spectrum (M1 M2 (M3/2+1) reals, index
 /// (i M2 + j)(M3/2+1) + l), of the effective kernel whose transform is hat(kx, ky, kz) (for CNV:
 /// the truncated Green's function's transform times the screening and the window deconvolution
-/// 1 / w^(k)^2), band-limited by an upsampled grid (N_a = s_a M_a, s_a the smallest integer >= 2
-/// with N_a h_a >= M_a h_a / 2 + extent, `extent`: the distance beyond which the effective kernel
-/// is negligible) and cropped to separations |m_a| < M_a / 2: the periodic convolution on the M
+/// 1 / w^(k)^2), band-limited by an upsampled grid of the same spacing (N_a >= M_a points, the
+/// smallest FFT-friendly with N_a h_a >= M_a h_a / 2 + extent, `extent`: the distance beyond
+/// which the effective kernel is negligible) and cropped to separations |m_a| < M_a / 2: the periodic convolution on the M
 /// grid then equals the free-space one for separations below M_a h_a / 2 per axis.
 /// axis_factor(a, k) (optional): a separable factor of the transform along axis a (the window's
 /// 1 / w^(k_a)^2), evaluated once per upsampled index; the transform is then
 /// hat(kx, ky, kz) f(0, kx) f(1, ky) f(2, kz). hat is called from `threads` threads at once.
+/// odd: the kernel is real and odd (a derivative: its transform is i hat, hat odd in k); the table
+/// then holds the imaginary part t of the cropped kernel's transform (the multiplier is i t).
 /// Throws InvalidArgument for M < 2 or h <= 0, ResourceError beyond 2^31 upsampled points or the
 /// memory limit (checked before allocating).
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double kx, double ky, double kz)>& hat,
                                           double extent, const std::function<double(int a, double k)>& axis_factor = {},
-                                          int threads = 1);
+                                          int threads = 1, bool odd = false);
 
 }  // namespace elliptica::ewald::detail

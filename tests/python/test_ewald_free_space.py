@@ -1,0 +1,104 @@
+"""Free-space (0P) spectral Ewald from Python (issue 31): the ``periodicity`` keyword, the laplace
+potential and the stokeslet velocity against direct sums in numpy, the keyword's forms and
+refusals, the one-shot ``ewald`` without a box. Cost: about 3 s."""
+import numpy as np
+import pytest
+
+import elliptica as el
+
+
+def direct_laplace(x, q, t):
+    d = np.linalg.norm(t[:, None] - x[None], axis=2)
+    with np.errstate(divide="ignore"):
+        w = np.where(d > 0, 1.0 / d, 0.0)
+    return w @ q
+
+
+def direct_stokeslet(x, f, t, mu=1.0):
+    r = t[:, None] - x[None]
+    d = np.linalg.norm(r, axis=2)
+    d[d == 0] = np.inf
+    u = (f[None] / d[..., None]).sum(1) + (r * (np.einsum("mnk,nk->mn", r, f) / d ** 3)[..., None]).sum(1)
+    return u / (8 * np.pi * mu)
+
+
+def rel_rms(a, ref):
+    return float(np.sqrt(np.sum((a - ref) ** 2) / np.sum(ref ** 2)))
+
+
+@pytest.fixture(scope="module")
+def cloud():
+    r = np.random.default_rng(31)
+    x = r.random((500, 3)) * [1.0, 0.6, 1.4] + [5.0, -2.0, 0.0]
+    q = r.random(500) - 0.3  # a net charge
+    f = r.random((500, 3)) - 0.3  # a net force
+    t = r.random((60, 3)) * 3 + [4.0, -3.0, -1.0]  # around and inside the sources
+    return x, q, f, t
+
+
+@pytest.mark.parametrize("tol", [1e-4, 1e-8, 1e-11])
+def test_laplace_meets_the_tolerance(cloud, tol):
+    x, q, _, _ = cloud
+    plan = el.EwaldPlan("laplace", periodicity="0P", tol=tol)
+    plan.set_points(x)
+    res = plan.evaluate(q)
+    assert rel_rms(res.potential, direct_laplace(x, q, x)) < tol
+    p = plan.params
+    assert p["truncation_radius"] > 0 and all(b > 0 for b in p["fft_box"])
+    assert plan.periodicity == "0P"
+
+
+@pytest.mark.parametrize("tol", [1e-4, 1e-9])
+def test_stokeslet_with_targets_meets_the_tolerance(cloud, tol):
+    x, _, f, t = cloud
+    plan = el.EwaldPlan("stokeslet", periodicity=(False, False, False), tol=tol, viscosity=2.5)
+    plan.set_points(x, targets=t)
+    res = plan.evaluate(f)
+    assert res.velocity.shape == (60, 3)
+    assert rel_rms(res.velocity, direct_stokeslet(x, f, t, 2.5)) < tol
+
+
+def test_field_energy_forces(cloud):
+    x, q, _, _ = cloud
+    r = x[:, None] - x[None]
+    d = np.linalg.norm(r, axis=2)
+    np.fill_diagonal(d, np.inf)
+    E = (q[None, :, None] * r / d[..., None] ** 3).sum(1)
+    phi = direct_laplace(x, q, x)
+    res = el.ewald("laplace", x, q, periodicity="0P", tol=1e-9, field=True, energy=True)
+    assert rel_rms(res.field, E) < 1e-9
+    assert abs(res.energy - 0.5 * q @ phi) < 1e-9 * 0.5 * np.abs(q).sum() * np.sqrt(np.mean(phi ** 2))
+    assert np.allclose(res.forces, q[:, None] * res.field, rtol=1e-12, atol=0)
+
+
+def test_one_shot_needs_no_box(cloud):
+    x, q, _, _ = cloud
+    res = el.ewald("laplace", x, q, periodicity="none", tol=1e-7)
+    assert rel_rms(res.potential, direct_laplace(x, q, x)) < 1e-7
+    with pytest.raises(TypeError, match="box"):
+        el.ewald("laplace", x, q)  # 3P still needs its box
+
+
+def test_refusals():
+    with pytest.raises(el.InvalidArgumentError, match="box does not apply"):
+        el.EwaldPlan("laplace", periodicity="0P", box=2.0)
+    with pytest.raises(el.InvalidArgumentError, match="2P .*not implemented"):
+        el.EwaldPlan("laplace", periodicity="2P")
+    with pytest.raises(el.InvalidArgumentError, match="not implemented"):
+        el.EwaldPlan("stokeslet", periodicity="xz")
+    with pytest.raises(el.InvalidArgumentError, match="laplace and stokeslet"):
+        el.EwaldPlan("stresslet", periodicity="0P")
+    with pytest.raises(el.InvalidArgumentError, match="pressure"):
+        el.EwaldPlan("stokeslet", periodicity="0P", pressure=True)
+    with pytest.raises(el.InvalidArgumentError, match="grid override"):
+        el.EwaldPlan("laplace", periodicity="0P", grid=32)
+    for bad in ["4P", "", (1, 0, 0), (True, False), 3]:
+        with pytest.raises(el.InvalidArgumentError, match="periodicity"):
+            el.EwaldPlan("laplace", periodicity=bad)
+
+
+def test_periodic_default_unchanged():
+    plan = el.EwaldPlan("laplace", box=1.0)
+    assert plan.periodicity == "3P"
+    assert "periodicity='3P'" in repr(plan)
+    assert el.ewald_defaults().periodicity == (True, True, True) or list(el.ewald_defaults().periodicity) == [True] * 3
