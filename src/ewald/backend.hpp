@@ -42,14 +42,17 @@ struct BackendSetup {
   bool energy_parseval = false;
   /// P2P sums each pair once for both points where pair_symmetry_applies (Options::pair_symmetry)
   bool pair_symmetry = true;
-  /// Free space (0P; the Laplace potential and the stokeslet so far): a free-space sum on an
+  /// Free space (0P; Laplace with its field, the stokeslet so far): a free-space sum on an
   /// extended box (the plan's fit_free_box: the data in at most half of it per axis). The
   /// table (M1 M2 (M3/2+1) reals over the half spectrum, periodic_kernel_table; the stokeslet:
-  /// 6 such tables one after the other, its tensor's xx, xy, xz, yy, yz, zz) replaces the
+  /// 6 such tables one after the other, its tensor's xx, xy, xz, yy, yz, zz; the Laplace field:
+  /// the potential's and 3 of -d_a G, imaginary parts t_a, multiplier i t_a) replaces the
   /// multiplier 4 pi e^{-k^2/4xi^2} / (k^2 w^(k)^2) in CNV (the window deconvolution is in the
   /// table: the effective kernel is cropped, not the bare one), the k = 0 mode kept; the self
   /// stage adds no periodic images and no neutralising background. Null: periodic (3P).
   std::shared_ptr<const std::vector<double>> free_multiplier;
+  /// The periodic axes (Options::periodicity): the self stage's own images along these only.
+  std::array<bool, 3> periodic{true, true, true};
   Params params;
   Window window;
 };

@@ -161,12 +161,29 @@ KernelInfo kernel_info(Kernel k, bool field) {
 // cropped on its own. (af Klinteberg, Shamshirgar & Tornberg, Res. Math. Sci. 4 (2017) truncate
 // the biharmonic r instead, S = (I lap - grad grad) r; the layers that truncation leaves at r = R
 // have strength O(R) and their band-limited tails cost 3 digits here (errors 1e-8 measured).)
-std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Params& p,
-                                                            const std::array<double, 3>& box, int threads,
-                                                            double* R_out = nullptr) {
+//
+// 2P (two periodic axes; laplace): the Green's function truncated to the slab |z| < R (R: half
+// the extended box along the free axis plus the reach), truncated::laplace_2p: k_par != 0 smooth,
+// k_par = 0 the 1-D kernel -2 pi |z| truncated (abs_1d: the classical 2P Ewald k = 0 term's
+// convention, Lindbo & Tornberg, J. Chem. Phys. 136 (2012) 164111). 1P (one periodic axis):
+// truncated to the cylinder rho < R, truncated::laplace_1p: k_z = 0 the 2-D kernel -2 ln rho
+// truncated (log_2d). Along the periodic axes the table is neither upsampled nor cropped.
+std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Periodicity& periodic,
+                                                            const Params& p, const std::array<double, 3>& box,
+                                                            int threads, double* R_out = nullptr) {
   const double hmax = std::max({p.h[0], p.h[1], p.h[2]});
   const double reach = 7.0 / p.xi + p.P * hmax;  // the screening's reach (e^{-49}, times k^2 for Stokes); the window's
-  const double R = 0.5 * std::sqrt(box[0] * box[0] + box[1] * box[1] + box[2] * box[2]) + reach;
+  double diag2 = 0;  // over the free axes: the truncation is along them only
+  for (int d = 0; d < 3; ++d)
+    if (!periodic[d]) diag2 += box[d] * box[d];
+  // 2P / 1P: the modes along the periodic axes decay across them as e^{-k R} (k >= 2 pi / L_max
+  // of the periodic axes); truncated at R they jump by that much, and the jump's band-limited
+  // tails reach the data (2e-8 errors measured with R = L_z / 2 + reach): R >= 36 / k_min
+  double Lper = 0;
+  for (int d = 0; d < 3; ++d)
+    if (periodic[d]) Lper = std::max(Lper, box[d]);
+  const double R = std::max(0.5 * std::sqrt(diag2) + reach, Lper > 0 ? 36.0 * Lper / (2 * kPi) : 0.0);
+  const int n_periodic = int(periodic[0]) + int(periodic[1]) + int(periodic[2]);
   if (R_out) *R_out = R;
   const double i4xi2 = 1.0 / (4 * p.xi * p.xi), beta = p.beta;
   const std::array<double, 3> a{0.5 * p.P * p.h[0], 0.5 * p.P * p.h[1], 0.5 * p.P * p.h[2]};
@@ -175,16 +192,24 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     return 1.0 / (w * w);
   };
   if (kernel == Kernel::Laplace) {
-    auto pot = [R, i4xi2](double kx, double ky, double kz) {
-      const double k2 = kx * kx + ky * ky + kz * kz;
-      return truncated::laplace_3d(std::sqrt(k2), R) * std::exp(-k2 * i4xi2);
+    // the wavenumber along the periodic axes (kp) and across them (kf): 0P laplace_3d, 2P
+    // laplace_2p (k_par = kp), 1P laplace_1p (k_z = kp)
+    auto pot = [R, i4xi2, n_periodic, periodic](double kx, double ky, double kz) {
+      const double k[3] = {kx, ky, kz};
+      double kp2 = 0, kf2 = 0;
+      for (int d = 0; d < 3; ++d) (periodic[std::size_t(d)] ? kp2 : kf2) += k[d] * k[d];
+      const double g = n_periodic == 0 ? truncated::laplace_3d(std::sqrt(kf2), R)
+                       : n_periodic == 2 ? truncated::laplace_2p(std::sqrt(kp2), std::sqrt(kf2), R)
+                                         : truncated::laplace_1p(std::sqrt(kf2), std::sqrt(kp2), R);
+      return g * std::exp(-(kp2 + kf2) * i4xi2);
     };
-    if (!field) return std::make_shared<const std::vector<double>>(periodic_kernel_table(p.grid, p.h, pot, R + reach,
-                                                                                         deconvolve, threads));
+    if (!field)
+      return std::make_shared<const std::vector<double>>(
+          periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic));
     // the field E = -grad phi: 3 more tables, of the odd kernels -d_a G (transform -i k_a G^),
     // each cropped on its own (i k times the potential's cropped table would differentiate the crop)
     auto all = std::make_shared<std::vector<double>>(
-        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads));
+        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic));
     for (int d = 0; d < 3; ++d) {
       const std::vector<double> t = periodic_kernel_table(
           p.grid, p.h,
@@ -192,7 +217,7 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
             const double k[3] = {kx, ky, kz};
             return -k[d] * pot(kx, ky, kz);
           },
-          R + reach, deconvolve, threads, true);
+          R + reach, deconvolve, threads, true, periodic);
       all->insert(all->end(), t.begin(), t.end());
     }
     return all;
@@ -262,9 +287,14 @@ struct EwaldPlan::Impl {
   mutable std::shared_ptr<const Tuned> tuned;  // null: not tuned
   mutable bool recheck = false;                // points changed: re-check the density at the next evaluate
   std::vector<std::array<std::int64_t, 2>> exclusions;  // excluded source pairs (Laplace, targets = sources)
-  // 0P (free space): the points' bounding box in plan units (set_points shifts it to the origin)
+  // 0P / 2P (a free axis): along the free axes the points' bounding box in plan units (set_points
+  // shifts it to the origin), along the periodic axes the period
   bool free = false;
+  Periodicity periodic{true, true, true};
   std::array<double, 3> extent{0, 0, 0};
+  // the points' volume (0P, 2P: the error model's mean density): periodic axes' periods times the
+  // free axes' extents (each at least a quarter of the longest)
+  double data_volume() const;
 
   // Values (ns, n_src) in plan units, caller order; qscale: the power of two they were divided by.
   // Returns false when all strengths are zero.
@@ -272,6 +302,9 @@ struct EwaldPlan::Impl {
   double density(const std::vector<double>& v, int layer, const std::array<double, 3>& box) const;
   // The box the tuner sees: Options::box (3P), or in 0P about the extended box
   std::array<double, 3> tuner_box() const;
+  // The box whose cells measure the strengths' density: Options::box (3P); with free axes the
+  // points' extent along them (at least 1/20 of the longest side: a sheet is counted that thick)
+  std::array<double, 3> density_box() const;
   // 0P: the extended box for parameters p (their spacing h kept), p's grid and cells set for it
   std::array<double, 3> fit_free_box(Params& p) const;
   // 0P: whether tuned parameters still hold the points' bounding box
@@ -326,11 +359,11 @@ void validate_options(const Options& o) {
   if (o.threads < 0 || o.threads > 1024)
     throw InvalidArgument("threads must be in [0, 1024] (0 = all available), got " + std::to_string(o.threads));
   const Periodicity& per = o.periodicity;
-  if (!is_triply_periodic(per) && !is_free_space(per))
+  if (!is_triply_periodic(per) && !is_free_space(per) && o.kernel != Kernel::Laplace)
     throw InvalidArgument("periodicity " + to_string(per) + " (periodic along " + periodic_axes(per) +
-                          " only) is not implemented yet: this version computes 3P (every kernel) and 0P (free space, "
-                          "the laplace potential)");
-  if (is_free_space(per)) {
+                          " only) is implemented for the laplace kernel only so far, not " + to_string(o.kernel) +
+                          " (3P computes every kernel, 0P the stokeslet too)");
+  if (!is_triply_periodic(per)) {
     if (o.kernel != Kernel::Laplace && o.kernel != Kernel::Stokeslet)
       throw InvalidArgument("free space (periodicity 0P) is implemented for the laplace and stokeslet kernels so far, "
                             "not " + to_string(o.kernel) + " (3P computes every kernel)");
@@ -338,13 +371,15 @@ void validate_options(const Options& o) {
       throw InvalidArgument("free space (periodicity 0P): the stokeslet's pressure is not implemented yet (the velocity "
                             "is)");
     if (o.grid)
-      throw InvalidArgument("free space (periodicity 0P) takes no grid override: the FFT grid follows from the points' "
-                            "extent and the grid spacing the tolerance (or the xi override) needs");
+      throw InvalidArgument("periodicity " + to_string(per) + " takes no grid override: the FFT grid along a free axis "
+                            "follows from the points' extent and the grid spacing the tolerance (or the xi override) "
+                            "needs");
     if (o.xi && (!(*o.xi > 0) || !std::isfinite(*o.xi)))
       throw InvalidArgument("xi override must be positive and finite, got xi = " + num(*o.xi));
     if (o.rc && (!(*o.rc > 0) || !std::isfinite(*o.rc)))
       throw InvalidArgument("rc override must be positive and finite, got rc = " + num(*o.rc));
   }
+  // (2P: box[2] is not used; the checks below for 3P only)
   const double Lmin = std::min({o.box[0], o.box[1], o.box[2]});
   const double Lmax = std::max({o.box[0], o.box[1], o.box[2]});
   if (o.xi && is_triply_periodic(per) && (!(*o.xi * Lmax >= 0.05) || !(*o.xi * Lmin <= 1e6)))
@@ -412,7 +447,8 @@ EwaldPlan::EwaldPlan(const Options& opts) : impl_(std::make_unique<Impl>()) {
   if (I.opt.xi) *I.opt.xi *= I.ls;
   if (I.opt.rc) *I.opt.rc /= I.ls;
   I.threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
-  I.free = is_free_space(opts.periodicity);
+  I.free = !is_triply_periodic(opts.periodicity);
+  I.periodic = opts.periodicity;
   // the second quantity: the Laplace field (also for forces = q E) or the stokeslet's pressure
   I.opt.compute_field = opts.compute_field || opts.compute_energy || opts.compute_pressure;
   I.info = kernel_info(opts.kernel, I.opt.compute_field);
@@ -436,7 +472,10 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
   auto& I = *impl_;
   const std::string kname = to_string(I.user.kernel);
   // 0P: any finite coordinates up to 1e100 (the box is not used); 3P: within 1e15 box lengths
-  const std::array<double, 3> vbox = I.free ? std::array<double, 3>{1e85, 1e85, 1e85} : I.user.box;
+  // (2P: z like 0P, x and y within 1e15 periods)
+  std::array<double, 3> vbox = I.user.box;
+  for (int d = 0; d < 3; ++d)
+    if (!I.periodic[d]) vbox[d] = 1e85;
   validate_points(sources, "sources", vbox);
   if (targets) validate_points(*targets, "targets", vbox, true);
   if (has_double_layer(I.user.kernel)) {
@@ -457,6 +496,7 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
   if (I.free) {
     std::array<double, 3> hi;
     for (int d = 0; d < 3; ++d) lo[d] = hi[d] = sources(0, d);
+    // (periodic axes: lo, hi unused; extent = the period)
     for (const ConstMatrixView<double>* a : {&sources, targets ? &*targets : nullptr}) {
       if (!a) continue;
       for (std::size_t i = 0; i < a->rows; ++i)
@@ -466,16 +506,18 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
         }
     }
     double Dmax = 0;
-    for (int d = 0; d < 3; ++d) Dmax = std::max(Dmax, hi[d] - lo[d]);
+    for (int d = 0; d < 3; ++d) Dmax = std::max(Dmax, I.periodic[d] ? I.user.box[d] : hi[d] - lo[d]);
     if (!(Dmax > 0)) Dmax = std::max({std::abs(lo[0]), std::abs(lo[1]), std::abs(lo[2]), 1.0});  // one point
     ls = (Dmax > 0x1p20 || Dmax < 0x1p-20) ? std::ldexp(1.0, std::ilogb(Dmax)) : 1.0;
-    for (int d = 0; d < 3; ++d) extent[d] = std::max((hi[d] - lo[d]) / ls, 1e-6 * Dmax / ls);
+    for (int d = 0; d < 3; ++d)
+      extent[d] = I.periodic[d] ? I.user.box[d] / ls : std::max((hi[d] - lo[d]) / ls, 1e-6 * Dmax / ls);
   }
   auto wrap = [&](ConstMatrixView<double> a, std::vector<double>& out) {
     out.resize(a.rows * 3);
     for (std::size_t i = 0; i < a.rows; ++i)
       for (int d = 0; d < 3; ++d)
-        out[3 * i + d] = I.free ? (a(i, d) - lo[d]) / ls : wrap_into_box(a(i, d) / ls, I.opt.box[d]);  // ls: a power of two
+        out[3 * i + d] = I.periodic[d] ? wrap_into_box(a(i, d) / ls, I.user.box[d] / ls)  // ls: a power of two
+                                       : (a(i, d) - lo[d]) / ls;
   };
   wrap(sources, p.src);
   if (targets) wrap(*targets, p.trg);
@@ -485,6 +527,7 @@ void EwaldPlan::set_points(ConstMatrixView<double> sources, std::optional<ConstM
     if (ls != I.ls) I.tuned.reset();  // parameters in other units
     I.ls = ls;
     I.extent = extent;
+    for (int d = 0; d < 3; ++d) I.opt.box[d] = I.user.box[d] / ls;
     if (I.user.xi) I.opt.xi = *I.user.xi * ls;
     if (I.user.rc) I.opt.rc = *I.user.rc / ls;
   }
@@ -660,8 +703,23 @@ std::array<double, 3> EwaldPlan::Impl::tuner_box() const {
   // spacing the tuner picks is the same along every axis
   const double Dmax = std::max({extent[0], extent[1], extent[2]});
   std::array<double, 3> b;
-  for (int d = 0; d < 3; ++d) b[d] = 2.5 * std::max(extent[d], 0.25 * Dmax);
+  for (int d = 0; d < 3; ++d) b[d] = periodic[d] ? extent[d] : 2.5 * std::max(extent[d], 0.25 * Dmax);
   return b;
+}
+
+std::array<double, 3> EwaldPlan::Impl::density_box() const {
+  if (!free) return opt.box;
+  const double Dmax = std::max({extent[0], extent[1], extent[2]});
+  std::array<double, 3> b;
+  for (int d = 0; d < 3; ++d) b[d] = periodic[d] ? extent[d] : std::max(extent[d], 0.05 * Dmax) * (1 + 1e-12);
+  return b;
+}
+
+double EwaldPlan::Impl::data_volume() const {
+  const double Dmax = std::max({extent[0], extent[1], extent[2]});
+  double V = 1;
+  for (int d = 0; d < 3; ++d) V *= periodic[d] ? extent[d] : std::max(extent[d], 0.25 * Dmax);
+  return V;
 }
 
 namespace {
@@ -677,6 +735,10 @@ double free_length(double D, double h, int P, double rc) {
 std::array<double, 3> EwaldPlan::Impl::fit_free_box(Params& p) const {
   std::array<double, 3> box;
   for (int d = 0; d < 3; ++d) {
+    if (periodic[d]) {  // the period, on the tuner's grid
+      box[d] = extent[d];
+      continue;
+    }
     const double need = free_length(extent[d], p.h[d], p.P, p.rc);
     const double m = std::ceil(need / p.h[d] * (1 - 1e-12));
     if (!(m <= 8192))
@@ -696,7 +758,7 @@ std::array<double, 3> EwaldPlan::Impl::fit_free_box(Params& p) const {
 
 bool EwaldPlan::Impl::free_box_holds(const Params& p, const std::array<double, 3>& box) const {
   for (int d = 0; d < 3; ++d)
-    if (free_length(extent[d], p.h[d], p.P, p.rc) > box[d] * (1 + 1e-12)) return false;
+    if (!periodic[d] && free_length(extent[d], p.h[d], p.P, p.rc) > box[d] * (1 + 1e-12)) return false;
   return true;
 }
 
@@ -713,6 +775,7 @@ std::unique_ptr<Backend> EwaldPlan::Impl::prepare(const Params& p, const Window&
   s.erfc_target = std::clamp(0.01 * rel, 1e-15, 1e-4);
   s.box = box;
   s.free_multiplier = std::move(table);
+  s.periodic = periodic;
   s.threads = threads;
   s.fft_planner = pilot ? FftPlanner::Estimate : opt.fft_planner;
   s.p2g_variant = opt.p2g_variant;
@@ -819,7 +882,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
       bool used = false;
       for (const ErrorTerm& e : in.terms) used |= e.density == l;
       if (!used) continue;
-      in.rho[l] = density(v, l, tbox);
+      in.rho[l] = density(v, l, density_box());
       const double V = tbox[0] * tbox[1] * tbox[2];
       // mean |s|^2 = (total / V) * V / N; the density() floor is the mean Q / V
       double Q = 0;
@@ -840,7 +903,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
         const int ns = info.n_src, nsc = strength_components(opt.kernel);
         for (std::size_t i = 0; i < pts.ns; ++i)
           for (int c = 0; c < nsc; ++c) net[c] += v[i * ns + c];
-        const double Vd = tbox[0] * tbox[1] * tbox[2] / 15.625, ball = std::cbrt(3 * Vd / (4 * kPi));
+        const double Vd = data_volume(), ball = std::cbrt(3 * Vd / (4 * kPi));
         in.mean_density[0] = std::sqrt(net[0] * net[0] + net[1] * net[1] + net[2] * net[2]) / Vd;
         in.mean_far[0] = in.mean_density[0] * ball * ball;
         in.mean_ball = ball;
@@ -880,7 +943,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // a relative tolerance: a strength of RMS size at the mean spacing a (q/a single layer and
     // potential, q/a^2 field and double layer).
     // (0P: the points' bounding box's volume, its short sides counted as a quarter of the longest)
-    const double V = free ? tbox[0] * tbox[1] * tbox[2] / 15.625 : tbox[0] * tbox[1] * tbox[2];
+    const double V = free ? data_volume() : tbox[0] * tbox[1] * tbox[2];
     const double a = std::cbrt(V / double(std::max<std::size_t>(pts.ns, 1)));
     double typ[2] = {0, 0}, floor[2] = {0, 0};
     for (const ErrorTerm& e : in.terms) {
@@ -905,7 +968,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     // 0P: the extended box of parameters p and its kernel table
     auto free_setup = [&](Params& p, std::shared_ptr<const std::vector<double>>& table) {
       std::array<double, 3> box = fit_free_box(p);
-      table = free_space_table(opt.kernel, opt.compute_field, p, box, threads, &p.truncation_radius);
+      table = free_space_table(opt.kernel, opt.compute_field, periodic, p, box, threads, &p.truncation_radius);
       return box;
     };
     // FftPlanner::Wisdom: the final choice ranks its best grids by measured FFT times (the
@@ -1010,7 +1073,7 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::state(const std::vector<double>& v
     const auto ratio = [](double a, double b) { return std::max(a, b) / std::max(std::min(a, b), 1e-300); };
     if (recheck)
       for (int l = 0; l < 2; ++l)
-        if (tuned->rho[l] > 0 && ratio(density(v, l, tuner_box()), tuned->rho[l]) > 4.0) keep = false;
+        if (tuned->rho[l] > 0 && ratio(density(v, l, density_box()), tuned->rho[l]) > 4.0) keep = false;
     if (opt.tolerance_kind == ToleranceKind::Absolute && ratio(qscale, tuned->qscale) > 1.5) keep = false;
     if (keep && recheck) {
       // Same parameters, new points: only the set_points stage again.
@@ -1099,6 +1162,17 @@ Result EwaldPlan::evaluate(const Densities& d) const {
     // (strengths / qscale, lengths / ls), i.e. times qscale^2 / ls in the caller's.
     if (std::isfinite(far_energy)) U += far_energy * qscale * u;
     r.energy = 0.5 * U;
+  }
+  // 1P: the k_z = 0 term -2 ln(rho) / L per charge is in the caller's length unit; the plan's
+  // unit ls (a power of two, set_points) turns it into -2 ln(rho / ls) / L: add -2 Q ln(ls) / L
+  if (I.free && I.ls != 1.0 && int(I.periodic[0]) + int(I.periodic[1]) + int(I.periodic[2]) == 1) {
+    const int ax = I.periodic[0] ? 0 : I.periodic[1] ? 1 : 2;
+    double Q = 0;
+    for (std::size_t i = 0; i < I.pts.ns; ++i) Q += d.strengths(i, 0);
+    const double c = -2.0 * Q * std::log(I.ls) / I.user.box[std::size_t(ax)];
+    if (potential)
+      for (std::size_t i = 0; i < nt; ++i) r.values.values[i] += c;
+    if (I.user.compute_energy) r.energy += 0.5 * Q * c;
   }
   for (const Array2D* a : {&r.values, &r.field, &r.forces, &r.pressure}) {
     if (all_finite(a->values.data(), a->values.size())) continue;

@@ -94,6 +94,31 @@ inline void stokeslet_3d(double k, double R, double& s_delta, double& s_kk) {
   s_kk = 4.0 * kPi * c / (k * k);
 }
 
+/// 2P: the transform of 1/r truncated to the slab |z| < R (periodic in x and y: k_par the
+/// in-plane wavenumber, k_z along z):
+///   k_par > 0: int_{-R}^{R} e^{-i k_z z} (2 pi / k_par) e^{-k_par |z|} dz
+///            = 4 pi [1 - e^{-k_par R} (cos(k_z R) + (k_z / k_par) sin(k_z R))] / (k_par^2 + k_z^2),
+///   k_par = 0: the 1-D kernel -2 pi (|z| - R) truncated at R, 8 pi sin^2(k_z R / 2) / k_z^2 (the
+///            in-plane integral of 1/r diverges; -2 pi |z| per unit area is the classical 2P Ewald
+///            sum's k = 0 term; shifted by 2 pi R so that it is continuous at R: the jump of
+///            -2 pi |z| there, 2 pi R, has band-limited tails that cost digits (measured 1e-8);
+///            the caller subtracts 2 pi R Q / A).
+/// -> 4 pi / k^2 as R -> infinity (k_par != 0).
+inline double laplace_2p(double kpar, double kz, double R);
+
+/// 1P: the transform of 1/r truncated to the cylinder rho < R (periodic along z: k_z the
+/// wavenumber along it, k_perp across):
+///   k_z != 0: int_{rho<R} 2 K0(|k_z| rho) e^{-i k_perp . rho} d^2 rho = 4 pi int_0^R K0(b rho) J0(c rho) rho drho
+///           = 4 pi [1 - R (b J0(cR) K1(bR) - c J1(cR) K0(bR))] / (b^2 + c^2),  b = |k_z|, c = k_perp
+///           (d/drho [rho (c J1(c rho) K0(b rho) - b J0(c rho) K1(b rho))] = (b^2 + c^2) rho J0 K0,
+///           and rho b K1(b rho) -> 1 at rho = 0);
+///   k_z = 0: the 2-D kernel -2 ln(rho / R) truncated at R, 4 pi (1 - J0(k_perp R)) / k_perp^2
+///           (= log_2d + 2 ln R times the disk's transform; the line integral of 1/r diverges;
+///           -2 ln rho per unit length, the divergent constant dropped; shifted by 2 ln R to be
+///           continuous at R, the caller subtracts 2 ln(R) Q / L).
+/// -> 4 pi / k^2 as R -> infinity (k_z != 0).
+inline double laplace_1p(double kperp, double kz, double R);
+
 /// The transform of -2 ln(rho) truncated at R (2-D, radial in k).
 inline double log_2d(double k, double R) {
   const double x = k * R, lnR = std::log(R);
@@ -128,6 +153,31 @@ inline double abs_1d(double k, double R) {
     return 4.0 * kPi * R * R * sum;
   }
   return 4.0 * kPi * (1.0 - std::cos(x) - x * std::sin(x)) / (k * k);
+}
+
+inline double laplace_1p(double kperp, double kz, double R) {
+  if (kz == 0.0) {
+    const double x = kperp * R;
+    if (x < 1e-3) return kPi * R * R * (1.0 - x * x / 8.0);  // (1 - J0(x)) / x^2 = 1/4 - x^2/64 + ...
+    return 4.0 * kPi * (1.0 - std::cyl_bessel_j(0.0, x)) / (kperp * kperp);
+  }
+  const double b = std::abs(kz), c = kperp, bR = b * R, cR = c * R;
+  const double k0 = bR > 700 ? 0.0 : std::cyl_bessel_k(0.0, bR), k1 = bR > 700 ? 0.0 : std::cyl_bessel_k(1.0, bR);
+  const double j0 = c == 0.0 ? 1.0 : std::cyl_bessel_j(0.0, cR), j1 = c == 0.0 ? 0.0 : std::cyl_bessel_j(1.0, cR);
+  return 4.0 * kPi * (1.0 - R * (b * j0 * k1 - c * j1 * k0)) / (b * b + c * c);
+}
+
+inline double laplace_2p(double kpar, double kz, double R) {
+  if (kpar == 0.0) {
+    const double x = kz * R;
+    if (std::abs(x) < 1e-4) return 2.0 * kPi * R * R * (1.0 - x * x / 12.0);
+    const double s = std::sin(0.5 * x);
+    return 8.0 * kPi * s * s / (kz * kz);
+  }
+  const double e = std::exp(-kpar * R), x = kz * R;
+  // (k_z / k_par) sin(k_z R) = R k_z^2 sinc(x) / k_par: no cancellation for small k_z
+  const double sinc = std::abs(x) < 1e-4 ? 1.0 - x * x / 6.0 : std::sin(x) / x;
+  return 4.0 * kPi * (1.0 - e * (std::cos(x) + kz * kz * R * sinc / kpar)) / (kpar * kpar + kz * kz);
 }
 
 }  // namespace elliptica::ewald::detail::truncated

@@ -9,7 +9,7 @@
 /// (stresslet splitting); Kaiser-Bessel window as in Shamshirgar, Bagge & Tornberg,
 /// J. Chem. Phys. 154 (2021) 164109. Formulas collected in docs/ewald.md.
 ///
-/// Free space (Options::periodicity 0P; the laplace potential and the stokeslet): the same sums
+/// Free space (Options::periodicity 0P; laplace with field / energy, the stokeslet): the same sums
 /// with no images, on an extended grid with truncated Green's functions (Vico, Greengard &
 /// Ferrando, J. Comput. Phys. 323 (2016) 191); docs/ewald.md section 9. The rest of this comment
 /// describes 3P.
@@ -182,12 +182,12 @@ struct Options {
   /// (0P: the points' bounding box is the domain; see periodicity).
   std::array<double, 3> box{1.0, 1.0, 1.0};
   /// Periodic axes {x, y, z}. {true, true, true} (3P, default) or {false, false, false} (0P:
-  /// free space, the laplace potential and the stokeslet so far: phi(x_m) = sum_n' q_n /
+  /// free space, laplace (potential, field, energy) and the stokeslet so far: phi(x_m) = sum_n' q_n /
   /// |x_m - y_n|, u = 1/(8 pi mu) sum_n' S(x_m - y_n) f_n, no periodic images, no neutrality
   /// needed; the truncated-kernel method of Vico, Greengard & Ferrando 2016 on a grid about twice
   /// the points' extent, docs/ewald.md section 9). In 0P the points may be anywhere (|x| <= 1e100),
-  /// their bounding box is the domain; the grid override, the field, the energy, the pressure and
-  /// the double-layer kernels are refused with InvalidArgument, as are 1P and 2P.
+  /// their bounding box is the domain (the field, energy and forces as in 3P); the grid override,
+  /// the pressure and the double-layer kernels are refused with InvalidArgument, as are 1P and 2P.
   Periodicity periodicity{true, true, true};
   double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)

@@ -8,7 +8,8 @@
 // - Stresslet (optional): the k = 0 term -(8 pi/V) sum_n (q_n . nu_n)(x_m - y_n), wrapped
 //   coordinates (af Klinteberg & Tornberg 2016; ../shared/design FORMULAS).
 // The self limit of coincident pairs is added in P2P (K::self_limit).
-// Free space (0P, BackendSetup::free_multiplier): neither images nor background (CNV keeps k = 0).
+// Free axes (0P, 2P; BackendSetup::free_multiplier): no images along them (only the periodic
+// axes' in 2P), no background (CNV keeps the k = 0 mode).
 #include <cmath>
 #include <string>
 
@@ -21,7 +22,7 @@ template <class K>
 void self_images(const BackendSetup& s, double C[3][3]) {
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) C[i][j] = 0.0;
-  if (s.free_multiplier) return;  // free space (0P): no periodic images
+  if (!s.periodic[0] && !s.periodic[1] && !s.periodic[2]) return;  // free space (0P): no periodic images
   if constexpr (K::n_linear > 0) {
     const Params& p = s.params;
     const double xi = p.xi, rc = p.rc;
@@ -32,13 +33,14 @@ void self_images(const BackendSetup& s, double C[3][3]) {
     // would make it billions (a hang), so it is refused.
     constexpr double kMaxImages = 1e6;
     double count = 1.0;
-    for (int d = 0; d < 3; ++d) count *= 2.0 * std::ceil(reach / box[d]) + 1.0;
+    for (int d = 0; d < 3; ++d)
+      if (s.periodic[std::size_t(d)]) count *= 2.0 * std::ceil(reach / box[d]) + 1.0;
     if (!(count <= kMaxImages))
       throw InvalidArgument("ewald: xi = " + std::to_string(xi) + " is too small for the box: the real-space tail of the "
                             "periodic self-images reaches r_c + 9/xi = " + std::to_string(reach) + ", " +
                             std::to_string(count) + " periodic images (at most 1e6); increase xi or let the tuner choose it");
     int R[3];
-    for (int d = 0; d < 3; ++d) R[d] = static_cast<int>(std::ceil(reach / box[d]));
+    for (int d = 0; d < 3; ++d) R[d] = s.periodic[std::size_t(d)] ? static_cast<int>(std::ceil(reach / box[d])) : 0;  // 2P: x, y only
     const double c = 2.0 * xi / kSqrtPi;
     for (int col = 0; col < K::n_linear; ++col) {
       double sv[K::n_src] = {};
@@ -93,6 +95,20 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
   if (K::kernel == Kernel::Laplace && !g.setup.free_multiplier) {  // (0P keeps k = 0: no background)
     const double shift = -kPi * ws.total[0] / (p.xi * p.xi * V);  // neutralising background
     for (std::size_t t = 0; t < nt; ++t) ws.acc[t * no] += shift;
+  }
+  if (K::kernel == Kernel::Laplace && g.setup.free_multiplier) {
+    // 2P / 1P: the zero mode's kernel was shifted to be continuous at the truncation radius R
+    // (truncated::laplace_2p: -2 pi (|z| - R) / A; laplace_1p: -2 ln(rho / R) / L): undo it
+    const auto& per = g.setup.periodic;
+    const int np = int(per[0]) + int(per[1]) + int(per[2]);
+    double cell = 1;  // A (2P) or L (1P): the periodic lengths' product
+    for (int d = 0; d < 3; ++d)
+      if (per[std::size_t(d)]) cell *= L[std::size_t(d)];
+    const double R = p.truncation_radius;
+    const double shift = np == 2 ? -2 * kPi * R * ws.total[0] / cell
+                         : np == 1 ? -2 * std::log(R) * ws.total[0] / cell : 0.0;
+    if (shift != 0.0)
+      for (std::size_t t = 0; t < nt; ++t) ws.acc[t * no] += shift;
   }
   if constexpr (K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined) {
     if (g.setup.zero_mode) {

@@ -126,7 +126,8 @@ std::vector<double> TruncatedConvolution::apply(const std::vector<double>& rho) 
 
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double, double, double)>& hat, double extent,
-                                          const std::function<double(int, double)>& axis_factor, int threads, bool odd) {
+                                          const std::function<double(int, double)>& axis_factor, int threads, bool odd,
+                                          const std::array<bool, 3>& periodic) {
   std::array<int, 3> N{};
   double total = 1;
   for (int a = 0; a < 3; ++a) {
@@ -136,7 +137,9 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
     // |x| < M h / 2; any N >= M will do (same spacing h): the next FFT-friendly size
     const double need = std::ceil(0.5 * M[std::size_t(a)] + extent / h[std::size_t(a)] - 1e-9);
     if (!(need <= 65536)) throw ResourceError("periodic kernel table: more than 65536 upsampled points along an axis");
-    N[std::size_t(a)] = fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));
+    // a periodic axis: its own grid (the kernel is periodic there: nothing to crop)
+    N[std::size_t(a)] = periodic[std::size_t(a)] ? M[std::size_t(a)]
+                                                  : fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));
     total *= N[std::size_t(a)];
   }
   if (total > double(1u << 31)) throw ResourceError("periodic kernel table: more than 2^31 upsampled grid points");
@@ -191,9 +194,12 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
   const int m0 = M[0], m1 = M[1], m2 = M[2], m2c = m2 / 2 + 1;
   std::vector<double> crop(std::size_t(m0) * m1 * m2, 0.0);
   auto idx = [](int d, int n) { return d >= 0 ? d : d + n; };
-  for (int a = -(m0 - 1) / 2; a <= (m0 - 1) / 2; ++a)
-    for (int b = -(m1 - 1) / 2; b <= (m1 - 1) / 2; ++b)
-      for (int c = -(m2 - 1) / 2; c <= (m2 - 1) / 2; ++c)
+  // separations |m| < M/2 along the free axes; every index along the periodic ones
+  const int e0 = periodic[0] ? m0 / 2 : (m0 - 1) / 2, e1 = periodic[1] ? m1 / 2 : (m1 - 1) / 2,
+            e2 = periodic[2] ? m2 / 2 : (m2 - 1) / 2;
+  for (int a = -(m0 - 1) / 2; a <= e0; ++a)
+    for (int b = -(m1 - 1) / 2; b <= e1; ++b)
+      for (int c = -(m2 - 1) / 2; c <= e2; ++c)
         crop[(std::size_t(idx(a, m0)) * m1 + std::size_t(idx(b, m1))) * m2 + std::size_t(idx(c, m2))] =
             w * ker[(std::size_t(idx(a, n0)) * n1 + std::size_t(idx(b, n1))) * n2 + std::size_t(idx(c, n2))];
   std::vector<std::complex<double>> khat(std::size_t(m0) * m1 * m2c);

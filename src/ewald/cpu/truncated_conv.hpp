@@ -50,6 +50,8 @@ class TruncatedConvolution {
 /// axis_factor(a, k) (optional): a separable factor of the transform along axis a (the window's
 /// 1 / w^(k_a)^2), evaluated once per upsampled index; the transform is then
 /// hat(kx, ky, kz) f(0, kx) f(1, ky) f(2, kz). hat is called from `threads` threads at once.
+/// periodic: axes along which the kernel is periodic with period M h (2P: x and y): there the
+/// table is neither upsampled nor cropped.
 /// odd: the kernel is real and odd (a derivative: its transform is i hat, hat odd in k); the table
 /// then holds the imaginary part t of the cropped kernel's transform (the multiplier is i t).
 /// Throws InvalidArgument for M < 2 or h <= 0, ResourceError beyond 2^31 upsampled points or the
@@ -57,6 +59,7 @@ class TruncatedConvolution {
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double kx, double ky, double kz)>& hat,
                                           double extent, const std::function<double(int a, double k)>& axis_factor = {},
-                                          int threads = 1, bool odd = false);
+                                          int threads = 1, bool odd = false,
+                                          const std::array<bool, 3>& periodic = {false, false, false});
 
 }  // namespace elliptica::ewald::detail
