@@ -205,7 +205,7 @@ std::string params_json(const ewald::Params& p, const std::string& ind) {
      << ind << "  \"grid\": " << jarr3(p.grid) << ",\n"
      << ind << "  \"h\": " << jarr3(p.h) << ",\n"
      << ind << "  \"fft_box\": " << jarr3(p.fft_box) << ",\n"
-     << ind << "  \"truncation_radius\": " << (p.truncation_radius > 0 ? jnum(p.truncation_radius) : "null") << ",\n"
+     << ind << "  \"truncation_radius\": " << jnum(p.truncation_radius) << ",\n"
      << ind << "  \"cells\": " << jarr3(p.cells) << ",\n"
      << ind << "  \"P\": " << p.P << ",\n"
      << ind << "  \"beta\": " << jnum(p.beta) << ",\n"
