@@ -3,13 +3,11 @@
 // one radian of k r; the log kernel's first panel with r = h u^2, which smooths r ln r), at k = 0,
 // on both sides of the series / closed-form switch (kR = 0.25) and far out (kR = 300); the error
 // bound is 1e-12 of the integrand's L1 norm (the rounding the integral itself carries); the
-// truncated-kernel convolution and the 2P reference below (the 0P plan against direct sums:
+// 2P reference below (the plan with truncated kernels against direct sums:
 // test_ewald_free_space.cpp). Cost: about 1 s.
-#include <fftw3.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <complex>
 #include <cstdlib>
 #include <cstdint>
 #include <cstdio>
@@ -165,49 +163,6 @@ TEST(TruncatedGreen, Abs1dIsTheTransformOfMinusTwoPiAbsZ) {
       EXPECT_NEAR(tr::abs_1d(k, R), q.value, 1e-12 * q.l1) << "R " << R << " kR " << kR;
     }
   EXPECT_NEAR(tr::abs_1d(0, 1.3), -2 * kPi * 1.3 * 1.3, 1e-13);
-}
-
-}  // namespace
-
-// The truncated-kernel convolution (src/ewald/cpu/truncated_conv.hpp) of a Gaussian density
-// against its free-space potential Q erf(r / (sqrt(2) sigma)) / r: spectrally accurate once the
-// Gaussian is resolved (sigma = 2.5 h: exp(-(pi sigma / h)^2 / 2) = 4e-14 at the Nyquist frequency)
-// and contained (8 sigma to the nearest face: its mass outside 1e-14); a non-cubic grid.
-#include "ewald/cpu/truncated_conv.hpp"
-
-namespace {
-
-TEST(TruncatedConvolution, GaussianPotentialInFreeSpace) {
-  using elliptica::ewald::detail::TruncatedConvolution;
-  const std::array<int, 3> M{48, 40, 44};
-  const double h = 1.0 / 48, sigma = 2.5 * h, Q = 1.7;
-  const std::array<double, 3> hh{h, h, h};
-  double diam = 0;
-  for (int m : M) diam += (m * h) * (m * h);
-  diam = std::sqrt(diam);
-  const TruncatedConvolution conv(M, hh, [](double k, double R) { return tr::laplace_3d(k, R); }, diam);
-  EXPECT_EQ(conv.upsampling()[0], 3);  // 1 + sqrt(3)-ish: (L + R) / L rounded up
-  const double c[3] = {0.5 * M[0] * h, 0.5 * M[1] * h, 0.5 * M[2] * h};
-  std::vector<double> rho(std::size_t(M[0]) * M[1] * M[2]);
-  const double norm = Q / std::pow(2 * kPi * sigma * sigma, 1.5);
-  for (int i = 0; i < M[0]; ++i)
-    for (int j = 0; j < M[1]; ++j)
-      for (int l = 0; l < M[2]; ++l) {
-        const double dx = i * h - c[0], dy = j * h - c[1], dz = l * h - c[2];
-        rho[(std::size_t(i) * M[1] + j) * M[2] + l] = norm * std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * sigma * sigma));
-      }
-  const std::vector<double> phi = conv.apply(rho);
-  double err = 0, scale = Q * std::sqrt(2 / kPi) / sigma;  // the potential's maximum, at the centre
-  for (int i = 0; i < M[0]; ++i)
-    for (int j = 0; j < M[1]; ++j)
-      for (int l = 0; l < M[2]; ++l) {
-        const double dx = i * h - c[0], dy = j * h - c[1], dz = l * h - c[2], r = std::sqrt(dx * dx + dy * dy + dz * dz);
-        const double exact = r == 0 ? scale : Q * std::erf(r / (std::sqrt(2.0) * sigma)) / r;
-        err = std::max(err, std::abs(phi[(std::size_t(i) * M[1] + j) * M[2] + l] - exact));
-      }
-  EXPECT_LE(err, 1e-13 * scale);  // measured 2.6e-15: the FFTs' rounding
-  RecordProperty("max_error_relative", std::to_string(err / scale));
-  std::printf("max error / max phi: %.3g\n", err / scale);
 }
 
 }  // namespace

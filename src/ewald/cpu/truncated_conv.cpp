@@ -1,15 +1,16 @@
-// TruncatedConvolution (truncated_conv.hpp): the precomputed kernel and the aperiodic convolution.
+// periodic_kernel_table (truncated_conv.hpp): the cropped kernel's table of a free-space sum on a periodic grid.
 #include "ewald/cpu/truncated_conv.hpp"
 
 #include <fftw3.h>
 
 #include <cmath>
+#include <complex>
+#include <exception>
 #include <mutex>
 #include <string>
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/resources.hpp"
-#include <exception>
 #include "ewald/cpu/cpu.hpp"
 
 namespace elliptica::ewald::detail {
@@ -30,99 +31,6 @@ struct Plan {
   }
 };
 }  // namespace
-
-TruncatedConvolution::TruncatedConvolution(const std::array<int, 3>& M, const std::array<double, 3>& h,
-                                           const std::function<double(double, double)>& hat, double R)
-    : M_(M), h_(h) {
-  double diam2 = 0;
-  for (int a = 0; a < 3; ++a) {
-    if (M[std::size_t(a)] < 2 || !(h[std::size_t(a)] > 0) || !std::isfinite(h[std::size_t(a)]))
-      throw InvalidArgument("truncated convolution: grid points >= 2 and spacings > 0 per axis");
-    const double L = M[std::size_t(a)] * h[std::size_t(a)];
-    diam2 += L * L;
-  }
-  if (!(R >= std::sqrt(diam2) * (1 - 1e-12)) || !std::isfinite(R))
-    throw InvalidArgument("truncated convolution: the truncation radius must be at least the domain's diameter");
-  std::array<int, 3> N{};
-  double total = 1;
-  for (int a = 0; a < 3; ++a) {
-    const double L = M[std::size_t(a)] * h[std::size_t(a)];
-    s_[std::size_t(a)] = std::max(2, int(std::ceil((L + R) / L - 1e-12)));
-    N[std::size_t(a)] = s_[std::size_t(a)] * M[std::size_t(a)];
-    total *= N[std::size_t(a)];
-  }
-  if (total > double(1u << 31)) throw ResourceError("truncated convolution: more than 2^31 upsampled grid points");
-  // 1. the transform on the upsampled grid (half spectrum along axis 2), 2. c2r: the kernel
-  const int n0 = N[0], n1 = N[1], n2 = N[2], n2c = n2 / 2 + 1;
-  std::vector<std::complex<double>> spec(std::size_t(n0) * n1 * n2c);
-  for (int i = 0; i < n0; ++i)
-    for (int j = 0; j < n1; ++j)
-      for (int l = 0; l < n2c; ++l) {
-        const double kx = freq(i, n0, h[0]), ky = freq(j, n1, h[1]), kz = freq(l, n2, h[2]);
-        spec[(std::size_t(i) * n1 + j) * n2c + l] = hat(std::sqrt(kx * kx + ky * ky + kz * kz), R);
-      }
-  std::vector<double> ker(std::size_t(n0) * n1 * n2);
-  {
-    Plan p;
-    std::vector<std::complex<double>> work(spec);  // c2r destroys its input
-    {
-      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-      p.p = fftw_plan_dft_c2r_3d(n0, n1, n2, reinterpret_cast<fftw_complex*>(work.data()), ker.data(), FFTW_ESTIMATE);
-    }
-    fftw_execute(p.p);
-  }
-  // the inverse transform's 1 / (N h)^3 per sample (the k-grid's quadrature weight)
-  const double w = 1.0 / (double(n0) * h[0] * double(n1) * h[1] * double(n2) * h[2]);
-  // 3. crop to separations -M+1 .. M-1 on the 2M grid, 4. r2c
-  const int m0 = 2 * M[0], m1 = 2 * M[1], m2 = 2 * M[2], m2c = m2 / 2 + 1;
-  std::vector<double> crop(std::size_t(m0) * m1 * m2, 0.0);
-  auto src_index = [](int d, int n) { return d >= 0 ? d : d + n; };
-  for (int a = -M[0] + 1; a < M[0]; ++a)
-    for (int b = -M[1] + 1; b < M[1]; ++b)
-      for (int c = -M[2] + 1; c < M[2]; ++c)
-        crop[(std::size_t(src_index(a, m0)) * m1 + std::size_t(src_index(b, m1))) * m2 + std::size_t(src_index(c, m2))] =
-            w * ker[(std::size_t(src_index(a, n0)) * n1 + std::size_t(src_index(b, n1))) * n2 + std::size_t(src_index(c, n2))];
-  std::vector<std::complex<double>> khat(std::size_t(m0) * m1 * m2c);
-  {
-    Plan p;
-    {
-      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-      p.p = fftw_plan_dft_r2c_3d(m0, m1, m2, crop.data(), reinterpret_cast<fftw_complex*>(khat.data()), FFTW_ESTIMATE);
-    }
-    fftw_execute(p.p);
-  }
-  // the kernel is even: its transform is real (the imaginary parts are rounding)
-  khat_.resize(khat.size());
-  for (std::size_t k = 0; k < khat.size(); ++k) khat_[k] = khat[k].real();
-}
-
-std::vector<double> TruncatedConvolution::apply(const std::vector<double>& rho) const {
-  const int m0 = 2 * M_[0], m1 = 2 * M_[1], m2 = 2 * M_[2], m2c = m2 / 2 + 1;
-  if (rho.size() != std::size_t(M_[0]) * M_[1] * M_[2])
-    throw InvalidArgument("truncated convolution: rho must have M1 M2 M3 values");
-  std::vector<double> pad(std::size_t(m0) * m1 * m2, 0.0);
-  for (int i = 0; i < M_[0]; ++i)
-    for (int j = 0; j < M_[1]; ++j)
-      for (int l = 0; l < M_[2]; ++l)
-        pad[(std::size_t(i) * m1 + j) * m2 + l] = rho[(std::size_t(i) * M_[1] + j) * M_[2] + l];
-  std::vector<std::complex<double>> spec(std::size_t(m0) * m1 * m2c);
-  Plan fwd, bwd;
-  {
-    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-    fwd.p = fftw_plan_dft_r2c_3d(m0, m1, m2, pad.data(), reinterpret_cast<fftw_complex*>(spec.data()), FFTW_ESTIMATE);
-    bwd.p = fftw_plan_dft_c2r_3d(m0, m1, m2, reinterpret_cast<fftw_complex*>(spec.data()), pad.data(), FFTW_ESTIMATE);
-  }
-  fftw_execute(fwd.p);
-  const double scale = h_[0] * h_[1] * h_[2] / (double(m0) * m1 * m2);
-  for (std::size_t k = 0; k < spec.size(); ++k) spec[k] *= khat_[k] * scale;
-  fftw_execute(bwd.p);
-  std::vector<double> phi(rho.size());
-  for (int i = 0; i < M_[0]; ++i)
-    for (int j = 0; j < M_[1]; ++j)
-      for (int l = 0; l < M_[2]; ++l)
-        phi[(std::size_t(i) * M_[1] + j) * M_[2] + l] = pad[(std::size_t(i) * m1 + j) * m2 + l];
-  return phi;
-}
 
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double, double, double)>& hat, double extent,

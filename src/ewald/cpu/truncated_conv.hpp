@@ -1,43 +1,14 @@
-// The free-space convolution of the truncated-kernel method (issue 31; Vico, Greengard &
-// Ferrando, J. Comput. Phys. 323 (2016) 191-203): phi = G * rho for rho on a grid of M1 x M2 x M3
-// points of spacing h (the domain L = M h per axis), G a radial Green's function given by the
-// transform of its truncation at R (truncated_green.hpp), R >= the domain's diameter.
-//
-// Precomputation (once per grid and R): the truncated kernel's transform is sampled on an
-// upsampled grid (N_a = s_a M_a points of spacing h per axis, s_a the smallest integer with
-// N_a h >= L_a + R: its periodic images then stay beyond every separation in the domain), inverse
-// transformed (c2r), cropped to the separations -M_a + 1 .. M_a - 1 per axis on the 2M-point
-// zero-padded grid (index -M_a set to zero), and transformed forward (r2c). Every convolution is
-// then an ordinary aperiodic convolution with 2x zero padding: FFT, multiply, IFFT.
-// Cost: the precomputation one c2r of prod(s_a M_a) points (s = 3 for a cube: 27 M^3) and one r2c
-// of 8 M^3; each convolution one r2c and one c2r of 8 M^3.
+// The truncated-kernel method's kernel table (issue 31; Vico, Greengard & Ferrando, J. Comput.
+// Phys. 323 (2016) 191-203): a free-space (0P) sum evaluated as a periodic one on an extended
+// grid, its multiplier the transform of the effective kernel cropped to the separations that
+// occur (used by the plan's free_space_table, src/ewald/plan.cpp; docs/ewald.md section 9).
 #pragma once
 
 #include <array>
-#include <complex>
 #include <functional>
 #include <vector>
 
 namespace elliptica::ewald::detail {
-
-class TruncatedConvolution {
- public:
-  /// M: grid points per axis (>= 2); h: spacing per axis (> 0); hat(k, R): the radial transform;
-  /// R: the truncation radius (>= the domain's diameter |M h|). Throws InvalidArgument on bad
-  /// arguments, ResourceError beyond 2^31 upsampled points.
-  TruncatedConvolution(const std::array<int, 3>& M, const std::array<double, 3>& h,
-                       const std::function<double(double k, double R)>& hat, double R);
-  /// phi_m = sum_m' K(m - m') rho_m' h1 h2 h3 on the M grid (row-major, index (i M2 + j) M3 + l):
-  /// the free-space potential of the density rho, to the accuracy rho is resolved on the grid.
-  std::vector<double> apply(const std::vector<double>& rho) const;
-  /// The upsampling factors s_a the precomputation used.
-  const std::array<int, 3>& upsampling() const { return s_; }
-
- private:
-  std::array<int, 3> M_{}, s_{};
-  std::array<double, 3> h_{};
-  std::vector<double> khat_;  // real transform of the cropped kernel on the 2M grid, r2c layout ((2M1) (2M2) (M3 + 1))
-};
 
 /// The multiplier table of a free-space sum computed on a periodic grid (issue 31: 0P as 3P on
 /// an extended box): the transform, over the r2c half spectrum (M1 M2 (M3/2+1) reals, index
