@@ -323,8 +323,8 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.o_box = cmd->add_option("--box", a.box, "box lengths L1,L2,L3 (or one L for a cube), > 0 (not with --periodicity 0P)");
   a.o_periodicity = cmd->add_option("--periodicity", a.periodicity,
                                     "periodic axes: 3P (all), 0P (free space: no --box, the points' bounding box is the "
-                                    "domain; laplace and stokeslet), 2P (x, y), 1P (z) or the axes' letters (xz, ...); "
-                                    "2P and 1P are not available yet")
+                                    "domain; laplace and stokeslet), 2P (x, y periodic with --box L1,L2,L3, L3 not used; "
+                                    "laplace), 1P (z) or the axes' letters (xz, ...); 1P is not implemented yet")
                         ->check([](const std::string& s) {
                           try {
                             (void)ewald::periodicity_from_string(s);

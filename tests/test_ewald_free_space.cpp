@@ -293,9 +293,12 @@ TEST(FreeSpace, UnsupportedCombinationsAreRefused) {
   };
   Options o = free_options(1e-6);
   o.periodicity = {false, false, true};
-  EXPECT_NE(msg(o).find("periodicity 1P (periodic along z only) is not available yet"), std::string::npos) << msg(o);
+  o.kernel = Kernel::Stokeslet;
+  EXPECT_NE(msg(o).find("periodicity 1P (periodic along z only) is implemented for the laplace kernel only"),
+            std::string::npos) << msg(o);
   o.periodicity = {true, true, false};
-  EXPECT_NE(msg(o).find("periodicity 2P (periodic along x, y only) is not available yet"), std::string::npos) << msg(o);
+  EXPECT_NE(msg(o).find("periodicity 2P (periodic along x, y only) is implemented for the laplace kernel only"),
+            std::string::npos) << msg(o);
   o = free_options(1e-6);
   o.kernel = Kernel::Stresslet;
   EXPECT_NE(msg(o).find("laplace and stokeslet kernels so far"), std::string::npos) << msg(o);
@@ -306,7 +309,8 @@ TEST(FreeSpace, UnsupportedCombinationsAreRefused) {
   o = free_options(1e-6);
   o.kernel = Kernel::Stokeslet;
   o.periodicity = {true, false, true};
-  EXPECT_NE(msg(o).find("periodic along x, z only) is not available yet"), std::string::npos) << msg(o);
+  EXPECT_NE(msg(o).find("periodic along x, z only) is implemented for the laplace kernel only"), std::string::npos)
+      << msg(o);
   o = free_options(1e-6);
   o.grid = std::array<int, 3>{32, 32, 32};
   EXPECT_NE(msg(o).find("grid override"), std::string::npos);
@@ -330,6 +334,178 @@ TEST(FreeSpace, Overrides) {
   EXPECT_DOUBLE_EQ(r.params.rc, 0.35);
   EXPECT_EQ(r.params.P, 14);
   EXPECT_LT(rms_diff(r.values.values.data(), ref) / rms(ref), 1e-7);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// 2P (x and y periodic, z free; laplace): against the classical 2P Ewald sum evaluated directly
+// (tests/common/ewald2p_reference.hpp: xi 6, 2-D images |p| <= 2, modes |k_i L_i / 2 pi| <= 20,
+// converged to ~1e-15), and the square lattice's Madelung constant.
+#include "common/ewald2p_reference.hpp"
+
+namespace {
+
+Options two_p_options(double eps, double Lx, double Ly) {
+  Options o = free_options(eps);
+  o.periodicity = {true, true, false};
+  o.box = {Lx, Ly, 1.0};  // box[2] is not used in 2P
+  return o;
+}
+
+TEST(DoublyPeriodic, LaplaceMeetsTheToleranceAgainstThe2PEwaldSum) {
+  const double Lx = 1.0, Ly = 1.3;
+  for (double dz : {0.8, 0.1}) {
+    std::vector<double> x, q;
+    cloud(kSanitized ? 120 : 250, {Lx, Ly, dz}, {0.0, 0.0, -0.3}, 41, x, q);
+    double sum = 0;
+    for (double v : q) sum += v;
+    for (double& v : q) v -= sum / double(q.size());  // neutral
+    const std::vector<double> ref = elliptica::test::ewald2p_laplace(x, q, Lx, Ly, 6.0, 2, 20);
+    for (double eps : kTolerances) {
+      EwaldPlan plan(two_p_options(eps, Lx, Ly));
+      const Result r = plan.evaluate(view(x, 3), view(q, 1));
+      const double err = rms_diff(r.values.values.data(), ref) / rms(ref);
+      std::printf("2P laplace, thickness %.1f, eps %.0e: relative RMS error %.3g (est %.3g: R %.2g F %.2g W %.2g, xi %.3g rc %.3g), M %d x %d x %d, P %d\n", dz, eps, err, r.params.est_relative, r.params.est_real, r.params.est_fourier, r.params.est_window, r.params.xi, r.params.rc,
+                  r.params.grid[0], r.params.grid[1], r.params.grid[2], r.params.P);
+      EXPECT_LT(err, eps) << "thickness " << dz << " eps " << eps;
+    }
+  }
+}
+
+// Rock-salt (100) monolayer: charges +-1 on a square lattice of spacing a; the potential at an
+// ion from all the others is -M2 q / a, M2 = 1.6155426267128247 (Zucker 1974; tested in
+// test_ewald_truncated_green.cpp against the reference too). The points lie in one plane.
+TEST(DoublyPeriodic, SquareLatticeMadelungConstant) {
+  const double a = 0.37, M2 = 1.6155426267128247;
+  const std::vector<double> x{0, 0, 0, a, 0, 0, 0, a, 0, a, a, 0};
+  const std::vector<double> q{1, -1, -1, 1};
+  for (double eps : {1e-6, 1e-11}) {
+    Options o = two_p_options(eps, 2 * a, 2 * a);
+    o.tolerance_kind = ToleranceKind::Absolute;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(r.values.values[std::size_t(i)], -M2 * q[std::size_t(i)] / a, eps) << i;
+  }
+}
+
+// A net charge: the 2P sum is defined with the k_par = 0 term -2 pi |z| / A per charge (no
+// neutrality needed); the result does not depend on xi (two overrides) and equals the reference.
+TEST(DoublyPeriodic, NetChargeIsXiIndependent) {
+  const double Lx = 0.9, Ly = 1.1;
+  std::vector<double> x, q;
+  cloud(150, {Lx, Ly, 0.5}, {0.0, 0.0, 0.0}, 43, x, q, 0.4);
+  const std::vector<double> ref = elliptica::test::ewald2p_laplace(x, q, Lx, Ly, 6.0, 2, 20);
+  const std::vector<double> ref2 = elliptica::test::ewald2p_laplace(x, q, Lx, Ly, 4.5, 3, 20);
+  EXPECT_LT(rms_diff(ref.data(), ref2) / rms(ref), 1e-12);  // the reference itself
+  for (double xi : {5.0, 9.0}) {
+    Options o = two_p_options(1e-10, Lx, Ly);
+    o.xi = xi;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    EXPECT_LT(rms_diff(r.values.values.data(), ref) / rms(ref), 1e-10) << "xi " << xi;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// 1P (z periodic, x and y free; laplace): against the image sum over p = -P..P (symmetric, so
+// that a neutral cell's dipole terms cancel pairwise; the tail ~ 1/P^2 removed by Richardson
+// extrapolation from P and 2P), and the 1-D rock-salt chain's Madelung constant 2 ln 2.
+namespace {
+
+Options one_p_options(double eps, double Lz) {
+  Options o = free_options(eps);
+  o.periodicity = {false, false, true};
+  o.box = {1.0, 1.0, Lz};  // box[0], box[1] are not used in 1P
+  return o;
+}
+
+std::vector<double> image_sum_1p(const std::vector<double>& x, const std::vector<double>& q, double Lz, int P) {
+  auto partial = [&](int pmax) {
+    const std::size_t n = q.size();
+    std::vector<double> phi(n, 0.0);
+    for (std::size_t m = 0; m < n; ++m)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double dx = x[3 * m] - x[3 * j], dy = x[3 * m + 1] - x[3 * j + 1], dz = x[3 * m + 2] - x[3 * j + 2];
+        const double r2p = dx * dx + dy * dy;
+        double s = 0;
+        for (int p = pmax; p >= 1; --p) {  // farthest first
+          const double a = dz + p * Lz, b = dz - p * Lz;
+          s += 1 / std::sqrt(r2p + a * a) + 1 / std::sqrt(r2p + b * b);
+        }
+        if (j != m) s += 1 / std::sqrt(r2p + dz * dz);
+        phi[m] += q[j] * s;
+      }
+    return phi;
+  };
+  const std::vector<double> a = partial(P), b = partial(2 * P);
+  std::vector<double> phi(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) phi[i] = (4 * b[i] - a[i]) / 3;
+  return phi;
+}
+
+TEST(SinglyPeriodic, LaplaceMeetsTheToleranceAgainstTheImageSum) {
+  const double Lz = 1.2;
+  std::vector<double> x, q;
+  cloud(40, {1.0, 0.7, Lz}, {0.0, 0.0, 0.0}, 51, x, q);
+  double sum = 0;
+  for (double v : q) sum += v;
+  for (double& v : q) v -= sum / double(q.size());  // neutral
+  const std::vector<double> ref = image_sum_1p(x, q, Lz, 20000);
+  for (double eps : kTolerances) {
+    if (eps < 1e-10) continue;  // the reference's accuracy (rounding of 8e4 terms per pair)
+    EwaldPlan plan(one_p_options(eps, Lz));
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    const double err = rms_diff(r.values.values.data(), ref) / rms(ref);
+    std::printf("1P laplace eps %.0e: relative RMS error %.3g, M %d x %d x %d, P %d\n", eps, err, r.params.grid[0],
+                r.params.grid[1], r.params.grid[2], r.params.P);
+    EXPECT_LT(err, eps) << "eps " << eps;
+  }
+}
+
+// Charges +-1 alternating along a line at spacing a: the potential at an ion from all the others
+// is -2 ln 2 q / a.
+TEST(SinglyPeriodic, ChainMadelungConstant) {
+  const double a = 0.6;
+  const std::vector<double> x{0.2, -0.1, 0.0, 0.2, -0.1, a};
+  const std::vector<double> q{1, -1};
+  for (double eps : {1e-6, 1e-11}) {
+    Options o = one_p_options(eps, 2 * a);
+    o.tolerance_kind = ToleranceKind::Absolute;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    for (int i = 0; i < 2; ++i)
+      EXPECT_NEAR(r.values.values[std::size_t(i)], -2 * std::log(2.0) * q[std::size_t(i)] / a, eps) << i;
+  }
+}
+
+// A net charge: the k_z = 0 term -2 ln(rho) / L per charge (in the caller's length unit); the
+// result does not depend on xi, and scaling every length by s gives phi / s - 2 Q ln(s) / (s L)
+// (computed in units of a power of two: the plan's shift of the log's origin is undone).
+TEST(SinglyPeriodic, NetChargeXiIndependenceAndUnits) {
+  const double Lz = 0.9;
+  std::vector<double> x, q;
+  cloud(100, {0.6, 0.5, Lz}, {0.0, 0.0, 0.0}, 53, x, q, 0.5);
+  double Q = 0;
+  for (double v : q) Q += v;
+  std::vector<double> phi[2];
+  for (int i = 0; i < 2; ++i) {
+    Options o = one_p_options(1e-11, Lz);
+    o.xi = i == 0 ? 6.0 : 10.0;
+    EwaldPlan plan(o);
+    phi[i] = plan.evaluate(view(x, 3), view(q, 1)).values.values;
+  }
+  EXPECT_LT(rms_diff(phi[1].data(), phi[0]) / rms(phi[0]), 1e-10);
+  const double s = 0x1p30;
+  std::vector<double> xs = x;
+  for (double& v : xs) v *= s;
+  EwaldPlan plan(one_p_options(1e-11, Lz * s));
+  const std::vector<double> big = plan.evaluate(view(xs, 3), view(q, 1)).values.values;
+  std::vector<double> want(phi[0].size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = phi[0][i] / s - 2 * Q * std::log(s) / (s * Lz);
+  EXPECT_LT(rms_diff(big.data(), want) / rms(want), 1e-10);
 }
 
 }  // namespace

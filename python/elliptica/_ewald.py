@@ -448,8 +448,11 @@ class EwaldPlan:
         space, laplace (potential, field, energy) and stokeslet so far:
         ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` with no images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
         FFT grid covers twice it, :attr:`params` ``fft_box``), by the truncated-kernel method
-        (Vico, Greengard & Ferrando 2016). ``"2P"`` (x, y), ``"1P"`` (z) and axis letters such
-        as ``"xz"`` are parsed but not available yet (InvalidArgumentError).
+        (Vico, Greengard & Ferrando 2016). ``"2P"``: x and y periodic with periods ``box[0]``,
+        ``box[1]`` (``box[2]`` is not used), z free; laplace only so far; the k_par = 0 term is
+        ``-2 pi |z| / A`` per charge (the classical 2P Ewald sum's convention; no neutrality
+        needed). ``"1P"`` (z) and other axis letters such as ``"xz"`` are parsed but not
+        implemented yet (InvalidArgumentError).
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind

@@ -359,13 +359,6 @@ void validate_options(const Options& o) {
   if (o.threads < 0 || o.threads > 1024)
     throw InvalidArgument("threads must be in [0, 1024] (0 = all available), got " + std::to_string(o.threads));
   const Periodicity& per = o.periodicity;
-  // 2P / 1P: the laplace sums are built (free_space_table: laplace_2p, laplace_1p; branch tests
-  // against the 2P Ewald sum and the Madelung constants pass to 1e-12) but the error model missed
-  // the tolerance by up to 12x at small window supports (P = 7, 2P): not offered until it holds
-  if (!is_triply_periodic(per) && !is_free_space(per))
-    throw InvalidArgument("periodicity " + to_string(per) + " (periodic along " + periodic_axes(per) +
-                          " only) is not available yet: this version computes 3P (every kernel) and 0P (free space, "
-                          "laplace and stokeslet)");
   if (!is_triply_periodic(per) && !is_free_space(per) && o.kernel != Kernel::Laplace)
     throw InvalidArgument("periodicity " + to_string(per) + " (periodic along " + periodic_axes(per) +
                           " only) is implemented for the laplace kernel only so far, not " + to_string(o.kernel) +

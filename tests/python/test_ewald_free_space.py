@@ -82,11 +82,11 @@ def test_one_shot_needs_no_box(cloud):
 def test_refusals():
     with pytest.raises(el.InvalidArgumentError, match="box does not apply"):
         el.EwaldPlan("laplace", periodicity="0P", box=2.0)
-    with pytest.raises(el.InvalidArgumentError, match="1P .*not available yet"):
-        el.EwaldPlan("laplace", periodicity="1P")
-    with pytest.raises(el.InvalidArgumentError, match="2P .*not available yet"):
-        el.EwaldPlan("laplace", periodicity="2P")
-    with pytest.raises(el.InvalidArgumentError, match="x, z only.*not available yet"):
+    with pytest.raises(el.InvalidArgumentError, match="1P .*laplace kernel only"):
+        el.EwaldPlan("stokeslet", periodicity="1P")
+    with pytest.raises(el.InvalidArgumentError, match="2P .*laplace kernel only"):
+        el.EwaldPlan("stokeslet", periodicity="2P")
+    with pytest.raises(el.InvalidArgumentError, match="x, z only.*laplace kernel only"):
         el.EwaldPlan("stokeslet", periodicity="xz")
     with pytest.raises(el.InvalidArgumentError, match="laplace and stokeslet"):
         el.EwaldPlan("stresslet", periodicity="0P")
@@ -104,3 +104,17 @@ def test_periodic_default_unchanged():
     assert plan.periodicity == "3P"
     assert "periodicity='3P'" in repr(plan)
     assert el.ewald_defaults().periodicity == (True, True, True) or list(el.ewald_defaults().periodicity) == [True] * 3
+
+
+def test_doubly_and_singly_periodic_madelung_constants():
+    # 2P: the rock-salt (100) monolayer, -M2 q / a with M2 = 1.6155426267128247 (Zucker 1974)
+    a = 0.4
+    x = np.array([[0, 0, 0], [a, 0, 0], [0, a, 0], [a, a, 0]], float)
+    q = np.array([1.0, -1.0, -1.0, 1.0])
+    res = el.ewald("laplace", x, q, box=(2 * a, 2 * a, 1.0), periodicity="2P", tol=1e-11, tol_kind="absolute")
+    assert np.allclose(res.potential, -1.6155426267128247 * q / a, rtol=0, atol=1e-10)
+    # 1P: the alternating chain along z, -2 ln 2 q / a; the axis may be any (here y: "y")
+    x = np.array([[0.1, 0.0, 0.3], [0.1, a, 0.3]])
+    q = np.array([1.0, -1.0])
+    res = el.ewald("laplace", x, q, box=(1.0, 2 * a, 1.0), periodicity="y", tol=1e-11, tol_kind="absolute")
+    assert np.allclose(res.potential, -2 * np.log(2) * q / a, rtol=0, atol=1e-10)
