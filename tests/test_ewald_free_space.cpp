@@ -398,7 +398,7 @@ TEST(DoublyPeriodic, NetChargeIsXiIndependent) {
   const std::vector<double> ref = elliptica::test::ewald2p_laplace(x, q, Lx, Ly, 6.0, 2, 20);
   const std::vector<double> ref2 = elliptica::test::ewald2p_laplace(x, q, Lx, Ly, 4.5, 3, 20);
   EXPECT_LT(rms_diff(ref.data(), ref2) / rms(ref), 1e-12);  // the reference itself
-  for (double xi : {5.0, 9.0}) {
+  for (double xi : {10.0, 14.0}) {  // r_c is capped at half the extent: xi r_c >= 5
     Options o = two_p_options(1e-10, Lx, Ly);
     o.xi = xi;
     EwaldPlan plan(o);
@@ -493,7 +493,7 @@ TEST(SinglyPeriodic, NetChargeXiIndependenceAndUnits) {
   std::vector<double> phi[2];
   for (int i = 0; i < 2; ++i) {
     Options o = one_p_options(1e-11, Lz);
-    o.xi = i == 0 ? 6.0 : 10.0;
+    o.xi = i == 0 ? 11.0 : 15.0;  // r_c is capped at half the extent: xi r_c >= 5
     EwaldPlan plan(o);
     phi[i] = plan.evaluate(view(x, 3), view(q, 1)).values.values;
   }
