@@ -105,8 +105,8 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     for (int d = 0; d < 3; ++d)
       if (per[std::size_t(d)]) cell *= L[std::size_t(d)];
     const double R = p.truncation_radius;
-    const double shift = np == 2 ? -2 * kPi * R * ws.total[0] / cell
-                         : np == 1 ? -2 * std::log(R) * ws.total[0] / cell : 0.0;
+    // (2P's zero mode is -2 pi |z| exactly, tapered beyond the data: no shift to undo)
+    const double shift = np == 1 ? -2 * std::log(R) * ws.total[0] / cell : 0.0;
     if (shift != 0.0)
       for (std::size_t t = 0; t < nt; ++t) ws.acc[t * no] += shift;
   }
