@@ -193,9 +193,22 @@ std::string jarr3(const std::array<T, 3>& a) {
 }
 std::string jstr_or_null(const std::string& s) { return s.empty() ? "null" : json_quote(s); }
 
+bool free_space(const ewald::Options& o) { return !o.periodicity[0] && !o.periodicity[1] && !o.periodicity[2]; }
+
+// The summary's box: null in 0P; in 2P / 1P the periods along the periodic axes, null along the
+// free ones (their extent is the points', params.fft_box the grid's)
+std::string box_json(const ewald::Options& o) {
+  if (free_space(o)) return "null";
+  std::string s = "[";
+  for (int d = 0; d < 3; ++d) {
+    if (d) s += ", ";
+    s += o.periodicity[std::size_t(d)] ? jnum(o.box[std::size_t(d)]) : std::string("null");
+  }
+  return s + "]";
+}
+
 /// The "params" object of the summary: every field of ewald::Params (the keys of Python's
 /// EwaldPlan.params, without "describe").
-bool free_space(const ewald::Options& o) { return !o.periodicity[0] && !o.periodicity[1] && !o.periodicity[2]; }
 
 std::string params_json(const ewald::Params& p, const std::string& ind) {
   std::ostringstream js;
@@ -324,7 +337,8 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.o_periodicity = cmd->add_option("--periodicity", a.periodicity,
                                     "periodic axes: 3P (all), 0P (free space: no --box, the points' bounding box is the "
                                     "domain; laplace and stokeslet), 2P (x, y periodic with --box L1,L2,L3, L3 not used; "
-                                    "laplace), 1P (z) or the axes' letters (xz, ...); 1P is not implemented yet")
+                                    "laplace), 1P (z periodic with period L3; L1, L2 not used; laplace) or the periodic "
+                                    "axes' letters (xz, y, ...)")
                         ->check([](const std::string& s) {
                           try {
                             (void)ewald::periodicity_from_string(s);
@@ -932,7 +946,7 @@ int run_ewald(const EwaldArgs& a) {
        << "  \"periodicity\": " << json_quote(ewald::to_string(opt.periodicity)) << ",\n"
        << "  \"periodic_axes\": [" << (opt.periodicity[0] ? "true" : "false") << ", "
        << (opt.periodicity[1] ? "true" : "false") << ", " << (opt.periodicity[2] ? "true" : "false") << "],\n"
-       << "  \"box\": " << (free_space(opt) ? std::string("null") : jarr3(opt.box)) << ",\n"
+       << "  \"box\": " << box_json(opt) << ",\n"
        << "  \"tolerance\": " << jnum(opt.tolerance) << ",\n"
        << "  \"tolerance_kind\": "
        << (opt.tolerance_kind == ewald::ToleranceKind::Absolute ? "\"absolute\"" : "\"relative\"") << ",\n"
@@ -989,9 +1003,22 @@ int run_ewald(const EwaldArgs& a) {
       std::snprintf(buf, sizeof buf, "free space (0P): extended FFT box %.6g x %.6g x %.6g (the points' bounding box "
                     "twice and the window), Green's function truncated at R = %.6g\n", res.params.fft_box[0],
                     res.params.fft_box[1], res.params.fft_box[2], res.params.truncation_radius);
-    else
+    else if (opt.periodicity[0] && opt.periodicity[1] && opt.periodicity[2])
       std::snprintf(buf, sizeof buf, "box: %.10g x %.10g x %.10g%s (periodicity %s)\n", opt.box[0], opt.box[1], opt.box[2],
                     use_gro ? " (from the .gro file, nm)" : "", ewald::to_string(opt.periodicity).c_str());
+    else {
+      // 2P / 1P: the periods along the periodic axes; the free axes span the points' extent
+      std::string per;
+      for (int d = 0; d < 3; ++d)
+        if (opt.periodicity[std::size_t(d)]) {
+          char one[64];
+          std::snprintf(one, sizeof one, "%s%c = %.10g", per.empty() ? "" : ", ", "xyz"[d], opt.box[std::size_t(d)]);
+          per += one;
+        }
+      std::snprintf(buf, sizeof buf, "periodicity %s: periods %s; free axes: extended FFT box %.6g x %.6g x %.6g, "
+                    "Green's function truncated at R = %.6g\n", ewald::to_string(opt.periodicity).c_str(), per.c_str(),
+                    res.params.fft_box[0], res.params.fft_box[1], res.params.fft_box[2], res.params.truncation_radius);
+    }
     os << buf;
     if (laplace) {
       double qtot = 0;

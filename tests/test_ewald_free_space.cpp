@@ -201,7 +201,9 @@ TEST(FreeSpace, LaplaceFieldEnergyAndForces) {
       std::printf("0P laplace field eps %.0e (potential %d): field error %.3g, energy error %.3g\n", eps, int(potential),
                   ef, std::abs(r.energy - U) / std::abs(U));
       EXPECT_LT(ef, eps);
-      if (potential) EXPECT_LT(rms_diff(r.values.values.data(), phi) / rms(phi), eps);
+      if (potential) {
+        EXPECT_LT(rms_diff(r.values.values.data(), phi) / rms(phi), eps);
+      }
       // U = 1/2 sum q phi: its error is at most the potential's RMS error times sum |q| / 2
       double qabs = 0;
       for (double v : q) qabs += std::abs(v);
@@ -407,6 +409,40 @@ TEST(DoublyPeriodic, NetChargeIsXiIndependent) {
   }
 }
 
+// The field, energy and forces in 2P (a net charge: the sheet's field 2 pi Q erf(xi z) / A is
+// part of it), against the 2P Ewald sum's field term by term (ewald2p_laplace_field); the
+// reference's own xi-independence checked first.
+TEST(DoublyPeriodic, FieldEnergyAndForcesAgainstThe2PEwaldSum) {
+  const double Lx = 1.1, Ly = 0.9;
+  std::vector<double> x, q;
+  cloud(kSanitized ? 100 : 200, {Lx, Ly, 0.6}, {0.0, 0.0, 0.0}, 47, x, q, 0.3);
+  const std::vector<double> phi = elliptica::test::ewald2p_laplace(x, q, Lx, Ly, 6.0, 2, 20);
+  const std::vector<double> E = elliptica::test::ewald2p_laplace_field(x, q, Lx, Ly, 6.0, 2, 20);
+  const std::vector<double> E2 = elliptica::test::ewald2p_laplace_field(x, q, Lx, Ly, 4.5, 3, 20);
+  EXPECT_LT(rms_diff(E2.data(), E) / rms(E), 1e-12);
+  double U = 0, qabs = 0;
+  for (std::size_t m = 0; m < q.size(); ++m) {
+    U += 0.5 * q[m] * phi[m];
+    qabs += std::abs(q[m]);
+  }
+  for (double eps : kTolerances) {
+    Options o = two_p_options(eps, Lx, Ly);
+    o.compute_field = true;
+    o.compute_energy = true;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    const double ef = rms_diff(r.field.values.data(), E) / rms(E), ep = rms_diff(r.values.values.data(), phi) / rms(phi);
+    std::printf("2P laplace field eps %.0e: field error %.3g, potential error %.3g, energy error %.3g\n", eps, ef, ep,
+                std::abs(r.energy - U) / std::abs(U));
+    EXPECT_LT(ef, eps);
+    EXPECT_LT(ep, eps);
+    EXPECT_LT(std::abs(r.energy - U), 0.5 * qabs * eps * rms(phi));
+    for (std::size_t m = 0; m < q.size(); ++m)
+      for (int d = 0; d < 3; ++d)
+        ASSERT_NEAR(r.forces.values[3 * m + d], q[m] * r.field.values[3 * m + d], 1e-12 * std::abs(r.forces.values[3 * m + d]) + 1e-300);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -444,6 +480,52 @@ std::vector<double> image_sum_1p(const std::vector<double>& x, const std::vector
   std::vector<double> phi(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) phi[i] = (4 * b[i] - a[i]) / 3;
   return phi;
+}
+
+// The field of the same image sum (converges without neutrality: each image's field ~ 1/p^2, the
+// tail ~ 1/P^2 per pair, removed by the same extrapolation)
+std::vector<double> image_field_1p(const std::vector<double>& x, const std::vector<double>& q, double Lz, int P) {
+  auto partial = [&](int pmax) {
+    const std::size_t n = q.size();
+    std::vector<double> E(3 * n, 0.0);
+    for (std::size_t m = 0; m < n; ++m)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double dx = x[3 * m] - x[3 * j], dy = x[3 * m + 1] - x[3 * j + 1], dz = x[3 * m + 2] - x[3 * j + 2];
+        const double r2p = dx * dx + dy * dy;
+        double g[3] = {0, 0, 0};
+        for (int p = -pmax; p <= pmax; ++p) {
+          if (j == m && p == 0) continue;
+          const double z = dz + p * Lz, r2 = r2p + z * z, ir3 = 1 / (r2 * std::sqrt(r2));
+          g[0] += dx * ir3;
+          g[1] += dy * ir3;
+          g[2] += z * ir3;
+        }
+        for (int d = 0; d < 3; ++d) E[3 * m + std::size_t(d)] += q[j] * g[d];
+      }
+    return E;
+  };
+  const std::vector<double> a = partial(P), b = partial(2 * P);
+  std::vector<double> E(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) E[i] = (4 * b[i] - a[i]) / 3;
+  return E;
+}
+
+TEST(SinglyPeriodic, FieldWithNetChargeAgainstTheImageSum) {
+  const double Lz = 0.8;
+  std::vector<double> x, q;
+  cloud(40, {0.7, 0.9, Lz}, {0.0, 0.0, 0.0}, 57, x, q, 0.4);
+  const std::vector<double> E = image_field_1p(x, q, Lz, 20000);
+  for (double eps : kTolerances) {
+    if (eps < 1e-10) continue;  // the reference's accuracy
+    Options o = one_p_options(eps, Lz);
+    o.compute_field = true;
+    o.compute_potential = false;
+    EwaldPlan plan(o);
+    const Result r = plan.evaluate(view(x, 3), view(q, 1));
+    const double err = rms_diff(r.field.values.data(), E) / rms(E);
+    std::printf("1P laplace field (net charge) eps %.0e: relative RMS error %.3g\n", eps, err);
+    EXPECT_LT(err, eps) << "eps " << eps;
+  }
 }
 
 TEST(SinglyPeriodic, LaplaceMeetsTheToleranceAgainstTheImageSum) {

@@ -443,7 +443,7 @@ class EwaldPlan:
     box : float or sequence of 3 float
         Box lengths (L1, L2, L3) > 0; a single number gives a cube. Default (1, 1, 1). Not with
         ``periodicity="0P"``.
-    periodicity : {"3P", "0P"}, str or (bool, bool, bool)
+    periodicity : {"3P", "2P", "1P", "0P"}, str or (bool, bool, bool)
         Periodic axes (x, y, z). ``"3P"`` (default): triply periodic in ``box``. ``"0P"``: free
         space, laplace (potential, field, energy) and stokeslet so far:
         ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` with no images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
@@ -451,8 +451,10 @@ class EwaldPlan:
         (Vico, Greengard & Ferrando 2016). ``"2P"``: x and y periodic with periods ``box[0]``,
         ``box[1]`` (``box[2]`` is not used), z free; laplace only so far; the k_par = 0 term is
         ``-2 pi |z| / A`` per charge (the classical 2P Ewald sum's convention; no neutrality
-        needed). ``"1P"`` (z) and other axis letters such as ``"xz"`` are parsed but not
-        implemented yet (InvalidArgumentError).
+        needed). ``"1P"``: z periodic with period ``box[2]`` (``box[0]``, ``box[1]`` not used),
+        laplace only so far; the k_z = 0 term is ``-2 ln(rho) / L`` per charge (rho the
+        distance from the line, in the caller's length unit: a net line charge's potential
+        depends on that unit). Axis letters (``"xz"``, ``"y"``) name the periodic axes.
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind
@@ -513,9 +515,9 @@ class EwaldPlan:
     InvalidArgumentError
         Non-positive or non-finite box, tol outside (0, 1), viscosity <= 0, ``field=True`` or
         ``energy=True`` with a Stokes kernel, ``zero_mode=True`` with a kernel without a
-        stresslet, unknown kernel or precision, invalid overrides; a periodicity other than 3P
-        and 0P, another kernel than laplace or the field / energy in 0P, a box or a grid
-        override in 0P.
+        stresslet, unknown kernel or precision, invalid overrides; in 0P another kernel than
+        laplace and stokeslet, the stokeslet's pressure, a box or a grid override; in 2P / 1P
+        another kernel than laplace or a grid override.
 
     Notes
     -----
@@ -594,7 +596,8 @@ class EwaldPlan:
 
     @property
     def periodicity(self):
-        """The periodicity's name: "3P" or "0P" (see the ``periodicity`` keyword)."""
+        """The periodicity's name: "3P", "2P", "1P", "0P" or the periodic axes' letters (see the
+        ``periodicity`` keyword)."""
         return self._periodicity
 
     @property
@@ -1058,7 +1061,7 @@ def ewald(
     box : float or sequence of 3 float
         Box lengths > 0 (required unless ``periodicity="0P"``; keyword, or the 4th positional
         argument).
-    periodicity : {"3P", "0P"}, str or (bool, bool, bool), keyword-only
+    periodicity : {"3P", "2P", "1P", "0P"}, str or (bool, bool, bool), keyword-only
         As :class:`EwaldPlan` (default "3P").
     dipoles : array_like, ndarray((N, 3), float64), keyword-only
         Stresslet and stokes-combined (required there): dipole strengths q.

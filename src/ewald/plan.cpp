@@ -224,14 +224,37 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
       }
       return -4.0 * kPi * s * hw;
     };
-    auto pot = [R, i4xi2, n_periodic, periodic, sheet](double kx, double ky, double kz) {
+    // 1P: K0(|k_z| R), K1(|k_z| R) once per mode j of the periodic axis (k_z = 2 pi j / (M h),
+    // the table's own frequencies: not upsampled along it)
+    int pax = -1;
+    for (int d = 0; d < 3; ++d)
+      if (periodic[std::size_t(d)]) pax = d;
+    auto kbessel = std::make_shared<std::vector<std::array<double, 2>>>();
+    double pscale = 0;  // M h / (2 pi): the mode index of |k_z|
+    if (n_periodic == 1) {
+      const int m = p.grid[std::size_t(pax)];
+      pscale = double(m) * p.h[std::size_t(pax)] / (2 * kPi);
+      for (int j = 0; j <= m / 2; ++j) {
+        const double bR = 2 * kPi * double(j) / (double(m) * p.h[std::size_t(pax)]) * R;
+        kbessel->push_back(j == 0 || bR > 700 ? std::array<double, 2>{0.0, 0.0}
+                                              : std::array<double, 2>{std::cyl_bessel_k(0.0, bR), std::cyl_bessel_k(1.0, bR)});
+      }
+    }
+    auto pot = [R, i4xi2, n_periodic, periodic, sheet, kbessel, pscale](double kx, double ky, double kz) {
       const double k[3] = {kx, ky, kz};
       double kp2 = 0, kf2 = 0;
       for (int d = 0; d < 3; ++d) (periodic[std::size_t(d)] ? kp2 : kf2) += k[d] * k[d];
       if (n_periodic == 2 && kp2 == 0.0) return sheet(std::sqrt(kf2)) * std::exp(-kf2 * i4xi2);
-      const double g = n_periodic == 0 ? truncated::laplace_3d(std::sqrt(kf2), R)
-                       : n_periodic == 2 ? truncated::laplace_2p(std::sqrt(kp2), std::sqrt(kf2), R)
-                                         : truncated::laplace_1p(std::sqrt(kf2), std::sqrt(kp2), R);
+      double g;
+      if (n_periodic == 1) {
+        const double b = std::sqrt(kp2);
+        const auto j = static_cast<std::size_t>(std::lround(b * pscale));
+        g = j < kbessel->size() ? truncated::laplace_1p(std::sqrt(kf2), b, R, (*kbessel)[j][0], (*kbessel)[j][1])
+                                : truncated::laplace_1p(std::sqrt(kf2), b, R);
+      } else {
+        g = n_periodic == 0 ? truncated::laplace_3d(std::sqrt(kf2), R)
+                            : truncated::laplace_2p(std::sqrt(kp2), std::sqrt(kf2), R);
+      }
       return g * std::exp(-(kp2 + kf2) * i4xi2);
     };
     if (!field)

@@ -1,6 +1,7 @@
-"""`elliptica ewald --periodicity 0P` (issue 31): free-space laplace and stokeslet against direct
-sums, the summary's periodicity fields, and refusals (exit 2, a message naming the problem, no
-output written). Cost: about 2 s."""
+"""`elliptica ewald --periodicity 0P / 2P / 1P` (issue 31): free-space laplace and stokeslet against
+direct sums, 2P and 1P laplace against the Madelung constants of the square monolayer and the
+chain, the summary's periodicity fields, and refusals (exit 2, a message naming the problem, no
+output written). Cost: about 3 s."""
 import json
 import subprocess
 from pathlib import Path
@@ -47,6 +48,34 @@ def test_laplace_and_stokeslet_in_free_space(cli, tmp_path):
     ref = (f[None] / rr[..., None]).sum(1) + (d * (np.einsum("mnk,nk->mn", d, f) / rr ** 3)[..., None]).sum(1)
     ref /= 8 * np.pi * 3
     assert np.sqrt(np.sum((u - ref) ** 2) / np.sum(ref ** 2)) < 1e-7
+
+
+def test_doubly_and_singly_periodic(cli, tmp_path):
+    # 2P: the rock-salt (100) monolayer, phi = -M2 q / a, M2 = 1.6155426267128247 (Zucker 1974)
+    a = 0.4
+    np.save(tmp_path / "x2.npy", np.array([[0, 0, 0], [a, 0, 0], [0, a, 0], [a, a, 0]], float))
+    np.save(tmp_path / "q2.npy", np.array([1.0, -1.0, -1.0, 1.0]))
+    r = run(cli, "ewald", "--periodicity", "2P", "--box", f"{2 * a},{2 * a},1", "--sources", tmp_path / "x2.npy",
+            "--strengths", tmp_path / "q2.npy", "--tol", "1e-11", "--abs-tol", "--out", tmp_path / "p2.npy",
+            "--summary", tmp_path / "s2.json")
+    assert r.returncode == 0, r.stderr
+    assert "periodicity 2P: periods x = 0.8, y = 0.8" in r.stdout
+    assert np.allclose(np.load(tmp_path / "p2.npy"), -1.6155426267128247 * np.array([1, -1, -1, 1]) / a, rtol=0,
+                       atol=1e-10)
+    s = json.loads((tmp_path / "s2.json").read_text())
+    assert s["periodicity"] == "2P" and s["periodic_axes"] == [True, True, False]
+    assert s["box"] == [2 * a, 2 * a, None] and s["params"]["truncation_radius"] > 0
+    # 1P along x (axis letter): the alternating chain, phi = -2 ln 2 q / a
+    np.save(tmp_path / "x1.npy", np.array([[0.0, 0.1, 0.2], [a, 0.1, 0.2]]))
+    np.save(tmp_path / "q1.npy", np.array([1.0, -1.0]))
+    r = run(cli, "ewald", "--periodicity", "x", "--box", f"{2 * a},1,1", "--sources", tmp_path / "x1.npy",
+            "--strengths", tmp_path / "q1.npy", "--tol", "1e-11", "--abs-tol", "--out", tmp_path / "p1.npy",
+            "--summary", tmp_path / "s1.json")
+    assert r.returncode == 0, r.stderr
+    assert np.allclose(np.load(tmp_path / "p1.npy"), -2 * np.log(2) * np.array([1, -1]) / a, rtol=0, atol=1e-10)
+    s = json.loads((tmp_path / "s1.json").read_text())
+    assert s["periodicity"] == "x"
+    assert s["periodic_axes"] == [True, False, False] and s["box"] == [2 * a, None, None]
 
 
 def test_refusals_write_nothing(cli, tmp_path):
