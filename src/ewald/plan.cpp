@@ -191,7 +191,9 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
   for (int d = 0; d < 3; ++d)
     if (!periodic[d]) hfree = std::max(hfree, p.h[d]);
   const double Z1 = 0.5 * std::sqrt(diag2) + reach, wt = 4.0 * hfree, Zm = Z1 + 6 * wt, Z2 = Zm + 6 * wt;
-  const double R = std::max({0.5 * std::sqrt(diag2) + reach, Lper > 0 ? 36.0 * Lper / (2 * kPi) : 0.0,
+  // (the stokeslet's modes decay as (1 + k |z|) e^{-k |z|}: 40 / k_min, e^{-40} 41 = 2e-16)
+  const double decay = kernel == Kernel::Laplace ? 36.0 : 40.0;
+  const double R = std::max({0.5 * std::sqrt(diag2) + reach, Lper > 0 ? decay * Lper / (2 * kPi) : 0.0,
                              n_periodic == 2 ? Z2 : 0.0});
   if (R_out) *R_out = R;
   const double i4xi2 = 1.0 / (4 * p.xi * p.xi), beta = p.beta;
@@ -200,30 +202,30 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     const double w = window_hat(k, a[std::size_t(d)], beta);
     return 1.0 / (w * w);
   };
+  // the tapered sheet's transform 2 int_0^Z2 (-2 pi z) tau(z) cos(k z) dz, tau = erfc((z - Zm)/wt)/2,
+  // by 16-point Gauss-Legendre on panels of width <= min(wt, 1/k) / 2
+  auto sheet = [Zm, Z2, wt](double k) {
+    static const double gx[8] = {0.0950125098376374, 0.2816035507792589, 0.4580167776572274, 0.6178762444026438,
+                                 0.7554044083550030, 0.8656312023878318, 0.9445750230732326, 0.9894009349916499};
+    static const double gw[8] = {0.1894506104550685, 0.1826034150449236, 0.1691565193950025, 0.1495959888165767,
+                                 0.1246289712555339, 0.0951585116824928, 0.0622535239386479, 0.0271524594117541};
+    const double width = 0.5 * std::min(wt, k > 0 ? 1.0 / k : wt);
+    const int panels = std::max(1, static_cast<int>(std::ceil(Z2 / width)));
+    const double hw = 0.5 * Z2 / panels;
+    double s = 0;
+    for (int q = 0; q < panels; ++q) {
+      const double c = (2 * q + 1) * hw;
+      for (int g = 0; g < 8; ++g)
+        for (int sg = -1; sg <= 1; sg += 2) {
+          const double z = c + sg * hw * gx[g];
+          s += gw[g] * z * 0.5 * std::erfc((z - Zm) / wt) * std::cos(k * z);
+        }
+    }
+    return -4.0 * kPi * s * hw;
+  };
   if (kernel == Kernel::Laplace) {
     // the wavenumber along the periodic axes (kp) and across them (kf): 0P laplace_3d, 2P
     // laplace_2p (k_par = kp), 1P laplace_1p (k_z = kp)
-    // the tapered sheet's transform 2 int_0^Z2 (-2 pi z) tau(z) cos(k z) dz, tau = erfc((z - Zm)/wt)/2,
-    // by 16-point Gauss-Legendre on panels of width <= min(wt, 1/k) / 2
-    auto sheet = [Zm, Z2, wt](double k) {
-      static const double gx[8] = {0.0950125098376374, 0.2816035507792589, 0.4580167776572274, 0.6178762444026438,
-                                   0.7554044083550030, 0.8656312023878318, 0.9445750230732326, 0.9894009349916499};
-      static const double gw[8] = {0.1894506104550685, 0.1826034150449236, 0.1691565193950025, 0.1495959888165767,
-                                   0.1246289712555339, 0.0951585116824928, 0.0622535239386479, 0.0271524594117541};
-      const double width = 0.5 * std::min(wt, k > 0 ? 1.0 / k : wt);
-      const int panels = std::max(1, static_cast<int>(std::ceil(Z2 / width)));
-      const double hw = 0.5 * Z2 / panels;
-      double s = 0;
-      for (int q = 0; q < panels; ++q) {
-        const double c = (2 * q + 1) * hw;
-        for (int g = 0; g < 8; ++g)
-          for (int sg = -1; sg <= 1; sg += 2) {
-            const double z = c + sg * hw * gx[g];
-            s += gw[g] * z * 0.5 * std::erfc((z - Zm) / wt) * std::cos(k * z);
-          }
-      }
-      return -4.0 * kPi * s * hw;
-    };
     // 1P: K0(|k_z| R), K1(|k_z| R) once per mode j of the periodic axis (k_z = 2 pi j / (M h),
     // the table's own frequencies: not upsampled along it)
     int pax = -1;
@@ -285,15 +287,31 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     const int ci = c[0], cj = c[1];
     const std::vector<double> t = periodic_kernel_table(
         p.grid, p.h,
-        [R, i4xi2, ci, cj](double kx, double ky, double kz) {
+        [R, i4xi2, ci, cj, n_periodic, periodic, sheet](double kx, double ky, double kz) {
           const double k[3] = {kx, ky, kz};
           const double k2 = kx * kx + ky * ky + kz * kz;
-          double sd, skk;
-          truncated::stokeslet_3d(std::sqrt(k2), R, sd, skk);
-          const double t = (ci == cj ? sd : 0.0) - (k2 > 0 ? skk * k[ci] * k[cj] / k2 : 0.0);
-          return (1 + k2 * i4xi2) * std::exp(-k2 * i4xi2) * t;
+          const double screen = (1 + k2 * i4xi2) * std::exp(-k2 * i4xi2);  // Hasimoto
+          if (n_periodic == 0) {
+            double sd, skk;
+            truncated::stokeslet_3d(std::sqrt(k2), R, sd, skk);
+            const double t = (ci == cj ? sd : 0.0) - (k2 > 0 ? skk * k[ci] * k[cj] / k2 : 0.0);
+            return screen * t;
+          }
+          double kp2 = 0;  // along the periodic axes
+          for (int d = 0; d < 3; ++d)
+            if (periodic[std::size_t(d)]) kp2 += k[d] * k[d];
+          if (kp2 > 0)  // a mode that decays across the free axes (by R: below e^{-40} 41)
+            return screen * 8 * kPi * ((ci == cj ? 1.0 : 0.0) - k[ci] * k[cj] / k2) / k2;
+          if (n_periodic == 2)  // 2P, k_par = 0: the force sheet's shear flow -4 pi |z| (I - e_z e_z^T)
+            return ci == cj && periodic[std::size_t(ci)] ? screen * 2 * sheet(std::sqrt(k2)) : 0.0;
+          // 1P, k_z = 0: the 2-D flow of the line of forces (truncated::stokeslet_1p_zero)
+          double across_I, across_kk, along;
+          truncated::stokeslet_1p_zero(std::sqrt(k2), R, across_I, across_kk, along);
+          if (periodic[std::size_t(ci)] || periodic[std::size_t(cj)])
+            return ci == cj ? screen * along : 0.0;
+          return screen * ((ci == cj ? across_I : 0.0) + (k2 > 0 ? across_kk * k[ci] * k[cj] / k2 : 0.0));
         },
-        R + reach, deconvolve, threads);
+        R + reach, deconvolve, threads, false, periodic);
     all->insert(all->end(), t.begin(), t.end());
   }
   return all;
@@ -413,17 +431,13 @@ void validate_options(const Options& o) {
   if (o.threads < 0 || o.threads > 1024)
     throw InvalidArgument("threads must be in [0, 1024] (0 = all available), got " + std::to_string(o.threads));
   const Periodicity& per = o.periodicity;
-  if (!is_triply_periodic(per) && !is_free_space(per) && o.kernel != Kernel::Laplace)
-    throw InvalidArgument("periodicity " + to_string(per) + " (periodic along " + periodic_axes(per) +
-                          " only) is implemented for the laplace kernel only so far, not " + to_string(o.kernel) +
-                          " (3P computes every kernel, 0P the stokeslet too)");
   if (!is_triply_periodic(per)) {
     if (o.kernel != Kernel::Laplace && o.kernel != Kernel::Stokeslet)
-      throw InvalidArgument("free space (periodicity 0P) is implemented for the laplace and stokeslet kernels so far, "
-                            "not " + to_string(o.kernel) + " (3P computes every kernel)");
+      throw InvalidArgument("periodicity " + to_string(per) + " is implemented for the laplace and stokeslet kernels so "
+                            "far, not " + to_string(o.kernel) + " (3P computes every kernel)");
     if (o.compute_pressure)
-      throw InvalidArgument("free space (periodicity 0P): the stokeslet's pressure is not implemented yet (the velocity "
-                            "is)");
+      throw InvalidArgument("periodicity " + to_string(per) + ": the stokeslet's pressure is not implemented yet (the "
+                            "velocity is; 3P computes it)");
     if (o.grid)
       throw InvalidArgument("periodicity " + to_string(per) + " takes no grid override: the FFT grid along a free axis "
                             "follows from the points' extent and the grid spacing the tolerance (or the xi override) "
@@ -1219,7 +1233,8 @@ Result EwaldPlan::evaluate(const Densities& d) const {
   }
   // 1P: the k_z = 0 term -2 ln(rho) / L per charge is in the caller's length unit; the plan's
   // unit ls (a power of two, set_points) turns it into -2 ln(rho / ls) / L: add -2 Q ln(ls) / L
-  if (I.free && I.ls != 1.0 && int(I.periodic[0]) + int(I.periodic[1]) + int(I.periodic[2]) == 1) {
+  if (I.free && I.ls != 1.0 && I.opt.kernel == Kernel::Laplace &&
+      int(I.periodic[0]) + int(I.periodic[1]) + int(I.periodic[2]) == 1) {
     const int ax = I.periodic[0] ? 0 : I.periodic[1] ? 1 : 2;
     double Q = 0;
     for (std::size_t i = 0; i < I.pts.ns; ++i) Q += d.strengths(i, 0);
@@ -1227,6 +1242,21 @@ Result EwaldPlan::evaluate(const Densities& d) const {
     if (potential)
       for (std::size_t i = 0; i < nt; ++i) r.values.values[i] += c;
     if (I.user.compute_energy) r.energy += 0.5 * Q * c;
+  }
+  // 1P stokeslet: the table's k_z = 0 kernel is -2 ln(rho / R) I_perp + 2 rho^ rho^^T across the
+  // line and -4 ln(rho / R) along it (truncated::stokeslet_1p_zero); the convention's constants
+  // -2 ln R and -4 ln R - 2 (R in the caller's unit) times the net force over 8 pi mu L
+  if (I.free && I.opt.kernel == Kernel::Stokeslet && int(I.periodic[0]) + int(I.periodic[1]) + int(I.periodic[2]) == 1) {
+    const int ax = I.periodic[0] ? 0 : I.periodic[1] ? 1 : 2;
+    double F[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < I.pts.ns; ++i)
+      for (int c = 0; c < 3; ++c) F[c] += d.strengths(i, std::size_t(c));
+    const double lnR = std::log(t->reported.truncation_radius);  // (caller units: the plan's R times ls)
+    const double w = 1.0 / (8 * kPi * I.user.viscosity * I.user.box[std::size_t(ax)]);
+    double du[3];
+    for (int c = 0; c < 3; ++c) du[c] = w * (c == ax ? -4 * lnR - 2 : -2 * lnR) * F[c];
+    for (std::size_t i = 0; i < nt; ++i)
+      for (int c = 0; c < 3; ++c) r.values.values[i * 3 + std::size_t(c)] += du[c];
   }
   for (const Array2D* a : {&r.values, &r.field, &r.forces, &r.pressure}) {
     if (all_finite(a->values.data(), a->values.size())) continue;

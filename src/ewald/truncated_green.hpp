@@ -160,6 +160,51 @@ inline double abs_1d(double k, double R) {
   return 4.0 * kPi * (1.0 - std::cos(x) - x * std::sin(x)) / (k * k);
 }
 
+/// (1 - J0(x)) / x^2 and (2 - 2 J0(x) - x J1(x)) / x^2, both even in x; by their Taylor series
+/// below x = 1 (no cancellation), where sum_{n>=1} (-1)^(n-1) (x/2)^(2n) / (n!)^2 and
+/// sum_{n>=2} 2 (-1)^n (n - 1) (x/2)^(2n) / (n!)^2 (from the series of J0 and J1).
+inline void bessel_ratios_2d(double x, double& one_minus_j0, double& two_j) {
+  const double x2 = x * x;
+  if (x2 == 0.0) {
+    one_minus_j0 = 0.25;
+    two_j = 0.0;
+    return;
+  }
+  if (x < 1.0) {
+    const double h2 = 0.25 * x2;
+    double a = 0.0, b = 0.0, t = h2;  // t = (x/2)^(2n) / (n!)^2
+    for (int n = 1; n < 14; ++n) {
+      a += (n % 2 ? t : -t);
+      b += 2.0 * double(n - 1) * (n % 2 ? -t : t);
+      t *= h2 / double((n + 1) * (n + 1));
+    }
+    one_minus_j0 = a / x2;
+    two_j = b / x2;
+    return;
+  }
+  const double j0 = ::j0(x), j1 = ::j1(x);
+  one_minus_j0 = (1.0 - j0) / x2;
+  two_j = (2.0 - 2.0 * j0 - x * j1) / x2;
+}
+
+/// 1P stokeslet, the k_z = 0 plane (the line of point forces' 2-D flow): per unit length the
+/// stokeslet's line integral with its divergent part 2 ln(2Z) (I + e_z e_z^T) removed,
+/// -2 ln(rho) I_perp + 2 rho^ rho^^T across the line and -4 ln(rho) - 2 along it, here shifted to
+/// -2 ln(rho / R) I_perp + 2 rho^ rho^^T and -4 ln(rho / R) and truncated at R (the caller adds
+/// the constants -2 ln R and -4 ln R - 2 back). Transforms, x = c R (c = |k_perp|), from
+/// int_0^{2 pi} n n^T e^{-i x cos(theta)} dtheta = pi [(J0 + J2) I - 2 J2 k^ k^^T] and
+/// int_0^R rho J0 = R J1(x) / c, int_0^R rho J2 = (2 - 2 J0(x) - x J1(x)) / c^2:
+///   across: 8 pi R^2 f0 I_perp - 4 pi R^2 f2 k^ k^^T,  along: 8 pi R^2 f0,
+///   f0 = (1 - J0(x)) / x^2, f2 = (2 - 2 J0(x) - x J1(x)) / x^2 (bessel_ratios_2d).
+/// Both tend to the 3P multiplier 8 pi (I - k^ k^^T) / c^2 far out.
+inline void stokeslet_1p_zero(double c, double R, double& across_I, double& across_kk, double& along) {
+  double f0, f2;
+  bessel_ratios_2d(c * R, f0, f2);
+  across_I = 8.0 * kPi * R * R * f0;
+  across_kk = -4.0 * kPi * R * R * f2;
+  along = 8.0 * kPi * R * R * f0;
+}
+
 inline double laplace_1p(double kperp, double kz, double R) {
   const double bR = std::abs(kz) * R;
   if (kz == 0.0 || bR > 700) return laplace_1p(kperp, kz, R, 0.0, 0.0);

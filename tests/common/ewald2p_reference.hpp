@@ -100,4 +100,90 @@ inline std::vector<double> ewald2p_laplace_field(const std::vector<double>& pts,
   return E;
 }
 
+
+/// 8 pi mu u of the 2P stokeslet sum (3 per point): u(x_m) = 1/(8 pi mu) sum_p sum_n' S(r + p) f_n,
+/// S(r) = I/r + r r^T/r^3, periodic in x and y, with the k_par = 0 mode the force sheet's shear
+/// flow -4 pi |z| (I - e_z e_z^T) / A per unit force (no force balance needed). By Hasimoto's
+/// split evaluated directly:
+///   real space   S^R(r) = erfc(xi r)(I/r + r r^T/r^3) + (2 xi/sqrt(pi)) e^{-xi^2 r^2}(r r^T/r^2 - I),
+///   k_par != 0   (1/A) Re[e^{i kappa . d_par} int dk_z/(2 pi) B(k) e^{i k_z z}], k = (kappa, k_z),
+///                B(k) = 8 pi (1 + k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} (k^2 I - k k^T)/k^4, the k_z
+///                integral by the trapezoidal rule (the integrand is analytic in |Im k_z| < |kappa|:
+///                step |kappa|_min / 16, error below e^{-90}; cut where the Gaussian is e^{-45}),
+///   k_par = 0    (I - e_z e_z^T)/A [-4 pi |z| erf(xi |z|) - (2 sqrt(pi)/xi) e^{-xi^2 z^2}] (twice the
+///                Laplace sheet term, plus the Hasimoto factor's k^2/(4 xi^2) part in closed form),
+///   self         -(4 xi/sqrt(pi)) f_m (the m = n pair's Fourier terms are included).
+/// Slow (per pair and mode a quadrature): meant for a few dozen points.
+inline std::vector<double> ewald2p_stokeslet(const std::vector<double>& pts, const std::vector<double>& f, double Lx,
+                                             double Ly, double xi, int rimg, int kmax_idx) {
+  const double pi = 3.14159265358979323846, sqpi = std::sqrt(pi), A = Lx * Ly;
+  const double kcut = 2 * xi * std::sqrt(45.0), kmin = 2 * pi / std::max(Lx, Ly), dk = kmin / 16;
+  const int nq = static_cast<int>(std::ceil(kcut / dk));
+  const std::size_t n = pts.size() / 3;
+  std::vector<double> u(3 * n, 0.0);
+  // per mode: the trapezoid's nodes k_z = q dk (q >= 0, weight halved at 0) and the factors
+  // g(k) = 8 pi (1 + k^2/4xi^2) e^{-k^2/4xi^2} / k^4 at them
+  std::vector<double> g(std::size_t(nq) + 1);
+  for (int a = -kmax_idx; a <= kmax_idx; ++a)
+    for (int b = -kmax_idx; b <= kmax_idx; ++b) {
+      if (a == 0 && b == 0) continue;
+      const double kx = 2 * pi * a / Lx, ky = 2 * pi * b / Ly, kap2 = kx * kx + ky * ky;
+      if (kap2 > kcut * kcut) continue;
+      for (int q = 0; q <= nq; ++q) {
+        const double kz = q * dk, k2 = kap2 + kz * kz;
+        g[std::size_t(q)] = 8 * pi * (1 + k2 / (4 * xi * xi)) * std::exp(-k2 / (4 * xi * xi)) / (k2 * k2) * (q == 0 ? 0.5 : 1.0);
+      }
+      const double kv[2] = {kx, ky};
+      for (std::size_t m = 0; m < n; ++m)
+        for (std::size_t j = 0; j < n; ++j) {
+          const double dx = pts[3 * m] - pts[3 * j], dy = pts[3 * m + 1] - pts[3 * j + 1], z = pts[3 * m + 2] - pts[3 * j + 2];
+          // int dk_z/(2 pi) g(k) M(k) e^{i k_z z} with M's entries even (c0: 1, c2: k_z^2) or odd (s1: k_z) in k_z
+          double c0 = 0, c2 = 0, s1 = 0;
+          for (int q = 0; q <= nq; ++q) {
+            const double kz = q * dk, cz = std::cos(kz * z), sz = std::sin(kz * z), w = g[std::size_t(q)];
+            c0 += w * cz;
+            c2 += w * kz * kz * cz;
+            s1 += w * kz * sz;
+          }
+          c0 *= 2 * dk / (2 * pi);  // both halves of the k_z line
+          c2 *= 2 * dk / (2 * pi);
+          s1 *= 2 * dk / (2 * pi);  // the odd part: i times this
+          const double th = kx * dx + ky * dy, ct = std::cos(th) / A, st = std::sin(th) / A;
+          // (k^2 I - k k^T): in-plane (kap^2 + k_z^2) delta_ab - kap_a kap_b, (a, z) -kap_a k_z, (z, z) kap^2
+          for (int r = 0; r < 2; ++r) {
+            double v = 0;
+            for (int c = 0; c < 2; ++c)
+              v += (((r == c ? kap2 : 0.0) - kv[r] * kv[c]) * c0 + (r == c ? c2 : 0.0)) * ct * f[3 * j + std::size_t(c)];
+            v += kv[r] * s1 * st * f[3 * j + 2];  // Re[e^{i th} (-kap_a) (i s1)] = kap_a s1 sin(th)
+            u[3 * m + std::size_t(r)] += v;
+          }
+          double vz = kap2 * c0 * ct * f[3 * j + 2];
+          for (int c = 0; c < 2; ++c) vz += kv[c] * s1 * st * f[3 * j + std::size_t(c)];
+          u[3 * m + 2] += vz;
+        }
+    }
+  for (std::size_t m = 0; m < n; ++m) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const double dx = pts[3 * m] - pts[3 * j], dy = pts[3 * m + 1] - pts[3 * j + 1], z = pts[3 * m + 2] - pts[3 * j + 2];
+      for (int a = -rimg; a <= rimg; ++a)
+        for (int b = -rimg; b <= rimg; ++b) {
+          if (j == m && a == 0 && b == 0) continue;
+          const double r[3] = {dx + a * Lx, dy + b * Ly, z};
+          const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2], rr = std::sqrt(r2);
+          const double e = std::erfc(xi * rr), gs = 2 * xi / sqpi * std::exp(-xi * xi * r2);
+          const double rf = r[0] * f[3 * j] + r[1] * f[3 * j + 1] + r[2] * f[3 * j + 2];
+          for (int c = 0; c < 3; ++c)
+            u[3 * m + std::size_t(c)] += e * (f[3 * j + std::size_t(c)] / rr + r[c] * rf / (r2 * rr)) +
+                                         gs * (r[c] * rf / r2 - f[3 * j + std::size_t(c)]);
+        }
+      const double az = std::abs(z);
+      const double k0 = (-4 * pi * az * std::erf(xi * az) - 2 * sqpi / xi * std::exp(-xi * xi * z * z)) / A;
+      u[3 * m] += k0 * f[3 * j];
+      u[3 * m + 1] += k0 * f[3 * j + 1];
+    }
+    for (int c = 0; c < 3; ++c) u[3 * m + std::size_t(c)] -= 4 * xi / sqpi * f[3 * m + std::size_t(c)];
+  }
+  return u;
+}
+
 }  // namespace elliptica::test

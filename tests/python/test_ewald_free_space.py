@@ -82,16 +82,12 @@ def test_one_shot_needs_no_box(cloud):
 def test_refusals():
     with pytest.raises(el.InvalidArgumentError, match="box does not apply"):
         el.EwaldPlan("laplace", periodicity="0P", box=2.0)
-    with pytest.raises(el.InvalidArgumentError, match="1P .*laplace kernel only"):
-        el.EwaldPlan("stokeslet", periodicity="1P")
-    with pytest.raises(el.InvalidArgumentError, match="2P .*laplace kernel only"):
-        el.EwaldPlan("stokeslet", periodicity="2P")
-    with pytest.raises(el.InvalidArgumentError, match="x, z only.*laplace kernel only"):
-        el.EwaldPlan("stokeslet", periodicity="xz")
-    with pytest.raises(el.InvalidArgumentError, match="laplace and stokeslet"):
-        el.EwaldPlan("stresslet", periodicity="0P")
-    with pytest.raises(el.InvalidArgumentError, match="pressure"):
-        el.EwaldPlan("stokeslet", periodicity="0P", pressure=True)
+    for per in ["0P", "1P", "2P", "xz"]:
+        with pytest.raises(el.InvalidArgumentError, match=f"periodicity {per} is implemented for the laplace and "
+                                                          "stokeslet kernels so far, not stresslet"):
+            el.EwaldPlan("stresslet", periodicity=per)
+        with pytest.raises(el.InvalidArgumentError, match="pressure is not implemented"):
+            el.EwaldPlan("stokeslet", periodicity=per, pressure=True)
     with pytest.raises(el.InvalidArgumentError, match="grid override"):
         el.EwaldPlan("laplace", periodicity="0P", grid=32)
     for bad in ["4P", "", (1, 0, 0), (True, False), 3]:
@@ -118,3 +114,21 @@ def test_doubly_and_singly_periodic_madelung_constants():
     q = np.array([1.0, -1.0])
     res = el.ewald("laplace", x, q, box=(1.0, 2 * a, 1.0), periodicity="y", tol=1e-11, tol_kind="absolute")
     assert np.allclose(res.potential, -2 * np.log(2) * q / a, rtol=0, atol=1e-10)
+
+
+def test_singly_periodic_line_of_equal_forces_and_charges():
+    # one charge / force per period L on a line along z: the image sum with the divergent
+    # (2 / L) ln(2 (P + 1/2) L) per unit charge (times I + e_z e_z^T per unit force) removed is
+    # sum_{p != 0} 1 / |p L| - ... -> (2 / L)(gamma - ln(2 L)) (harmonic numbers); for a force along
+    # z the kernel I / r + r r^T / r^3 doubles it, across the line it is the same
+    L, mu, gamma = 0.7, 1.3, 0.5772156649015329
+    c = 2 / L * (gamma - np.log(2 * L))
+    x = np.array([[0.2, -0.1, 0.3]])
+    res = el.ewald("laplace", x, np.array([1.5]), box=(1.0, 1.0, L), periodicity="1P", tol=1e-11,
+                   tol_kind="absolute")
+    assert abs(res.potential[0] - 1.5 * c) < 1e-10
+    f = np.array([[0.4, -0.3, 0.9]])
+    res = el.ewald("stokeslet", x, f, box=(1.0, 1.0, L), periodicity="1P", viscosity=mu, tol=1e-11,
+                   tol_kind="absolute")
+    want = c * f[0] * np.array([1.0, 1.0, 2.0]) / (8 * np.pi * mu)
+    assert np.allclose(res.velocity[0], want, rtol=0, atol=1e-10)
