@@ -1,6 +1,6 @@
 // The truncated Green's functions' transforms (src/ewald/truncated_green.hpp; issue 31) against
 // their defining integrals, computed by composite Gauss-Legendre quadrature (panels of at most
-// one radian of k r; the log kernel's first panel with r = h u^2, which smooths r ln r), at k = 0,
+// one radian of k r; the log kernels' first panel with r = h u^2, which smooths r ln r), at k = 0,
 // on both sides of the series / closed-form switch (kR = 0.25) and far out (kR = 300); the error
 // bound is 1e-12 of the integrand's L1 norm (the rounding the integral itself carries); the
 // 2P reference below (the plan with truncated kernels against direct sums:
@@ -89,16 +89,6 @@ TEST(TruncatedGreen, Laplace3dIsTheTransformOfOneOverR) {
   EXPECT_NEAR(tr::laplace_3d(0, 1.3), 2 * kPi * 1.3 * 1.3, 1e-14);
 }
 
-TEST(TruncatedGreen, Biharmonic3dIsTheTransformOfR) {
-  for (double R : Rs)
-    for (double kR : kRs) {
-      const double k = kR / R;
-      const Integral q = integrate([&](double r) { return 4 * kPi * r * r * r * sinc(k * r); }, R, k, false);
-      EXPECT_NEAR(tr::biharmonic_3d(k, R), q.value, 1e-12 * q.l1) << "R " << R << " kR " << kR;
-    }
-  EXPECT_NEAR(tr::biharmonic_3d(0, 1.3), kPi * std::pow(1.3, 4), 1e-13);
-}
-
 // The truncated stokeslet's transform, k along z: S_R,zz = s_delta - s_kk and S_R,xx = s_delta,
 // both the 2-D integral int_0^R r int_{-1}^1 (1 + m(mu)) cos(k r mu) 2 pi dmu dr with the
 // squared direction cosine's azimuthal mean m = mu^2 (zz) or (1 - mu^2)/2 (xx), by nested
@@ -142,27 +132,51 @@ TEST(TruncatedGreen, Stokeslet3dIsTheTransformOfTheStokeslet) {
   EXPECT_NEAR(avg_k, 8 * kPi / 9, 1e-3);
 }
 
-TEST(TruncatedGreen, Log2dIsTheTransformOfMinusTwoLogRho) {
+// The 1P k_z = 0 plane: -2 ln(rho / R) (laplace) and the 2-D stokeslet of a line of forces,
+// -2 ln(rho / R) I_perp + 2 rho^ rho^^T across and -4 ln(rho / R) along the line, truncated at R;
+// the angular integrals by std::cyl_bessel_j (J0, J2: independent of the closed forms' libm j0 /
+// j1): with k along x, int n_x^2 e^{-i k rho cos theta} dtheta = pi (J0 - J2), n_y^2: pi (J0 + J2).
+TEST(TruncatedGreen, OnePZeroPlaneKernelsAreTheirTransforms) {
   for (double R : Rs)
     for (double kR : kRs) {
       const double k = kR / R;
-      const Integral q = integrate(
-          [&](double r) { return r == 0 ? 0.0 : -2 * std::log(r) * std::cyl_bessel_j(0.0, k * r) * 2 * kPi * r; }, R, k,
-          true);
-      EXPECT_NEAR(tr::log_2d(k, R), q.value, 1e-12 * q.l1) << "R " << R << " kR " << kR;
+      auto J = [&](int n, double r) { return std::cyl_bessel_j(double(n), k * r); };
+      const Integral lap = integrate(
+          [&](double r) { return r == 0 ? 0.0 : -2 * std::log(r / R) * J(0, r) * 2 * kPi * r; }, R, k, true);
+      EXPECT_NEAR(tr::laplace_1p_zero(k, R), lap.value, 1e-12 * lap.l1) << "R " << R << " kR " << kR;
+      double aI = 0, akk = 0, along = 0;
+      tr::stokeslet_1p_zero(k, R, aI, akk, along);
+      const Integral xx = integrate(
+          [&](double r) {
+            return r == 0 ? 0.0 : r * (-4 * kPi * std::log(r / R) * J(0, r) + 2 * kPi * (J(0, r) - J(2, r)));
+          },
+          R, k, true);
+      const Integral yy = integrate(
+          [&](double r) {
+            return r == 0 ? 0.0 : r * (-4 * kPi * std::log(r / R) * J(0, r) + 2 * kPi * (J(0, r) + J(2, r)));
+          },
+          R, k, true);
+      EXPECT_NEAR(aI + akk, xx.value, 1e-12 * xx.l1) << "along k, R " << R << " kR " << kR;
+      EXPECT_NEAR(aI, yy.value, 1e-12 * yy.l1) << "across k, R " << R << " kR " << kR;
+      EXPECT_NEAR(along, 2 * lap.value, 2e-12 * lap.l1) << "along the line, R " << R << " kR " << kR;
     }
-  EXPECT_NEAR(tr::log_2d(0, 1.3), 2 * kPi * 1.3 * 1.3 * (0.5 - std::log(1.3)), 1e-13);
-}
-
-TEST(TruncatedGreen, Abs1dIsTheTransformOfMinusTwoPiAbsZ) {
-  for (double R : Rs)
-    for (double kR : kRs) {
-      const double k = kR / R;
-      // the even integrand over [-R, R]: twice the half line
-      const Integral q = integrate([&](double z) { return 2 * (-2 * kPi * z) * std::cos(k * z); }, R, k, false);
-      EXPECT_NEAR(tr::abs_1d(k, R), q.value, 1e-12 * q.l1) << "R " << R << " kR " << kR;
-    }
-  EXPECT_NEAR(tr::abs_1d(0, 1.3), -2 * kPi * 1.3 * 1.3, 1e-13);
+  // far out both tend to the 3P multiplier 8 pi (I - k^ k^^T) / k^2 on average over kR (the k^ k^^T
+  // part oscillates with an amplitude growing as sqrt(kR): the truncated rho^ rho^^T jumps at R;
+  // a Hann-weighted mean over 10 periods removes the oscillation)
+  double aI = 0, akk = 0, along = 0, mI = 0, mkk = 0, wsum = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const double t = (i + 0.5) / n, w = std::sin(kPi * t) * std::sin(kPi * t);
+    tr::stokeslet_1p_zero(3.0, (300.0 + 20 * kPi * t) / 3.0, aI, akk, along);
+    mI += w * aI;
+    mkk += w * akk;
+    wsum += w;
+  }
+  mI /= wsum;
+  mkk /= wsum;
+  EXPECT_NEAR(mI, 8 * kPi / 9, 1e-3);
+  EXPECT_NEAR(mkk, -8 * kPi / 9, 1e-3);
+  EXPECT_NEAR(tr::laplace_1p_zero(0, 1.3), kPi * 1.3 * 1.3, 1e-13);
 }
 
 }  // namespace

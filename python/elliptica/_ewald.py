@@ -442,19 +442,22 @@ class EwaldPlan:
 
     box : float or sequence of 3 float
         Box lengths (L1, L2, L3) > 0; a single number gives a cube. Default (1, 1, 1). Not with
-        ``periodicity="0P"``.
+        ``periodicity="0P"``; along a free axis of 2P / 1P its length is not used.
     periodicity : {"3P", "2P", "1P", "0P"}, str or (bool, bool, bool)
         Periodic axes (x, y, z). ``"3P"`` (default): triply periodic in ``box``. ``"0P"``: free
         space, laplace (potential, field, energy) and stokeslet so far:
         ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` with no images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
         FFT grid covers twice it, :attr:`params` ``fft_box``), by the truncated-kernel method
         (Vico, Greengard & Ferrando 2016). ``"2P"``: x and y periodic with periods ``box[0]``,
-        ``box[1]`` (``box[2]`` is not used), z free; laplace only so far; the k_par = 0 term is
-        ``-2 pi |z| / A`` per charge (the classical 2P Ewald sum's convention; no neutrality
-        needed). ``"1P"``: z periodic with period ``box[2]`` (``box[0]``, ``box[1]`` not used),
-        laplace only so far; the k_z = 0 term is ``-2 ln(rho) / L`` per charge (rho the
-        distance from the line, in the caller's length unit: a net line charge's potential
-        depends on that unit). Axis letters (``"xz"``, ``"y"``) name the periodic axes.
+        ``box[1]`` (``box[2]`` is not used), z free; the k_par = 0 term is ``-2 pi |z| / A``
+        per charge (the classical 2P Ewald sum's convention; no neutrality needed), for the
+        stokeslet the force sheet's shear flow ``-4 pi |z| (I - e_z e_z^T) / A`` (times
+        ``1 / (8 pi mu)``). ``"1P"``: z periodic with period ``box[2]`` (``box[0]``, ``box[1]``
+        not used); the k_z = 0 term is ``-2 ln(rho) / L`` per charge, for the stokeslet
+        ``(-2 ln(rho) I_perp + 2 rho^ rho^^T) / L`` across the line and ``(-4 ln(rho) - 2) / L``
+        along it (rho the distance from the line in the caller's length unit: a net line
+        charge's or force's result depends on that unit). Axis letters (``"xz"``, ``"y"``) name
+        the periodic axes. Not 3P: laplace and stokeslet (velocity) only so far.
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind

@@ -162,12 +162,16 @@ KernelInfo kernel_info(Kernel k, bool field) {
 // the biharmonic r instead, S = (I lap - grad grad) r; the layers that truncation leaves at r = R
 // have strength O(R) and their band-limited tails cost 3 digits here (errors 1e-8 measured).)
 //
-// 2P (two periodic axes; laplace): the Green's function truncated to the slab |z| < R (R: half
-// the extended box along the free axis plus the reach), truncated::laplace_2p: k_par != 0 smooth,
-// k_par = 0 the 1-D kernel -2 pi |z| truncated (abs_1d: the classical 2P Ewald k = 0 term's
-// convention, Lindbo & Tornberg, J. Chem. Phys. 136 (2012) 164111). 1P (one periodic axis):
-// truncated to the cylinder rho < R, truncated::laplace_1p: k_z = 0 the 2-D kernel -2 ln rho
-// truncated (log_2d). Along the periodic axes the table is neither upsampled nor cropped.
+// 2P / 1P: the table factors into one per periodic mode (periodic_kernel_table): a mode k_p != 0
+// decays across the free axes as e^{-|k_p| rho} (times a polynomial for Stokes), so it needs no
+// truncation, only an upsampled grid reaching decay / |k_p| beyond the crop (36 laplace, 40 the
+// stokeslet: e^{-40} 41 = 2e-16); the zero mode k_p = 0 is the 1-D (2P) or 2-D (1P) problem
+// across, with its divergent kernel truncated at R: 2P the sheet -2 pi |z| (charge; Lindbo &
+// Tornberg, J. Chem. Phys. 136 (2012) 164111) or -4 pi |z| (I - e_z e_z^T) (force), exactly so
+// for |z| < Z1 (the separations that occur plus the reach) and tapered smoothly to 0 by Z2 = R;
+// 1P the line's -2 ln(rho / R) (charge) or -2 ln(rho / R) I_perp + 2 rho^ rho^^T, -4 ln(rho / R)
+// (force; truncated::stokeslet_1p_zero), truncated at R = half the free axes' diagonal plus the
+// reach (the constants -2 ln R, -4 ln R - 2 are added per target by the caller).
 std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Periodicity& periodic,
                                                             const Params& p, const std::array<double, 3>& box,
                                                             int threads, double* R_out = nullptr) {
@@ -176,25 +180,19 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
   double diag2 = 0;  // over the free axes: the truncation is along them only
   for (int d = 0; d < 3; ++d)
     if (!periodic[d]) diag2 += box[d] * box[d];
-  // 2P / 1P: the modes along the periodic axes decay across them as e^{-k R} (k >= 2 pi / L_max
-  // of the periodic axes); truncated at R they jump by that much, and the jump's band-limited
-  // tails reach the data (2e-8 errors measured with R = L_z / 2 + reach): R >= 36 / k_min
-  double Lper = 0;
-  for (int d = 0; d < 3; ++d)
-    if (periodic[d]) Lper = std::max(Lper, box[d]);
   const int n_periodic = int(periodic[0]) + int(periodic[1]) + int(periodic[2]);
-  // 2P's zero mode (the charged sheet, -2 pi |z|): exactly that for |z| < Z1 (the separations that
-  // occur plus the reach), tapered smoothly to 0 by Z2 (erfc over 12 widths of 4 h: resolved by the
-  // grid's band), no constant (a constant c per unit charge would multiply the spread charge,
-  // which is neutral only to the window's partition-of-unity error: c = 2 pi R gave 3x eps at P = 7)
+  // 2P's zero mode: exactly the sheet kernel for |z| < Z1, tapered to 0 by Z2 (erfc over 12 widths
+  // of 4 h: resolved by the grid's band). No constant: a constant c per unit charge would
+  // multiply the spread charge, which is neutral only to the window's partition-of-unity error
+  // (the hard-truncated -2 pi (|z| - R), c = 2 pi R, gave 3x eps at P = 7)
   double hfree = 0;
   for (int d = 0; d < 3; ++d)
     if (!periodic[d]) hfree = std::max(hfree, p.h[d]);
   const double Z1 = 0.5 * std::sqrt(diag2) + reach, wt = 4.0 * hfree, Zm = Z1 + 6 * wt, Z2 = Zm + 6 * wt;
-  // (the stokeslet's modes decay as (1 + k |z|) e^{-k |z|}: 40 / k_min, e^{-40} 41 = 2e-16)
+  const double R = n_periodic == 2 ? Z2 : 0.5 * std::sqrt(diag2) + reach;
   const double decay = kernel == Kernel::Laplace ? 36.0 : 40.0;
-  const double R = std::max({0.5 * std::sqrt(diag2) + reach, Lper > 0 ? decay * Lper / (2 * kPi) : 0.0,
-                             n_periodic == 2 ? Z2 : 0.0});
+  // the reach of a periodic mode across the free axes (periodic_kernel_table's mode_extent)
+  auto mode_extent = [R, reach, decay](double kp) { return (kp > 0 ? decay / kp : R) + reach; };
   if (R_out) *R_out = R;
   const double i4xi2 = 1.0 / (4 * p.xi * p.xi), beta = p.beta;
   const std::array<double, 3> a{0.5 * p.P * p.h[0], 0.5 * p.P * p.h[1], 0.5 * p.P * p.h[2]};
@@ -224,48 +222,25 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     return -4.0 * kPi * s * hw;
   };
   if (kernel == Kernel::Laplace) {
-    // the wavenumber along the periodic axes (kp) and across them (kf): 0P laplace_3d, 2P
-    // laplace_2p (k_par = kp), 1P laplace_1p (k_z = kp)
-    // 1P: K0(|k_z| R), K1(|k_z| R) once per mode j of the periodic axis (k_z = 2 pi j / (M h),
-    // the table's own frequencies: not upsampled along it)
-    int pax = -1;
-    for (int d = 0; d < 3; ++d)
-      if (periodic[std::size_t(d)]) pax = d;
-    auto kbessel = std::make_shared<std::vector<std::array<double, 2>>>();
-    double pscale = 0;  // M h / (2 pi): the mode index of |k_z|
-    if (n_periodic == 1) {
-      const int m = p.grid[std::size_t(pax)];
-      pscale = double(m) * p.h[std::size_t(pax)] / (2 * kPi);
-      for (int j = 0; j <= m / 2; ++j) {
-        const double bR = 2 * kPi * double(j) / (double(m) * p.h[std::size_t(pax)]) * R;
-        kbessel->push_back(j == 0 || bR > 700 ? std::array<double, 2>{0.0, 0.0}
-                                              : std::array<double, 2>{std::cyl_bessel_k(0.0, bR), std::cyl_bessel_k(1.0, bR)});
-      }
-    }
-    auto pot = [R, i4xi2, n_periodic, periodic, sheet, kbessel, pscale](double kx, double ky, double kz) {
+    // the wavenumber along the periodic axes (kp) and across them (kf): 0P laplace_3d; 2P / 1P a
+    // mode kp != 0 untruncated (4 pi / k^2), the zero mode the tapered sheet (2P) or the line's
+    // log truncated at R (1P: 4 pi (1 - J0(kf R)) / kf^2, truncated::laplace_1p_zero)
+    auto pot = [R, i4xi2, n_periodic, periodic, sheet](double kx, double ky, double kz) {
       const double k[3] = {kx, ky, kz};
       double kp2 = 0, kf2 = 0;
       for (int d = 0; d < 3; ++d) (periodic[std::size_t(d)] ? kp2 : kf2) += k[d] * k[d];
-      if (n_periodic == 2 && kp2 == 0.0) return sheet(std::sqrt(kf2)) * std::exp(-kf2 * i4xi2);
-      double g;
-      if (n_periodic == 1) {
-        const double b = std::sqrt(kp2);
-        const auto j = static_cast<std::size_t>(std::lround(b * pscale));
-        g = j < kbessel->size() ? truncated::laplace_1p(std::sqrt(kf2), b, R, (*kbessel)[j][0], (*kbessel)[j][1])
-                                : truncated::laplace_1p(std::sqrt(kf2), b, R);
-      } else {
-        g = n_periodic == 0 ? truncated::laplace_3d(std::sqrt(kf2), R)
-                            : truncated::laplace_2p(std::sqrt(kp2), std::sqrt(kf2), R);
-      }
-      return g * std::exp(-(kp2 + kf2) * i4xi2);
+      const double screen = std::exp(-(kp2 + kf2) * i4xi2);
+      if (n_periodic == 0) return truncated::laplace_3d(std::sqrt(kf2), R) * screen;
+      if (kp2 > 0) return 4 * kPi / (kp2 + kf2) * screen;
+      return (n_periodic == 2 ? sheet(std::sqrt(kf2)) : truncated::laplace_1p_zero(std::sqrt(kf2), R)) * screen;
     };
     if (!field)
       return std::make_shared<const std::vector<double>>(
-          periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic));
+          periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent));
     // the field E = -grad phi: 3 more tables, of the odd kernels -d_a G (transform -i k_a G^),
     // each cropped on its own (i k times the potential's cropped table would differentiate the crop)
     auto all = std::make_shared<std::vector<double>>(
-        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic));
+        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent));
     for (int d = 0; d < 3; ++d) {
       const std::vector<double> t = periodic_kernel_table(
           p.grid, p.h,
@@ -273,7 +248,7 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
             const double k[3] = {kx, ky, kz};
             return -k[d] * pot(kx, ky, kz);
           },
-          R + reach, deconvolve, threads, true, periodic);
+          R + reach, deconvolve, threads, true, periodic, mode_extent);
       all->insert(all->end(), t.begin(), t.end());
     }
     return all;
@@ -300,7 +275,7 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
           double kp2 = 0;  // along the periodic axes
           for (int d = 0; d < 3; ++d)
             if (periodic[std::size_t(d)]) kp2 += k[d] * k[d];
-          if (kp2 > 0)  // a mode that decays across the free axes (by R: below e^{-40} 41)
+          if (kp2 > 0)  // a mode that decays across the free axes (no truncation: mode_extent)
             return screen * 8 * kPi * ((ci == cj ? 1.0 : 0.0) - k[ci] * k[cj] / k2) / k2;
           if (n_periodic == 2)  // 2P, k_par = 0: the force sheet's shear flow -4 pi |z| (I - e_z e_z^T)
             return ci == cj && periodic[std::size_t(ci)] ? screen * 2 * sheet(std::sqrt(k2)) : 0.0;
@@ -311,7 +286,7 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
             return ci == cj ? screen * along : 0.0;
           return screen * ((ci == cj ? across_I : 0.0) + (k2 > 0 ? across_kk * k[ci] * k[cj] / k2 : 0.0));
         },
-        R + reach, deconvolve, threads, false, periodic);
+        R + reach, deconvolve, threads, false, periodic, mode_extent);
     all->insert(all->end(), t.begin(), t.end());
   }
   return all;

@@ -10,15 +10,10 @@
 // quadrature in tests/test_ewald_truncated_green.cpp:
 // - laplace_3d:     1/r truncated in 3-D (0P):         4 pi (1 - cos kR) / k^2 = 8 pi sin^2(kR/2) / k^2,
 //                   k = 0: 2 pi R^2  (int_0^R (1/r) sinc(kr) 4 pi r^2 dr).
-// - biharmonic_3d:  r truncated in 3-D (0P Stokes, through S = (delta lap - grad grad) r):
-//                   4 pi [(2 - (kR)^2) cos kR + 2 kR sin kR - 2] / k^4, k = 0: pi R^4
-//                   (af Klinteberg, Shamshirgar & Tornberg, Res. Math. Sci. 4 (2017); the same integral).
-// - log_2d:         -2 ln(rho) truncated in the plane (the k = 0 mode of a 1P sum of 1/r, times
-//                   the period): 4 pi [(1 - J0(kR)) / k^2 - R ln R J1(kR) / k],
-//                   k = 0: 2 pi R^2 (1/2 - ln R)  (int_0^R (-2 ln rho) J0(k rho) 2 pi rho drho).
-// - abs_1d:         -2 pi |z| truncated on the line (the k = 0 mode of a 2P sum of 1/r, times the
-//                   cell area): 4 pi (1 - cos kR - kR sin kR) / k^2, k = 0: -2 pi R^2
-//                   (int_-R^R (-2 pi |z|) cos(kz) dz).
+// - stokeslet_3d:   the stokeslet truncated in 3-D (0P Stokes), below.
+// - laplace_1p_zero, stokeslet_1p_zero: the k_z = 0 plane of a 1P sum (the line's 2-D problem):
+//                   -2 ln(rho / R) (and the 2-D stokeslet) truncated in the plane, below.
+// (2P's k_par = 0 mode, the sheet -2 pi |z| tapered, is transformed by quadrature in the plan.)
 // Small kR: the closed forms cancel (to (kR)^2 or (kR)^4 relative); there the Taylor series of the
 // same integrals are used (|kR| < 0.25: 8 terms, relative error < 1e-16).
 #pragma once
@@ -50,13 +45,6 @@ inline double laplace_3d(double k, double R) {
   return 8.0 * kPi * s * s / (k * k);
 }
 
-/// The transform of r truncated at R (3-D, radial in k).
-inline double biharmonic_3d(double k, double R) {
-  if (std::abs(k * R) < 0.25) return radial_series(k, R, 1);
-  const double x = k * R;
-  return 4.0 * kPi * ((2.0 - x * x) * std::cos(x) + 2.0 * x * std::sin(x) - 2.0) / (k * k * k * k);
-}
-
 /// The transform of the stokeslet S(x) = I/r + x x^T/r^3 truncated at R (3-D):
 ///   S_R^(k) = s_delta(k) I - s_kk(k) k k^T / k^2,
 ///   s_delta = (4 pi / k^2) [(1 - cos x) + (1 - j0(x))],  s_kk = (4 pi / k^2) int_0^x z j2(z) dz,
@@ -64,8 +52,9 @@ inline double biharmonic_3d(double k, double R) {
 /// from int n n^T e^{-i z n.k^} dOmega = 4 pi [j1(z)/z I - j2(z) k^ k^^T] (derivation in
 /// docs/ewald.md, "Free space (0P)"). Away from the oscillation s_delta -> 8 pi / k^2 and
 /// s_kk -> 8 pi / k^2: S^ = 8 pi (k^2 I - k k^T) / k^4. At k = 0: s_delta = 8 pi R^2 / 3, s_kk = 0.
-/// The jump at R is O(1/R), as for 1/r (truncating the biharmonic r instead and differentiating
-/// leaves layers of strength O(R) at r = R, whose band-limited tails cost digits: measured 1e-8).
+/// The jump at R is O(1/R), as for 1/r (truncating the biharmonic r instead, as af Klinteberg,
+/// Shamshirgar & Tornberg, Res. Math. Sci. 4 (2017) do, and differentiating leaves layers of
+/// strength O(R) at r = R, whose band-limited tails cost digits: measured 1e-8).
 /// Series in x below x = 2 (the closed forms cancel there).
 inline void stokeslet_3d(double k, double R, double& s_delta, double& s_kk) {
   const double x = k * R, x2 = x * x;
@@ -94,70 +83,6 @@ inline void stokeslet_3d(double k, double R, double& s_delta, double& s_kk) {
   const double s2 = std::sin(0.5 * x);
   s_delta = 4.0 * kPi * (2.0 * s2 * s2 + b) / (k * k);
   s_kk = 4.0 * kPi * c / (k * k);
-}
-
-/// 2P: the transform of 1/r truncated to the slab |z| < R (periodic in x and y: k_par the
-/// in-plane wavenumber, k_z along z):
-///   k_par > 0: int_{-R}^{R} e^{-i k_z z} (2 pi / k_par) e^{-k_par |z|} dz
-///            = 4 pi [1 - e^{-k_par R} (cos(k_z R) + (k_z / k_par) sin(k_z R))] / (k_par^2 + k_z^2),
-///   k_par = 0: the 1-D kernel -2 pi (|z| - R) truncated at R, 8 pi sin^2(k_z R / 2) / k_z^2 (the
-///            in-plane integral of 1/r diverges; -2 pi |z| per unit area is the classical 2P Ewald
-///            sum's k = 0 term; shifted by 2 pi R so that it is continuous at R: the jump of
-///            -2 pi |z| there, 2 pi R, has band-limited tails that cost digits (measured 1e-8);
-///            the caller subtracts 2 pi R Q / A).
-/// -> 4 pi / k^2 as R -> infinity (k_par != 0).
-inline double laplace_2p(double kpar, double kz, double R);
-
-/// 1P: the transform of 1/r truncated to the cylinder rho < R (periodic along z: k_z the
-/// wavenumber along it, k_perp across):
-///   k_z != 0: int_{rho<R} 2 K0(|k_z| rho) e^{-i k_perp . rho} d^2 rho = 4 pi int_0^R K0(b rho) J0(c rho) rho drho
-///           = 4 pi [1 - R (b J0(cR) K1(bR) - c J1(cR) K0(bR))] / (b^2 + c^2),  b = |k_z|, c = k_perp
-///           (d/drho [rho (c J1(c rho) K0(b rho) - b J0(c rho) K1(b rho))] = (b^2 + c^2) rho J0 K0,
-///           and rho b K1(b rho) -> 1 at rho = 0);
-///   k_z = 0: the 2-D kernel -2 ln(rho / R) truncated at R, 4 pi (1 - J0(k_perp R)) / k_perp^2
-///           (= log_2d + 2 ln R times the disk's transform; the line integral of 1/r diverges;
-///           -2 ln rho per unit length, the divergent constant dropped; shifted by 2 ln R to be
-///           continuous at R, the caller subtracts 2 ln(R) Q / L).
-/// -> 4 pi / k^2 as R -> infinity (k_z != 0).
-inline double laplace_1p(double kperp, double kz, double R);
-/// The same with K0(|k_z| R) and K1(|k_z| R) given (k0, k1; ignored for k_z = 0): the plan
-/// tabulates them once per periodic-axis mode.
-inline double laplace_1p(double kperp, double kz, double R, double k0, double k1);
-
-/// The transform of -2 ln(rho) truncated at R (2-D, radial in k).
-inline double log_2d(double k, double R) {
-  const double x = k * R, lnR = std::log(R);
-  if (std::abs(x) < 0.25) {
-    // (1 - J0(x)) / x^2 = sum_{j>=1} (-1)^(j+1) (x/2)^(2j) / (j!)^2 / x^2,
-    // J1(x) / x = sum_{j>=0} (-1)^j (x/2)^(2j) / (2 j! (j+1)!)
-    const double h2 = 0.25 * x * x;
-    double a = 0.0, b = 0.0, ta = 0.25, tb = 0.5;  // j = 1 and j = 0 terms
-    for (int j = 1; j < 9; ++j) {
-      a += ta;
-      ta *= -h2 / double((j + 1) * (j + 1));
-    }
-    for (int j = 0; j < 9; ++j) {
-      b += tb;
-      tb *= -h2 / double((j + 1) * (j + 2));
-    }
-    return 4.0 * kPi * R * R * (a - lnR * b);
-  }
-  return 4.0 * kPi * ((1.0 - ::j0(x)) / (k * k) - R * lnR * ::j1(x) / k);
-}
-
-/// The transform of -2 pi |z| truncated at R (1-D, even in k).
-inline double abs_1d(double k, double R) {
-  const double x = k * R;
-  if (std::abs(x) < 0.25) {
-    // (1 - cos x - x sin x) / x^2 = sum_{j>=1} (-1)^j x^(2j-2) (2j - 1) / (2j)!
-    double sum = 0.0, t = -1.0 / 2.0;  // j = 1: -(1)/2!
-    for (int j = 1; j < 9; ++j) {
-      sum += t * double(2 * j - 1);
-      t *= -x * x / double((2 * j + 1) * (2 * j + 2));
-    }
-    return 4.0 * kPi * R * R * sum;
-  }
-  return 4.0 * kPi * (1.0 - std::cos(x) - x * std::sin(x)) / (k * k);
 }
 
 /// (1 - J0(x)) / x^2 and (2 - 2 J0(x) - x J1(x)) / x^2, both even in x; by their Taylor series
@@ -205,37 +130,14 @@ inline void stokeslet_1p_zero(double c, double R, double& across_I, double& acro
   along = 8.0 * kPi * R * R * f0;
 }
 
-inline double laplace_1p(double kperp, double kz, double R) {
-  const double bR = std::abs(kz) * R;
-  if (kz == 0.0 || bR > 700) return laplace_1p(kperp, kz, R, 0.0, 0.0);
-  return laplace_1p(kperp, kz, R, std::cyl_bessel_k(0.0, bR), std::cyl_bessel_k(1.0, bR));
-}
-
-inline double laplace_1p(double kperp, double kz, double R, double k0, double k1) {
-  if (kz == 0.0) {
-    const double x = kperp * R;
-    if (x < 1e-3) return kPi * R * R * (1.0 - x * x / 8.0);  // (1 - J0(x)) / x^2 = 1/4 - x^2/64 + ...
-    return 4.0 * kPi * (1.0 - ::j0(x)) / (kperp * kperp);
-  }
-  const double b = std::abs(kz), c = kperp, cR = c * R;
-  // |J0| <= 1, |J1| <= 0.582: the truncation's term R (b J0 K1 - c J1 K0) is below 2^-56 once
-  // K(bR) has decayed (bR >~ 40): skipped
-  if (R * (b * k1 + 0.582 * c * k0) < 0x1p-56) return 4.0 * kPi / (b * b + c * c);
-  const double j0 = c == 0.0 ? 1.0 : ::j0(cR), j1 = c == 0.0 ? 0.0 : ::j1(cR);
-  return 4.0 * kPi * (1.0 - R * (b * j0 * k1 - c * j1 * k0)) / (b * b + c * c);
-}
-
-inline double laplace_2p(double kpar, double kz, double R) {
-  if (kpar == 0.0) {
-    const double x = kz * R;
-    if (std::abs(x) < 1e-4) return 2.0 * kPi * R * R * (1.0 - x * x / 12.0);
-    const double s = std::sin(0.5 * x);
-    return 8.0 * kPi * s * s / (kz * kz);
-  }
-  const double e = std::exp(-kpar * R), x = kz * R;
-  // (k_z / k_par) sin(k_z R) = R k_z^2 sinc(x) / k_par: no cancellation for small k_z
-  const double sinc = std::abs(x) < 1e-4 ? 1.0 - x * x / 6.0 : std::sin(x) / x;
-  return 4.0 * kPi * (1.0 - e * (std::cos(x) + kz * kz * R * sinc / kpar)) / (kpar * kpar + kz * kz);
+/// 1P, laplace: the transform of the k_z = 0 kernel -2 ln(rho / R) truncated at R (the line
+/// integral of 1/r with its divergent part 2 ln(2Z) removed is -2 ln rho; shifted by 2 ln R to
+/// vanish at R: the caller adds -2 ln(R) per unit charge back): 4 pi (1 - J0(cR)) / c^2, c = k_perp
+/// (int_0^R (-2 ln(rho / R)) J0(c rho) 2 pi rho drho; 4 pi R^2 / 4 = pi R^2 at c = 0).
+inline double laplace_1p_zero(double c, double R) {
+  double f0, f2;
+  bessel_ratios_2d(c * R, f0, f2);
+  return 4.0 * kPi * R * R * f0;
 }
 
 }  // namespace elliptica::ewald::detail::truncated

@@ -9,10 +9,10 @@
 /// (stresslet splitting); Kaiser-Bessel window as in Shamshirgar, Bagge & Tornberg,
 /// J. Chem. Phys. 154 (2021) 164109. Formulas collected in docs/ewald.md.
 ///
-/// Free space (Options::periodicity 0P; laplace with field / energy, the stokeslet): the same sums
-/// with no images, on an extended grid with truncated Green's functions (Vico, Greengard &
-/// Ferrando, J. Comput. Phys. 323 (2016) 191); docs/ewald.md section 9. The rest of this comment
-/// describes 3P.
+/// Free space (Options::periodicity 0P) and one or two periodic axes (1P, 2P), laplace with field
+/// / energy and the stokeslet: the same sums with images along the periodic axes only, on a grid
+/// extended along the free ones with truncated Green's functions (Vico, Greengard & Ferrando,
+/// J. Comput. Phys. 323 (2016) 191); docs/ewald.md section 9. The rest of this comment describes 3P.
 ///
 /// ## What is computed
 /// Box B = [0,L1) x [0,L2) x [0,L3) (lengths in [1e-100, 1e100], any aspect ratio); points outside
@@ -181,13 +181,19 @@ struct Options {
   /// L1, L2, L3 in [1e-100, 1e100]: the period of each periodic axis. Not used along a free axis
   /// (0P: the points' bounding box is the domain; see periodicity).
   std::array<double, 3> box{1.0, 1.0, 1.0};
-  /// Periodic axes {x, y, z}. {true, true, true} (3P, default) or {false, false, false} (0P:
-  /// free space, laplace (potential, field, energy) and the stokeslet so far: phi(x_m) = sum_n' q_n /
-  /// |x_m - y_n|, u = 1/(8 pi mu) sum_n' S(x_m - y_n) f_n, no periodic images, no neutrality
-  /// needed; the truncated-kernel method of Vico, Greengard & Ferrando 2016 on a grid about twice
-  /// the points' extent, docs/ewald.md section 9). In 0P the points may be anywhere (|x| <= 1e100),
-  /// their bounding box is the domain (the field, energy and forces as in 3P); the grid override,
-  /// the pressure and the double-layer kernels are refused with InvalidArgument, as are 1P and 2P.
+  /// Periodic axes {x, y, z}: {true, true, true} (3P, default), none (0P: free space), two (2P,
+  /// e.g. x and y: a slab) or one (1P, e.g. z: a line or channel). Not 3P: laplace (potential,
+  /// field, energy) and the stokeslet so far, images along the periodic axes only, no neutrality
+  /// needed, by the truncated-kernel method (Vico, Greengard & Ferrando 2016) on a grid about
+  /// twice the points' extent along each free axis (docs/ewald.md section 9). Along a free axis
+  /// the points may be anywhere (|x| <= 1e100) and box[d] is not used. The k = 0 conventions of
+  /// the divergent lattice sums (per unit charge / force, A the cell area, L the period):
+  /// 2P -2 pi |z| / A (laplace), -4 pi |z| (I - e_z e_z^T) / A (8 pi mu u, stokeslet);
+  /// 1P -2 ln(rho) / L (laplace), (-2 ln(rho) I_perp + 2 rho^ rho^^T) / L across the line and
+  /// (-4 ln(rho) - 2) / L along it (8 pi mu u), rho in the caller's length unit: the image sum
+  /// over |p| <= P minus (2 / L) ln(2 (P + 1/2) L) (times I + e_z e_z^T), P -> infinity.
+  /// Refused (InvalidArgument): the grid override, the stokeslet's pressure, the stresslet and
+  /// stokes-combined, the distributed (MPI) plan.
   Periodicity periodicity{true, true, true};
   double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)
@@ -249,11 +255,14 @@ struct Params {
   double field_rms = 0;            ///< Laplace field only: RMS of |E| from the pilot (0 if absolute)
   double field_scale = 0;          ///< Laplace field only: max(field_rms, floor) (0 if absolute)
   double field_est_total = 0;      ///< Laplace field only: estimated RMS error of E (all three parts)
-  /// The box of the FFT grid (M_i h_i): Options::box in 3P; in 0P the extended box that holds the
-  /// points' bounding box twice plus the window (the aperiodic convolution's zero padding).
+  /// The box of the FFT grid (M_i h_i): Options::box along periodic axes; along a free axis the
+  /// extended length that holds the points' extent twice plus the window (the aperiodic
+  /// convolution's zero padding).
   std::array<double, 3> fft_box{0, 0, 0};
-  /// 0P: R, the radius at which the Green's function is truncated (>= the extended box's half
-  /// diagonal, so every pair of grid points within the data is closer than R); 0 in 3P.
+  /// 0P / 1P / 2P: R, the distance across the free axes at which the Green's function is
+  /// truncated (>= the extended box's half diagonal over the free axes, so every pair of grid
+  /// points within the data is closer than R; 1P / 2P: also >= 36 / k_min (laplace), 40 / k_min
+  /// (stokeslet), k_min = 2 pi / the longest period); 0 in 3P.
   double truncation_radius = 0;
   std::string describe() const;    ///< multi-line human-readable report
 };

@@ -97,8 +97,8 @@ void self_term(const CpuGeometry<T>& g, CpuWorkspace<T>& ws) {
     for (std::size_t t = 0; t < nt; ++t) ws.acc[t * no] += shift;
   }
   if (K::kernel == Kernel::Laplace && g.setup.free_multiplier) {
-    // 2P / 1P: the zero mode's kernel was shifted to be continuous at the truncation radius R
-    // (truncated::laplace_2p: -2 pi (|z| - R) / A; laplace_1p: -2 ln(rho / R) / L): undo it
+    // 1P: the zero mode's kernel was shifted to vanish at the truncation radius R
+    // (truncated::laplace_1p_zero: -2 ln(rho / R) / L): undo it
     const auto& per = g.setup.periodic;
     const int np = int(per[0]) + int(per[1]) + int(per[2]);
     double cell = 1;  // A (2P) or L (1P): the periodic lengths' product

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -23,6 +24,9 @@ double freq(int j, int n, double h) { return kTwoPi * double(j <= n / 2 ? j : j 
 
 struct Plan {
   fftw_plan p = nullptr;
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
   ~Plan() {
     if (p) {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
@@ -30,12 +34,190 @@ struct Plan {
     }
   }
 };
+
+// A periodic mode's table on the free axes (1P: a plane, 2P: a line): the transform of the
+// effective kernel at that mode, band-limited on an upsampled free-axis grid of its own size
+// (the smallest FFT-friendly N_f >= M_f / 2 + extent(|k_p|) / h_f), cropped to |m_f| < M_f / 2 and
+// transformed back on the M grid's free axes. Along the periodic axes nothing is upsampled or
+// cropped, so the 3-D construction factors into these independent lower-dimensional ones.
+std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
+                                   const std::function<double(double, double, double)>& hat,
+                                   const std::function<double(double)>& mode_extent,
+                                   const std::function<double(int, double)>& axis_factor, int threads, bool odd,
+                                   const std::array<bool, 3>& periodic) {
+  std::vector<int> fa, pa;  // free and periodic axes
+  for (int a = 0; a < 3; ++a) {
+    if (M[std::size_t(a)] < 2 || !(h[std::size_t(a)] > 0))
+      throw InvalidArgument("periodic kernel table: grid points >= 2 and spacings > 0 per axis");
+    (periodic[std::size_t(a)] ? pa : fa).push_back(a);
+  }
+  const int nf = static_cast<int>(fa.size());
+  const int m2c = M[2] / 2 + 1;
+  // the periodic modes: every index along periodic axes 0 / 1, the half spectrum along axis 2
+  std::vector<std::array<int, 3>> modes;
+  {
+    std::array<int, 3> cnt{1, 1, 1};
+    for (int a : pa) cnt[std::size_t(a)] = a == 2 ? m2c : M[std::size_t(a)];
+    for (int i = 0; i < cnt[0]; ++i)
+      for (int j = 0; j < cnt[1]; ++j)
+        for (int l = 0; l < cnt[2]; ++l) modes.push_back({i, j, l});
+  }
+  auto mode_k = [&](const std::array<int, 3>& md, std::array<double, 3>& k) {
+    double k2 = 0;
+    for (int a : pa) {
+      k[std::size_t(a)] = freq(md[std::size_t(a)], M[std::size_t(a)], h[std::size_t(a)]);
+      k2 += k[std::size_t(a)] * k[std::size_t(a)];
+    }
+    return std::sqrt(k2);
+  };
+  // each mode's upsampled free-axis grid; one FFTW plan per distinct grid (made here, executed
+  // from several threads on their own buffers: FFTW's new-array execute is thread safe)
+  std::vector<std::array<int, 2>> mode_n(modes.size(), {1, 1});
+  std::map<std::array<int, 2>, std::size_t> plan_of;
+  double biggest = 0;
+  for (std::size_t q = 0; q < modes.size(); ++q) {
+    std::array<double, 3> k{};
+    const double ext = mode_extent(mode_k(modes[q], k));
+    for (int f = 0; f < nf; ++f) {
+      const int a = fa[std::size_t(f)];
+      const double need = std::ceil(0.5 * M[std::size_t(a)] + ext / h[std::size_t(a)] - 1e-9);
+      if (!(need <= 65536))
+        throw ResourceError("periodic kernel table: more than 65536 upsampled points along a free axis");
+      mode_n[q][std::size_t(f)] = fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));
+    }
+    plan_of.emplace(mode_n[q], 0);
+    biggest = std::max(biggest, double(mode_n[q][0]) * mode_n[q][1]);
+  }
+  const int nthreads = std::max(1, std::min(threads, static_cast<int>(modes.size())));
+  const double mfree = nf == 1 ? M[std::size_t(fa[0])] : double(M[std::size_t(fa[0])]) * M[std::size_t(fa[1])];
+  require_memory(double(M[0]) * M[1] * m2c * 8.0 + nthreads * (biggest + mfree) * 16.0,
+                 "the kernel table (largest upsampled free-axis grid " + std::to_string(static_cast<long long>(biggest)) +
+                     " points per thread)");
+  std::vector<Plan> plans(plan_of.size());
+  Plan forward;
+  {
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    std::size_t id = 0;
+    for (auto& [n, slot] : plan_of) {
+      slot = id;
+      std::vector<std::complex<double>> tmp(std::size_t(n[0]) * std::size_t(n[1]));
+      auto* b = reinterpret_cast<fftw_complex*>(tmp.data());
+      plans[id++].p = nf == 1 ? fftw_plan_dft_1d(n[0], b, b, FFTW_BACKWARD, FFTW_ESTIMATE | FFTW_UNALIGNED)
+                              : fftw_plan_dft_2d(n[0], n[1], b, b, FFTW_BACKWARD, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    }
+    std::vector<std::complex<double>> tmp(static_cast<std::size_t>(mfree));
+    auto* b = reinterpret_cast<fftw_complex*>(tmp.data());
+    forward.p = nf == 1 ? fftw_plan_dft_1d(M[std::size_t(fa[0])], b, b, FFTW_FORWARD, FFTW_ESTIMATE | FFTW_UNALIGNED)
+                        : fftw_plan_dft_2d(M[std::size_t(fa[0])], M[std::size_t(fa[1])], b, b, FFTW_FORWARD,
+                                           FFTW_ESTIMATE | FFTW_UNALIGNED);
+  }
+  // the separable factors along the periodic axes (their own grid)
+  std::vector<double> pf[3];
+  for (int a : pa) {
+    pf[a].assign(std::size_t(M[std::size_t(a)]), 1.0);
+    if (axis_factor)
+      for (int j = 0; j < M[std::size_t(a)]; ++j)
+        pf[a][std::size_t(j)] = axis_factor(a, freq(j, M[std::size_t(a)], h[std::size_t(a)]));
+  }
+  std::vector<double> table(std::size_t(M[0]) * M[1] * m2c, 0.0);
+  std::exception_ptr err;
+#pragma omp parallel num_threads(nthreads)
+  {
+    std::vector<std::complex<double>> up, crop;
+    std::vector<double> kf[2], af[2];
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t q = 0; q < modes.size(); ++q) {
+      try {
+        const std::array<int, 3>& md = modes[q];
+        std::array<double, 3> k{};
+        mode_k(md, k);
+        double pfac = 1.0;
+        bool nyq_p[3] = {false, false, false};  // the mode is a periodic axis' Nyquist index
+        for (int a : pa) {
+          pfac *= pf[a][std::size_t(md[std::size_t(a)])];
+          nyq_p[a] = M[std::size_t(a)] % 2 == 0 && 2 * md[std::size_t(a)] == M[std::size_t(a)];
+        }
+        const std::array<int, 2> n = mode_n[q];
+        const int n0 = n[0], n1 = nf == 2 ? n[1] : 1;
+        for (int f = 0; f < nf; ++f) {
+          const int a = fa[std::size_t(f)], nn = n[std::size_t(f)];
+          kf[f].resize(std::size_t(nn));
+          af[f].assign(std::size_t(nn), 1.0);
+          for (int j = 0; j < nn; ++j) {
+            kf[f][std::size_t(j)] = freq(j, nn, h[std::size_t(a)]);
+            if (axis_factor) af[f][std::size_t(j)] = axis_factor(a, kf[f][std::size_t(j)]);
+          }
+        }
+        up.assign(std::size_t(n0) * std::size_t(n1), {0.0, 0.0});
+        for (int i0 = 0; i0 < n0; ++i0)
+          for (int i1 = 0; i1 < n1; ++i1) {
+            std::array<double, 3> kk = k;
+            kk[std::size_t(fa[0])] = kf[0][std::size_t(i0)];
+            double fac = pfac * af[0][std::size_t(i0)];
+            if (nf == 2) {
+              kk[std::size_t(fa[1])] = kf[1][std::size_t(i1)];
+              fac *= af[1][std::size_t(i1)];
+            }
+            // a Nyquist index stands for +k and -k at once: the mean of hat over those signs (a
+            // component odd along that axis, a stokeslet xz or a field table, gets 0 there; taking
+            // one sign made the table depend on the axes' order: 2e-10 at eps 1e-10)
+            bool flip[3] = {nyq_p[0], nyq_p[1], nyq_p[2]};
+            flip[fa[0]] = n0 % 2 == 0 && 2 * i0 == n0;
+            if (nf == 2) flip[fa[1]] = n1 % 2 == 0 && 2 * i1 == n1;
+            double v = 0;
+            int terms = 0;
+            for (int sx = 0; sx <= int(flip[0]); ++sx)
+              for (int sy = 0; sy <= int(flip[1]); ++sy)
+                for (int sz = 0; sz <= int(flip[2]); ++sz, ++terms)
+                  v += hat(sx ? -kk[0] : kk[0], sy ? -kk[1] : kk[1], sz ? -kk[2] : kk[2]);
+            v *= fac / terms;
+            up[std::size_t(i0) * n1 + std::size_t(i1)] = odd ? std::complex<double>(0.0, v) : std::complex<double>(v, 0.0);
+          }
+        fftw_execute_dft(plans[plan_of.at(n)].p, reinterpret_cast<fftw_complex*>(up.data()),
+                         reinterpret_cast<fftw_complex*>(up.data()));
+        // crop to |m_f| < M_f / 2, scaled by 1 / (N_f h_f) per free axis
+        const int m0 = M[std::size_t(fa[0])], m1 = nf == 2 ? M[std::size_t(fa[1])] : 1;
+        double w = 1.0 / (double(n0) * h[std::size_t(fa[0])]);
+        if (nf == 2) w /= double(n1) * h[std::size_t(fa[1])];
+        crop.assign(std::size_t(m0) * std::size_t(m1), {0.0, 0.0});
+        auto idx = [](int d, int nn) { return d >= 0 ? d : d + nn; };
+        const int e1 = nf == 2 ? (m1 - 1) / 2 : 0;
+        for (int a0 = -(m0 - 1) / 2; a0 <= (m0 - 1) / 2; ++a0)
+          for (int a1 = -e1; a1 <= e1; ++a1)
+            crop[std::size_t(idx(a0, m0)) * m1 + std::size_t(idx(a1, m1))] =
+                w * up[std::size_t(idx(a0, n0)) * n1 + std::size_t(idx(a1, n1))];
+        fftw_execute_dft(forward.p, reinterpret_cast<fftw_complex*>(crop.data()),
+                         reinterpret_cast<fftw_complex*>(crop.data()));
+        double hf = h[std::size_t(fa[0])];
+        if (nf == 2) hf *= h[std::size_t(fa[1])];
+        for (int i0 = 0; i0 < m0; ++i0)
+          for (int i1 = 0; i1 < m1; ++i1) {
+            std::array<int, 3> t = md;
+            t[std::size_t(fa[0])] = i0;
+            if (nf == 2) t[std::size_t(fa[1])] = i1;
+            if (t[2] >= m2c) continue;  // (a free axis 2: its half spectrum)
+            const std::complex<double> c = crop[std::size_t(i0) * m1 + std::size_t(i1)] * hf;
+            table[(std::size_t(t[0]) * M[1] + std::size_t(t[1])) * m2c + std::size_t(t[2])] = odd ? c.imag() : c.real();
+          }
+      } catch (...) {
+#pragma omp critical(elliptica_kernel_table)
+        if (!err) err = std::current_exception();
+      }
+    }
+  }
+  if (err) std::rethrow_exception(err);
+  return table;
+}
 }  // namespace
 
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double, double, double)>& hat, double extent,
                                           const std::function<double(int, double)>& axis_factor, int threads, bool odd,
-                                          const std::array<bool, 3>& periodic) {
+                                          const std::array<bool, 3>& periodic,
+                                          const std::function<double(double)>& mode_extent) {
+  if (periodic[0] || periodic[1] || periodic[2])
+    return per_mode_table(M, h, hat, mode_extent ? mode_extent : [extent](double) { return extent; }, axis_factor,
+                          threads, odd, periodic);
   std::array<int, 3> N{};
   double total = 1;
   for (int a = 0; a < 3; ++a) {
@@ -45,9 +227,7 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
     // |x| < M h / 2; any N >= M will do (same spacing h): the next FFT-friendly size
     const double need = std::ceil(0.5 * M[std::size_t(a)] + extent / h[std::size_t(a)] - 1e-9);
     if (!(need <= 65536)) throw ResourceError("periodic kernel table: more than 65536 upsampled points along an axis");
-    // a periodic axis: its own grid (the kernel is periodic there: nothing to crop)
-    N[std::size_t(a)] = periodic[std::size_t(a)] ? M[std::size_t(a)]
-                                                  : fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));
+    N[std::size_t(a)] = fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));
     total *= N[std::size_t(a)];
   }
   if (total > double(1u << 31)) throw ResourceError("periodic kernel table: more than 2^31 upsampled grid points");
@@ -75,13 +255,18 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
     try {
       for (int j = 0; j < n1; ++j)
         for (int l = 0; l < n2c; ++l) {
-          const double v = hat(kf[0][std::size_t(i)], kf[1][std::size_t(j)], kf[2][std::size_t(l)]) *
-                           af[0][std::size_t(i)] * af[1][std::size_t(j)] * af[2][std::size_t(l)];
-          // odd: the Nyquist planes dropped (their modes have no sign; they are of the size of the
-          // Fourier truncation error)
-          const bool nyq = (n0 % 2 == 0 && 2 * i == n0) || (n1 % 2 == 0 && 2 * j == n1) || (n2 % 2 == 0 && 2 * l == n2);
-          spec[(std::size_t(i) * n1 + j) * n2c + l] =
-              odd ? std::complex<double>(0.0, nyq ? 0.0 : v) : std::complex<double>(v, 0.0);
+          // a Nyquist index stands for +k and -k at once: the mean of hat over those signs (a
+          // component odd along that axis gets 0 there; taking one sign made the stokeslet's
+          // result depend on the axes' order: 4e-10 at eps 1e-6)
+          const bool flip[3] = {n0 % 2 == 0 && 2 * i == n0, n1 % 2 == 0 && 2 * j == n1, n2 % 2 == 0 && 2 * l == n2};
+          const double k0 = kf[0][std::size_t(i)], k1 = kf[1][std::size_t(j)], k2 = kf[2][std::size_t(l)];
+          double v = 0;
+          int terms = 0;
+          for (int sx = 0; sx <= int(flip[0]); ++sx)
+            for (int sy = 0; sy <= int(flip[1]); ++sy)
+              for (int sz = 0; sz <= int(flip[2]); ++sz, ++terms) v += hat(sx ? -k0 : k0, sy ? -k1 : k1, sz ? -k2 : k2);
+          v *= af[0][std::size_t(i)] * af[1][std::size_t(j)] * af[2][std::size_t(l)] / terms;
+          spec[(std::size_t(i) * n1 + j) * n2c + l] = odd ? std::complex<double>(0.0, v) : std::complex<double>(v, 0.0);
         }
     } catch (...) {
 #pragma omp critical(elliptica_kernel_table)
@@ -102,9 +287,8 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
   const int m0 = M[0], m1 = M[1], m2 = M[2], m2c = m2 / 2 + 1;
   std::vector<double> crop(std::size_t(m0) * m1 * m2, 0.0);
   auto idx = [](int d, int n) { return d >= 0 ? d : d + n; };
-  // separations |m| < M/2 along the free axes; every index along the periodic ones
-  const int e0 = periodic[0] ? m0 / 2 : (m0 - 1) / 2, e1 = periodic[1] ? m1 / 2 : (m1 - 1) / 2,
-            e2 = periodic[2] ? m2 / 2 : (m2 - 1) / 2;
+  // separations |m| < M/2 along every axis (free space)
+  const int e0 = (m0 - 1) / 2, e1 = (m1 - 1) / 2, e2 = (m2 - 1) / 2;
   for (int a = -(m0 - 1) / 2; a <= e0; ++a)
     for (int b = -(m1 - 1) / 2; b <= e1; ++b)
       for (int c = -(m2 - 1) / 2; c <= e2; ++c)

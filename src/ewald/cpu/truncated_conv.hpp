@@ -22,7 +22,10 @@ namespace elliptica::ewald::detail {
 /// 1 / w^(k_a)^2), evaluated once per upsampled index; the transform is then
 /// hat(kx, ky, kz) f(0, kx) f(1, ky) f(2, kz). hat is called from `threads` threads at once.
 /// periodic: axes along which the kernel is periodic with period M h (2P: x and y): there the
-/// table is neither upsampled nor cropped.
+/// table is neither upsampled nor cropped, and the construction factors into one per periodic
+/// mode (1P: a plane over the free axes, 2P: a line), each upsampled by its own reach:
+/// mode_extent(|k_p|) (default: `extent`), so that the modes decaying fast across the free axes
+/// (e^{-|k_p| rho}) need short grids and only the slowest need long ones.
 /// odd: the kernel is real and odd (a derivative: its transform is i hat, hat odd in k); the table
 /// then holds the imaginary part t of the cropped kernel's transform (the multiplier is i t).
 /// Throws InvalidArgument for M < 2 or h <= 0, ResourceError beyond 2^31 upsampled points or the
@@ -31,6 +34,7 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
                                           const std::function<double(double kx, double ky, double kz)>& hat,
                                           double extent, const std::function<double(int a, double k)>& axis_factor = {},
                                           int threads = 1, bool odd = false,
-                                          const std::array<bool, 3>& periodic = {false, false, false});
+                                          const std::array<bool, 3>& periodic = {false, false, false},
+                                          const std::function<double(double kp)>& mode_extent = {});
 
 }  // namespace elliptica::ewald::detail
