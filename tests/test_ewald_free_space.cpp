@@ -4,9 +4,12 @@
 // are not neutral: free space needs no neutrality, and a net charge or force is where the
 // error model needs its coherent terms (est_real's tail, est_window's far field).
 //
+// Also the same plan with two (2P) or one (1P) periodic axes, against the classical 2P Ewald sums
+// (tests/common/ewald2p_reference.hpp) and 1P image sums; and the stokeslet's pressure.
+//
 // The tolerance is the plan's: RMS error / RMS of the result < eps (relative) or RMS error < eps
-// (absolute), checked as stated. Cost: about 10 s (Release, 2 cores); the sanitized build runs
-// two tolerances per kernel.
+// (absolute), checked as stated. Cost: about 35 s (Release, 2 cores; the kernel tables and the
+// references); the sanitized build runs two tolerances per kernel and fewer points.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -170,6 +173,40 @@ TEST(FreeSpace, StokesletMeetsTheToleranceAgainstTheDirectSum) {
 // The field E = -grad phi (3 odd tables), the energy U = 1/2 sum q phi and the forces q E, with
 // and without the potential (the energy's far part by Parseval), against the direct sums; the
 // field's relative tolerance is against its own RMS.
+// The stokeslet's pressure p = 1/(4 pi) sum_n' f_n . r / r^3 (a net force), with the velocity.
+TEST(FreeSpace, StokesletPressureAgainstTheDirectSum) {
+  std::vector<double> x, f;
+  cloud(kSanitized ? 250 : 500, {1.0, 0.7, 1.2}, {0.0, 0.0, 0.0}, 23, x, f, 0.2, 3);
+  const std::size_t n = x.size() / 3;
+  std::vector<double> pref(n, 0.0);
+  for (std::size_t m = 0; m < n; ++m)
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k == m) continue;
+      double r[3], r2 = 0, rf = 0;
+      for (int d = 0; d < 3; ++d) {
+        r[d] = x[3 * m + d] - x[3 * k + d];
+        r2 += r[d] * r[d];
+        rf += r[d] * f[3 * k + d];
+      }
+      pref[m] += rf / (r2 * std::sqrt(r2)) / (4 * M_PI);
+    }
+  std::vector<double> uref = direct_stokeslet(x, f, x);
+  const double mu = 1.3;
+  for (double& v : uref) v /= 8 * M_PI * mu;
+  for (double eps : {1e-5, 1e-11}) {  // (the velocity alone: 4 tolerances above; the tables cost here)
+    Options o = free_options(eps);
+    o.kernel = Kernel::Stokeslet;
+    o.viscosity = mu;
+    o.compute_pressure = true;
+    const Result r = EwaldPlan(o).evaluate(view(x, 3), view(f, 3));
+    const double eu = rms_diff(r.values.values.data(), uref) / rms(uref);
+    const double ep = rms_diff(r.pressure.values.data(), pref) / rms(pref);
+    std::printf("0P stokeslet with the pressure eps %.0e: velocity error %.3g, pressure error %.3g\n", eps, eu, ep);
+    EXPECT_LT(eu, eps) << "eps " << eps;
+    EXPECT_LT(ep, eps) << "eps " << eps;
+  }
+}
+
 TEST(FreeSpace, LaplaceFieldEnergyAndForces) {
   std::vector<double> x, q;
   cloud(900, {1.0, 1.2, 0.7}, {2.0, 2.0, 2.0}, 17, x, q, 0.3);
@@ -221,7 +258,7 @@ TEST(FreeSpace, LaplaceFieldEnergyAndForces) {
 // at eps 1e-6)
 TEST(FreeSpace, AxesCycledGiveTheSameResult) {
   std::vector<double> x, f;
-  cloud(300, {0.8, 0.6, 1.1}, {0.0, 0.0, 0.0}, 19, x, f, 0.3, 3);
+  cloud(kSanitized ? 120 : 300, {0.8, 0.6, 1.1}, {0.0, 0.0, 0.0}, 19, x, f, 0.3, 3);
   std::vector<double> xc(x.size()), fc(f.size()), q(f.size() / 3);
   for (std::size_t i = 0; i < q.size(); ++i) {
     q[i] = f[3 * i];
@@ -339,13 +376,6 @@ TEST(FreeSpace, UnsupportedCombinationsAreRefused) {
   o.kernel = Kernel::Stresslet;
   EXPECT_NE(msg(o).find("periodicity 0P is implemented for the laplace and stokeslet kernels so far"),
             std::string::npos) << msg(o);
-  for (const Periodicity per : {Periodicity{false, false, false}, Periodicity{true, false, true}}) {
-    o = free_options(1e-6);
-    o.periodicity = per;
-    o.kernel = Kernel::Stokeslet;
-    o.compute_pressure = true;
-    EXPECT_NE(msg(o).find("the stokeslet's pressure is not implemented yet"), std::string::npos) << msg(o);
-  }
   o = free_options(1e-6);
   o.grid = std::array<int, 3>{32, 32, 32};
   EXPECT_NE(msg(o).find("grid override"), std::string::npos);
@@ -714,6 +744,28 @@ TEST(DoublyPeriodic, StokesletAgainstThe2PEwaldSum) {
                 r.params.est_relative, r.params.grid[0], r.params.grid[1], r.params.grid[2], r.params.P);
     EXPECT_LT(err, eps) << "eps " << eps;
   }
+  // the pressure p = 1/(4 pi) sum f . r / r^3 = 1/(4 pi) sum_a E_a[f_a]: the Laplace 2P field of
+  // the force components as charges (ewald2p_laplace_field; its k_par = 0 term, the sheet's
+  // 2 pi erf(xi z) / A, is the normal force sheet's pressure jump)
+  std::vector<double> pref(f.size() / 3, 0.0);
+  for (int a = 0; a < 3; ++a) {
+    std::vector<double> qa(f.size() / 3);
+    for (std::size_t i = 0; i < qa.size(); ++i) qa[i] = f[3 * i + std::size_t(a)];
+    const std::vector<double> E = elliptica::test::ewald2p_laplace_field(x, qa, Lx, Ly, 6.0, 2, 20);
+    for (std::size_t i = 0; i < qa.size(); ++i) pref[i] += E[3 * i + std::size_t(a)] / (4 * M_PI);
+  }
+  for (double eps : kTolerances) {
+    Options o = two_p_options(eps, Lx, Ly);
+    o.kernel = Kernel::Stokeslet;
+    o.viscosity = mu;
+    o.compute_pressure = true;
+    const Result r = EwaldPlan(o).evaluate(view(x, 3), view(f, 3));
+    const double eu = rms_diff(r.values.values.data(), ref) / rms(ref);
+    const double ep = rms_diff(r.pressure.values.data(), pref) / rms(pref);
+    std::printf("2P stokeslet with the pressure eps %.0e: velocity error %.3g, pressure error %.3g\n", eps, eu, ep);
+    EXPECT_LT(eu, eps) << "eps " << eps;
+    EXPECT_LT(ep, eps) << "eps " << eps;
+  }
   // the same slab periodic along y and z ("yz"): the coordinates and forces cycled (x, y, z) -> (y, z, x)
   std::vector<double> xc(x.size()), fc(f.size());
   for (std::size_t i = 0; i < x.size() / 3; ++i)
@@ -755,6 +807,26 @@ TEST(SinglyPeriodic, StokesletAgainstTheImageSum) {
     std::printf("1P stokeslet eps %.0e: relative RMS error %.3g (est %.3g), M %d x %d x %d, P %d\n", eps, err,
                 r.params.est_relative, r.params.grid[0], r.params.grid[1], r.params.grid[2], r.params.P);
     EXPECT_LT(err, eps) << "eps " << eps;
+  }
+  // the pressure 1/(4 pi) sum_a E_a[f_a]: the image sums' fields of the force components as charges
+  std::vector<double> pref(f.size() / 3, 0.0);
+  for (int a = 0; a < 3; ++a) {
+    std::vector<double> qa(f.size() / 3);
+    for (std::size_t i = 0; i < qa.size(); ++i) qa[i] = f[3 * i + std::size_t(a)];
+    const std::vector<double> E = image_field_1p(x, qa, Lz, 20000);
+    for (std::size_t i = 0; i < qa.size(); ++i) pref[i] += E[3 * i + std::size_t(a)] / (4 * M_PI);
+  }
+  for (double eps : kTolerances) {
+    Options o = one_p_options(eps, Lz);
+    o.kernel = Kernel::Stokeslet;
+    o.viscosity = mu;
+    o.compute_pressure = true;
+    const Result r = EwaldPlan(o).evaluate(view(x, 3), view(f, 3));
+    const double eu = rms_diff(r.values.values.data(), ref) / rms(ref);
+    const double ep = rms_diff(r.pressure.values.data(), pref) / rms(pref);
+    std::printf("1P stokeslet with the pressure eps %.0e: velocity error %.3g, pressure error %.3g\n", eps, eu, ep);
+    EXPECT_LT(eu, eps) << "eps " << eps;
+    EXPECT_LT(ep, eps) << "eps " << eps;
   }
   // the same line along x (axis letter "x"): the coordinates and forces cycled (x, y, z) -> (y, z, x)
   {

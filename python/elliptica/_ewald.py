@@ -445,7 +445,7 @@ class EwaldPlan:
         ``periodicity="0P"``; along a free axis of 2P / 1P its length is not used.
     periodicity : {"3P", "2P", "1P", "0P"}, str or (bool, bool, bool)
         Periodic axes (x, y, z). ``"3P"`` (default): triply periodic in ``box``. ``"0P"``: free
-        space, laplace (potential, field, energy) and stokeslet so far:
+        space, laplace (potential, field, energy) and stokeslet (velocity, pressure) so far:
         ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` with no images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
         FFT grid covers twice it, :attr:`params` ``fft_box``), by the truncated-kernel method
         (Vico, Greengard & Ferrando 2016). ``"2P"``: x and y periodic with periods ``box[0]``,
@@ -457,7 +457,9 @@ class EwaldPlan:
         ``(-2 ln(rho) I_perp + 2 rho^ rho^^T) / L`` across the line and ``(-4 ln(rho) - 2) / L``
         along it (rho the distance from the line in the caller's length unit: a net line
         charge's or force's result depends on that unit). Axis letters (``"xz"``, ``"y"``) name
-        the periodic axes. Not 3P: laplace and stokeslet (velocity) only so far.
+        the periodic axes. Not 3P: laplace (potential, field, energy) and stokeslet (velocity,
+        pressure: its k_p = 0 term is the Laplace field's of the force components, over 4 pi)
+        so far.
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind
@@ -518,9 +520,8 @@ class EwaldPlan:
     InvalidArgumentError
         Non-positive or non-finite box, tol outside (0, 1), viscosity <= 0, ``field=True`` or
         ``energy=True`` with a Stokes kernel, ``zero_mode=True`` with a kernel without a
-        stresslet, unknown kernel or precision, invalid overrides; in 0P another kernel than
-        laplace and stokeslet, the stokeslet's pressure, a box or a grid override; in 2P / 1P
-        another kernel than laplace or a grid override.
+        stresslet, unknown kernel or precision, invalid overrides; with a free axis (0P, 2P,
+        1P) another kernel than laplace and stokeslet or a grid override; in 0P a box.
 
     Notes
     -----

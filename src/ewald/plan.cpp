@@ -221,26 +221,22 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     }
     return -4.0 * kPi * s * hw;
   };
-  if (kernel == Kernel::Laplace) {
-    // the wavenumber along the periodic axes (kp) and across them (kf): 0P laplace_3d; 2P / 1P a
-    // mode kp != 0 untruncated (4 pi / k^2), the zero mode the tapered sheet (2P) or the line's
-    // log truncated at R (1P: 4 pi (1 - J0(kf R)) / kf^2, truncated::laplace_1p_zero)
-    auto pot = [R, i4xi2, n_periodic, periodic, sheet](double kx, double ky, double kz) {
-      const double k[3] = {kx, ky, kz};
-      double kp2 = 0, kf2 = 0;
-      for (int d = 0; d < 3; ++d) (periodic[std::size_t(d)] ? kp2 : kf2) += k[d] * k[d];
-      const double screen = std::exp(-(kp2 + kf2) * i4xi2);
-      if (n_periodic == 0) return truncated::laplace_3d(std::sqrt(kf2), R) * screen;
-      if (kp2 > 0) return 4 * kPi / (kp2 + kf2) * screen;
-      return (n_periodic == 2 ? sheet(std::sqrt(kf2)) : truncated::laplace_1p_zero(std::sqrt(kf2), R)) * screen;
-    };
-    if (!field)
-      return std::make_shared<const std::vector<double>>(
-          periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent));
-    // the field E = -grad phi: 3 more tables, of the odd kernels -d_a G (transform -i k_a G^),
-    // each cropped on its own (i k times the potential's cropped table would differentiate the crop)
-    auto all = std::make_shared<std::vector<double>>(
-        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent));
+  // the wavenumber along the periodic axes (kp) and across them (kf): 0P laplace_3d; 2P / 1P a
+  // mode kp != 0 untruncated (4 pi / k^2), the zero mode the tapered sheet (2P) or the line's
+  // log truncated at R (1P: 4 pi (1 - J0(kf R)) / kf^2, truncated::laplace_1p_zero)
+  auto pot = [R, i4xi2, n_periodic, periodic, sheet](double kx, double ky, double kz) {
+    const double k[3] = {kx, ky, kz};
+    double kp2 = 0, kf2 = 0;
+    for (int d = 0; d < 3; ++d) (periodic[std::size_t(d)] ? kp2 : kf2) += k[d] * k[d];
+    const double screen = std::exp(-(kp2 + kf2) * i4xi2);
+    if (n_periodic == 0) return truncated::laplace_3d(std::sqrt(kf2), R) * screen;
+    if (kp2 > 0) return 4 * kPi / (kp2 + kf2) * screen;
+    return (n_periodic == 2 ? sheet(std::sqrt(kf2)) : truncated::laplace_1p_zero(std::sqrt(kf2), R)) * screen;
+  };
+  // the Laplace field E = -grad phi: 3 tables of the odd kernels -d_a G (transform -i k_a G^),
+  // each cropped on its own (i k times the potential's cropped table would differentiate the
+  // crop); the stokeslet's pressure uses the same 3 (p = (1 / 4 pi) sum_a f_a E_a)
+  auto add_field_tables = [&](std::vector<double>& all) {
     for (int d = 0; d < 3; ++d) {
       const std::vector<double> t = periodic_kernel_table(
           p.grid, p.h,
@@ -249,14 +245,19 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
             return -k[d] * pot(kx, ky, kz);
           },
           R + reach, deconvolve, threads, true, periodic, mode_extent);
-      all->insert(all->end(), t.begin(), t.end());
+      all.insert(all.end(), t.begin(), t.end());
     }
+  };
+  if (kernel == Kernel::Laplace) {
+    auto all = std::make_shared<std::vector<double>>(
+        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent));
+    if (field) add_field_tables(*all);
     return all;
   }
-  // the stokeslet's 6 components
+  // the stokeslet's 6 components (and the pressure's 3)
   const std::size_t n = std::size_t(p.grid[0]) * std::size_t(p.grid[1]) * std::size_t(p.grid[2] / 2 + 1);
   auto all = std::make_shared<std::vector<double>>();
-  all->reserve(6 * n);
+  all->reserve((field ? 9 : 6) * n);
   constexpr int comp[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
   for (const auto& c : comp) {
     const int ci = c[0], cj = c[1];
@@ -289,6 +290,7 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
         R + reach, deconvolve, threads, false, periodic, mode_extent);
     all->insert(all->end(), t.begin(), t.end());
   }
+  if (field) add_field_tables(*all);  // the pressure
   return all;
 }
 
@@ -410,9 +412,6 @@ void validate_options(const Options& o) {
     if (o.kernel != Kernel::Laplace && o.kernel != Kernel::Stokeslet)
       throw InvalidArgument("periodicity " + to_string(per) + " is implemented for the laplace and stokeslet kernels so "
                             "far, not " + to_string(o.kernel) + " (3P computes every kernel)");
-    if (o.compute_pressure)
-      throw InvalidArgument("periodicity " + to_string(per) + ": the stokeslet's pressure is not implemented yet (the "
-                            "velocity is; 3P computes it)");
     if (o.grid)
       throw InvalidArgument("periodicity " + to_string(per) + " takes no grid override: the FFT grid along a free axis "
                             "follows from the points' extent and the grid spacing the tolerance (or the xi override) "

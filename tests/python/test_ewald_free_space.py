@@ -86,8 +86,7 @@ def test_refusals():
         with pytest.raises(el.InvalidArgumentError, match=f"periodicity {per} is implemented for the laplace and "
                                                           "stokeslet kernels so far, not stresslet"):
             el.EwaldPlan("stresslet", periodicity=per)
-        with pytest.raises(el.InvalidArgumentError, match="pressure is not implemented"):
-            el.EwaldPlan("stokeslet", periodicity=per, pressure=True)
+
     with pytest.raises(el.InvalidArgumentError, match="grid override"):
         el.EwaldPlan("laplace", periodicity="0P", grid=32)
     for bad in ["4P", "", (1, 0, 0), (True, False), 3]:
@@ -132,3 +131,16 @@ def test_singly_periodic_line_of_equal_forces_and_charges():
                    tol_kind="absolute")
     want = c * f[0] * np.array([1.0, 1.0, 2.0]) / (8 * np.pi * mu)
     assert np.allclose(res.velocity[0], want, rtol=0, atol=1e-10)
+
+
+def test_free_space_pressure():
+    # p = 1/(4 pi) sum f . r / r^3 (a net force), against numpy's direct sum
+    r = np.random.default_rng(3)
+    x = r.random((200, 3)) * [1.0, 0.5, 0.8]
+    f = r.random((200, 3)) - 0.3
+    d = x[:, None] - x[None]
+    rr = np.linalg.norm(d, axis=2)
+    np.fill_diagonal(rr, np.inf)
+    ref = (np.einsum("mnk,nk->mn", d, f) / rr ** 3).sum(1) / (4 * np.pi)
+    res = el.ewald("stokeslet", x, f, periodicity="0P", tol=1e-9, pressure=True)
+    assert np.sqrt(np.mean((res.pressure - ref) ** 2) / np.mean(ref ** 2)) < 1e-9

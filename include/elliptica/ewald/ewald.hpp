@@ -10,7 +10,7 @@
 /// J. Chem. Phys. 154 (2021) 164109. Formulas collected in docs/ewald.md.
 ///
 /// Free space (Options::periodicity 0P) and one or two periodic axes (1P, 2P), laplace with field
-/// / energy and the stokeslet: the same sums with images along the periodic axes only, on a grid
+/// / energy and the stokeslet with its pressure: the same sums with images along the periodic axes only, on a grid
 /// extended along the free ones with truncated Green's functions (Vico, Greengard & Ferrando,
 /// J. Comput. Phys. 323 (2016) 191); docs/ewald.md section 9. The rest of this comment describes 3P.
 ///
@@ -192,8 +192,9 @@ struct Options {
   /// 1P -2 ln(rho) / L (laplace), (-2 ln(rho) I_perp + 2 rho^ rho^^T) / L across the line and
   /// (-4 ln(rho) - 2) / L along it (8 pi mu u), rho in the caller's length unit: the image sum
   /// over |p| <= P minus (2 / L) ln(2 (P + 1/2) L) (times I + e_z e_z^T), P -> infinity.
-  /// Refused (InvalidArgument): the grid override, the stokeslet's pressure, the stresslet and
-  /// stokes-combined, the distributed (MPI) plan.
+  /// The stokeslet's pressure: 1/(4 pi) sum_a E_a[f_a] (the Laplace field of the force components
+  /// with the same conventions: 2P 2 pi sign(z) f_z / A per sheet). Refused (InvalidArgument): the
+  /// grid override, the stresslet and stokes-combined, the distributed (MPI) plan.
   Periodicity periodicity{true, true, true};
   double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)
@@ -259,10 +260,10 @@ struct Params {
   /// extended length that holds the points' extent twice plus the window (the aperiodic
   /// convolution's zero padding).
   std::array<double, 3> fft_box{0, 0, 0};
-  /// 0P / 1P / 2P: R, the distance across the free axes at which the Green's function is
-  /// truncated (>= the extended box's half diagonal over the free axes, so every pair of grid
-  /// points within the data is closer than R; 1P / 2P: also >= 36 / k_min (laplace), 40 / k_min
-  /// (stokeslet), k_min = 2 pi / the longest period); 0 in 3P.
+  /// 0P: R, the radius at which the Green's function is truncated (the extended box's half
+  /// diagonal plus the screening's and the window's reach, so every pair of grid points within
+  /// the data is closer than R); 1P / 2P: the same across the free axes for the zero mode k_p = 0
+  /// (1P: the line's log truncated at R; 2P: the sheet tapered to 0 by R); 0 in 3P.
   double truncation_radius = 0;
   std::string describe() const;    ///< multi-line human-readable report
 };

@@ -158,9 +158,11 @@ inline void stokes_interior(const double (&k)[3], double ksq, double e, double i
 // Free space (0P, BackendSetup::free_multiplier): the stokeslet's multiplier from its 6 tables
 // (the symmetric tensor's xx, xy, xz, yy, yz, zz, each over the half spectrum): u_j = c sum_l
 // T_jl(k) f_l. The tensor is tabulated component by component (not a cropped scalar times
-// k^2 I - k k^T, which would differentiate the crop's jump).
+// k^2 I - k k^T, which would differentiate the crop's jump). With the pressure, 3 more tables
+// follow: the Laplace field's odd tables t_a (free_space_table), p = 2 sum_a (i t_a) f_a.
 template <class T>
-void cnv_stokeslet_free(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v, double scale) {
+void cnv_stokeslet_free(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v, double scale,
+                        bool pressure) {
   const Params& p = g.setup.params;
   const int M2 = p.grid[1], M3h = p.grid[2] / 2 + 1;
   const std::size_t ncplx = v.comp_stride;
@@ -177,14 +179,33 @@ void cnv_stokeslet_free(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const Spec
       T* f0 = row;
       T* f1 = row + 2 * ncplx;
       T* f2 = row + 4 * ncplx;
+      if (!pressure) {
 #pragma omp simd
-      for (int l = 0; l < M3h; ++l)
+        for (int l = 0; l < M3h; ++l)
+          for (int c = 0; c < 2; ++c) {
+            const double x = double(f0[2 * l + c]), y = double(f1[2 * l + c]), z = double(f2[2 * l + c]);
+            f0[2 * l + c] = static_cast<T>(scale * (txx[l] * x + txy[l] * y + txz[l] * z));
+            f1[2 * l + c] = static_cast<T>(scale * (txy[l] * x + tyy[l] * y + tyz[l] * z));
+            f2[2 * l + c] = static_cast<T>(scale * (txz[l] * x + tyz[l] * y + tzz[l] * z));
+          }
+        continue;
+      }
+      // the pressure (times 8 pi): 2 sum_a (i t_a) F_a with the Laplace field's odd tables t_a
+      // (the 3P multiplier -i (8 pi e / k^2) k.F, since t_a -> -k_a 4 pi e / k^2)
+      const double *px = tzz + nt, *py = px + nt, *pz = py + nt;
+      T* f3 = row + 6 * ncplx;
+      for (int l = 0; l < M3h; ++l) {
+        const double x[2] = {double(f0[2 * l]), double(f0[2 * l + 1])}, y[2] = {double(f1[2 * l]), double(f1[2 * l + 1])},
+                     z[2] = {double(f2[2 * l]), double(f2[2 * l + 1])};
         for (int c = 0; c < 2; ++c) {
-          const double x = double(f0[2 * l + c]), y = double(f1[2 * l + c]), z = double(f2[2 * l + c]);
-          f0[2 * l + c] = static_cast<T>(scale * (txx[l] * x + txy[l] * y + txz[l] * z));
-          f1[2 * l + c] = static_cast<T>(scale * (txy[l] * x + tyy[l] * y + tyz[l] * z));
-          f2[2 * l + c] = static_cast<T>(scale * (txz[l] * x + tyz[l] * y + tzz[l] * z));
+          f0[2 * l + c] = static_cast<T>(scale * (txx[l] * x[c] + txy[l] * y[c] + txz[l] * z[c]));
+          f1[2 * l + c] = static_cast<T>(scale * (txy[l] * x[c] + tyy[l] * y[c] + tyz[l] * z[c]));
+          f2[2 * l + c] = static_cast<T>(scale * (txz[l] * x[c] + tyz[l] * y[c] + tzz[l] * z[c]));
         }
+        const double tr = px[l] * x[0] + py[l] * y[0] + pz[l] * z[0], ti = px[l] * x[1] + py[l] * y[1] + pz[l] * z[1];
+        f3[2 * l] = static_cast<T>(-2 * scale * ti);  // i (tr + i ti) = -ti + i tr
+        f3[2 * l + 1] = static_cast<T>(2 * scale * tr);
+      }
     }
 }
 
@@ -227,9 +248,9 @@ void cnv_on(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v)
     cnv_laplace<K::field, T>(g, ws, v, kv, iw2, ek, scale);
     return;
   }
-  if constexpr (K::kernel == Kernel::Stokeslet && K::n_out == 3) {
+  if constexpr (K::kernel == Kernel::Stokeslet) {
     if (g.setup.free_multiplier) {
-      cnv_stokeslet_free<T>(g, ws, v, scale);
+      cnv_stokeslet_free<T>(g, ws, v, scale, K::n_out == 4);
       return;
     }
   }

@@ -94,12 +94,26 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
                  "the kernel table (largest upsampled free-axis grid " + std::to_string(static_cast<long long>(biggest)) +
                      " points per thread)");
   std::vector<Plan> plans(plan_of.size());
+  // per distinct grid: its free axes' frequencies and separable factors (the window's 1 / w^2,
+  // costly), computed once, read by every mode on that grid
+  std::vector<std::array<std::vector<double>, 2>> grid_k(plan_of.size()), grid_f(plan_of.size());
   Plan forward;
   {
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     std::size_t id = 0;
     for (auto& [n, slot] : plan_of) {
       slot = id;
+      for (int f = 0; f < nf; ++f) {
+        const int a = fa[std::size_t(f)], nn = n[std::size_t(f)];
+        auto& kv = grid_k[id][std::size_t(f)];
+        auto& fv = grid_f[id][std::size_t(f)];
+        kv.resize(std::size_t(nn));
+        fv.assign(std::size_t(nn), 1.0);
+        for (int j = 0; j < nn; ++j) {
+          kv[std::size_t(j)] = freq(j, nn, h[std::size_t(a)]);
+          if (axis_factor) fv[std::size_t(j)] = axis_factor(a, kv[std::size_t(j)]);
+        }
+      }
       std::vector<std::complex<double>> tmp(std::size_t(n[0]) * std::size_t(n[1]));
       auto* b = reinterpret_cast<fftw_complex*>(tmp.data());
       plans[id++].p = nf == 1 ? fftw_plan_dft_1d(n[0], b, b, FFTW_BACKWARD, FFTW_ESTIMATE | FFTW_UNALIGNED)
@@ -124,7 +138,6 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
 #pragma omp parallel num_threads(nthreads)
   {
     std::vector<std::complex<double>> up, crop;
-    std::vector<double> kf[2], af[2];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t q = 0; q < modes.size(); ++q) {
       try {
@@ -139,15 +152,9 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
         }
         const std::array<int, 2> n = mode_n[q];
         const int n0 = n[0], n1 = nf == 2 ? n[1] : 1;
-        for (int f = 0; f < nf; ++f) {
-          const int a = fa[std::size_t(f)], nn = n[std::size_t(f)];
-          kf[f].resize(std::size_t(nn));
-          af[f].assign(std::size_t(nn), 1.0);
-          for (int j = 0; j < nn; ++j) {
-            kf[f][std::size_t(j)] = freq(j, nn, h[std::size_t(a)]);
-            if (axis_factor) af[f][std::size_t(j)] = axis_factor(a, kf[f][std::size_t(j)]);
-          }
-        }
+        const std::size_t g = plan_of.at(n);
+        const std::array<std::vector<double>, 2>& kf = grid_k[g];
+        const std::array<std::vector<double>, 2>& af = grid_f[g];
         up.assign(std::size_t(n0) * std::size_t(n1), {0.0, 0.0});
         for (int i0 = 0; i0 < n0; ++i0)
           for (int i1 = 0; i1 < n1; ++i1) {
@@ -173,7 +180,7 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
             v *= fac / terms;
             up[std::size_t(i0) * n1 + std::size_t(i1)] = odd ? std::complex<double>(0.0, v) : std::complex<double>(v, 0.0);
           }
-        fftw_execute_dft(plans[plan_of.at(n)].p, reinterpret_cast<fftw_complex*>(up.data()),
+        fftw_execute_dft(plans[g].p, reinterpret_cast<fftw_complex*>(up.data()),
                          reinterpret_cast<fftw_complex*>(up.data()));
         // crop to |m_f| < M_f / 2, scaled by 1 / (N_f h_f) per free axis
         const int m0 = M[std::size_t(fa[0])], m1 = nf == 2 ? M[std::size_t(fa[1])] : 1;
