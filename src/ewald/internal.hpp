@@ -91,6 +91,11 @@ struct TuneInput {
   // Largest r_c candidate (0: 0.95 of the longest side). 0P: half the points' extent (a larger
   // r_c would grow the extended grid, which must hold 2 r_c, beyond what the cost model sees).
   double rc_max = 0;
+  // The points' density where they are over their mean density in `box` (>= 1): with free axes
+  // the box is the extended one (about 2.5x the points' extent per free axis), the points fill
+  // only their part of it, and P2P's sources per cell and pairs are this many times the box
+  // mean (a cost model without it chose r_c 2-3x too large in 0P: P2P 20x the FFT's time).
+  double crowding = 1;
   // FftPlanner::Wisdom: wall seconds of the plan's FFT and IFFT on grid M at `threads` threads,
   // measured (once per machine) or read from the wisdom cache; NaN when not available. Unset:
   // the cost model's FFT term alone ranks the grids.

@@ -418,13 +418,16 @@ ModelStages model_stages(const TuneInput& in, double rc, const std::array<int, 3
   const double ncell = double(cells[0]) * cells[1] * cells[2];
   const double nt = double(in.n_targets), ns = double(in.n_sources);
   const double V = in.box[0] * in.box[1] * in.box[2];
-  const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
-  const double occupied = ncell * -std::expm1(-nt / ncell);  // target cells holding a target (uniform points)
+  const double crowd = std::max(1.0, in.crowding);  // (free axes: the points fill 1 / crowd of the box)
+  const NearFieldLoad nl = near_field_load(in.box, static_cast<std::size_t>(std::llround(double(in.n_sources) * crowd)),
+                                           in.n_targets, rc, cells, in.n_src, in.threads);
+  // target cells holding a target (uniform points in 1 / crowd of the cells)
+  const double occupied = ncell / crowd * -std::expm1(-nt * crowd / ncell);
   // pair symmetry: each pair and (about) each distance test once for both points
   const double half = pair_symmetry_applies(in.kernel, in.field, in.precision, in.pair_symmetry, false, rc, in.box,
                                             in.n_sources, in.threads)
                           ? 0.5 : 1.0;
-  const double pairs = half * nt * ns * (4.0 / 3.0 * kPi * rc * rc * rc) / V;
+  const double pairs = half * nt * ns * crowd * (4.0 / 3.0 * kPi * rc * rc * rc) / V;
   const double p2p = c.p2p_cell * occupied + c.p2p_column * nt * nl.columns +
                      c.p2p_check[v] * half * nl.pair_checks + c.p2p_pair[v] * pairs;
   const double P2 = double(P) * P;
@@ -571,7 +574,9 @@ Params choose_params(const TuneInput& in) {
     }
     const std::array<int, 3> cells = cell_grid(in.box, rc, in.n_sources + in.n_targets, in.costs.precision);
     {
-      const NearFieldLoad nl = near_field_load(in.box, in.n_sources, in.n_targets, rc, cells, in.n_src, in.threads);
+      const NearFieldLoad nl =
+          near_field_load(in.box, static_cast<std::size_t>(std::llround(double(in.n_sources) * std::max(1.0, in.crowding))),
+                          in.n_targets, rc, cells, in.n_src, in.threads);
       if (nl.pair_checks > kMaxPairChecks || nl.bytes > kMaxNearFieldBytes) {
         near_rejected = true;
         continue;

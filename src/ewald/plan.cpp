@@ -913,7 +913,10 @@ std::shared_ptr<const Tuned> EwaldPlan::Impl::tune(const std::vector<double>& v,
     in.precision = opt.precision;
     in.cost_variant = cost_variant(opt.kernel, opt.compute_field);
     in.box = tbox;
-    if (free) in.rc_max = 0.5 * std::max({extent[0], extent[1], extent[2]});
+    if (free) {
+      in.rc_max = 0.5 * std::max({extent[0], extent[1], extent[2]});
+      in.crowding = tbox[0] * tbox[1] * tbox[2] / data_volume();
+    }
     in.n_sources = pts.ns;
     in.n_targets = pts.nt;
     in.threads = threads;
