@@ -170,9 +170,6 @@ TEST(FreeSpace, StokesletMeetsTheToleranceAgainstTheDirectSum) {
   }
 }
 
-// The field E = -grad phi (3 odd tables), the energy U = 1/2 sum q phi and the forces q E, with
-// and without the potential (the energy's far part by Parseval), against the direct sums; the
-// field's relative tolerance is against its own RMS.
 // The stokeslet's pressure p = 1/(4 pi) sum_n' f_n . r / r^3 (a net force), with the velocity.
 TEST(FreeSpace, StokesletPressureAgainstTheDirectSum) {
   std::vector<double> x, f;
@@ -207,6 +204,9 @@ TEST(FreeSpace, StokesletPressureAgainstTheDirectSum) {
   }
 }
 
+// The field E = -grad phi (3 odd tables), the energy U = 1/2 sum q phi and the forces q E, with
+// and without the potential (the energy's far part by Parseval), against the direct sums; the
+// field's relative tolerance is against its own RMS.
 TEST(FreeSpace, LaplaceFieldEnergyAndForces) {
   std::vector<double> x, q;
   cloud(900, {1.0, 1.2, 0.7}, {2.0, 2.0, 2.0}, 17, x, q, 0.3);
@@ -521,6 +521,15 @@ Options one_p_options(double eps, double Lz) {
   return o;
 }
 
+// An image sum over |p| <= P whose remainder falls as 1/P^2: (4 S(2P) - S(P)) / 3
+template <class Partial>
+std::vector<double> richardson(const Partial& partial, int P) {
+  const std::vector<double> a = partial(P), b = partial(2 * P);
+  std::vector<double> v(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) v[i] = (4 * b[i] - a[i]) / 3;
+  return v;
+}
+
 std::vector<double> image_sum_1p(const std::vector<double>& x, const std::vector<double>& q, double Lz, int P) {
   auto partial = [&](int pmax) {
     const std::size_t n = q.size();
@@ -539,10 +548,7 @@ std::vector<double> image_sum_1p(const std::vector<double>& x, const std::vector
       }
     return phi;
   };
-  const std::vector<double> a = partial(P), b = partial(2 * P);
-  std::vector<double> phi(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) phi[i] = (4 * b[i] - a[i]) / 3;
-  return phi;
+  return richardson(partial, P);
 }
 
 // The field of the same image sum (converges without neutrality: each image's field ~ 1/p^2, the
@@ -567,10 +573,7 @@ std::vector<double> image_field_1p(const std::vector<double>& x, const std::vect
       }
     return E;
   };
-  const std::vector<double> a = partial(P), b = partial(2 * P);
-  std::vector<double> E(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) E[i] = (4 * b[i] - a[i]) / 3;
-  return E;
+  return richardson(partial, P);
 }
 
 TEST(SinglyPeriodic, FieldWithNetChargeAgainstTheImageSum) {
@@ -579,7 +582,6 @@ TEST(SinglyPeriodic, FieldWithNetChargeAgainstTheImageSum) {
   cloud(40, {0.7, 0.9, Lz}, {0.0, 0.0, 0.0}, 57, x, q, 0.4);
   const std::vector<double> E = image_field_1p(x, q, Lz, 20000);
   for (double eps : kTolerances) {
-
     Options o = one_p_options(eps, Lz);
     o.compute_field = true;
     o.compute_potential = false;
@@ -600,7 +602,6 @@ TEST(SinglyPeriodic, LaplaceMeetsTheToleranceAgainstTheImageSum) {
   for (double& v : q) v -= sum / double(q.size());  // neutral
   const std::vector<double> ref = image_sum_1p(x, q, Lz, 20000);
   for (double eps : kTolerances) {
-
     EwaldPlan plan(one_p_options(eps, Lz));
     const Result r = plan.evaluate(view(x, 3), view(q, 1));
     const double err = rms_diff(r.values.values.data(), ref) / rms(ref);
@@ -702,10 +703,7 @@ std::vector<double> image_sum_1p_log_removed(const std::vector<double>& x, const
       }
     return v;
   };
-  const std::vector<double> a = partial(P), b = partial(2 * P);
-  std::vector<double> v(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) v[i] = (4 * b[i] - a[i]) / 3;
-  return v;
+  return richardson(partial, P);
 }
 
 TEST(SinglyPeriodic, NetChargeConventionAgainstTheImageSum) {
@@ -725,6 +723,64 @@ TEST(SinglyPeriodic, NetChargeConventionAgainstTheImageSum) {
 // The stokeslet in 2P (against the 2P Ewald sum, ewald2p_stokeslet) and in 1P (against the image
 // sum with the log removed); both with a net force (no force balance needed: the sheet's shear
 // flow -4 pi |z| (I - e_z e_z^T) / A, the line's 2-D flow) and viscosity 0.7.
+// (x, y, z) -> (y, z, x) per row of 3 values, and back
+std::vector<double> cycled(const std::vector<double>& v, bool back = false) {
+  std::vector<double> c(v.size());
+  for (std::size_t i = 0; i < v.size() / 3; ++i)
+    for (int d = 0; d < 3; ++d) {
+      const std::size_t a = 3 * i + std::size_t(d), b = 3 * i + std::size_t((d + 1) % 3);
+      (back ? c[a] : c[b]) = back ? v[b] : v[a];
+    }
+  return c;
+}
+
+// The pressure 1/(4 pi) sum f . r / r^3 = 1/(4 pi) sum_a E_a[f_a]: the Laplace field of the force
+// components as charges, from field_of(charges) -> E (3 per point)
+template <class FieldOf>
+std::vector<double> pressure_from_fields(const std::vector<double>& f, const FieldOf& field_of) {
+  std::vector<double> p(f.size() / 3, 0.0);
+  for (int a = 0; a < 3; ++a) {
+    std::vector<double> qa(p.size());
+    for (std::size_t i = 0; i < qa.size(); ++i) qa[i] = f[3 * i + std::size_t(a)];
+    const std::vector<double> E = field_of(qa);
+    for (std::size_t i = 0; i < qa.size(); ++i) p[i] += E[3 * i + std::size_t(a)] / (4 * M_PI);
+  }
+  return p;
+}
+
+// The stokeslet plan `o` (its tolerance replaced) at every tolerance: the velocity alone, then
+// with the pressure, against uref / pref; then at eps 1e-10 with the axes cycled (periodicity
+// and box cycled too): the reference, and the same result as the uncycled plan to rounding (a
+// Nyquist sample taken with one sign made them differ by 2e-10)
+void check_stokeslet(const char* label, Options o, const std::vector<double>& x, const std::vector<double>& f,
+                     const std::vector<double>& uref, const std::vector<double>& pref) {
+  for (bool pressure : {false, true})
+    for (double eps : kTolerances) {
+      o.tolerance = eps;
+      o.compute_pressure = pressure;
+      const Result r = EwaldPlan(o).evaluate(view(x, 3), view(f, 3));
+      const double eu = rms_diff(r.values.values.data(), uref) / rms(uref);
+      const double ep = pressure ? rms_diff(r.pressure.values.data(), pref) / rms(pref) : 0.0;
+      std::printf("%s stokeslet eps %.0e (pressure %d): velocity error %.3g (est %.3g), pressure error %.3g, M %d x %d "
+                  "x %d, P %d\n", label, eps, int(pressure), eu, r.params.est_relative, ep, r.params.grid[0],
+                  r.params.grid[1], r.params.grid[2], r.params.P);
+      EXPECT_LT(eu, eps) << label << " eps " << eps;
+      EXPECT_LT(ep, eps) << label << " eps " << eps;
+    }
+  o.tolerance = 1e-10;
+  o.compute_pressure = false;
+  const std::vector<double> same = EwaldPlan(o).evaluate(view(x, 3), view(f, 3)).values.values;
+  Options oc = o;
+  for (int d = 0; d < 3; ++d) {
+    oc.periodicity[std::size_t((d + 1) % 3)] = o.periodicity[std::size_t(d)];
+    oc.box[std::size_t((d + 1) % 3)] = o.box[std::size_t(d)];
+  }
+  const std::vector<double> back =
+      cycled(EwaldPlan(oc).evaluate(view(cycled(x), 3), view(cycled(f), 3)).values.values, true);
+  EXPECT_LT(rms_diff(back.data(), uref) / rms(uref), 1e-10) << label << " cycled";
+  EXPECT_LT(rms_diff(back.data(), same) / rms(same), 1e-13) << label << " cycled";
+}
+
 TEST(DoublyPeriodic, StokesletAgainstThe2PEwaldSum) {
   const double Lx = 1.0, Ly = 1.3, mu = 0.7;
   std::vector<double> x, f;
@@ -733,61 +789,14 @@ TEST(DoublyPeriodic, StokesletAgainstThe2PEwaldSum) {
   const std::vector<double> ref2 = elliptica::test::ewald2p_stokeslet(x, f, Lx, Ly, 5.0, 2, 15);
   EXPECT_LT(rms_diff(ref2.data(), ref) / rms(ref), 1e-12);  // the reference itself
   for (double& v : ref) v /= 8 * M_PI * mu;
-  for (double eps : kTolerances) {
-    Options o = two_p_options(eps, Lx, Ly);
-    o.kernel = Kernel::Stokeslet;
-    o.viscosity = mu;
-    EwaldPlan plan(o);
-    const Result r = plan.evaluate(view(x, 3), view(f, 3));
-    const double err = rms_diff(r.values.values.data(), ref) / rms(ref);
-    std::printf("2P stokeslet eps %.0e: relative RMS error %.3g (est %.3g), M %d x %d x %d, P %d\n", eps, err,
-                r.params.est_relative, r.params.grid[0], r.params.grid[1], r.params.grid[2], r.params.P);
-    EXPECT_LT(err, eps) << "eps " << eps;
-  }
-  // the pressure p = 1/(4 pi) sum f . r / r^3 = 1/(4 pi) sum_a E_a[f_a]: the Laplace 2P field of
-  // the force components as charges (ewald2p_laplace_field; its k_par = 0 term, the sheet's
-  // 2 pi erf(xi z) / A, is the normal force sheet's pressure jump)
-  std::vector<double> pref(f.size() / 3, 0.0);
-  for (int a = 0; a < 3; ++a) {
-    std::vector<double> qa(f.size() / 3);
-    for (std::size_t i = 0; i < qa.size(); ++i) qa[i] = f[3 * i + std::size_t(a)];
-    const std::vector<double> E = elliptica::test::ewald2p_laplace_field(x, qa, Lx, Ly, 6.0, 2, 20);
-    for (std::size_t i = 0; i < qa.size(); ++i) pref[i] += E[3 * i + std::size_t(a)] / (4 * M_PI);
-  }
-  for (double eps : kTolerances) {
-    Options o = two_p_options(eps, Lx, Ly);
-    o.kernel = Kernel::Stokeslet;
-    o.viscosity = mu;
-    o.compute_pressure = true;
-    const Result r = EwaldPlan(o).evaluate(view(x, 3), view(f, 3));
-    const double eu = rms_diff(r.values.values.data(), ref) / rms(ref);
-    const double ep = rms_diff(r.pressure.values.data(), pref) / rms(pref);
-    std::printf("2P stokeslet with the pressure eps %.0e: velocity error %.3g, pressure error %.3g\n", eps, eu, ep);
-    EXPECT_LT(eu, eps) << "eps " << eps;
-    EXPECT_LT(ep, eps) << "eps " << eps;
-  }
-  // the same slab periodic along y and z ("yz"): the coordinates and forces cycled (x, y, z) -> (y, z, x)
-  std::vector<double> xc(x.size()), fc(f.size());
-  for (std::size_t i = 0; i < x.size() / 3; ++i)
-    for (int d = 0; d < 3; ++d) {
-      xc[3 * i + std::size_t((d + 1) % 3)] = x[3 * i + std::size_t(d)];
-      fc[3 * i + std::size_t((d + 1) % 3)] = f[3 * i + std::size_t(d)];
-    }
-  Options o = two_p_options(1e-10, Lx, Ly);
+  // (the 2P field's k_par = 0 term, the sheet's 2 pi erf(xi z) / A, is the normal force sheet's
+  // pressure jump)
+  const std::vector<double> pref = pressure_from_fields(
+      f, [&](const std::vector<double>& q) { return elliptica::test::ewald2p_laplace_field(x, q, Lx, Ly, 6.0, 2, 20); });
+  Options o = two_p_options(1e-6, Lx, Ly);
   o.kernel = Kernel::Stokeslet;
   o.viscosity = mu;
-  const std::vector<double> same = EwaldPlan(o).evaluate(view(x, 3), view(f, 3)).values.values;
-  o.periodicity = {false, true, true};
-  o.box = {1.0, Lx, Ly};
-  EwaldPlan plan(o);
-  const Result r = plan.evaluate(view(xc, 3), view(fc, 3));
-  std::vector<double> back(r.values.values.size());
-  for (std::size_t i = 0; i < back.size() / 3; ++i)
-    for (int d = 0; d < 3; ++d) back[3 * i + std::size_t(d)] = r.values.values[3 * i + std::size_t((d + 1) % 3)];
-  EXPECT_LT(rms_diff(back.data(), ref) / rms(ref), 1e-10);
-  // the same parameters and tables up to the axes' order: the same result to rounding (a Nyquist
-  // sample taken with one sign made them differ by 2e-10)
-  EXPECT_LT(rms_diff(back.data(), same) / rms(same), 1e-13);
+  check_stokeslet("2P", o, x, f, ref, pref);  // cycled: periodic along y and z
 }
 
 TEST(SinglyPeriodic, StokesletAgainstTheImageSum) {
@@ -796,60 +805,12 @@ TEST(SinglyPeriodic, StokesletAgainstTheImageSum) {
   cloud(kSanitized ? 15 : 30, {0.8, 0.6, Lz}, {0.0, 0.0, 0.0}, 71, x, f, 0.3, 3);
   std::vector<double> ref = image_sum_1p_log_removed(x, f, Lz, 20000, true);
   for (double& v : ref) v /= 8 * M_PI * mu;
-  for (double eps : kTolerances) {
-
-    Options o = one_p_options(eps, Lz);
-    o.kernel = Kernel::Stokeslet;
-    o.viscosity = mu;
-    EwaldPlan plan(o);
-    const Result r = plan.evaluate(view(x, 3), view(f, 3));
-    const double err = rms_diff(r.values.values.data(), ref) / rms(ref);
-    std::printf("1P stokeslet eps %.0e: relative RMS error %.3g (est %.3g), M %d x %d x %d, P %d\n", eps, err,
-                r.params.est_relative, r.params.grid[0], r.params.grid[1], r.params.grid[2], r.params.P);
-    EXPECT_LT(err, eps) << "eps " << eps;
-  }
-  // the pressure 1/(4 pi) sum_a E_a[f_a]: the image sums' fields of the force components as charges
-  std::vector<double> pref(f.size() / 3, 0.0);
-  for (int a = 0; a < 3; ++a) {
-    std::vector<double> qa(f.size() / 3);
-    for (std::size_t i = 0; i < qa.size(); ++i) qa[i] = f[3 * i + std::size_t(a)];
-    const std::vector<double> E = image_field_1p(x, qa, Lz, 20000);
-    for (std::size_t i = 0; i < qa.size(); ++i) pref[i] += E[3 * i + std::size_t(a)] / (4 * M_PI);
-  }
-  for (double eps : kTolerances) {
-    Options o = one_p_options(eps, Lz);
-    o.kernel = Kernel::Stokeslet;
-    o.viscosity = mu;
-    o.compute_pressure = true;
-    const Result r = EwaldPlan(o).evaluate(view(x, 3), view(f, 3));
-    const double eu = rms_diff(r.values.values.data(), ref) / rms(ref);
-    const double ep = rms_diff(r.pressure.values.data(), pref) / rms(pref);
-    std::printf("1P stokeslet with the pressure eps %.0e: velocity error %.3g, pressure error %.3g\n", eps, eu, ep);
-    EXPECT_LT(eu, eps) << "eps " << eps;
-    EXPECT_LT(ep, eps) << "eps " << eps;
-  }
-  // the same line along x (axis letter "x"): the coordinates and forces cycled (x, y, z) -> (y, z, x)
-  {
-    std::vector<double> xc(x.size()), fc(f.size());
-    for (std::size_t i = 0; i < x.size() / 3; ++i)
-      for (int d = 0; d < 3; ++d) {
-        xc[3 * i + std::size_t((d + 1) % 3)] = x[3 * i + std::size_t(d)];
-        fc[3 * i + std::size_t((d + 1) % 3)] = f[3 * i + std::size_t(d)];
-      }
-    Options o = one_p_options(1e-10, Lz);
-    o.kernel = Kernel::Stokeslet;
-    o.viscosity = mu;
-    const std::vector<double> same = EwaldPlan(o).evaluate(view(x, 3), view(f, 3)).values.values;
-    o.periodicity = {true, false, false};
-    o.box = {Lz, 1.0, 1.0};
-    EwaldPlan plan(o);
-    const Result r = plan.evaluate(view(xc, 3), view(fc, 3));
-    std::vector<double> back(r.values.values.size());
-    for (std::size_t i = 0; i < back.size() / 3; ++i)
-      for (int d = 0; d < 3; ++d) back[3 * i + std::size_t(d)] = r.values.values[3 * i + std::size_t((d + 1) % 3)];
-    EXPECT_LT(rms_diff(back.data(), ref) / rms(ref), 1e-10);
-    EXPECT_LT(rms_diff(back.data(), same) / rms(same), 1e-13);
-  }
+  const std::vector<double> pref =
+      pressure_from_fields(f, [&](const std::vector<double>& q) { return image_field_1p(x, q, Lz, 20000); });
+  Options o = one_p_options(1e-6, Lz);
+  o.kernel = Kernel::Stokeslet;
+  o.viscosity = mu;
+  check_stokeslet("1P", o, x, f, ref, pref);  // cycled: periodic along x
   // every length times s = 2^30: u / s plus the log's unit, (1 / (8 pi mu s L)) (-2 ln s F_perp, -4 ln s F_z)
   {
     const double sc = 0x1p30;
