@@ -50,8 +50,8 @@ share_percent() {  # share_percent STEP: the step's share of BUDGET, in percent
     "ctest (release)") echo 10 ;;
     "pip install .") echo 2 ;;
     "pytest (python + cli)") echo 5 ;;
-    "asan+ubsan build") echo 21 ;;
-    "ctest (asan+ubsan)") echo 8 ;;
+    "asan+ubsan build") echo 19 ;;
+    "ctest (asan+ubsan)") echo 10 ;;
     "tsan build") echo 8 ;;
     "ctest (tsan)") echo 4 ;;
     fuzz*) echo 13 ;;
