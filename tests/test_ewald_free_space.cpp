@@ -5,7 +5,8 @@
 // error model needs its coherent terms (est_real's tail, est_window's far field).
 //
 // Also the same plan with two (2P) or one (1P) periodic axes, against the classical 2P Ewald sums
-// (tests/common/ewald2p_reference.hpp) and 1P image sums; and the stokeslet's pressure.
+// (tests/common/ewald2p_reference.hpp) and 1P image sums; the stokeslet's pressure; the stresslet
+// and stokes-combined in 0P, 2P and 1P (at the end).
 //
 // The tolerance is the plan's: RMS error / RMS of the result < eps (relative) or RMS error < eps
 // (absolute), checked as stated. Cost: about 35 s (Release, 2 cores; the kernel tables and the
@@ -366,16 +367,12 @@ TEST(FreeSpace, UnsupportedCombinationsAreRefused) {
   Options o = free_options(1e-6);
   o.periodicity = {false, false, true};
   o.kernel = Kernel::Stresslet;
-  EXPECT_NE(msg(o).find("periodicity 1P is implemented for the laplace and stokeslet kernels so far, not stresslet"),
-            std::string::npos) << msg(o);
+  o.stresslet_zero_mode = true;
+  EXPECT_NE(msg(o).find("the k = 0 term (stresslet_zero_mode) is a 3P term; with periodicity 1P"), std::string::npos)
+      << msg(o);
   o.periodicity = {true, true, false};
   o.kernel = Kernel::StokesCombined;
-  EXPECT_NE(msg(o).find("periodicity 2P is implemented for the laplace and stokeslet kernels so far"),
-            std::string::npos) << msg(o);
-  o = free_options(1e-6);
-  o.kernel = Kernel::Stresslet;
-  EXPECT_NE(msg(o).find("periodicity 0P is implemented for the laplace and stokeslet kernels so far"),
-            std::string::npos) << msg(o);
+  EXPECT_NE(msg(o).find("with periodicity 2P"), std::string::npos) << msg(o);
   o = free_options(1e-6);
   o.grid = std::array<int, 3>{32, 32, 32};
   EXPECT_NE(msg(o).find("grid override"), std::string::npos);
@@ -831,6 +828,157 @@ TEST(SinglyPeriodic, StokesletAgainstTheImageSum) {
     }
     EXPECT_LT(rms_diff(r.values.values.data(), want) / rms(want), 1e-10);
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The stresslet (double layer) with free axes: 0P against the direct sum, 2P against the 2P Ewald
+// sum (ewald2p_stresslet), 1P against the image sum (absolutely convergent: T ~ 1/r^2; the pair
+// +-p's remainder ~ 1/p^3, the tail ~ 1/P^2, removed by Richardson); stokes-combined against the
+// single and double layers' references together. The dipoles' sum q.nu is not zero (shift).
+namespace {
+
+// 8 pi u at each target: sum_n' -6 r (r.q_n)(r.nu_n) / r^5 (a coinciding source left out);
+// with P > 0 also the sources' images at p `period` (|p| <= P), the two at |p| = P with weight
+// 1/2 (the trapezoidal end correction: the remainder is then c / P^2 + O(1 / P^4), the odd
+// kernel's image pairs falling as 1/p^3, and one Richardson step leaves O(1 / P^4))
+std::vector<double> direct_stresslet(const std::vector<double>& src, const std::vector<double>& q,
+                                     const std::vector<double>& nu, const std::vector<double>& trg, int P = 0,
+                                     std::array<double, 3> period = {0, 0, 0}) {
+  const std::size_t ns = src.size() / 3, nt = trg.size() / 3;
+  std::vector<double> u(3 * nt, 0.0);
+  for (std::size_t m = 0; m < nt; ++m)
+    for (std::size_t n = 0; n < ns; ++n)
+      for (int p = P; p >= -P; --p) {  // (the image pairs +-p from the farthest: its tail ~ 1/P^2)
+        double r[3], r2 = 0;
+        for (int d = 0; d < 3; ++d) {
+          r[d] = trg[3 * m + d] - src[3 * n + d] + p * period[std::size_t(d)];
+          r2 += r[d] * r[d];
+        }
+        if (r2 == 0) continue;
+        const double ir2 = 1 / r2, ir5 = (P > 0 && (p == P || p == -P) ? 0.5 : 1.0) * ir2 * ir2 / std::sqrt(r2);
+        const double rq = r[0] * q[3 * n] + r[1] * q[3 * n + 1] + r[2] * q[3 * n + 2];
+        const double rn = r[0] * nu[3 * n] + r[1] * nu[3 * n + 1] + r[2] * nu[3 * n + 2];
+        for (int d = 0; d < 3; ++d) u[3 * m + d] += -6 * r[d] * rq * rn * ir5;
+      }
+  return u;
+}
+
+Densities double_layer(const std::vector<double>& q, const std::vector<double>* f = nullptr) {
+  Densities d;
+  d.dipoles = view(q, 3);
+  if (f) d.strengths = view(*f, 3);
+  return d;
+}
+
+// stresslet (or stokes-combined with forces f and viscosity mu) plan `o` at x with dipoles q and
+// normals nu, against uref (u, not 8 pi u) at every tolerance; returns the last result
+Result check_double_layer(const char* label, Options o, const std::vector<double>& x, const std::vector<double>& q,
+                          const std::vector<double>& nu, const std::vector<double>& uref,
+                          const std::vector<double>& tolerances, const std::vector<double>* f = nullptr) {
+  Result r;
+  for (double eps : tolerances) {
+    o.tolerance = eps;
+    EwaldPlan plan(o);
+    plan.set_points(view(x, 3), std::nullopt, view(nu, 3));
+    r = plan.evaluate(double_layer(q, f));
+    const double err = rms_diff(r.values.values.data(), uref) / rms(uref);
+    std::printf("%s %s eps %.0e: relative RMS error %.3g (est %.3g), M %d x %d x %d, P %d\n", label,
+                to_string(o.kernel).c_str(), eps, err, r.params.est_relative, r.params.grid[0], r.params.grid[1],
+                r.params.grid[2], r.params.P);
+    EXPECT_LT(err, eps) << label << " eps " << eps;
+  }
+  return r;
+}
+
+// random dipoles q in [-1, 1]^3 + shift and unit normals
+void dipoles_and_normals(std::size_t n, std::uint64_t seed, std::vector<double>& q, std::vector<double>& nu,
+                         double shift = 0.3) {
+  Rng u{seed};
+  q.resize(3 * n);
+  nu.resize(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int d = 0; d < 3; ++d) {
+      q[3 * i + d] = 2 * u() - 1 + shift;
+      nu[3 * i + d] = 2 * u() - 1 + 0.5 * shift;
+      s += nu[3 * i + d] * nu[3 * i + d];
+    }
+    for (int d = 0; d < 3; ++d) nu[3 * i + d] /= std::sqrt(s);
+  }
+}
+
+TEST(FreeSpace, StressletAndCombinedAgainstTheDirectSum) {
+  std::vector<double> x, dummy, q, nu, f;
+  const std::size_t n = kSanitized ? 250 : 700;
+  cloud(n, {1.0, 0.7, 1.3}, {2.0, -1.0, 0.5}, 81, x, dummy);
+  dipoles_and_normals(n, 82, q, nu);
+  std::vector<double> ref = direct_stresslet(x, q, nu, x);
+  for (double& v : ref) v /= 8 * M_PI;
+  Options o = free_options(1e-6);
+  o.kernel = Kernel::Stresslet;
+  check_double_layer("0P", o, x, q, nu, ref, kTolerances);
+  // stokes-combined: the stokeslet of f / mu plus the stresslet (the forces drawn apart from x)
+  std::vector<double> other;
+  cloud(n, {1.0, 1.0, 1.0}, {0, 0, 0}, 87, other, f, 0.2, 3);
+  const double mu = 0.6;
+  std::vector<double> uc = direct_stokeslet(x, f, x);
+  for (std::size_t i = 0; i < uc.size(); ++i) uc[i] = uc[i] / (8 * M_PI * mu) + ref[i];
+  o.kernel = Kernel::StokesCombined;
+  o.viscosity = mu;
+  check_double_layer("0P", o, x, q, nu, uc, kSanitized ? std::vector<double>{1e-4} : std::vector<double>{1e-5, 1e-11}, &f);
+}
+
+TEST(DoublyPeriodic, StressletAgainstThe2PEwaldSum) {
+  const double Lx = 1.0, Ly = 1.3;
+  std::vector<double> x, dummy, q, nu;
+  const std::size_t n = kSanitized ? 12 : 24;
+  cloud(n, {Lx, Ly, 0.5}, {0.0, 0.0, 0.2}, 83, x, dummy);
+  dipoles_and_normals(n, 84, q, nu);
+  std::vector<double> ref = elliptica::test::ewald2p_stresslet(x, q, nu, Lx, Ly, 4.0, 2, 12);
+  const std::vector<double> ref2 = elliptica::test::ewald2p_stresslet(x, q, nu, Lx, Ly, 5.0, 2, 15);
+  EXPECT_LT(rms_diff(ref2.data(), ref) / rms(ref), 1e-12);  // the reference itself (xi-independent)
+  for (double& v : ref) v /= 8 * M_PI;
+  Options o = two_p_options(1e-6, Lx, Ly);
+  o.kernel = Kernel::Stresslet;
+  const std::vector<double> same =
+      check_double_layer("2P", o, x, q, nu, ref, kSanitized ? std::vector<double>{1e-4, 1e-10} : kTolerances)
+          .values.values;
+  // the axes cycled (x, y, z) -> (y, z, x): periodic along y and z; the same result to rounding
+  Options oc = o;
+  oc.tolerance = kSanitized ? 1e-10 : 1e-12;
+  for (int d = 0; d < 3; ++d) {
+    oc.periodicity[std::size_t((d + 1) % 3)] = o.periodicity[std::size_t(d)];
+    oc.box[std::size_t((d + 1) % 3)] = o.box[std::size_t(d)];
+  }
+  EwaldPlan plan(oc);
+  plan.set_points(view(cycled(x), 3), std::nullopt, view(cycled(nu), 3));
+  const std::vector<double> back = cycled(plan.evaluate(double_layer(cycled(q))).values.values, true);
+  EXPECT_LT(rms_diff(back.data(), ref) / rms(ref), oc.tolerance) << "cycled";
+  EXPECT_LT(rms_diff(back.data(), same) / rms(same), 1e-13) << "cycled";
+}
+
+TEST(SinglyPeriodic, StressletAndCombinedAgainstTheImageSum) {
+  const double Lz = 1.1, mu = 0.7;
+  std::vector<double> x, f, q, nu;
+  const std::size_t n = kSanitized ? 15 : 30;
+  cloud(n, {0.8, 0.6, Lz}, {0.0, 0.0, 0.0}, 85, x, f, 0.3, 3);
+  dipoles_and_normals(n, 86, q, nu);
+  auto partial = [&](int P) { return direct_stresslet(x, q, nu, x, P, {0, 0, Lz}); };
+  std::vector<double> ref = richardson(partial, 1000);
+  const std::vector<double> ref2 = richardson(partial, 2000);
+  EXPECT_LT(rms_diff(ref2.data(), ref) / rms(ref), 1e-13);  // the reference itself
+  for (double& v : ref) v /= 8 * M_PI;
+  Options o = one_p_options(1e-6, Lz);
+  o.kernel = Kernel::Stresslet;
+  check_double_layer("1P", o, x, q, nu, ref, kSanitized ? std::vector<double>{1e-4, 1e-10} : kTolerances);
+  // stokes-combined: the stokeslet's image sum with the log removed (its convention's constants)
+  std::vector<double> uc = image_sum_1p_log_removed(x, f, Lz, 20000, true);
+  for (std::size_t i = 0; i < uc.size(); ++i) uc[i] = uc[i] / (8 * M_PI * mu) + ref[i];
+  o.kernel = Kernel::StokesCombined;
+  o.viscosity = mu;
+  check_double_layer("1P", o, x, q, nu, uc, kSanitized ? std::vector<double>{1e-4} : std::vector<double>{1e-5, 1e-11}, &f);
 }
 
 }  // namespace

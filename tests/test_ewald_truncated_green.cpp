@@ -4,7 +4,7 @@
 // on both sides of the series / closed-form switch (kR = 0.25) and far out (kR = 300); the error
 // bound is 1e-12 of the integrand's L1 norm (the rounding the integral itself carries); the
 // 2P reference below (the plan with truncated kernels against direct sums:
-// test_ewald_free_space.cpp). Cost: about 1 s.
+// test_ewald_free_space.cpp). Cost: about 2 s.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -130,6 +130,81 @@ TEST(TruncatedGreen, Stokeslet3dIsTheTransformOfTheStokeslet) {
   }
   EXPECT_NEAR(avg_d, 8 * kPi / 9, 1e-4);  // the decaying j0, j1 terms leave O(1 / (kR)^2)
   EXPECT_NEAR(avg_k, 8 * kPi / 9, 1e-3);
+}
+
+// The truncated stresslet's transform, k along z: T_R,zzz = i (t_a + 3 t_b) and T_R,zxx = i t_b,
+// from T^_jlm = -6 int_0^R int n_j n_l n_m e^{-i k r mu} dOmega dr = 12 pi i int_0^R int_{-1}^1
+// m(mu) sin(k r mu) dmu dr with the azimuthal mean m = mu^3 (zzz) or mu (1 - mu^2) / 2 (zxx), by
+// nested composite quadrature (independent of the closed forms' spherical Bessel functions).
+TEST(TruncatedGreen, Stresslet3dIsTheTransformOfTheStresslet) {
+  for (double R : {0.37, 1.9})
+    for (double kR : {1e-9, 1e-4, 0.05, 0.7, 2.999, 3.001, 10.0, 41.7}) {
+      const double k = kR / R;
+      double ta = 0, tb = 0;
+      tr::stresslet_3d(k, R, ta, tb);
+      for (int comp = 0; comp < 2; ++comp) {
+        const Integral q = integrate(
+            [&](double r) {
+              const Integral inner = integrate(
+                  [&](double u) {
+                    const double mu = u - 1, m = comp == 0 ? mu * mu * mu : 0.5 * mu * (1 - mu * mu);
+                    return m * std::sin(k * r * mu);
+                  },
+                  2.0, k * r / 2 + 1e-300, false);
+              return 12 * kPi * inner.value;
+            },
+            R, k, false);
+        const double want = comp == 0 ? ta + 3 * tb : tb;
+        EXPECT_NEAR(want, q.value, 1e-12 * std::max(q.l1, 1e-300) + 1e-300)
+            << (comp ? "zxx" : "zzz") << " R " << R << " kR " << kR;
+      }
+    }
+  double ta = 1, tb = 1;
+  tr::stresslet_3d(0, 1.3, ta, tb);
+  EXPECT_EQ(ta, 0.0);
+  EXPECT_EQ(tb, 0.0);
+  // far from the truncation's oscillation: (8 pi / k)[(delta k^)_sym - 2 k^k^k^], t_a -> -16 pi / k,
+  // t_b -> 8 pi / k (the decaying j1 / x, j2 terms average out over a period of kR)
+  double avg_a = 0, avg_b = 0;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    tr::stresslet_3d(3.0, (200.0 + 2 * kPi * (i + 0.5) / n) / 3.0, ta, tb);
+    avg_a += ta / n;
+    avg_b += tb / n;
+  }
+  EXPECT_NEAR(avg_a, -16 * kPi / 3, 1e-3);
+  EXPECT_NEAR(avg_b, 8 * kPi / 3, 1e-3);
+}
+
+// The 1P stresslet's k_z = 0 plane: the line integrals -8 rho_j rho_l rho_m / rho^4 and -4 rho_j /
+// rho^2 truncated at R, k along x: xxx i (3 s_sym + s_kkk), xyy i s_sym, xzz i s_zz, from
+// T^ = int_0^R int_0^{2 pi} K(theta) e^{-i k rho cos(theta)} dtheta drho (the 1 / rho of the
+// kernels cancels rho drho): K = -8 cos^3, -8 cos sin^2, -4 cos, i.e. 8 i int int cos^3 sin(k rho
+// cos), ..., by nested quadrature over theta (no Bessel function involved).
+TEST(TruncatedGreen, StressletOnePZeroPlaneIsItsTransform) {
+  for (double R : {0.37, 1.9})
+    for (double kR : {1e-9, 1e-4, 0.05, 0.7, 2.999, 3.001, 10.0, 41.7}) {
+      const double k = kR / R;
+      double ss = 0, sk = 0, sz = 0;
+      tr::stresslet_1p_zero(k, R, ss, sk, sz);
+      for (int comp = 0; comp < 3; ++comp) {
+        const Integral q = integrate(
+            [&](double r) {
+              const Integral inner = integrate(
+                  [&](double th) {
+                    const double c = std::cos(th), s = std::sin(th);
+                    const double m = comp == 0 ? 8 * c * c * c : comp == 1 ? 8 * c * s * s : 4 * c;
+                    return m * std::sin(k * r * c);
+                  },
+                  2 * kPi, k * r / 8 + 1e-300, false);  // (panels of about 2.5 radians of phase)
+              return inner.value;
+            },
+            R, k, false);
+        const double want = comp == 0 ? 3 * ss + sk : comp == 1 ? ss : sz;
+        EXPECT_NEAR(want, q.value, 1e-12 * std::max(q.l1, 1e-300) + 1e-300)
+            << (comp == 0 ? "xxx" : comp == 1 ? "xyy" : "xzz") << " R " << R << " kR " << kR;
+      }
+    }
 }
 
 // The 1P k_z = 0 plane: -2 ln(rho / R) (laplace) and the 2-D stokeslet of a line of forces,

@@ -172,6 +172,9 @@ KernelInfo kernel_info(Kernel k, bool field) {
 // 1P the line's -2 ln(rho / R) (charge) or -2 ln(rho / R) I_perp + 2 rho^ rho^^T, -4 ln(rho / R)
 // (force; truncated::stokeslet_1p_zero), truncated at R = half the free axes' diagonal plus the
 // reach (the constants -2 ln R, -4 ln R - 2 are added per target by the caller).
+//
+// The stresslet (and stokes-combined's double layer, after the stokeslet's 6): 10 odd tables of
+// the fully symmetric T_jlm, by the same construction (the kernels at the end of this function).
 std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Periodicity& periodic,
                                                             const Params& p, const std::array<double, 3>& box,
                                                             int threads, double* R_out = nullptr) {
@@ -254,11 +257,14 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     if (field) add_field_tables(*all);
     return all;
   }
-  // the stokeslet's 6 components (and the pressure's 3)
+  // the stokeslet's 6 components (and the pressure's 3), the stresslet's 10
   const std::size_t n = std::size_t(p.grid[0]) * std::size_t(p.grid[1]) * std::size_t(p.grid[2] / 2 + 1);
+  const bool single = kernel == Kernel::Stokeslet || kernel == Kernel::StokesCombined;
+  const bool dbl = kernel == Kernel::Stresslet || kernel == Kernel::StokesCombined;
   auto all = std::make_shared<std::vector<double>>();
-  all->reserve((field ? 9 : 6) * n);
+  all->reserve(((single ? 6 : 0) + (field ? 3 : 0) + (dbl ? 10 : 0)) * n);
   constexpr int comp[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+  if (single)
   for (const auto& c : comp) {
     const int ci = c[0], cj = c[1];
     const std::vector<double> t = periodic_kernel_table(
@@ -291,6 +297,67 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
     all->insert(all->end(), t.begin(), t.end());
   }
   if (field) add_field_tables(*all);  // the pressure
+  if (!dbl) return all;
+  // the stresslet T_jlm = -6 x_j x_l x_m / |x|^5: 10 odd tables (the fully symmetric tensor's
+  // xxx, xxy, xxz, xyy, xyz, xzz, yyy, yyz, yzz, zzz; multiplier i t), each cropped on its own,
+  // times Hasimoto's screening as the 3P multiplier (StressletTraits::fourier). 0P:
+  // truncated::stresslet_3d; a periodic mode k_p != 0: the 3P multiplier (8 pi / k)[(delta k^)_sym -
+  // 2 k^k^k^]; 2P k_par = 0: the dipole sheet's -4 pi sign(z) / A on (z, z, z) and (z, a, a), a
+  // periodic (the sheet integral of T; twice the derivative of the tapered charge sheet: i k_z 2
+  // sheet(k_z)); 1P k_z = 0: the line's -8 rho rho rho / rho^4 and -4 rho_j / rho^2 on (j, z, z)
+  // truncated at R (truncated::stresslet_1p_zero). No constants: T is homogeneous of degree -2.
+  constexpr int trip[10][3] = {{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {0, 1, 1}, {0, 1, 2},
+                               {0, 2, 2}, {1, 1, 1}, {1, 1, 2}, {1, 2, 2}, {2, 2, 2}};
+  for (const auto& t3 : trip) {
+    const int tj = t3[0], tl = t3[1], tm = t3[2];
+    const std::vector<double> t = periodic_kernel_table(
+        p.grid, p.h,
+        [R, i4xi2, tj, tl, tm, n_periodic, periodic, sheet](double kx, double ky, double kz) {
+          const double k[3] = {kx, ky, kz};
+          const double k2 = kx * kx + ky * ky + kz * kz;
+          if (k2 == 0.0) return 0.0;  // odd
+          const double kk = std::sqrt(k2), kh[3] = {kx / kk, ky / kk, kz / kk};
+          const double screen = (1 + k2 * i4xi2) * std::exp(-k2 * i4xi2);  // Hasimoto
+          const double sym = (tj == tl ? kh[tm] : 0.0) + (tj == tm ? kh[tl] : 0.0) + (tl == tm ? kh[tj] : 0.0);
+          const double kkk = kh[tj] * kh[tl] * kh[tm];
+          if (n_periodic == 0) {
+            double ta, tb;
+            truncated::stresslet_3d(kk, R, ta, tb);
+            return screen * (ta * kkk + tb * sym);
+          }
+          double kp2 = 0;
+          for (int d = 0; d < 3; ++d)
+            if (periodic[std::size_t(d)]) kp2 += k[d] * k[d];
+          if (kp2 > 0) return screen * 8 * kPi / kk * (sym - 2 * kkk);
+          const int idx[3] = {tj, tl, tm};
+          int nper = 0, first_free = -1;
+          for (int q : idx) {
+            if (periodic[std::size_t(q)])
+              ++nper;
+            else if (first_free < 0)
+              first_free = q;
+          }
+          if (n_periodic == 2) {  // the free axis f: (f, f, f) and (f, a, a)
+            const int f = !periodic[0] ? 0 : !periodic[1] ? 1 : 2;
+            bool on = nper == 0;
+            if (nper == 2) {
+              int a = -1, b = -1;
+              for (int q : idx)
+                if (q != f) (a < 0 ? a : b) = q;
+              on = a == b;
+            }
+            return on ? screen * 2 * k[f] * sheet(std::abs(k[f])) : 0.0;
+          }
+          // 1P, k_z = 0 (kh across the line)
+          double s_sym, s_kkk, s_zz;
+          truncated::stresslet_1p_zero(kk, R, s_sym, s_kkk, s_zz);
+          if (nper == 0) return screen * (s_sym * sym + s_kkk * kkk);
+          if (nper == 2) return screen * s_zz * kh[first_free];
+          return 0.0;
+        },
+        R + reach, deconvolve, threads, true, periodic, mode_extent);
+    all->insert(all->end(), t.begin(), t.end());
+  }
   return all;
 }
 
@@ -409,9 +476,10 @@ void validate_options(const Options& o) {
     throw InvalidArgument("threads must be in [0, 1024] (0 = all available), got " + std::to_string(o.threads));
   const Periodicity& per = o.periodicity;
   if (!is_triply_periodic(per)) {
-    if (o.kernel != Kernel::Laplace && o.kernel != Kernel::Stokeslet)
-      throw InvalidArgument("periodicity " + to_string(per) + " is implemented for the laplace and stokeslet kernels so "
-                            "far, not " + to_string(o.kernel) + " (3P computes every kernel)");
+    if (o.stresslet_zero_mode)
+      throw InvalidArgument("the k = 0 term (stresslet_zero_mode) is a 3P term; with periodicity " + to_string(per) +
+                            " the stresslet's zero mode is the free axes' own (the dipole sheet's or line's flow, "
+                            "always included)");
     if (o.grid)
       throw InvalidArgument("periodicity " + to_string(per) + " takes no grid override: the FFT grid along a free axis "
                             "follows from the points' extent and the grid spacing the tolerance (or the xi override) "
@@ -1220,10 +1288,11 @@ Result EwaldPlan::evaluate(const Densities& d) const {
       for (std::size_t i = 0; i < nt; ++i) r.values.values[i] += c;
     if (I.user.compute_energy) r.energy += 0.5 * Q * c;
   }
-  // 1P stokeslet: the table's k_z = 0 kernel is -2 ln(rho / R) I_perp + 2 rho^ rho^^T across the
+  // 1P stokeslet (and stokes-combined's single layer): the table's k_z = 0 kernel is -2 ln(rho / R) I_perp + 2 rho^ rho^^T across the
   // line and -4 ln(rho / R) along it (truncated::stokeslet_1p_zero); the convention's constants
   // -2 ln R and -4 ln R - 2 (R in the caller's unit) times the net force over 8 pi mu L
-  if (I.free && I.opt.kernel == Kernel::Stokeslet && int(I.periodic[0]) + int(I.periodic[1]) + int(I.periodic[2]) == 1) {
+  if (I.free && (I.opt.kernel == Kernel::Stokeslet || I.opt.kernel == Kernel::StokesCombined) &&
+      int(I.periodic[0]) + int(I.periodic[1]) + int(I.periodic[2]) == 1) {
     const int ax = I.periodic[0] ? 0 : I.periodic[1] ? 1 : 2;
     double F[3] = {0, 0, 0};
     for (std::size_t i = 0; i < I.pts.ns; ++i)

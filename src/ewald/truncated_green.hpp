@@ -11,8 +11,10 @@
 // - laplace_3d:     1/r truncated in 3-D (0P):         4 pi (1 - cos kR) / k^2 = 8 pi sin^2(kR/2) / k^2,
 //                   k = 0: 2 pi R^2  (int_0^R (1/r) sinc(kr) 4 pi r^2 dr).
 // - stokeslet_3d:   the stokeslet truncated in 3-D (0P Stokes), below.
-// - laplace_1p_zero, stokeslet_1p_zero: the k_z = 0 plane of a 1P sum (the line's 2-D problem):
-//                   -2 ln(rho / R) (and the 2-D stokeslet) truncated in the plane, below.
+// - stresslet_3d:   the stresslet -6 x x x / |x|^5 truncated in 3-D (0P), below.
+// - laplace_1p_zero, stokeslet_1p_zero, stresslet_1p_zero: the k_z = 0 plane of a 1P sum (the
+//                   line's 2-D problem): -2 ln(rho / R), the 2-D stokeslet and the line's
+//                   stresslet truncated in the plane, below.
 // (2P's k_par = 0 mode, the sheet -2 pi |z| tapered, is transformed by quadrature in the plan.)
 // Small kR: the closed forms cancel (to (kR)^2 or (kR)^4 relative); there the Taylor series of the
 // same integrals are used (|kR| < 0.25: 8 terms, relative error < 1e-16).
@@ -85,6 +87,42 @@ inline void stokeslet_3d(double k, double R, double& s_delta, double& s_kk) {
   s_kk = 4.0 * kPi * c / (k * k);
 }
 
+/// The transform of the stresslet T_jlm(x) = -6 x_j x_l x_m / |x|^5 truncated at R (3-D, 0P):
+///   T_R^(k)_jlm = i [t_a k^_j k^_l k^_m + t_b (delta_jl k^_m + delta_jm k^_l + delta_lm k^_j)],
+///   t_a = -24 pi a(x) / k,  t_b = 24 pi b(x) / k,  x = kR,
+///   b = int_0^x j2(t) / t dt = 1/3 - j1(x) / x,  a = int_0^x j3(t) dt = 2 b - j2(x)
+/// (from int n_j n_l n_m e^{-i z n.k^} dOmega = 4 pi i [j3(z) k^k^k^ - (j2(z) / z)(delta k^)_sym]
+/// and j3 = (2 / t) j2 - j2'). Odd in k (real kernel, odd): the multiplier is i times a real
+/// table. Away from the oscillation b -> 1/3, a -> 2/3: the 3P multiplier
+/// (8 pi i / k)[(delta k^)_sym - 2 k^k^k^] (kernel_traits.hpp, StressletTraits::fourier without
+/// the screening). Both vanish at k = 0 (a = O(x^4), b = O(x^2)). Series below x = 3:
+/// b = sum_{m>=1} c_m x^(2m), a = sum_{m>=2} (2 - 2m) c_m x^(2m), c_m = -(-1)^m / (2^m m! (2m+3)!!).
+inline void stresslet_3d(double k, double R, double& t_a, double& t_b) {
+  const double x = k * R;
+  if (x == 0.0) {
+    t_a = t_b = 0.0;
+    return;
+  }
+  double a, b;
+  if (x < 3.0) {
+    const double x2 = x * x;
+    double c = x2 / 30.0;  // c_1 x^2
+    a = b = 0.0;
+    for (int m = 1; m < 30; ++m) {
+      b += c;
+      a += (2.0 - 2.0 * m) * c;
+      c *= -x2 / (2.0 * double(m + 1) * double(2 * m + 5));
+    }
+  } else {
+    const double sx = std::sin(x), cx = std::cos(x);
+    const double j1 = sx / (x * x) - cx / x, j2 = (3.0 / (x * x) - 1.0) * sx / x - 3.0 * cx / (x * x);
+    b = 1.0 / 3.0 - j1 / x;
+    a = 2.0 * b - j2;
+  }
+  t_a = -24.0 * kPi * a / k;
+  t_b = 24.0 * kPi * b / k;
+}
+
 /// (1 - J0(x)) / x^2 and (2 - 2 J0(x) - x J1(x)) / x^2, both even in x; by their Taylor series
 /// below x = 1 (no cancellation), where sum_{n>=1} (-1)^(n-1) (x/2)^(2n) / (n!)^2 and
 /// sum_{n>=2} 2 (-1)^n (n - 1) (x/2)^(2n) / (n!)^2 (from the series of J0 and J1).
@@ -128,6 +166,43 @@ inline void stokeslet_1p_zero(double c, double R, double& across_I, double& acro
   across_I = 8.0 * kPi * R * R * f0;
   across_kk = -4.0 * kPi * R * R * f2;
   along = 8.0 * kPi * R * R * f0;
+}
+
+/// 1P stresslet, the k_z = 0 plane: the stresslet's line integral per unit length,
+/// int T_jlm dz = -8 rho_j rho_l rho_m / rho^4 (all indices across the line), -4 rho_j / rho^2
+/// (j across, l = m = z, and its permutations), 0 with one or three z indices (odd in z); no
+/// divergent part (T ~ 1/r^2 along the line). Truncated at R, transforms (c = |k_perp|, x = cR):
+///   across:   i [s_sym (delta k^)_sym + s_kkk k^k^k^],  s_sym = 4 pi (I1 + I3) / c,  s_kkk = -16 pi I3 / c,
+///   (j, z, z): i s_zz k^_j,  s_zz = 8 pi I1 / c,
+///   I1 = int_0^x J1 = 1 - J0(x),  I3 = int_0^x J3 = 1 + J0(x) - 4 J1(x) / x,
+/// from int_0^{2 pi} n (x) n (x) n e^{-i x cos(theta)} dtheta = -(pi i / 2)[(J1 + J3)(delta k^)_sym - 4 J3 k^k^k^]
+/// and int n e^{-i x cos} = -2 pi i J1 k^. Far out (I1, I3 -> 1): the 3P multiplier's k_z = 0 plane,
+/// (8 pi i / c)[(delta k^)_sym - 2 k^k^k^] and 8 pi i k^_j / c. Series below x = 3:
+/// I3 = sum_m (-1)^m 2 (x/2)^(2m+4) / ((2m+4) m! (m+3)!).
+inline void stresslet_1p_zero(double c, double R, double& s_sym, double& s_kkk, double& s_zz) {
+  const double x = c * R;
+  if (x == 0.0) {
+    s_sym = s_kkk = s_zz = 0.0;
+    return;
+  }
+  double f0, f2;
+  bessel_ratios_2d(x, f0, f2);
+  const double i1 = f0 * x * x;  // 1 - J0 (series below x = 1)
+  double i3;
+  if (x < 3.0) {
+    const double h2 = 0.25 * x * x;
+    double t = 2.0 * h2 * h2 / 6.0;  // m = 0: 2 (x/2)^4 / 3!
+    i3 = 0.0;
+    for (int m = 0; m < 30; ++m) {
+      i3 += t / double(2 * m + 4);
+      t *= -h2 / (double(m + 1) * double(m + 4));
+    }
+  } else {
+    i3 = 1.0 + ::j0(x) - 4.0 * ::j1(x) / x;
+  }
+  s_sym = 4.0 * kPi * (i1 + i3) / c;
+  s_kkk = -16.0 * kPi * i3 / c;
+  s_zz = 8.0 * kPi * i1 / c;
 }
 
 /// 1P, laplace: the transform of the k_z = 0 kernel -2 ln(rho / R) truncated at R (the line

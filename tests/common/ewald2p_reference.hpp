@@ -1,4 +1,4 @@
-// A reference for doubly periodic (2P) Laplace sums (issue 31): the classical 2P Ewald sum of
+// A reference for doubly periodic (2P) Laplace and Stokes sums (issue 31): the classical 2P Ewald sum of
 // Lindbo & Tornberg, J. Chem. Phys. 136 (2012) 164111, evaluated directly (O(N^2) per image and
 // mode), for neutral systems: periodic in x and y (cell Lx x Ly, area A), free in z.
 //   phi(x_m) = sum_n sum'_p q_n erfc(xi r) / r                       (real space, 2-D images p)
@@ -183,6 +183,104 @@ inline std::vector<double> ewald2p_stokeslet(const std::vector<double>& pts, con
     }
     for (int c = 0; c < 3; ++c) u[3 * m + std::size_t(c)] -= 4 * xi / sqpi * f[3 * m + std::size_t(c)];
   }
+  return u;
+}
+
+/// 8 pi u of the 2P stresslet sum (3 per point): u_j(x_m) = 1/(8 pi) sum_p sum_n' T_jlm(r + p)
+/// q_{n,l} nu_{n,m}, T_jlm(r) = -6 r_j r_l r_m / r^5, periodic in x and y, with the k_par = 0 mode
+/// the dipole sheet's -4 pi sign(z) / A on (z, z, z) and (z, a, a) (a = x, y; the plane integral of
+/// T). By Hasimoto's split evaluated directly:
+///   real space   A(r)(r.q)(r.nu) r + B(r)[(q.nu) r + (r.nu) q + (r.q) nu] (StressletTraits' formula:
+///                A = -(2/r^4)[3 erfc(xi r)/r + (2 xi/sqrt(pi))(3 + 2 xi^2 r^2) e^{-xi^2 r^2}],
+///                B = (4 xi^3/sqrt(pi)) e^{-xi^2 r^2}),
+///   k_par != 0   (1/A) sum_kappa int dk_z/(2 pi) i (-b(k)) M(k, S^(k)) e^{i k.x_m}, b(k) = 8 pi (1 +
+///                k^2/(4 xi^2)) e^{-k^2/(4 xi^2)} / k^4, M_j(k, S) = -(2 (S k)_j + k_j tr S) k^2 +
+///                2 k_j (k.S.k), S^(k) = sum_n sym(q_n nu_n^T) e^{-i k.x_n} (a structure factor per
+///                node: O(N) per (kappa, k_z)), the k_z integral by the trapezoidal rule (step
+///                |kappa|_min / 16, cut where the Gaussian is e^{-45}),
+///   k_par = 0    (1/A)[-4 pi erf(xi z) - 4 sqrt(pi) xi z e^{-xi^2 z^2}] on (z, z, z), (z, a, a)
+///                (the k_z integral of the screened 3P multiplier 8 pi i / k_z in closed form):
+///                u_z += K0(z) tr S_n, u_a += 2 K0(z) S_n,az,
+///   self         none (the odd remainder vanishes at r = 0).
+/// The result does not depend on xi (checked by the tests).
+inline std::vector<double> ewald2p_stresslet(const std::vector<double>& pts, const std::vector<double>& q,
+                                             const std::vector<double>& nu, double Lx, double Ly, double xi,
+                                             int rimg, int kmax_idx) {
+  const double pi = 3.14159265358979323846, sqpi = std::sqrt(pi), A = Lx * Ly;
+  const double kcut = 2 * xi * std::sqrt(45.0), kmin = 2 * pi / std::max(Lx, Ly), dk = kmin / 16;
+  const int nq = static_cast<int>(std::ceil(kcut / dk));
+  const std::size_t n = pts.size() / 3;
+  std::vector<double> u(3 * n, 0.0);
+  // the symmetric S_n = sym(q_n nu_n^T) as a 3 x 3 per point
+  std::vector<double> S(9 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b)
+        S[9 * i + std::size_t(3 * a + b)] = 0.5 * (q[3 * i + std::size_t(a)] * nu[3 * i + std::size_t(b)] +
+                                                   q[3 * i + std::size_t(b)] * nu[3 * i + std::size_t(a)]);
+  std::vector<double> cs(n), sn(n);
+  for (int a = -kmax_idx; a <= kmax_idx; ++a)
+    for (int b = -kmax_idx; b <= kmax_idx; ++b) {
+      if (a == 0 && b == 0) continue;
+      const double kx = 2 * pi * a / Lx, ky = 2 * pi * b / Ly, kap2 = kx * kx + ky * ky;
+      if (kap2 > kcut * kcut) continue;
+      for (int iq = -nq; iq <= nq; ++iq) {
+        const double kz = iq * dk, k2 = kap2 + kz * kz, k[3] = {kx, ky, kz};
+        const double g = 8 * pi * (1 + k2 / (4 * xi * xi)) * std::exp(-k2 / (4 * xi * xi)) / (k2 * k2);
+        if (g * k2 < 1e-30) continue;
+        // S^(k) = sum_n S_n e^{-i k.x_n}
+        double Sr[9] = {}, Si[9] = {};
+        for (std::size_t i = 0; i < n; ++i) {
+          const double ph = k[0] * pts[3 * i] + k[1] * pts[3 * i + 1] + k[2] * pts[3 * i + 2];
+          cs[i] = std::cos(ph);
+          sn[i] = std::sin(ph);
+          for (int c = 0; c < 9; ++c) {
+            Sr[c] += S[9 * i + std::size_t(c)] * cs[i];
+            Si[c] -= S[9 * i + std::size_t(c)] * sn[i];
+          }
+        }
+        // M(k, S^) (linear in S: real and imaginary parts apart)
+        double Mr[3], Mi[3];
+        for (int part = 0; part < 2; ++part) {
+          const double* Sp = part == 0 ? Sr : Si;
+          double* M = part == 0 ? Mr : Mi;
+          double Sk[3], kSk = 0, tr = Sp[0] + Sp[4] + Sp[8];
+          for (int r = 0; r < 3; ++r) {
+            Sk[r] = Sp[3 * r] * k[0] + Sp[3 * r + 1] * k[1] + Sp[3 * r + 2] * k[2];
+            kSk += k[r] * Sk[r];
+          }
+          for (int r = 0; r < 3; ++r) M[r] = -(2 * Sk[r] + k[r] * tr) * k2 + 2 * k[r] * kSk;
+        }
+        // u_m += (dk / (2 pi A)) Re[i (-g) (Mr + i Mi) e^{i k.x_m}] = (dk / (2 pi A)) g (Mi cos + Mr sin)
+        const double w = dk / (2 * pi * A) * g;
+        for (std::size_t m = 0; m < n; ++m)
+          for (int r = 0; r < 3; ++r) u[3 * m + std::size_t(r)] += w * (Mi[r] * cs[m] + Mr[r] * sn[m]);
+      }
+    }
+  for (std::size_t m = 0; m < n; ++m)
+    for (std::size_t j = 0; j < n; ++j) {
+      const double dx = pts[3 * m] - pts[3 * j], dy = pts[3 * m + 1] - pts[3 * j + 1], z = pts[3 * m + 2] - pts[3 * j + 2];
+      const double* qj = &q[3 * j];
+      const double* nj = &nu[3 * j];
+      const double qn = qj[0] * nj[0] + qj[1] * nj[1] + qj[2] * nj[2];
+      for (int a = -rimg; a <= rimg; ++a)
+        for (int b = -rimg; b <= rimg; ++b) {
+          if (j == m && a == 0 && b == 0) continue;
+          const double r[3] = {dx + a * Lx, dy + b * Ly, z};
+          const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2], rr = std::sqrt(r2);
+          const double ex = std::exp(-xi * xi * r2);
+          const double Ar = -2 / (r2 * r2) * (3 * std::erfc(xi * rr) / rr + 2 * xi / sqpi * (3 + 2 * xi * xi * r2) * ex);
+          const double Br = 4 * xi * xi * xi / sqpi * ex;
+          const double rq = r[0] * qj[0] + r[1] * qj[1] + r[2] * qj[2], rn = r[0] * nj[0] + r[1] * nj[1] + r[2] * nj[2];
+          for (int c = 0; c < 3; ++c)
+            u[3 * m + std::size_t(c)] += Ar * rq * rn * r[c] + Br * (qn * r[c] + rn * qj[c] + rq * nj[c]);
+        }
+      const double K0 = (-4 * pi * std::erf(xi * z) - 4 * sqpi * xi * z * std::exp(-xi * xi * z * z)) / A;
+      const double* Sj = &S[9 * j];
+      u[3 * m] += 2 * K0 * Sj[2];      // S_xz
+      u[3 * m + 1] += 2 * K0 * Sj[5];  // S_yz
+      u[3 * m + 2] += K0 * (Sj[0] + Sj[4] + Sj[8]);
+    }
   return u;
 }
 

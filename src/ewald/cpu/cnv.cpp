@@ -155,56 +155,78 @@ inline void stokes_interior(const double (&k)[3], double ksq, double e, double i
   }
 }
 
-// Free space (0P, BackendSetup::free_multiplier): the stokeslet's multiplier from its 6 tables
-// (the symmetric tensor's xx, xy, xz, yy, yz, zz, each over the half spectrum): u_j = c sum_l
-// T_jl(k) f_l. The tensor is tabulated component by component (not a cropped scalar times
-// k^2 I - k k^T, which would differentiate the crop's jump). With the pressure, 3 more tables
-// follow: the Laplace field's odd tables t_a (free_space_table), p = 2 sum_a (i t_a) f_a.
-template <class T>
-void cnv_stokeslet_free(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v, double scale,
-                        bool pressure) {
+// Free axes (0P, 2P, 1P; BackendSetup::free_multiplier): the Stokes multipliers from their
+// tables over the half spectrum (free_space_table, src/ewald/plan.cpp), each tensor tabulated
+// component by component (not a cropped scalar times a k-tensor, which would differentiate the
+// crop's jump). The stokeslet (and stokes-combined's single layer): 6 tables xx, xy, xz, yy, yz,
+// zz, u_j = c sum_l T_jl(k) f_l; with the pressure 3 more, the Laplace field's odd tables t_a,
+// p = 2 sum_a (i t_a) f_a (the 3P multiplier -i (8 pi e / k^2) k.f, since t_a -> -k_a 4 pi e / k^2).
+// The stresslet (after the stokeslet's 6 for stokes-combined): 10 odd tables t_jlm (xxx, xxy,
+// xxz, xyy, xyz, xzz, yyy, yyz, yzz, zzz), u_j = c i sum_lm t_jlm S_lm over the grid's symmetric
+// S (StressletTraits::grid_values: S_00, S_11, S_22, S_01, S_02, S_12).
+template <class K, class T>
+void cnv_stokes_free(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v, double scale) {
+  constexpr bool single = K::kernel == Kernel::Stokeslet || K::kernel == Kernel::StokesCombined;
+  constexpr bool dbl = K::kernel == Kernel::Stresslet || K::kernel == Kernel::StokesCombined;
+  constexpr bool pressure = K::kernel == Kernel::Stokeslet && K::n_out == 4;
+  constexpr int o = K::kernel == Kernel::StokesCombined ? 3 : 0;  // the first S component
   const Params& p = g.setup.params;
   const int M2 = p.grid[1], M3h = p.grid[2] / 2 + 1;
   const std::size_t ncplx = v.comp_stride;
   const std::size_t nt = std::size_t(p.grid[0]) * std::size_t(M2) * std::size_t(M3h);
   const double* tab = g.setup.free_multiplier->data();
+  const double* ttab = tab + (single ? 6 : 0) * nt;  // the stresslet's 10
+  // the symmetric 3-tensor's table of (j, l, m)
+  constexpr int t3[3][3][3] = {{{0, 1, 2}, {1, 3, 4}, {2, 4, 5}}, {{1, 3, 4}, {3, 6, 7}, {4, 7, 8}},
+                               {{2, 4, 5}, {4, 7, 8}, {5, 8, 9}}};
+  // S's grid components (l, m) and their weights (off-diagonal: both (l, m) and (m, l))
+  constexpr int sl[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  constexpr double sw[6] = {1, 1, 1, 2, 2, 2};
   T* X = reinterpret_cast<T*>(ws.grid.cplx);
 #pragma omp parallel for schedule(static) num_threads(g.setup.threads)
   for (int a = 0; a < v.n_outer; ++a)
     for (int b = 0; b < v.n_inner; ++b) {
       const int i = v.i(a, b), j = v.j(a, b);
       const std::size_t t0 = (std::size_t(i) * std::size_t(M2) + std::size_t(j)) * M3h;
-      const double *txx = tab + t0, *txy = txx + nt, *txz = txy + nt, *tyy = txz + nt, *tyz = tyy + nt, *tzz = tyz + nt;
       T* row = X + 2 * (std::size_t(a) * std::size_t(v.n_inner) + std::size_t(b)) * M3h;
-      T* f0 = row;
-      T* f1 = row + 2 * ncplx;
-      T* f2 = row + 4 * ncplx;
-      if (!pressure) {
-#pragma omp simd
-        for (int l = 0; l < M3h; ++l)
-          for (int c = 0; c < 2; ++c) {
-            const double x = double(f0[2 * l + c]), y = double(f1[2 * l + c]), z = double(f2[2 * l + c]);
-            f0[2 * l + c] = static_cast<T>(scale * (txx[l] * x + txy[l] * y + txz[l] * z));
-            f1[2 * l + c] = static_cast<T>(scale * (txy[l] * x + tyy[l] * y + tyz[l] * z));
-            f2[2 * l + c] = static_cast<T>(scale * (txz[l] * x + tyz[l] * y + tzz[l] * z));
-          }
-        continue;
-      }
-      // the pressure (times 8 pi): 2 sum_a (i t_a) F_a with the Laplace field's odd tables t_a
-      // (the 3P multiplier -i (8 pi e / k^2) k.F, since t_a -> -k_a 4 pi e / k^2)
-      const double *px = tzz + nt, *py = px + nt, *pz = py + nt;
-      T* f3 = row + 6 * ncplx;
       for (int l = 0; l < M3h; ++l) {
-        const double x[2] = {double(f0[2 * l]), double(f0[2 * l + 1])}, y[2] = {double(f1[2 * l]), double(f1[2 * l + 1])},
-                     z[2] = {double(f2[2 * l]), double(f2[2 * l + 1])};
-        for (int c = 0; c < 2; ++c) {
-          f0[2 * l + c] = static_cast<T>(scale * (txx[l] * x[c] + txy[l] * y[c] + txz[l] * z[c]));
-          f1[2 * l + c] = static_cast<T>(scale * (txy[l] * x[c] + tyy[l] * y[c] + tyz[l] * z[c]));
-          f2[2 * l + c] = static_cast<T>(scale * (txz[l] * x[c] + tyz[l] * y[c] + tzz[l] * z[c]));
+        double in[K::n_grid][2], out[K::n_out][2] = {};
+        for (int c = 0; c < K::n_grid; ++c)
+          for (int q = 0; q < 2; ++q) in[c][q] = double(row[2 * (c * ncplx + std::size_t(l)) + std::size_t(q)]);
+        const std::size_t tl = t0 + std::size_t(l);
+        if constexpr (single) {
+          const double txx = tab[tl], txy = tab[nt + tl], txz = tab[2 * nt + tl], tyy = tab[3 * nt + tl],
+                       tyz = tab[4 * nt + tl], tzz = tab[5 * nt + tl];
+          for (int q = 0; q < 2; ++q) {
+            const double x = in[0][q], y = in[1][q], z = in[2][q];
+            out[0][q] = scale * (txx * x + txy * y + txz * z);
+            out[1][q] = scale * (txy * x + tyy * y + tyz * z);
+            out[2][q] = scale * (txz * x + tyz * y + tzz * z);
+          }
+          if constexpr (pressure) {
+            const double *px = tab + 6 * nt + tl, *py = px + nt, *pz = py + nt;
+            const double tr = *px * in[0][0] + *py * in[1][0] + *pz * in[2][0];
+            const double ti = *px * in[0][1] + *py * in[1][1] + *pz * in[2][1];
+            out[3][0] = -2 * scale * ti;  // i (tr + i ti) = -ti + i tr
+            out[3][1] = 2 * scale * tr;
+          }
         }
-        const double tr = px[l] * x[0] + py[l] * y[0] + pz[l] * z[0], ti = px[l] * x[1] + py[l] * y[1] + pz[l] * z[1];
-        f3[2 * l] = static_cast<T>(-2 * scale * ti);  // i (tr + i ti) = -ti + i tr
-        f3[2 * l + 1] = static_cast<T>(2 * scale * tr);
+        if constexpr (dbl) {
+          double tt[10];
+          for (int c = 0; c < 10; ++c) tt[c] = ttab[std::size_t(c) * nt + tl];
+          for (int jj = 0; jj < 3; ++jj) {
+            double re = 0, im = 0;
+            for (int c = 0; c < 6; ++c) {
+              const double w = sw[c] * tt[t3[jj][sl[c][0]][sl[c][1]]];
+              re += w * in[o + c][0];
+              im += w * in[o + c][1];
+            }
+            out[jj][0] -= scale * im;  // i (re + i im)
+            out[jj][1] += scale * re;
+          }
+        }
+        for (int c = 0; c < K::n_out; ++c)
+          for (int q = 0; q < 2; ++q) row[2 * (c * ncplx + std::size_t(l)) + std::size_t(q)] = static_cast<T>(out[c][q]);
       }
     }
 }
@@ -248,11 +270,9 @@ void cnv_on(const CpuGeometry<T>& g, CpuWorkspace<T>& ws, const SpectrumView& v)
     cnv_laplace<K::field, T>(g, ws, v, kv, iw2, ek, scale);
     return;
   }
-  if constexpr (K::kernel == Kernel::Stokeslet) {
-    if (g.setup.free_multiplier) {
-      cnv_stokeslet_free<T>(g, ws, v, scale, K::n_out == 4);
-      return;
-    }
+  if (g.setup.free_multiplier) {  // (free axes: the tables)
+    cnv_stokes_free<K, T>(g, ws, v, scale);
+    return;
   }
   // the Stokes kernels (the Laplace ones, and the Parseval energy, are in cnv_laplace): on rows off
   // the Nyquist planes of k1 and k2 the modes 0 < l < M3/2 (k != 0, no Nyquist component) by
