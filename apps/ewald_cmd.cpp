@@ -337,8 +337,8 @@ CLI::App* add_ewald_command(CLI::App& app, EwaldArgs& a) {
   a.o_periodicity = cmd->add_option("--periodicity", a.periodicity,
                                     "periodic axes: 3P (all), 0P (free space: no --box, the points' bounding box is the "
                                     "domain), 2P (x, y periodic with --box L1,L2,L3, L3 not used), 1P (z periodic with "
-                                    "period L3; L1, L2 not used) or the periodic axes' letters (xz, y, ...); not 3P: "
-                                    "laplace and stokeslet (docs/ewald.md section 9)")
+                                    "period L3; L1, L2 not used) or the periodic axes' letters (xz, y, ...); every kernel "
+                                    "(docs/ewald.md section 9)")
                         ->check([](const std::string& s) {
                           try {
                             (void)ewald::periodicity_from_string(s);

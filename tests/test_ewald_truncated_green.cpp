@@ -295,3 +295,50 @@ TEST(Ewald2pReference, NeutralSetOffThePlaneIsXiIndependent) {
 }
 
 }  // namespace
+
+// The 0P kernel table from one octant (periodic_kernel_table with the parities: DCT-I / DST-I)
+// against the complex path (parities unknown), for each parity pattern the plan uses (even; odd
+// along one axis, an odd table; odd along two, even; odd along all three, an odd table), a
+// separable axis factor, unequal M and h: equal to 1e-13 of the table's largest entry (both are
+// the same sums in another order).
+#include "elliptica/core/error.hpp"
+#include "ewald/cpu/truncated_conv.hpp"
+
+namespace {
+
+TEST(KernelTable, OctantEqualsTheComplexPath) {
+  const std::array<int, 3> M{12, 16, 10};
+  const std::array<double, 3> h{0.11, 0.09, 0.13};
+  const double R = 0.9, extent = 1.3;
+  auto factor = [](int a, double k) { return 1.0 + 0.01 * (a + 1) * k * k; };
+  for (const std::array<int, 3>& par : {std::array<int, 3>{0, 0, 0}, {1, 0, 0}, {0, 1, 1}, {1, 1, 1}, {0, 0, 1}}) {
+    const bool odd = (par[0] + par[1] + par[2]) % 2 == 1;
+    // a kernel with that parity: the truncated 1/r's transform times k_a per odd axis
+    auto hat = [&](double kx, double ky, double kz) {
+      const double k[3] = {kx, ky, kz};
+      double v = tr::laplace_3d(std::sqrt(kx * kx + ky * ky + kz * kz), R) * std::exp(-0.01 * (kx * kx + ky * ky + kz * kz));
+      for (int a = 0; a < 3; ++a)
+        if (par[std::size_t(a)]) v *= k[a];
+      return v;
+    };
+    const std::vector<double> ref =
+        elliptica::ewald::detail::periodic_kernel_table(M, h, hat, extent, factor, 2, odd);
+    const std::vector<double> oct = elliptica::ewald::detail::periodic_kernel_table(
+        M, h, hat, extent, factor, 2, odd, {false, false, false}, {}, par);
+    ASSERT_EQ(ref.size(), oct.size());
+    double top = 0, diff = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      top = std::max(top, std::abs(ref[i]));
+      diff = std::max(diff, std::abs(ref[i] - oct[i]));
+    }
+    EXPECT_GT(top, 0.0);
+    EXPECT_LT(diff, 1e-13 * top) << "parity " << par[0] << par[1] << par[2];
+  }
+  // a parity that contradicts the table's oddness is refused
+  EXPECT_THROW(elliptica::ewald::detail::periodic_kernel_table(
+                   M, h, [](double, double, double) { return 1.0; }, extent, {}, 1, true, {false, false, false}, {},
+                   {0, 0, 0}),
+               elliptica::InvalidArgument);
+}
+
+}  // namespace

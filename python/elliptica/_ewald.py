@@ -445,8 +445,7 @@ class EwaldPlan:
         ``periodicity="0P"``; along a free axis of 2P / 1P its length is not used.
     periodicity : {"3P", "2P", "1P", "0P"}, str or (bool, bool, bool)
         Periodic axes (x, y, z). ``"3P"`` (default): triply periodic in ``box``. ``"0P"``: free
-        space, laplace (potential, field, energy) and stokeslet (velocity, pressure) so far:
-        ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` with no images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
+        space, every kernel: ``phi(x_m) = sum_n' q_n / |x_m - y_n|`` (and the Stokes sums) with no images and no neutrality needed; no ``box`` (the points' bounding box is the domain; the
         FFT grid covers twice it, :attr:`params` ``fft_box``), by the truncated-kernel method
         (Vico, Greengard & Ferrando 2016). ``"2P"``: x and y periodic with periods ``box[0]``,
         ``box[1]`` (``box[2]`` is not used), z free; the k_par = 0 term is ``-2 pi |z| / A``
@@ -457,9 +456,10 @@ class EwaldPlan:
         ``(-2 ln(rho) I_perp + 2 rho^ rho^^T) / L`` across the line and ``(-4 ln(rho) - 2) / L``
         along it (rho the distance from the line in the caller's length unit: a net line
         charge's or force's result depends on that unit). Axis letters (``"xz"``, ``"y"``) name
-        the periodic axes. Not 3P: laplace (potential, field, energy) and stokeslet (velocity,
-        pressure: its k_p = 0 term is the Laplace field's of the force components, over 4 pi)
-        so far.
+        the periodic axes. Not 3P: every kernel (the stokeslet's pressure: its k_p = 0 term is the
+        Laplace field's of the force components, over 4 pi; the stresslet's: the dipole sheet's
+        ``-4 pi sign(z) / A`` on T_zzz, T_zaa in 2P, the line integral of T in 1P, no constants);
+        ``zero_mode`` is refused (a 3P term).
     tol : float
         Requested RMS error, 0 < tol < 1 (default 1e-6), read as ``tol_kind`` says.
     tol_kind : {"relative", "absolute"} or ToleranceKind

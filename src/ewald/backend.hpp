@@ -42,11 +42,13 @@ struct BackendSetup {
   bool energy_parseval = false;
   /// P2P sums each pair once for both points where pair_symmetry_applies (Options::pair_symmetry)
   bool pair_symmetry = true;
-  /// Free space (0P; Laplace with its field, the stokeslet so far): a free-space sum on an
+  /// Free axes (0P, 2P, 1P; every kernel): a free-space sum on an
   /// extended box (the plan's fit_free_box: the data in at most half of it per axis). The
   /// table (M1 M2 (M3/2+1) reals over the half spectrum, periodic_kernel_table; the stokeslet:
   /// 6 such tables one after the other, its tensor's xx, xy, xz, yy, yz, zz; the Laplace field:
-  /// the potential's and 3 of -d_a G, imaginary parts t_a, multiplier i t_a) replaces the
+  /// the potential's and 3 of -d_a G, imaginary parts t_a, multiplier i t_a; the stokeslet's
+  /// pressure: those 3 after its 6; the stresslet: 10 odd tables of T_jlm, xxx, xxy, xxz, xyy,
+  /// xyz, xzz, yyy, yyz, yzz, zzz, after the stokeslet's 6 for stokes-combined) replaces the
   /// multiplier 4 pi e^{-k^2/4xi^2} / (k^2 w^(k)^2) in CNV (the window deconvolution is in the
   /// table: the effective kernel is cropped, not the bare one), the k = 0 mode kept; the self
   /// stage adds no periodic images and no neutralising background. Null: periodic (3P).

@@ -247,13 +247,14 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
             const double k[3] = {kx, ky, kz};
             return -k[d] * pot(kx, ky, kz);
           },
-          R + reach, deconvolve, threads, true, periodic, mode_extent);
+          R + reach, deconvolve, threads, true, periodic, mode_extent,
+          std::array<int, 3>{int(d == 0), int(d == 1), int(d == 2)});
       all.insert(all.end(), t.begin(), t.end());
     }
   };
   if (kernel == Kernel::Laplace) {
     auto all = std::make_shared<std::vector<double>>(
-        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent));
+        periodic_kernel_table(p.grid, p.h, pot, R + reach, deconvolve, threads, false, periodic, mode_extent, {0, 0, 0}));
     if (field) add_field_tables(*all);
     return all;
   }
@@ -293,7 +294,8 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
             return ci == cj ? screen * along : 0.0;
           return screen * ((ci == cj ? across_I : 0.0) + (k2 > 0 ? across_kk * k[ci] * k[cj] / k2 : 0.0));
         },
-        R + reach, deconvolve, threads, false, periodic, mode_extent);
+        R + reach, deconvolve, threads, false, periodic, mode_extent,
+        std::array<int, 3>{int((ci == 0) != (cj == 0)), int((ci == 1) != (cj == 1)), int((ci == 2) != (cj == 2))});
     all->insert(all->end(), t.begin(), t.end());
   }
   if (field) add_field_tables(*all);  // the pressure
@@ -355,7 +357,9 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
           if (nper == 2) return screen * s_zz * kh[first_free];
           return 0.0;
         },
-        R + reach, deconvolve, threads, true, periodic, mode_extent);
+        R + reach, deconvolve, threads, true, periodic, mode_extent,
+        std::array<int, 3>{(int(tj == 0) + int(tl == 0) + int(tm == 0)) % 2, (int(tj == 1) + int(tl == 1) + int(tm == 1)) % 2,
+                           (int(tj == 2) + int(tl == 2) + int(tm == 2)) % 2});
     all->insert(all->end(), t.begin(), t.end());
   }
   return all;

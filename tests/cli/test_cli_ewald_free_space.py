@@ -1,7 +1,7 @@
-"""`elliptica ewald --periodicity 0P / 2P / 1P` (issue 31): free-space laplace and stokeslet against
-direct sums, 2P and 1P laplace against the Madelung constants of the square monolayer and the
+"""`elliptica ewald --periodicity 0P / 2P / 1P` (issue 31): free-space laplace, stokeslet and
+stresslet against direct sums, 2P and 1P laplace against the Madelung constants of the square monolayer and the
 chain, the summary's periodicity fields, and refusals (exit 2, a message naming the problem, no
-output written). Cost: about 3 s."""
+output written). Cost: about 4 s."""
 import json
 import subprocess
 from pathlib import Path
@@ -48,6 +48,27 @@ def test_laplace_and_stokeslet_in_free_space(cli, tmp_path):
     ref = (f[None] / rr[..., None]).sum(1) + (d * (np.einsum("mnk,nk->mn", d, f) / rr ** 3)[..., None]).sum(1)
     ref /= 8 * np.pi * 3
     assert np.sqrt(np.sum((u - ref) ** 2) / np.sum(ref ** 2)) < 1e-7
+
+
+def test_stresslet_in_free_space(cli, tmp_path):
+    x, _, f = system(tmp_path)
+    r = np.random.default_rng(8)
+    nu = r.normal(size=x.shape)
+    nu /= np.linalg.norm(nu, axis=1)[:, None]
+    np.save(tmp_path / "nu.npy", nu)
+    r = run(cli, "ewald", "--kernel", "stresslet", "--periodicity", "0P", "--sources", tmp_path / "x.npy",
+            "--dipoles", tmp_path / "f.npy", "--normals", tmp_path / "nu.npy", "--tol", "1e-8", "--out",
+            tmp_path / "u.npy", "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    d = x[:, None] - x[None]
+    r2 = (d ** 2).sum(2)
+    np.fill_diagonal(r2, np.inf)
+    ref = (-6 * d * ((np.einsum("mnk,nk->mn", d, f) * np.einsum("mnk,nk->mn", d, nu)) / r2 ** 2.5)[..., None]).sum(1)
+    ref /= 8 * np.pi
+    u = np.load(tmp_path / "u.npy")
+    assert np.sqrt(np.sum((u - ref) ** 2) / np.sum(ref ** 2)) < 1e-8
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["periodicity"] == "0P" and s["kernel"] == "stresslet"
 
 
 def test_doubly_and_singly_periodic(cli, tmp_path):

@@ -182,9 +182,9 @@ struct Options {
   /// (0P: the points' bounding box is the domain; see periodicity).
   std::array<double, 3> box{1.0, 1.0, 1.0};
   /// Periodic axes {x, y, z}: {true, true, true} (3P, default), none (0P: free space), two (2P,
-  /// e.g. x and y: a slab) or one (1P, e.g. z: a line or channel). Not 3P: laplace (potential,
-  /// field, energy) and the stokeslet so far, images along the periodic axes only, no neutrality
-  /// needed, by the truncated-kernel method (Vico, Greengard & Ferrando 2016) on a grid about
+  /// e.g. x and y: a slab) or one (1P, e.g. z: a line or channel). Every kernel (laplace with the
+  /// field and energy, the stokeslet with its pressure, the stresslet, stokes-combined), images
+  /// along the periodic axes only, no neutrality needed, by the truncated-kernel method (Vico, Greengard & Ferrando 2016) on a grid about
   /// twice the points' extent along each free axis (docs/ewald.md section 9). Along a free axis
   /// the points may be anywhere (|x| <= 1e100) and box[d] is not used. The k = 0 conventions of
   /// the divergent lattice sums (per unit charge / force, A the cell area, L the period):
@@ -193,8 +193,12 @@ struct Options {
   /// (-4 ln(rho) - 2) / L along it (8 pi mu u), rho in the caller's length unit: the image sum
   /// over |p| <= P minus (2 / L) ln(2 (P + 1/2) L) (times I + e_z e_z^T), P -> infinity.
   /// The stokeslet's pressure: 1/(4 pi) sum_a E_a[f_a] (the Laplace field of the force components
-  /// with the same conventions: 2P 2 pi sign(z) f_z / A per sheet). Refused (InvalidArgument): the
-  /// grid override, the stresslet and stokes-combined, the distributed (MPI) plan.
+  /// with the same conventions: 2P 2 pi sign(z) f_z / A per sheet). The stresslet's lattice sums
+  /// converge (T ~ 1/r^2, odd): 2P's k_par = 0 mode is the dipole sheet's -4 pi sign(z) / A on
+  /// T_zzz, T_zaa (a periodic; the plane integral of T), 1P's k_z = 0 mode the line integral of T
+  /// (-8 rho rho rho / rho^4 across, -4 rho_j / rho^2 on T_jzz); no constants. Refused
+  /// (InvalidArgument): the grid override, stresslet_zero_mode (a 3P term), the distributed
+  /// (MPI) plan.
   Periodicity periodicity{true, true, true};
   double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)

@@ -215,16 +215,141 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
   if (err) std::rethrow_exception(err);
   return table;
 }
+
+// 0P with every component's parity along each axis known (parity[a]: 0 even, 1 odd in k_a, and
+// so in x_a): the same table from one octant. Per axis the upsampled sum over k in [-N/2, N/2)
+// of hat(k) e^{i k x_j} is, for j in [0, N/2], hat(0) + 2 sum_{m=1}^{N/2-1} hat(m) cos(2 pi m j / N)
+// + hat(N/2) (-1)^j (even: a DCT-I of N/2 + 1 points, FFTW's REDFT00) or 2 i sum_{m=1}^{N/2-1}
+// hat(m) sin(2 pi m j / N) (odd: a DST-I of N/2 - 1 points, RODFT00; the Nyquist mean over +-k is
+// 0); the crop keeps |j| < M/2 (M even: fft_friendly), and the forward sum on the M grid is again
+// a DCT-I (M/2 + 1 points, the crop's zero at M/2 included) or -i times a DST-I (M/2 - 1). The
+// factors i (backward) and -i (forward) per odd axis cancel, and so does the odd table's i:
+// table = h1 h2 h3 / (N1 h1 N2 h2 N3 h3) x R_M(crop(R_N(hat))), filled out by the parities
+// (value at M - m: +- the value at m). 8x fewer points per transform and per kernel evaluation
+// than the complex path (tested against it: tests/test_ewald_truncated_green.cpp, KernelTable).
+std::vector<double> octant_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
+                                 const std::function<double(double, double, double)>& hat, double extent,
+                                 const std::function<double(int, double)>& axis_factor, int threads,
+                                 const std::array<int, 3>& parity) {
+  std::array<int, 3> N{}, nq{}, mq{};  // upsampled points; the octant's lengths along N and M
+  double total = 1;
+  for (int a = 0; a < 3; ++a) {
+    const double need = std::ceil(0.5 * M[std::size_t(a)] + extent / h[std::size_t(a)] - 1e-9);
+    if (!(need <= 65536)) throw ResourceError("periodic kernel table: more than 65536 upsampled points along an axis");
+    N[std::size_t(a)] = fft_friendly(std::max(M[std::size_t(a)], static_cast<int>(need)));  // (even)
+    const bool odd = parity[std::size_t(a)] == 1;
+    nq[std::size_t(a)] = odd ? N[std::size_t(a)] / 2 - 1 : N[std::size_t(a)] / 2 + 1;
+    mq[std::size_t(a)] = odd ? M[std::size_t(a)] / 2 - 1 : M[std::size_t(a)] / 2 + 1;
+    total *= nq[std::size_t(a)];
+  }
+  if (total > double(1u << 31)) throw ResourceError("periodic kernel table: more than 2^31 upsampled grid points");
+  const int m2c = M[2] / 2 + 1;
+  require_memory(total * 8.0 + double(mq[0]) * mq[1] * mq[2] * 8.0 + double(M[0]) * M[1] * m2c * 8.0,
+                 "the free-space kernel table (upsampled octant " + std::to_string(nq[0]) + "x" + std::to_string(nq[1]) +
+                     "x" + std::to_string(nq[2]) + ")");
+  // per axis: the octant's frequencies (odd: m = 1 .. N/2 - 1) and separable factors
+  std::vector<double> kf[3], af[3];
+  for (int a = 0; a < 3; ++a) {
+    const int n = N[std::size_t(a)], m0 = parity[std::size_t(a)] == 1 ? 1 : 0;
+    kf[a].resize(std::size_t(nq[std::size_t(a)]));
+    af[a].assign(std::size_t(nq[std::size_t(a)]), 1.0);
+    for (int j = 0; j < nq[std::size_t(a)]; ++j) {
+      kf[a][std::size_t(j)] = freq(j + m0, n, h[std::size_t(a)]);
+      if (axis_factor) af[a][std::size_t(j)] = axis_factor(a, kf[a][std::size_t(j)]);
+    }
+  }
+  const int q0 = nq[0], q1 = nq[1], q2 = nq[2];
+  std::vector<double> oct(std::size_t(q0) * q1 * q2);
+  std::exception_ptr err;
+#pragma omp parallel for schedule(static) num_threads(std::max(1, threads))
+  for (int i = 0; i < q0; ++i) {
+    try {
+      for (int j = 0; j < q1; ++j)
+        for (int l = 0; l < q2; ++l)
+          oct[(std::size_t(i) * q1 + j) * q2 + l] = hat(kf[0][std::size_t(i)], kf[1][std::size_t(j)], kf[2][std::size_t(l)]) *
+                                                     af[0][std::size_t(i)] * af[1][std::size_t(j)] * af[2][std::size_t(l)];
+    } catch (...) {
+#pragma omp critical(elliptica_kernel_table)
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
+  auto kind = [&](int a) { return parity[std::size_t(a)] == 1 ? FFTW_RODFT00 : FFTW_REDFT00; };
+  {
+    Plan p;
+    {
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      p.p = fftw_plan_r2r_3d(q0, q1, q2, oct.data(), oct.data(), kind(0), kind(1), kind(2), FFTW_ESTIMATE);
+    }
+    fftw_execute(p.p);
+  }
+  // the crop: j < M/2 (even: j = 0 .. M/2 - 1, and 0 at M/2; odd: j = 1 .. M/2 - 1, the octant's
+  // index j - 1 on both grids)
+  const int r0 = mq[0], r1 = mq[1], r2 = mq[2];
+  std::vector<double> crop(std::size_t(r0) * r1 * r2, 0.0);
+  auto keep = [&](int a, int j) { return parity[std::size_t(a)] == 1 || j < M[std::size_t(a)] / 2; };
+  for (int i = 0; i < r0; ++i)
+    for (int j = 0; j < r1; ++j)
+      for (int l = 0; l < r2; ++l)
+        if (keep(0, i) && keep(1, j) && keep(2, l))
+          crop[(std::size_t(i) * r1 + j) * r2 + l] = oct[(std::size_t(i) * q1 + j) * q2 + l];
+  {
+    Plan p;
+    {
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      p.p = fftw_plan_r2r_3d(r0, r1, r2, crop.data(), crop.data(), kind(0), kind(1), kind(2), FFTW_ESTIMATE);
+    }
+    fftw_execute(p.p);
+  }
+  const double w = 1.0 / (double(N[0]) * double(N[1]) * double(N[2]));  // h1 h2 h3 / (N1 h1 N2 h2 N3 h3)
+  // per axis and table index t: the octant's index and sign (-1: not in the octant, the table is 0)
+  auto unfold = [&](int a, int t, int& o) {
+    const int m = M[std::size_t(a)], f = t <= m / 2 ? t : m - t;
+    const double sg = t <= m / 2 ? 1.0 : -1.0;
+    if (parity[std::size_t(a)] == 1) {
+      if (f == 0 || 2 * f == m) return 0.0;
+      o = f - 1;
+      return sg;
+    }
+    o = f;
+    return 1.0;
+  };
+  std::vector<double> table(std::size_t(M[0]) * M[1] * m2c, 0.0);
+  for (int i = 0; i < M[0]; ++i) {
+    int oi = 0;
+    const double si = unfold(0, i, oi);
+    if (si == 0.0) continue;
+    for (int j = 0; j < M[1]; ++j) {
+      int oj = 0;
+      const double sj = unfold(1, j, oj);
+      if (sj == 0.0) continue;
+      for (int l = 0; l < m2c; ++l) {
+        int ol = 0;
+        const double sl = unfold(2, l, ol);
+        if (sl == 0.0) continue;
+        table[(std::size_t(i) * M[1] + j) * m2c + l] = w * si * sj * sl * crop[(std::size_t(oi) * r1 + oj) * r2 + ol];
+      }
+    }
+  }
+  return table;
+}
 }  // namespace
 
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
                                           const std::function<double(double, double, double)>& hat, double extent,
                                           const std::function<double(int, double)>& axis_factor, int threads, bool odd,
                                           const std::array<bool, 3>& periodic,
-                                          const std::function<double(double)>& mode_extent) {
+                                          const std::function<double(double)>& mode_extent,
+                                          const std::array<int, 3>& parity) {
   if (periodic[0] || periodic[1] || periodic[2])
     return per_mode_table(M, h, hat, mode_extent ? mode_extent : [extent](double) { return extent; }, axis_factor,
                           threads, odd, periodic);
+  if (parity[0] >= 0 && parity[1] >= 0 && parity[2] >= 0 && M[0] % 2 == 0 && M[1] % 2 == 0 && M[2] % 2 == 0 &&
+      M[0] >= 4 && M[1] >= 4 && M[2] >= 4 && h[0] > 0 && h[1] > 0 && h[2] > 0) {
+    if (odd != ((parity[0] + parity[1] + parity[2]) % 2 == 1))
+      throw InvalidArgument("periodic kernel table: an odd table needs an odd number of odd axes (parity)");
+    return octant_table(M, h, hat, extent, axis_factor, threads, parity);
+  }
   std::array<int, 3> N{};
   double total = 1;
   for (int a = 0; a < 3; ++a) {
