@@ -2,11 +2,11 @@
 """Issue 31: the cost of 2P, 1P and 0P relative to 3P (the oversampling of the free axes), one thread.
 
     python3 bench/ewald_issue31_periodicity_cost.py [--n 100000] [--eps 1e-3,1e-6,1e-9]
-        [--kernels laplace,stokeslet] [--periodicities 3P,2P,1P,0P] [--sample 2000] [--repeats 3]
+        [--kernels laplace,stokeslet,stresslet] [--periodicities 3P,2P,1P,0P] [--sample 2000] [--repeats 3]
 
 The same N points uniform in the unit cube, strengths uniform in [-1, 1] (charges made neutral,
-forces made force-free, so every periodicity sums the same kind of system), box 1 along the
-periodic axes. For each kernel, periodicity and tolerance: the parameters the tuner chose, the
+forces made force-free, the stresslet's dipoles of zero sum with random unit normals, so every
+periodicity sums the same kind of system), box 1 along the periodic axes. For each kernel, periodicity and tolerance: the parameters the tuner chose, the
 FFT grid, the time of `evaluate` on a plan whose points are set (the time-stepping use; best of
 --repeats) and of a one-shot plan (tuning, kernel tables, FFT plans; FFTW_ESTIMATE), the stage
 times, and the measured relative RMS error at --sample points against the same periodicity at
@@ -38,8 +38,11 @@ def log(msg):
     benchlib.log(time.strftime("%H:%M:%S ", time.gmtime()) + msg)
 
 
-def run(kernel, per, x, dens, eps, repeats):
+def run(kernel, per, x, dens, eps, repeats, normals=None):
     import elliptica as el
+
+    def evaluate(plan):
+        return plan.evaluate(dipoles=dens) if kernel == "stresslet" else plan.evaluate(dens)
 
     kw = dict(tol=eps, threads=1, fft_planner="estimate", periodicity=per)
     if per != "0P":
@@ -48,13 +51,13 @@ def run(kernel, per, x, dens, eps, repeats):
     for _ in range(repeats):
         t = time.perf_counter()
         plan = el.EwaldPlan(kernel, **kw)
-        plan.set_points(x)
-        res = plan.evaluate(dens)
+        plan.set_points(x, normals=normals)
+        res = evaluate(plan)
         best_one = min(best_one, time.perf_counter() - t)
     best_eval, times = np.inf, {}
     for _ in range(repeats):
         t = time.perf_counter()
-        res = plan.evaluate(dens)
+        res = evaluate(plan)
         dt = time.perf_counter() - t
         if dt < best_eval:
             best_eval, times = dt, dict(res.info.times)
@@ -66,7 +69,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100000)
     ap.add_argument("--eps", default="1e-3,1e-6,1e-9")
-    ap.add_argument("--kernels", default="laplace,stokeslet")
+    ap.add_argument("--kernels", default="laplace,stokeslet,stresslet")
     ap.add_argument("--periodicities", default="3P,2P,1P,0P")
     ap.add_argument("--sample", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
@@ -81,11 +84,15 @@ def main():
     for kernel in a.kernels.split(","):
         dens = 2 * rng.random(a.n) - 1 if kernel == "laplace" else 2 * rng.random((a.n, 3)) - 1
         dens = dens - dens.mean(axis=0)
+        nu = None
+        if kernel == "stresslet":
+            nu = np.random.default_rng(7).normal(size=(a.n, 3))
+            nu /= np.linalg.norm(nu, axis=1)[:, None]
         for per in a.periodicities.split(","):
-            ref, t_ref, _, _, _ = run(kernel, per, x, dens, 1e-12, 1)
+            ref, t_ref, _, _, _ = run(kernel, per, x, dens, 1e-12, 1, nu)
             log(f"{kernel} {per}: reference (eps 1e-12) in {t_ref:.2f} s")
             for eps in [float(e) for e in a.eps.split(",")]:
-                val, t_eval, t_one, p, times = run(kernel, per, x, dens, eps, a.repeats)
+                val, t_eval, t_one, p, times = run(kernel, per, x, dens, eps, a.repeats, nu)
                 err = float(np.sqrt(np.sum((val[idx] - ref[idx]) ** 2) / np.sum(ref[idx] ** 2)))
                 grid = p["grid"]
                 rows.append(dict(kernel=kernel, periodicity=per, eps=eps, n=a.n, error=err, evaluate_s=t_eval,

@@ -296,8 +296,9 @@ TEST(Ewald2pReference, NeutralSetOffThePlaneIsXiIndependent) {
 
 }  // namespace
 
-// The 0P kernel table from one octant (periodic_kernel_table with the parities: DCT-I / DST-I)
-// against the complex path (parities unknown), for each parity pattern the plan uses (even; odd
+// The 0P kernel table from one octant (periodic_kernel_table with the parities: DCT-I / DST-I),
+// and 2P / 1P's per-mode tables from their half lines / quadrants, against the complex path
+// (parities unknown), for each parity pattern the plan uses (even; odd
 // along one axis, an odd table; odd along two, even; odd along all three, an odd table), a
 // separable axis factor, unequal M and h: equal to 1e-13 of the table's largest entry (both are
 // the same sums in another order).
@@ -333,6 +334,22 @@ TEST(KernelTable, OctantEqualsTheComplexPath) {
     }
     EXPECT_GT(top, 0.0);
     EXPECT_LT(diff, 1e-13 * top) << "parity " << par[0] << par[1] << par[2];
+    // 2P (periodic x, y; the modes' lines along z) and 1P (periodic y; the modes' planes in x, z):
+    // per mode the free axes' half / quadrant by the parities against the complex path
+    for (const std::array<bool, 3>& per : {std::array<bool, 3>{true, true, false}, {false, true, false}}) {
+      auto reach = [](double kp) { return kp > 0 ? 3.0 / kp : 1.3; };
+      const std::vector<double> pref =
+          elliptica::ewald::detail::periodic_kernel_table(M, h, hat, extent, factor, 2, odd, per, reach);
+      const std::vector<double> psym =
+          elliptica::ewald::detail::periodic_kernel_table(M, h, hat, extent, factor, 2, odd, per, reach, par);
+      double ptop = 0, pdiff = 0;
+      for (std::size_t i = 0; i < pref.size(); ++i) {
+        ptop = std::max(ptop, std::abs(pref[i]));
+        pdiff = std::max(pdiff, std::abs(pref[i] - psym[i]));
+      }
+      EXPECT_GT(ptop, 0.0);
+      EXPECT_LT(pdiff, 1e-13 * ptop) << "parity " << par[0] << par[1] << par[2] << ", periodic " << per[0] << per[1];
+    }
   }
   // a parity that contradicts the table's oddness is refused
   EXPECT_THROW(elliptica::ewald::detail::periodic_kernel_table(

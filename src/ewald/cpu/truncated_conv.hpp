@@ -28,10 +28,11 @@ namespace elliptica::ewald::detail {
 /// (e^{-|k_p| rho}) need short grids and only the slowest need long ones.
 /// odd: the kernel is real and odd (a derivative: its transform is i hat, hat odd in k); the table
 /// then holds the imaginary part t of the cropped kernel's transform (the multiplier is i t).
-/// parity (0P only): the kernel's parity along each axis, 0 even, 1 odd in k_a (then also in
-/// x_a), -1 unknown; with all three known (and M even) the table is built from one octant by
-/// DCT-I / DST-I transforms (FFTW REDFT00 / RODFT00): 8x fewer points than the complex path, the
-/// same table to rounding. hat must have that parity (an odd table: an odd number of odd axes).
+/// parity: the kernel's parity along each axis, 0 even, 1 odd in k_a (then also in x_a), -1
+/// unknown; with all three known (and M even) the table is built from one octant (0P) or each
+/// periodic mode's half line (2P) / quadrant (1P) by DCT-I / DST-I transforms (FFTW REDFT00 /
+/// RODFT00): 8x (0P) or 2x / 4x (2P / 1P) fewer points than the complex path, real transforms,
+/// the same table to rounding. hat must have that parity (an odd table: an odd number of odd axes).
 /// Throws InvalidArgument for M < 2 or h <= 0 or a parity that contradicts `odd`, ResourceError
 /// beyond 2^31 upsampled points or the memory limit (checked before allocating).
 std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std::array<double, 3>& h,
