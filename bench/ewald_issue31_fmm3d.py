@@ -3,12 +3,13 @@
 one thread, the like-for-like comparison (both sum in free space).
 
     python3 bench/ewald_issue31_fmm3d.py [--n 100000] [--eps 1e-3,1e-6,1e-9,1e-12]
-        [--kernels laplace,stokeslet] [--sample 1000] [--repeats 3] [--out-prefix fmm3d_0p]
+        [--kernels laplace,stokeslet,stresslet] [--sample 1000] [--repeats 3] [--out-prefix fmm3d_0p]
         [--distribution cube|sphere]
 
 Pairs: lfmm3d (potential of charges; FMM3D's pot is sum q / (4 pi r): times 4 pi) against our
 laplace 0P; stfmm3d(stoklet) (u = 1/(8 pi) sum S f) against our stokeslet 0P (viscosity 1: the
-same sum). Points: N uniform in the unit cube (or on the unit sphere's surface, --distribution
+same sum); stfmm3d(strslet, strsvec) (u = 3/(4 pi) sum r (r.q)(r.nu) / r^5, the negative of ours:
+times -1) against our stresslet 0P, dipoles q uniform in [-1, 1]^3 and random unit normals nu. Points: N uniform in the unit cube (or on the unit sphere's surface, --distribution
 sphere: a boundary-integral-like set, 1/8 of the extended box's grid is data); charges and forces
 uniform in [-1, 1] per component (not neutral: free space needs no neutrality). Errors: the
 relative RMS over K = --sample source points (seed 12345, without replacement) against the
@@ -61,10 +62,12 @@ def points(n, dist, seed=31):
     return x, r
 
 
-def reference(kernel, x, dens, idx):
-    """Our normalisation: sum q / r; u = 1/(8 pi) sum S f (viscosity 1)."""
+def reference(kernel, x, dens, idx, nu=None):
+    """Our normalisation: sum q / r; u = 1/(8 pi) sum S f (viscosity 1); u = 1/(8 pi) sum T q nu."""
     if kernel == "laplace":
         return 4 * np.pi * C.direct_fmm3d(x, idx, charges=dens)
+    if kernel == "stresslet":
+        return -C.direct_fmm3d(x, idx, strslet=dens, strsvec=nu)
     return C.direct_fmm3d(x, idx, stoklet=dens)
 
 
@@ -73,30 +76,36 @@ def rel_rms(a, ref):
     return float(np.sqrt(np.sum((a - ref) ** 2) / np.sum(ref ** 2)))
 
 
-def fmm3d(kernel, x, dens, eps):
+def fmm3d(kernel, x, dens, eps, nu=None):
     import fmm3dpy
 
     n = x.shape[0]
     s = np.ascontiguousarray(x.T)
     if kernel == "laplace":
         return 4 * np.pi * fmm3dpy.lfmm3d(eps=eps, sources=s, charges=dens, pg=1).pot.reshape(n)
+    if kernel == "stresslet":
+        return -fmm3dpy.stfmm3d(eps=eps, sources=s, strslet=np.ascontiguousarray(dens.T),
+                                strsvec=np.ascontiguousarray(nu.T), ifppreg=1).pot.reshape(3, n).T
     return fmm3dpy.stfmm3d(eps=eps, sources=s, stoklet=np.ascontiguousarray(dens.T), ifppreg=1).pot.reshape(3, n).T
 
 
-def ours(kernel, x, dens, eps, repeats):
+def ours(kernel, x, dens, eps, repeats, nu=None):
     import elliptica as el
+
+    def evaluate(plan):
+        return plan.evaluate(dipoles=dens) if kernel == "stresslet" else plan.evaluate(dens)
 
     best_one = np.inf
     for _ in range(repeats):
         t = time.perf_counter()
         plan = el.EwaldPlan(kernel, periodicity="0P", tol=eps, threads=1, fft_planner="estimate")
-        plan.set_points(x)
-        res = plan.evaluate(dens)
+        plan.set_points(x, normals=nu)
+        res = evaluate(plan)
         best_one = min(best_one, time.perf_counter() - t)
     best_eval = np.inf
     for _ in range(repeats):
         t = time.perf_counter()
-        res = plan.evaluate(dens)
+        res = evaluate(plan)
         best_eval = min(best_eval, time.perf_counter() - t)
     val = res.potential if kernel == "laplace" else res.velocity
     return val, best_eval, best_one, plan.params, res.info.times
@@ -108,7 +117,7 @@ def main():
     ap.add_argument("--eps", default="1e-3,1e-6,1e-9,1e-12", help="our tolerances")
     ap.add_argument("--fmm-eps", default="1e-3,1e-4,1e-5,1e-6,1e-7,1e-8,1e-9,1e-10,1e-11,1e-12,1e-13",
                     help="FMM3D's tolerances (a finer sweep: the ratio takes the fastest run at or below our error)")
-    ap.add_argument("--kernels", default="laplace,stokeslet")
+    ap.add_argument("--kernels", default="laplace,stokeslet,stresslet")
     ap.add_argument("--sample", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--distribution", default="cube", choices=["cube", "sphere"])
@@ -123,15 +132,19 @@ def main():
     for kernel in a.kernels.split(","):
         x, r = points(a.n, a.distribution)
         dens = 2 * r.random(a.n) - 1 if kernel == "laplace" else 2 * r.random((a.n, 3)) - 1
+        nu = None
+        if kernel == "stresslet":
+            nu = r.standard_normal((a.n, 3))
+            nu /= np.linalg.norm(nu, axis=1)[:, None]
         idx = np.sort(np.random.default_rng(SAMPLE_SEED).choice(a.n, size=min(a.sample, a.n), replace=False))
         t = time.perf_counter()
-        ref = reference(kernel, x, dens, idx)
+        ref = reference(kernel, x, dens, idx, nu)
         log(f"{kernel}: direct reference at {len(idx)} points in {time.perf_counter() - t:.1f} s")
         for eps in [float(e) for e in a.fmm_eps.split(",")]:
             best, val = np.inf, None
             for _ in range(a.repeats):
                 t = time.perf_counter()
-                val = fmm3d(kernel, x, dens, eps)
+                val = fmm3d(kernel, x, dens, eps, nu)
                 best = min(best, time.perf_counter() - t)
             err = rel_rms(val[idx], ref)
             rows.append(dict(kernel=kernel, code="fmm3d", eps=eps, n=a.n, distribution=a.distribution, error=err,
@@ -139,7 +152,7 @@ def main():
                              fmm3d_at_equal_error_s="", ratio_evaluate="", ratio_one_shot=""))
             log(f"{kernel} fmm3d eps {eps:g}: err {err:.3g}, {best:.3f} s")
         for eps in eps_list:
-            val, t_eval, t_one, p, times = ours(kernel, x, dens, eps, a.repeats)
+            val, t_eval, t_one, p, times = ours(kernel, x, dens, eps, a.repeats, nu)
             err = rel_rms(val[idx], ref)
             rows.append(dict(kernel=kernel, code="elliptica-0P", eps=eps, n=a.n, distribution=a.distribution, error=err,
                              seconds=t_eval, one_shot_seconds=t_one, grid="x".join(map(str, p["grid"])), P=p["P"],

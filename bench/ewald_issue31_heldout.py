@@ -8,8 +8,9 @@ building the method):
      - (2 / L) ln(2 (P + 1/2) L) (I + e_z e_z^T) f] (the documented k_z = 0 convention), summed in
      numpy at P = P0, 2 P0, 4 P0 and extrapolated twice (Richardson in 1/P^2, then 1/P^4); the
      difference of the two extrapolations is reported as the reference's own error.
-  2. 0P at N = 2e4: laplace (charges with a net charge) and stokeslet (forces with a net force)
-     against the direct free-space sum at every point (numpy, O(N^2)), eps 1e-3 ... 1e-12.
+  2. 0P at N = 2e4: laplace (charges with a net charge), stokeslet (forces with a net force) and
+     stresslet (dipoles with sum q.nu != 0, random unit normals) against the direct free-space sum
+     at every point (numpy, O(N^2)), eps 1e-3 ... 1e-12.
 
     python3 bench/ewald_issue31_heldout.py [--channel-n 200] [--p0 1000] [--n0p 20000]
 
@@ -101,14 +102,22 @@ def main():
     t = time.perf_counter()
     ref_l = 4 * np.pi * C.direct_fmm3d(x, idx, charges=q)
     ref_s = C.direct_fmm3d(x, idx, stoklet=f)  # 1/(8 pi) sum S f: viscosity 1
+    dq = rng.random((n, 3)) * 2 - 0.7  # dipoles
+    nu = rng.standard_normal((n, 3))
+    nu /= np.linalg.norm(nu, axis=1)[:, None]
+    ref_d = -C.direct_fmm3d(x, idx, strslet=dq, strsvec=nu)  # FMM3D's stresslet is the negative of ours
     log(f"0P: direct sums at {n} points in {time.perf_counter() - t:.1f} s")
-    for kernel, dens, ref in (("laplace", q, ref_l), ("stokeslet", f, ref_s)):
+    what = dict(laplace="net charge", stokeslet="net force", stresslet="sum q.nu != 0")
+    for kernel, dens, ref in (("laplace", q, ref_l), ("stokeslet", f, ref_s), ("stresslet", dq, ref_d)):
         for eps in (1e-3, 1e-6, 1e-9, 1e-12):
             t = time.perf_counter()
-            res = el.ewald(kernel, x, dens, periodicity="0P", tol=eps)
+            if kernel == "stresslet":
+                res = el.ewald(kernel, x, periodicity="0P", dipoles=dens, normals=nu, tol=eps)
+            else:
+                res = el.ewald(kernel, x, dens, periodicity="0P", tol=eps)
             val = res.potential if kernel == "laplace" else res.velocity
             err = rel_rms(val, ref)
-            rows.append(dict(check=f"0P {kernel} (net {'charge' if kernel == 'laplace' else 'force'})", n=n, eps=eps,
+            rows.append(dict(check=f"0P {kernel} ({what[kernel]})", n=n, eps=eps,
                              error=err, reference="direct sum, every point", reference_error=0.0,
                              seconds=time.perf_counter() - t, passed=err < eps))
             log(f"0P {kernel} eps {eps:g}: error {err:.3g}")

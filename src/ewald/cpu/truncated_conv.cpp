@@ -184,6 +184,17 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
         const std::size_t g = plan_of.at(n);
         const std::array<std::vector<double>, 2>& kf = grid_k[g];
         const std::array<std::vector<double>, 2>& af = grid_f[g];
+        // the wavevector and the separable factor at free-axis grid indices (i0, i1)
+        auto free_point = [&](int i0, int i1, std::array<double, 3>& kk) {
+          kk = k;
+          kk[std::size_t(fa[0])] = kf[0][std::size_t(i0)];
+          double fac = pfac * af[0][std::size_t(i0)];
+          if (nf == 2) {
+            kk[std::size_t(fa[1])] = kf[1][std::size_t(i1)];
+            fac *= af[1][std::size_t(i1)];
+          }
+          return fac;
+        };
         if (sym) {
           // a periodic axis' Nyquist index: the mean over +-k, 0 for a component odd along it
           bool zero = false;
@@ -193,13 +204,8 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
           rup.assign(std::size_t(l0) * std::size_t(l1), 0.0);
           for (int i0 = 0; i0 < l0; ++i0)
             for (int i1 = 0; i1 < l1; ++i1) {
-              std::array<double, 3> kk = k;
-              kk[std::size_t(fa[0])] = kf[0][std::size_t(i0)];
-              double fac = pfac * af[0][std::size_t(i0)];
-              if (nf == 2) {
-                kk[std::size_t(fa[1])] = kf[1][std::size_t(i1)];
-                fac *= af[1][std::size_t(i1)];
-              }
+              std::array<double, 3> kk;
+              const double fac = free_point(i0, i1, kk);
               rup[std::size_t(i0) * l1 + std::size_t(i1)] = fac * hat(kk[0], kk[1], kk[2]);
             }
           fftw_execute_r2r(plans[g].p, rup.data(), rup.data());
@@ -245,13 +251,8 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
         up.assign(std::size_t(n0) * std::size_t(n1), {0.0, 0.0});
         for (int i0 = 0; i0 < n0; ++i0)
           for (int i1 = 0; i1 < n1; ++i1) {
-            std::array<double, 3> kk = k;
-            kk[std::size_t(fa[0])] = kf[0][std::size_t(i0)];
-            double fac = pfac * af[0][std::size_t(i0)];
-            if (nf == 2) {
-              kk[std::size_t(fa[1])] = kf[1][std::size_t(i1)];
-              fac *= af[1][std::size_t(i1)];
-            }
+            std::array<double, 3> kk;
+            const double fac = free_point(i0, i1, kk);
             // a Nyquist index stands for +k and -k at once: the mean of hat over those signs (a
             // component odd along that axis, a stokeslet xz or a field table, gets 0 there; taking
             // one sign made the table depend on the axes' order: 2e-10 at eps 1e-10)
