@@ -98,6 +98,11 @@ template <class T>
 double measured_fft_seconds(const std::array<int, 3>& M, int n_grid, int n_out, int threads);
 /// The process-wide lock of FFTW's planner and wisdom (fft.cpp).
 std::mutex& fftw_planner_mutex();
+/// With fftw_planner_mutex held: the next double-precision plans are serial (each planner call
+/// sets the thread count it needs). The kernel tables' plans (truncated_conv.cpp) are executed
+/// from the caller's threads, one per mode, and threaded r2r plans leaked in FFTW 3.3.10
+/// (LeakSanitizer: the sub-plans of fftw_plan_r2r_* made after fftw_plan_with_nthreads(2)).
+void fftw_plan_serially();
 
 /// FFT arrays of one evaluation (fftw(f)_alloc'd).
 template <class T>

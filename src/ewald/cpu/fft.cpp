@@ -130,6 +130,11 @@ FftTiming problem_key(const std::array<int, 3>& M, int n_grid, int n_out, int th
 
 std::mutex& fftw_planner_mutex() { return fftw_mutex(); }
 
+void fftw_plan_serially() {
+  threads_init<double>();  // (FFTW's threads are set up once, before any thread count is set)
+  Api<double>::plan_with_nthreads(1);
+}
+
 template <class T>
 FftPlans<T>::FftPlans(const std::array<int, 3>& m, int n_grid, int n_out, int threads, FftPlanner planner) : M(m) {
   threads_init<T>();

@@ -110,6 +110,7 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
   Plan forward;
   {
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    fftw_plan_serially();
     std::size_t id = 0;
     for (auto& [n, slot] : plan_of) {
       slot = id;
@@ -367,6 +368,7 @@ std::vector<double> octant_table(const std::array<int, 3>& M, const std::array<d
     Plan p;
     {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      fftw_plan_serially();
       p.p = fftw_plan_r2r_3d(q0, q1, q2, oct.data(), oct.data(), kind(0), kind(1), kind(2), FFTW_ESTIMATE);
     }
     fftw_execute(p.p);
@@ -385,6 +387,7 @@ std::vector<double> octant_table(const std::array<int, 3>& M, const std::array<d
     Plan p;
     {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      fftw_plan_serially();
       p.p = fftw_plan_r2r_3d(r0, r1, r2, crop.data(), crop.data(), kind(0), kind(1), kind(2), FFTW_ESTIMATE);
     }
     fftw_execute(p.p);
@@ -499,6 +502,7 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
     Plan p;
     {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      fftw_plan_serially();
       p.p = fftw_plan_dft_c2r_3d(n0, n1, n2, reinterpret_cast<fftw_complex*>(spec.data()), ker.data(), FFTW_ESTIMATE);
     }
     fftw_execute(p.p);
@@ -519,6 +523,7 @@ std::vector<double> periodic_kernel_table(const std::array<int, 3>& M, const std
     Plan p;
     {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+      fftw_plan_serially();
       p.p = fftw_plan_dft_r2c_3d(m0, m1, m2, crop.data(), reinterpret_cast<fftw_complex*>(khat.data()), FFTW_ESTIMATE);
     }
     fftw_execute(p.p);
