@@ -400,6 +400,7 @@ struct PlanCase {
   elliptica::ewald::ExchangeMode exchange = elliptica::ewald::ExchangeMode::Auto;
   double rc = 0;  // an r_c override (0: tuned); < min(L)/2 gives P2P's pair symmetry with few points
   bool cluster = false;  // the points within the first 15% of the slab axis: ranks with planes but no points
+  elliptica::ewald::Periodicity periodicity{true, true, true};  // free axes: box is the points' region there
 };
 
 bool pair_symmetry_seen = false;  // some case ran the split P2P (DistributedStats::pair_symmetry)
@@ -444,6 +445,7 @@ void check_plan(const PlanCase& pc, int how) {
   o.compute_field = pc.field;
   o.compute_pressure = pc.pressure;
   o.fft_planner = FftPlanner::Estimate;
+  o.periodicity = pc.periodicity;
   if (pc.rc > 0) o.rc = pc.rc;
   auto run = [&](auto& plan, const std::vector<std::size_t>& idx) {
     const std::vector<double> x = rows(all, 3, idx), fs = rows(f, std::max(nsc, 1), idx), qs = rows(q, 3, idx),
@@ -540,11 +542,23 @@ TEST(MpiEwald, DistributedPlanEqualsEwaldPlan) {
                                             ExchangeMode::AllToAll},
                                    // clustered: ranks with planes and no points, none near a face
                                    PlanCase{Kernel::Stokeslet, {1.6, 1.0, 1.0}, false, false, Precision::Double, -1,
-                                            ExchangeMode::Auto, 0.3, true}};
+                                            ExchangeMode::Auto, 0.3, true},
+                                   // free axes (issue 31): a 1P channel in slabs along its axis (ParkiPy's
+                                   // layout) with a net force, 2P with the field in slabs along a periodic
+                                   // axis, 0P and 1P in slabs along a free axis (the extended box)
+                                   PlanCase{Kernel::Stokeslet, {0.5, 0.4, 2.0}, false, true, Precision::Double, -1,
+                                            ExchangeMode::Auto, 0, false, {false, false, true}},
+                                   PlanCase{Kernel::Laplace, {1.2, 1.0, 0.6}, true, false, Precision::Double, 0,
+                                            ExchangeMode::Auto, 0, false, {true, true, false}},
+                                   PlanCase{Kernel::Stresslet, {0.9, 0.7, 1.1}, false, false, Precision::Double, -1,
+                                            ExchangeMode::Auto, 0, false, {false, false, false}},
+                                   PlanCase{Kernel::StokesCombined, {1.3, 0.6, 0.5}, false, false, Precision::Double, 1,
+                                            ExchangeMode::Auto, 0, false, {true, false, false}}};
   // sanitized builds: the Laplace field, the stokeslet pressure and float32, points on random ranks
   for (std::size_t k = 0; k < all.size(); ++k)
     for (int how : {0, 1})
-      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6 || k == 7 || k == 10))) check_plan(all[k], how);
+      if (!ELLIPTICA_SANITIZED_BUILD || (how == 1 && (k == 1 || k == 3 || k == 6 || k == 7 || k == 10 || k == 11 || k == 14)))
+        check_plan(all[k], how);
   EXPECT_TRUE(pair_symmetry_seen);
 }
 
@@ -712,6 +726,9 @@ TEST(MpiEwald, DifferentOptionsOnTheRanksAreRefused) {
   EXPECT_THROW(DistributedEwaldPlan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}, d), elliptica::InvalidArgument);
   Options b = o;
   if (rank() == 1) b.box = {1.0, 1.0, 1.5};
+  EXPECT_THROW(DistributedEwaldPlan(b, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}), elliptica::InvalidArgument);
+  b = o;
+  if (rank() == 1) b.periodicity = {true, true, false};
   EXPECT_THROW(DistributedEwaldPlan(b, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}), elliptica::InvalidArgument);
   EXPECT_NO_THROW(DistributedEwaldPlan(o, MpiComm{MPI_Comm_c2f(MPI_COMM_WORLD)}));
 }

@@ -892,9 +892,12 @@ class DistributedEwaldPlan:
 
     Parameters
     ----------
-    kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, pressure, threads,
+    kernel, box, periodicity, tol, tol_kind, viscosity, field, zero_mode, precision, pressure, threads,
     potential, xi, rc, grid, P, beta, degree
-        As :class:`EwaldPlan` (the same defaults).
+        As :class:`EwaldPlan` (the same defaults). With free axes (``periodicity`` "2P", "1P",
+        "0P" or axis letters; e.g. a 1P channel cut into slabs along its axis) the points' extent
+        along the free axes must lie in [2^-20, 2^20], and each ``set_points`` tunes again (the
+        extended box follows the points).
     comm : mpi4py.MPI.Comm
         The communicator (keyword only, required): the plan uses its Fortran handle (``py2f()``)
         and its ``allgather`` (to agree on the input checks of this layer).
@@ -922,7 +925,8 @@ class DistributedEwaldPlan:
         failing rank, for bad input on any rank (set_points, evaluate).
     """
 
-    def __init__(self, kernel=_DEFAULTS.kernel, *, comm, box=tuple(_DEFAULTS.box), tol=_DEFAULTS.tolerance,
+    def __init__(self, kernel=_DEFAULTS.kernel, *, comm, box=None, periodicity=tuple(_DEFAULTS.periodicity),
+                 tol=_DEFAULTS.tolerance,
                  tol_kind=_DEFAULTS.tolerance_kind, viscosity=_DEFAULTS.viscosity, field=_DEFAULTS.compute_field,
                  zero_mode=_DEFAULTS.stresslet_zero_mode, precision=_DEFAULTS.precision,
                  pressure=_DEFAULTS.compute_pressure, threads=_DEFAULTS.threads, potential=_DEFAULTS.compute_potential,
@@ -937,7 +941,8 @@ class DistributedEwaldPlan:
         self._double_layer = _core.has_double_layer(self._kernel)
         self._ncomp = _core.strength_components(self._kernel)
         opts = _options(self._kernel, box, tol, tol_kind, viscosity, field, zero_mode, precision, False, threads,
-                        xi, rc, grid, P, beta, degree, pressure, _DEFAULTS.fft_planner, potential)
+                        xi, rc, grid, P, beta, degree, pressure, _DEFAULTS.fft_planner, potential,
+                        periodicity=periodicity)
         axes = {None: -1, 0: 0, 1: 1, 2: 2, "x": 0, "y": 1, "z": 2}
         if isinstance(slab_axis, np.integer):
             slab_axis = int(slab_axis)

@@ -65,6 +65,10 @@ struct DistributedEwaldPlan::Impl {
   // user's axis perm[d] (a cyclic permutation). Vectors in and out are permuted with it.
   std::array<int, 3> perm{0, 1, 2};
   std::vector<double> pts, normals;  // this rank's wrapped coordinates and normals (user axes)
+  // free axes (2P, 1P, 0P; Options::periodicity): the global minimum of the sources' coordinates,
+  // subtracted there (EwaldPlan's shift: the data at the extended box's origin)
+  std::array<double, 3> lo{0, 0, 0};
+  bool free = false;
   std::vector<double> ipts;          // the wrapped coordinates in the plan's axes
   std::size_t n = 0;
   bool have_points = false;
@@ -134,10 +138,17 @@ struct DistributedEwaldPlan::Impl {
     // are the same, so results agree with EwaldPlan's to rounding)
     Params ip = p;
     for (int a = 0; a < 3; ++a) {
-      setup.box[std::size_t(a)] = user.box[std::size_t(perm[std::size_t(a)])];
+      // (free axes: the extended box EwaldPlan chose, Params::fft_box; the lengths are the
+      // plan's: set_points refuses extents that would make EwaldPlan change its length unit)
+      setup.box[std::size_t(a)] = free ? p.fft_box[std::size_t(perm[std::size_t(a)])] : user.box[std::size_t(perm[std::size_t(a)])];
+      setup.periodic[std::size_t(a)] = user.periodicity[std::size_t(perm[std::size_t(a)])];
       ip.grid[std::size_t(a)] = p.grid[std::size_t(perm[std::size_t(a)])];
       ip.h[std::size_t(a)] = p.h[std::size_t(perm[std::size_t(a)])];
+      ip.fft_box[std::size_t(a)] = setup.box[std::size_t(a)];
     }
+    // free axes: CNV's tables on every rank, in the plan's (rotated) axes (the same as EwaldPlan's
+    // up to the rotation: each rank's CNV reads its rows of the spectrum)
+    if (free) setup.free_multiplier = detail::free_space_table(user.kernel, setup.field, setup.periodic, ip, setup.box, threads);
     // (the global count on every rank: `total` above is rank 0's alone, the gather's counts)
     unsigned long long n_local = n, n_global = 0;
     MPI_Allreduce(&n_local, &n_global, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
@@ -167,8 +178,7 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c, const
     for (double L : opts.box)
       if (!(L >= 0x1p-20 && L <= 0x1p20)) err = "distributed Ewald: box lengths must lie in [2^-20, 2^20] (for now)";
     if (opts.compute_energy) err = "distributed Ewald: compute_energy is not supported yet";
-    if (!detail::is_triply_periodic(opts.periodicity))
-      err = "distributed Ewald: periodicity " + to_string(opts.periodicity) + " is not supported (3P only)";
+
     if (opts.p2g_variant == P2GVariant::Baseline) err = "distributed Ewald: the baseline P2G is not supported";
     if (dopts.slab_axis < -1 || dopts.slab_axis > 2)
       err = "distributed Ewald: slab_axis must be -1 (the longest side), 0, 1 or 2, got " + std::to_string(dopts.slab_axis);
@@ -182,14 +192,15 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c, const
     const double mine[] = {double(dopts.slab_axis), double(static_cast<int>(dopts.exchange)), opts.box[0], opts.box[1],
                            opts.box[2], double(static_cast<int>(opts.kernel)), double(static_cast<int>(opts.precision)),
                            double(opts.compute_field), double(opts.compute_pressure), double(opts.compute_potential),
-                           double(opts.stresslet_zero_mode), opts.tolerance, opts.viscosity};
+                           double(opts.stresslet_zero_mode), opts.tolerance, opts.viscosity,
+                           double(opts.periodicity[0] + 2 * opts.periodicity[1] + 4 * opts.periodicity[2])};
     constexpr int nv = sizeof mine / sizeof mine[0];
     double lo[nv], hi[nv];
     MPI_Allreduce(mine, lo, nv, MPI_DOUBLE, MPI_MIN, I.comm);
     MPI_Allreduce(mine, hi, nv, MPI_DOUBLE, MPI_MAX, I.comm);
     static const char* names[nv] = {"slab_axis", "exchange", "box", "box", "box", "kernel", "precision",
                                     "compute_field", "compute_pressure", "compute_potential", "stresslet_zero_mode",
-                                    "tolerance", "viscosity"};
+                                    "tolerance", "viscosity", "periodicity"};
     for (int k = 0; k < nv; ++k)
       if (!(lo[k] == hi[k]) && !(std::isnan(lo[k]) && std::isnan(hi[k])))
         throw InvalidArgument(std::string("distributed Ewald: the ranks passed different options (") + names[k] +
@@ -200,6 +211,7 @@ DistributedEwaldPlan::DistributedEwaldPlan(const Options& opts, MpiComm c, const
   }
   I.user = opts;
   I.dist = dopts;
+  I.free = !detail::is_triply_periodic(opts.periodicity);
   int axis = dopts.slab_axis;
   if (axis < 0) {  // the longest side, the first of equal ones
     axis = 0;
@@ -237,10 +249,43 @@ void DistributedEwaldPlan::set_points(ConstMatrixView<double> sources, std::opti
   else if (normals && !all_finite(normals->data, normals->size()))
     err = "normals contain NaN or Inf";
   detail::mpi::agree(I.comm, err.empty(), err);
+  const Periodicity& per = I.user.periodicity;
+  if (I.free) {
+    // the global bounding box along the free axes (EwaldPlan's shift and length unit)
+    double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, nhi[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, glo[3], gnhi[3];
+    for (std::size_t i = 0; i < sources.rows; ++i)
+      for (int d = 0; d < 3; ++d) {
+        lo[d] = std::min(lo[d], sources(i, std::size_t(d)));
+        nhi[d] = std::min(nhi[d], -sources(i, std::size_t(d)));
+      }
+    MPI_Allreduce(lo, glo, 3, MPI_DOUBLE, MPI_MIN, I.comm);
+    MPI_Allreduce(nhi, gnhi, 3, MPI_DOUBLE, MPI_MIN, I.comm);
+    double Dmax = 0, Dfree = 0, far = 0;
+    for (int d = 0; d < 3; ++d) {
+      I.lo[std::size_t(d)] = per[std::size_t(d)] ? 0.0 : glo[d];
+      if (per[std::size_t(d)]) {
+        Dmax = std::max(Dmax, I.user.box[std::size_t(d)]);
+      } else {
+        Dfree = std::max(Dfree, -gnhi[d] - glo[d]);
+        far = std::max({far, std::abs(glo[d]), std::abs(gnhi[d])});
+      }
+    }
+    Dmax = std::max(Dmax, Dfree);
+    // (EwaldPlan computes in the caller's unit only for extents in [2^-20, 2^20]; the
+    // distributed plan uses its parameters as they are)
+    detail::mpi::agree(I.comm, Dfree > 0 && Dmax >= 0x1p-20 && Dmax <= 0x1p20 && far <= 1e15,
+                       "distributed Ewald with periodicity " + to_string(per) +
+                           ": the points' extent along the free axes must be positive and at most 2^20 (for now; "
+                           "every length in [2^-20, 2^20]), their coordinates there within 1e15");
+    I.reported.reset();  // the extended box follows the points: tuned again (rank 0, on the gathered points)
+  }
   I.n = sources.rows;
   I.pts.resize(3 * I.n);
   for (std::size_t i = 0; i < I.n; ++i)
-    for (int d = 0; d < 3; ++d) I.pts[3 * i + std::size_t(d)] = detail::wrap_into_box(sources(i, std::size_t(d)), I.user.box[std::size_t(d)]);
+    for (int d = 0; d < 3; ++d)
+      I.pts[3 * i + std::size_t(d)] = per[std::size_t(d)]
+                                          ? detail::wrap_into_box(sources(i, std::size_t(d)), I.user.box[std::size_t(d)])
+                                          : sources(i, std::size_t(d)) - I.lo[std::size_t(d)];
   if (dl) I.normals.assign(normals->data, normals->data + normals->size());
   I.ipts.resize(3 * I.n);
   for (std::size_t i = 0; i < I.n; ++i)
@@ -336,6 +381,22 @@ Result DistributedEwaldPlan::evaluate(const Densities& d) {
     if (I.user.compute_field)
       for (int c = 0; c < 3; ++c) r.field.values[i * 3 + std::size_t(pm[std::size_t(c)])] = oi[vec0 + c] * qscale;
     if (I.user.compute_pressure) r.pressure.values[i] = oi[3] * qscale * I.user.viscosity;
+  }
+  // 1P stokeslet (and stokes-combined's single layer): the k_z = 0 convention's constants
+  // -2 ln R (across) and -4 ln R - 2 (along) times the global net force over 8 pi mu L, as
+  // EwaldPlan::evaluate adds them (the table's kernel vanishes at the truncation radius R)
+  const Periodicity& per = I.user.periodicity;
+  if (I.user.compute_potential && (k == Kernel::Stokeslet || k == Kernel::StokesCombined) &&
+      int(per[0]) + int(per[1]) + int(per[2]) == 1) {
+    const int ax = per[0] ? 0 : per[1] ? 1 : 2;
+    double F[3] = {0, 0, 0}, G[3];
+    for (std::size_t i = 0; i < I.n; ++i)
+      for (int c = 0; c < 3; ++c) F[c] += d.strengths(i, std::size_t(c));
+    MPI_Allreduce(F, G, 3, MPI_DOUBLE, MPI_SUM, I.comm);
+    const double lnR = std::log(I.reported->truncation_radius);
+    const double w = 1.0 / (8 * kPi * I.user.viscosity * I.user.box[std::size_t(ax)]);
+    for (std::size_t i = 0; i < I.n; ++i)
+      for (int c = 0; c < 3; ++c) r.values.values[i * 3 + std::size_t(c)] += w * (c == ax ? -4 * lnR - 2 : -2 * lnR) * G[c];
   }
   r.times = times;
   const detail::mpi::DistributedCounts c = I.backend->counts();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "elliptica/core/constants.hpp"
@@ -182,6 +183,15 @@ int fft_friendly(int m);
 /// the last place of the coordinate exceeds ~0.2 box lengths (2^-52 * 1e15), so its periodic
 /// position is not determined by the double-precision value.
 constexpr double kMaxBoxLengthsFromBox = 1e15;
+
+/// CNV's multiplier tables with free axes (plan.cpp; docs/ewald.md section 9): the kernel's
+/// truncated / per-mode transforms times the screening and the window deconvolution, over the
+/// half spectrum of p.grid on the extended box `box` (BackendSetup::free_multiplier's layout);
+/// field: the Laplace field's (or the stokeslet pressure's) 3 odd tables too. R_out: the
+/// truncation radius used. Throws ResourceError beyond the memory limit.
+std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Periodicity& periodic,
+                                                            const Params& p, const std::array<double, 3>& box,
+                                                            int threads, double* R_out = nullptr);
 
 /// Options::periodicity: every axis periodic (3P), none (0P), the periodic axes' names ("x, y").
 inline bool is_triply_periodic(const Periodicity& p) { return p[0] && p[1] && p[2]; }

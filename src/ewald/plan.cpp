@@ -148,6 +148,10 @@ KernelInfo kernel_info(Kernel k, bool field) {
   });
 }
 
+}  // namespace
+
+namespace detail {
+
 // 0P: CNV's multiplier table on the extended box (periodic_kernel_table): the effective kernel
 // G_R^(k) e^{-k^2/(4 xi^2)} / w^(k)^2 with G_R^(k) = 8 pi sin^2(R k / 2) / k^2 the transform of
 // 1/r truncated at R (Vico, Greengard & Ferrando, J. Comput. Phys. 323 (2016), eq. for the 3-D
@@ -177,7 +181,7 @@ KernelInfo kernel_info(Kernel k, bool field) {
 // the fully symmetric T_jlm, by the same construction (the kernels at the end of this function).
 std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool field, const Periodicity& periodic,
                                                             const Params& p, const std::array<double, 3>& box,
-                                                            int threads, double* R_out = nullptr) {
+                                                            int threads, double* R_out) {
   const double hmax = std::max({p.h[0], p.h[1], p.h[2]});
   const double reach = 7.0 / p.xi + p.P * hmax;  // the screening's reach (e^{-49}, times k^2 for Stokes); the window's
   double diag2 = 0;  // over the free axes: the truncation is along them only
@@ -364,6 +368,10 @@ std::shared_ptr<const std::vector<double>> free_space_table(Kernel kernel, bool 
   }
   return all;
 }
+
+}  // namespace detail
+
+namespace {
 
 double rms_of(const std::vector<double>& v, int comps, int c0, int nc) {
   // RMS over points of the Euclidean norm of components [c0, c0+nc).

@@ -2,7 +2,7 @@
 with mpi4py's COMM_WORLD against EwaldPlan on the gathered points (each rank computes the
 reference: the points in rank order, as rank 0 gathers them for the tuner), for every kernel in
 a non-cubic box, slabs along x, y and z, both exchanges, points dealt round robin (rank 0 also
-all of them); prints one line "OK <cases>"
+all of them); a 1P channel (periodicity "1P", slabs along its axis); prints one line "OK <cases>"
 on rank 0, or raises (a nonzero exit of mpirun)."""
 import sys
 
@@ -62,6 +62,24 @@ for deal in ("round-robin", "rank0"):
         elif size <= 3:
             assert all(st["neighbour_only"].values()), st
         cases += 1
+# free axes (issue 31): a 1P channel of point forces with a net force, periodic along z, in slabs
+# along its axis (the longest side), against EwaldPlan with the same periodicity
+Lc = (0.5, 0.4, 2.0)
+xc = rng.random((n, 3)) * Lc
+owner = np.arange(n) % size
+order = np.concatenate([np.flatnonzero(owner == r) for r in range(size)])
+mine = np.flatnonzero(owner == rank)
+ref = elliptica.EwaldPlan("stokeslet", box=Lc, periodicity="1P", tol=1e-8, threads=1, fft_planner="estimate")
+r_ref = ref.evaluate(xc[order], f[order] + 0.3)
+plan = elliptica.DistributedEwaldPlan("stokeslet", comm=comm, box=Lc, periodicity="1P", tol=1e-8, threads=1)
+plan.set_points(xc[mine])
+r = plan.evaluate(f[mine] + 0.3)
+pos = np.empty(n, dtype=int)
+pos[order] = np.arange(n)
+err = np.abs(r.velocity - r_ref.velocity[pos[mine]]).max() if mine.size else 0.0
+assert err <= 1e-13 * np.abs(r_ref.velocity).max(), ("1P", err)
+assert plan.stats()["slab_axis"] == 2
+cases += 1
 # bad input on one rank only: every rank raises (the checks of the Python layer are agreed
 # before the collective call; a rank raising alone left the others waiting in it)
 plan = elliptica.DistributedEwaldPlan("laplace", comm=comm, box=L, threads=1)

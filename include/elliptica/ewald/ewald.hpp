@@ -197,8 +197,7 @@ struct Options {
   /// converge (T ~ 1/r^2, odd): 2P's k_par = 0 mode is the dipole sheet's -4 pi sign(z) / A on
   /// T_zzz, T_zaa (a periodic; the plane integral of T), 1P's k_z = 0 mode the line integral of T
   /// (-8 rho rho rho / rho^4 across, -4 rho_j / rho^2 on T_jzz); no constants. Refused
-  /// (InvalidArgument): the grid override, stresslet_zero_mode (a 3P term), the distributed
-  /// (MPI) plan.
+  /// (InvalidArgument): the grid override, stresslet_zero_mode (a 3P term).
   Periodicity periodicity{true, true, true};
   double tolerance = 1e-6;                    ///< 0 < eps < 1 (relative eps >= 1e-14)
   ToleranceKind tolerance_kind = ToleranceKind::Relative;  ///< how eps is read (see the file comment)

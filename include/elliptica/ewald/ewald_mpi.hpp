@@ -99,8 +99,11 @@ struct DistributedStats {
 /// 1e-13 in double precision).
 ///
 /// Supported so far: targets = sources, every kernel and precision, compute_field and
-/// compute_pressure; not yet: separate targets, compute_energy, exclusions, the baseline P2G.
-/// Box lengths must lie in [2^-20, 2^20]. MPI must be initialised (MPI_Init_thread with at least
+/// compute_pressure, every periodicity (Options::periodicity: 2P, 1P, 0P on the extended box
+/// EwaldPlan chooses, its kernel tables built on every rank; e.g. a 1P channel cut into slabs
+/// along its axis, ParkiPy's layout); not yet: separate targets, compute_energy, exclusions, the
+/// baseline P2G. Box lengths must lie in [2^-20, 2^20], with free axes also the points' extent
+/// along them, and each set_points tunes again there (the extended box follows the points). MPI must be initialised (MPI_Init_thread with at least
 /// MPI_THREAD_FUNNELED when threads > 1) before the plan is made and finalised after it is gone.
 ///
 /// Errors: InvalidArgument (on every rank, naming the first failing rank) for options the
