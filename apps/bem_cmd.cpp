@@ -67,7 +67,10 @@ namespace {
 namespace fs = std::filesystem;
 using cplx = std::complex<double>;
 
-/// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file (.msh/.obj/.stl).
+}  // namespace
+
+namespace bem_detail {
+
 bem::Mesh load_mesh(const std::string& spec, std::string& description) {
   if (spec.empty()) throw InvalidArgument("--mesh: empty value");
   auto ref_of = [](const std::string& t) {
@@ -104,6 +107,24 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
   description = "file " + spec;
   return bem::read_mesh(spec);
 }
+
+std::function<void(const std::string&, double)> setup_progress() {
+  auto last = std::make_shared<std::pair<std::string, int>>("", -1);
+  return [last](const std::string& stage, double f) {
+    const int pct = static_cast<int>(f * 100);
+    if (stage != last->first || pct / 10 != last->second / 10) {
+      std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
+      *last = {stage, pct};
+    }
+  };
+}
+
+}  // namespace bem_detail
+
+namespace {
+
+using bem_detail::load_mesh;
+using bem_detail::setup_progress;
 
 std::vector<std::array<double, 3>> fibonacci_directions(int n) {
   std::vector<std::array<double, 3>> d(static_cast<std::size_t>(n));
@@ -187,17 +208,6 @@ IncidentSweep parse_incident_sweep(const BemArgs& a) {
 /// The monostatic sweep of run_bem: one plan set-up, solve_monostatic over the directions, then
 /// monostatic.csv + summary.json as one set (file comment) and monostatic.png. Called with the
 /// validated mesh, options and sweep, after the output folder exists.
-// Set-up progress on stderr: one line per stage and per 10%.
-std::function<void(const std::string&, double)> setup_progress() {
-  auto last = std::make_shared<std::pair<std::string, int>>("", -1);
-  return [last](const std::string& stage, double f) {
-    const int pct = static_cast<int>(f * 100);
-    if (stage != last->first || pct / 10 != last->second / 10) {
-      std::fprintf(stderr, "bem: set-up: %s %3d%%\n", stage.c_str(), pct);
-      *last = {stage, pct};
-    }
-  };
-}
 
 // The operator the plan will choose (HelmholtzBem: Auto is dense up to dense_max_elements unless
 // the IFMM, which needs the FMM operator, is asked for).
@@ -228,7 +238,7 @@ void print_ifmm(std::ostream& os, const bem::HelmholtzBemSetup& su) {
        << " mean " << l.mean_rank << ", " << l.seconds << " s, " << double(l.bytes) * mib << " MiB\n";
 }
 
-int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemOptions ho, const IncidentSweep& sw,
+int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, cplx k, bem::HelmholtzBemOptions ho, const IncidentSweep& sw,
                   int threads, const std::string& script) {
   const fs::path out(a.out);
   io::OutputSet outputs;  // temporaries now: an unwritable folder fails before the set-up
@@ -311,7 +321,7 @@ int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemO
     js << "{\n  \"mesh\": " << json_quote(a.mesh) << ",\n  \"incident\": " << json_quote(sw.description)
        << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
        << ",\n  \"tol\": " << ho.gmres.rtol << ",\n  \"restart\": " << ho.gmres.restart << ",\n  \"elements\": " << n
-       << ",\n  \"k\": " << k << ",\n  \"bc\": \"" << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet")
+       << ",\n  \"k\": " << k.real() << ",\n  \"k_im\": " << k.imag() << ",\n  \"bc\": \"" << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet")
        << "\",\n  \"operator\": \"" << bem::to_string(su.op) << "\",\n  \"precond\": \"" << bem::to_string(su.precond)
        << "\",\n  \"fmm_tolerance\": " << su.fmm_tolerance << ",\n  \"fmm_order\": " << su.fmm_order
        << ",\n  \"near_entries\": " << su.near_entries << ",\n  \"leaf_level\": " << su.leaf_level
@@ -353,8 +363,31 @@ int run_bem_sweep(const BemArgs& a, bem::Mesh mesh, double k, bem::HelmholtzBemO
 
 int run_bem(const BemArgs& a) {
   // ---- arguments (all checked before any work) ---------------------------------------------
-  const double k = to_double(trim(a.k), "--k");
-  if (!std::isfinite(k) || !(k > 0)) throw InvalidArgument("--k must be a finite wavenumber > 0, got " + a.k);
+  const bool acoustic = !a.frequency.empty();
+  if (acoustic && !a.k.empty())
+    throw InvalidArgument("--k and --frequency exclude each other: give the wavenumber, or frequencies in Hz with "
+                          "--sound-speed");
+  if (!acoustic && a.k.empty()) throw InvalidArgument("give --k (wavenumber, 1/length unit) or --frequency (Hz)");
+  if (!acoustic) {
+    const char* only = !a.velocity.empty()        ? "--velocity"
+                       : !a.impedance.empty()     ? "--impedance"
+                       : !a.field_points.empty()  ? "--field-points"
+                       : a.resume                 ? "--resume"
+                       : a.problem != "scattering" ? "--problem"
+                                                   : nullptr;
+    if (only)
+      throw InvalidArgument(std::string(only) +
+                            " works in physical units: give --frequency (Hz) with --sound-speed and --density");
+  }
+  cplx k{};
+  if (!acoustic) {
+    // --k RE or RE,IM: a complex wavenumber (Im k >= 0: a lossy medium, waves decaying outward)
+    const auto kp = split(a.k, ',');
+    if (kp.size() < 1 || kp.size() > 2) throw InvalidArgument("--k must be RE or RE,IM, got '" + a.k + "'");
+    k = cplx(to_double(kp[0], "--k"), kp.size() == 2 ? to_double(kp[1], "--k imaginary part") : 0.0);
+    if (!std::isfinite(k.real()) || !std::isfinite(k.imag()) || !(k.real() > 0) || k.imag() < 0)
+      throw InvalidArgument("--k must be finite with Re k > 0 and Im k >= 0 (outgoing, decaying waves), got " + a.k);
+  }
   bem::HelmholtzBemOptions ho;
   if (a.bc == "neumann" || a.bc == "hard")
     ho.bc = bem::BoundaryCondition::Neumann;
@@ -440,7 +473,14 @@ int run_bem(const BemArgs& a) {
   const int threads = resolve_threads(a.threads);
   if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
   std::string script;
-  if (!a.no_plots) script = find_plot_script("bem_plots.py", a.plot_script);
+  if (!a.no_plots) script = find_plot_script(acoustic ? "bem_sweep_plots.py" : "bem_plots.py", a.plot_script);
+
+  if (acoustic) {
+    if (sweep.active)
+      throw InvalidArgument("--frequency takes one incident field (plane:... or point:...), not a direction sweep; run "
+                            "a sweep of directions at one --k");
+    return bem_detail::run_acoustics(a, ho, script);
+  }
 
   // ---- mesh ---------------------------------------------------------------------------------
   std::string desc;
@@ -453,7 +493,8 @@ int run_bem(const BemArgs& a) {
      << ", volume " << rep.volume << "\n"
      << "  min area " << rep.min_area << ", max edge " << rep.max_edge << ", flipped " << rep.flipped_elements
      << ", merged duplicate vertices " << rep.removed_duplicates << ", removed unused " << rep.removed_unused << "\n"
-     << "  k = " << k << ", wavelength " << 2 * std::numbers::pi / k << ", elements per wavelength " << epw << "\n";
+     << "  k = " << (k.imag() == 0 ? std::to_string(k.real()) : "(" + std::to_string(k.real()) + ", " + std::to_string(k.imag()) + ")")
+     << ", wavelength " << 2 * std::numbers::pi / k.real() << ", elements per wavelength " << epw << "\n";
   const std::string warn = bem::mesh_resolution_warning(mesh, k);
   if (!warn.empty()) std::cerr << "elliptica: warning: " << warn << "\n";
 
@@ -588,7 +629,7 @@ int run_bem(const BemArgs& a) {
     js << "{\n  \"mesh\": " << json_quote(a.mesh) << ",\n  \"incident\": " << json_quote(a.incident)
        << ",\n  \"alpha_re\": " << plan.alpha().real() << ",\n  \"alpha_im\": " << plan.alpha().imag()
        << ",\n  \"tol\": " << ho.gmres.rtol << ",\n  \"restart\": " << ho.gmres.restart
-       << ",\n  \"elements\": " << n << ",\n  \"k\": " << k << ",\n  \"bc\": \""
+       << ",\n  \"elements\": " << n << ",\n  \"k\": " << k.real() << ",\n  \"k_im\": " << k.imag() << ",\n  \"bc\": \""
        << (ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet") << "\",\n  \"operator\": \""
        << bem::to_string(su.op) << "\",\n  \"precond\": \"" << bem::to_string(su.precond)
        << "\",\n  \"fmm_tolerance\": " << su.fmm_tolerance << ",\n  \"fmm_order\": " << su.fmm_order
@@ -648,11 +689,38 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
       "gmres_iterations,solve_seconds; re/im of the backscatter u_inf(-d), sigma = 4 pi |u_inf(-d)|^2, target "
       "strength ts_db = 10 log10(sigma/(4 pi)) = 20 log10 |u_inf(-d)| dB re 1 length unit^2), summary.json "
       "(with \"sweep\"), monostatic.png (polar TS plot) instead of the single-incident files.\n"
+      "Physical units (--frequency, Hz; m, Pa, dB): a run folder with run.json, frequencies.csv (frequency_hz, k, "
+      "ka, iterations, times, power_w, lw_db, ts_db, max_spl_1m_db), fNNNN/ per frequency (surface.npy/.vtu, "
+      "directivity.csv, field_points.csv, field.vtu), summary.json, sweep.png, directivity.png, fNNNN/field.png; "
+      "--resume continues it (docs/bem.md, \"Radiation, impedance surfaces and physical units\").\n"
       "Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical failure, 5 GMRES not converged, "
       "6 out of resources.");
   c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF (icosphere, 20*4^REF elements) | octasphere:R,REF (8*4^REF) | "
                 "ellipsoid:A,B,C,REF")->required();
-  c->add_option("--k", g.k, "wavenumber (> 0, 1/length unit)")->required();
+  // exactly one of --k (dimensionless) and --frequency (physical units): a usage error otherwise
+  CLI::Option_group* wave = c->add_option_group("wavenumber", "--k or --frequency (exactly one)");
+  wave->add_option("--k", g.k, "wavenumber RE[,IM] (Re k > 0, Im k >= 0; 1/length unit); or --frequency");
+  wave->add_option("--frequency", g.frequency,
+                "frequency sweep in physical units (Hz; lengths in m, pressure in Pa): F | F1,F2,... | FROM:TO:STEP; "
+                "one folder per frequency in --out, frequencies.csv, sweep plots; resumable (--resume)");
+  wave->require_option(1);
+  c->add_option("--sound-speed", g.sound_speed, "--frequency: sound speed c of the fluid (m/s)")->capture_default_str();
+  c->add_option("--density", g.density, "--frequency: density rho of the fluid (kg/m^3)")->capture_default_str();
+  c->add_option("--problem", g.problem,
+                "--frequency: scattering (of --incident, 1 Pa amplitude) | radiation (of the surface velocity --velocity)")
+      ->capture_default_str();
+  c->add_option("--velocity", g.velocity,
+                "--problem radiation: outward normal velocity (m/s, peak): uniform:V[,VIM] (pulsating body) | "
+                "translate:UX,UY,UZ (rigid body oscillating with velocity U) | FILE (.npy or text, N values re or N x 2 "
+                "re,im, one per element in mesh order)");
+  c->add_option("--impedance", g.impedance,
+                "--frequency: locally reacting surface of specific acoustic impedance Z = RE[,IM] Pa s/m (p / v into the "
+                "surface; rho c is the characteristic impedance), bc neumann");
+  c->add_option("--field-points", g.field_points,
+                "--frequency: pressure and SPL at FILE ((M,3) points, .npy or text: microphones) or on a plane cut "
+                "grid:PLANE=C,A0,A1,NA,B0,B1,NB (PLANE xy|xz|yz at the third coordinate C; NA x NB points; field.vtu, "
+                "field.png)");
+  c->add_flag("--resume", g.resume, "--frequency: continue the sweep in --out (same settings), skipping finished frequencies");
   c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
   CLI::Option* incident = c->add_option("--incident", g.incident,
                 "plane:dx,dy,dz (plane wave e^{ik d.x}, propagation direction) | point:x,y,z (point source "

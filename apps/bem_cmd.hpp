@@ -4,10 +4,13 @@
 /// triangulated surface with the Burton-Miller collocation BEM (dense or FMM operator), GMRES with an optional
 /// block-diagonal (octree) preconditioner; writes the surface field (.npy, .vtu), the far field
 /// (CSV) and a bistatic cross-section plot (PNG).
+#include <functional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "elliptica/bem/acoustics.hpp"
+#include "elliptica/bem/mesh.hpp"
 #include "elliptica/bem/plan.hpp"
 
 namespace elliptica::cli {
@@ -21,7 +24,16 @@ inline const bem::HelmholtzBemOptions& bem_defaults() {
 /// Raw command-line values of `elliptica bem`; interpreted and validated by run_bem.
 struct BemArgs {
   std::string mesh;
-  std::string k;
+  std::string k;  ///< --k RE[,IM] (1/length unit); excludes --frequency
+  // acoustic units (--frequency: a frequency sweep in Hz, bem_acoustics_cmd.cpp)
+  std::string frequency;  ///< F | F1,F2,... | FROM:TO:STEP (Hz)
+  double sound_speed = bem::Medium{}.sound_speed;
+  double density = bem::Medium{}.density;
+  std::string problem = "scattering";  ///< scattering | radiation
+  std::string velocity;                ///< radiation: uniform:V[,VIM] | translate:UX,UY,UZ | FILE
+  std::string impedance;               ///< RE[,IM] Pa s/m: locally reacting surface (bc neumann)
+  std::string field_points;            ///< FILE ((M,3)) | grid:PLANE=C,A0,A1,NA,B0,B1,NB
+  bool resume = false;
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
   std::string incident_file;  ///< --incident-file: (M,3) directions of a monostatic sweep
@@ -56,5 +68,17 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& args);
 /// (InvalidArgument, exit 2), file problems (IOError, exit 3), numerical failure (exit 4) or no
 /// convergence (NotConverged, exit 5). Output files are written atomically, only on success.
 int run_bem(const BemArgs& args);
+
+/// Internal to the bem command (bem_cmd.cpp, bem_acoustics_cmd.cpp).
+namespace bem_detail {
+/// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file
+/// (.msh/.obj/.stl); `description` gets a one-line description. InvalidArgument / IOError.
+bem::Mesh load_mesh(const std::string& spec, std::string& description);
+/// Set-up progress on stderr: one line per stage and per 10%.
+std::function<void(const std::string&, double)> setup_progress();
+/// The frequency sweep of `elliptica bem --frequency` (bem_acoustics_cmd.cpp): `ho` carries the
+/// solver options already checked by run_bem; `script` the plot script ("" with --no-plots).
+int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::string& script);
+}  // namespace bem_detail
 
 }  // namespace elliptica::cli

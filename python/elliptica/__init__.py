@@ -151,9 +151,13 @@ __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "o
             "rigid_body_modes", "SolutionProjection",
             "SolveInfo", "SolveResult"]
 
-from ._bem import BEM_DEFAULTS, BemSolution, HelmholtzBEM, icosphere, octasphere, read_mesh
+from ._bem import (BEM_DEFAULTS, MEDIUM_DEFAULTS, AcousticBEM, BemSolution, HelmholtzBEM, acoustic_wavenumber,
+                   admittance_from_impedance, icosphere, normal_velocity_data, octasphere, read_mesh, sphere_rule,
+                   spl_db)
 
-__all__ += ["HelmholtzBEM", "BemSolution", "BEM_DEFAULTS", "read_mesh", "icosphere", "octasphere"]
+__all__ += ["HelmholtzBEM", "BemSolution", "BEM_DEFAULTS", "read_mesh", "icosphere", "octasphere", "MEDIUM_DEFAULTS",
+            "AcousticBEM", "acoustic_wavenumber", "admittance_from_impedance", "normal_velocity_data", "spl_db",
+            "sphere_rule"]
 
 from ._sem import SemPoissonPlan, sem_defaults  # noqa: E402  SEM Poisson with p-multigrid (_sem.py)
 __all__ += ["SemPoissonPlan", "sem_defaults"]

@@ -34,11 +34,16 @@ from ._format import show as _show
 from ._fmm import points3
 from ._record import Record
 
-__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "BEM_DEFAULTS"]
+__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "BEM_DEFAULTS",
+           "MEDIUM_DEFAULTS", "AcousticBEM", "acoustic_wavenumber", "normal_velocity_data",
+           "admittance_from_impedance", "spl_db", "sphere_rule"]
 
 #: The defaults of the C++ ``HelmholtzBemOptions`` (``include/elliptica/bem/plan.hpp``), read from
 #: the extension: Python has no default values of its own. ``bd_level`` -1 means the leaf level.
 BEM_DEFAULTS = dict(_core.bem_defaults())
+#: The fluid of the acoustic helpers (C++ ``bem::Medium``: air at about 20 C) and the SPL
+#: reference pressure in air (Pa).
+MEDIUM_DEFAULTS = dict(_core.medium_defaults())
 
 
 def _points(a, what):
@@ -136,6 +141,19 @@ class BemSolution:
     @property
     def bc(self):
         return self._sol.bc
+
+    @property
+    def u(self):
+        """``ndarray((N,), complex128)``: the total field on the surface (pressure, Pa, in the
+        acoustic units; zero for ``bc='dirichlet'``)."""
+        return self._sol.u
+
+    @property
+    def dudn(self):
+        """``ndarray((N,), complex128)``: the total normal derivative on the surface (zero for a
+        rigid body's scattering; ``-i k beta u`` on an impedance surface; ``g + ...`` for
+        radiation)."""
+        return self._sol.dudn
 
     @property
     def k(self):
@@ -252,7 +270,8 @@ class HelmholtzBEM:
                  fmm_tol=_D["fmm_tol"], dense_max=_D["dense_max"], bd_level=None, leaf=_D["leaf"], bd_leaf=None,
                  tol=_D["tol"], restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"],
                  ifmm_eps=_D["ifmm_eps"], ifmm_sigma=_D["ifmm_sigma"], ifmm_top=_D["ifmm_top"],
-                 ifmm_bottom=_D["ifmm_bottom"], ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"]):
+                 ifmm_bottom=_D["ifmm_bottom"], ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"],
+                 admittance=None):
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
@@ -304,11 +323,20 @@ class HelmholtzBEM:
             raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {_show(threads)}")
         self.bc = bc
         self.precond = precond or "none"
+        if admittance is None:
+            adm = np.zeros(0, dtype=np.complex128)
+        else:
+            try:
+                adm = np.ascontiguousarray(np.atleast_1d(np.asarray(admittance, dtype=np.complex128)))
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got {_show(admittance)}") from None
+            if adm.ndim != 1:
+                raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got shape {adm.shape}")
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
                                          int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
                                          int(threads), ifmm_eps, int(ifmm_sigma), int(ifmm_top),
-                                         int(ifmm_bottom), int(ifmm_order), int(ifmm_depth))
+                                         int(ifmm_bottom), int(ifmm_order), int(ifmm_depth), adm)
 
     def solve(self, direction=None, *, point_source=None):
         """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``
@@ -341,6 +369,43 @@ class HelmholtzBEM:
         if not np.any(d):
             raise InvalidArgumentError("direction must be nonzero")
         return self._solution(self._plan.solve(tuple(float(c) for c in d[0]), False))
+
+    def solve_radiation(self, dudn, *, direction=None, point_source=None):
+        """Radiation (and radiation + scattering) on a ``bc='neumann'`` plan, rigid or impedance:
+        the prescribed source ``g`` of the normal derivative, ``du/dn = g - i k beta u``
+        (``dudn``: ``ndarray((N,), complex)``, element order; for a surface vibrating with
+        outward normal velocity ``v_n`` (m/s): ``g = normal_velocity_data(v_n, frequency)``),
+        plus the incident plane wave ``direction`` or ``point_source`` when given (else none).
+        The first call builds the sound-soft companion operator (C++ ``solve_radiation``,
+        reported in ``setup``). Returns a :class:`BemSolution` (``.u`` the surface pressure,
+        ``.dudn`` its normal derivative). GIL released.
+
+        Raises InvalidArgumentError for ``bc='dirichlet'``, a wrong length or non-finite data.
+        """
+        g = np.ascontiguousarray(np.asarray(dudn, dtype=np.complex128))
+        if g.ndim != 1:
+            raise InvalidArgumentError(f"dudn must be an (N,) array, got shape {g.shape}")
+        if direction is not None and point_source is not None:
+            raise InvalidArgumentError("give either direction (plane wave) or point_source, not both")
+        kind, v = 0, (0.0, 0.0, 1.0)
+        for i, what in ((1, direction), (2, point_source)):
+            if what is not None:
+                p = _points(what, "direction" if i == 1 else "point_source")
+                if p.shape[0] != 1:
+                    raise InvalidArgumentError("direction / point_source must be 3 numbers")
+                if i == 1 and not np.any(p):
+                    raise InvalidArgumentError("direction must be nonzero")
+                kind, v = i, tuple(float(c) for c in p[0])
+        return self._solution(self._plan.solve_radiation(g, v, kind))
+
+    def surface_power(self, solution, frequency, *, sound_speed=None, density=None):
+        """Power (W) through the surface of a solution in acoustic units (u = pressure in Pa,
+        ``frequency`` in Hz): ``1/2 Re sum_e A_e p_e conj(v_e)``, ``v_e = dudn_e / (i omega
+        rho)`` (C++ ``surface_power``, acoustics.hpp). Defaults: :data:`MEDIUM_DEFAULTS`."""
+        self._check(solution)
+        c = MEDIUM_DEFAULTS["sound_speed"] if sound_speed is None else float(sound_speed)
+        rho = MEDIUM_DEFAULTS["density"] if density is None else float(density)
+        return self._plan.surface_power(solution._sol, float(frequency), c, rho)
 
     def monostatic(self, directions, *, keep_surface=False):
         """Monostatic (backscatter) sweep: solves the plane waves ``e^{ik d_j.x}`` for every row
@@ -468,3 +533,175 @@ class HelmholtzBEM:
     @property
     def alpha(self):
         return self._plan.alpha
+
+
+def _medium(sound_speed, density):
+    c = MEDIUM_DEFAULTS["sound_speed"] if sound_speed is None else float(sound_speed)
+    rho = MEDIUM_DEFAULTS["density"] if density is None else float(density)
+    return c, rho
+
+
+def acoustic_wavenumber(frequency, *, sound_speed=None, density=None):
+    """``k = 2 pi f / c`` (1/m) for a frequency in Hz (C++ ``bem::wavenumber``)."""
+    c, rho = _medium(sound_speed, density)
+    return _core.acoustic_wavenumber(float(frequency), c, rho)
+
+
+def normal_velocity_data(velocity, frequency, *, sound_speed=None, density=None):
+    """``dp/dn = i omega rho v_n``: ``ndarray((N,), complex128)`` (Pa/m) for outward normal
+    velocities ``velocity`` (m/s, ``(N,)``, peak amplitudes), the Neumann data of
+    :meth:`HelmholtzBEM.solve_radiation` (C++ ``normal_velocity_data``; convention e^{-i omega t})."""
+    c, rho = _medium(sound_speed, density)
+    v = np.ascontiguousarray(np.atleast_1d(np.asarray(velocity, dtype=np.complex128)))
+    if v.ndim != 1:
+        raise InvalidArgumentError(f"velocity must be an (N,) array, got shape {v.shape}")
+    return _core.normal_velocity_data(v, float(frequency), c, rho)
+
+
+def admittance_from_impedance(impedance, *, sound_speed=None, density=None):
+    """Normalised admittance ``beta = rho c / Z`` of a specific acoustic impedance ``Z`` (Pa s/m,
+    ``Re Z >= 0``), the ``admittance`` of :class:`HelmholtzBEM`."""
+    c, rho = _medium(sound_speed, density)
+    return _core.admittance_from_impedance(complex(impedance), c, rho)
+
+
+def spl_db(pressure, *, p_ref=None):
+    """Sound pressure level ``20 log10(|p| / (sqrt(2) p_ref))`` (dB) of complex peak amplitudes
+    ``pressure`` (Pa, any shape); ``p_ref`` default 20 uPa (air). ``-inf`` where ``p = 0``."""
+    pr = MEDIUM_DEFAULTS["reference_pressure"] if p_ref is None else float(p_ref)
+    if not (pr > 0 and np.isfinite(pr)):
+        raise InvalidArgumentError(f"p_ref must be finite and > 0, got {p_ref}")
+    with np.errstate(divide="ignore"):
+        return 20 * np.log10(np.abs(np.asarray(pressure)) / (np.sqrt(2.0) * pr))
+
+
+def sphere_rule(n_theta):
+    """``(directions ndarray((M, 3), float64), weights ndarray((M,), float64))``: Gauss-Legendre
+    in cos(theta) x trapezoid in phi, ``M = 2 n_theta^2``, weights summing to 4 pi, exact for
+    spherical harmonics of degree < 2 n_theta."""
+    return _core.sphere_rule(int(n_theta))
+
+
+class AcousticBEM:
+    """The acoustic BEM in physical units over a frequency sweep: one mesh (validated once), a
+    fluid (``sound_speed`` m/s, ``density`` kg/m^3; :data:`MEDIUM_DEFAULTS`), an optional
+    locally reacting surface of specific acoustic ``impedance`` Z (Pa s/m; scalar or ``(N,)``),
+    and the :class:`HelmholtzBEM` options (``**options``: keyword-only, as there), used for a
+    plan per frequency (the operators depend on k). The same computation as
+    ``elliptica bem --frequency`` (docs/bem.md, "Acoustics in physical units").
+
+    :meth:`sweep` returns a :class:`Record` of arrays over the frequencies.
+    """
+
+    def __init__(self, mesh, *, sound_speed=None, density=None, impedance=None, **options):
+        self.sound_speed, self.density = _medium(sound_speed, density)
+        if "admittance" in options:
+            raise InvalidArgumentError("AcousticBEM takes impedance (Pa s/m), not admittance")
+        self._options = dict(options)
+        if impedance is not None:
+            z = np.atleast_1d(np.asarray(impedance, dtype=np.complex128))
+            self._options["admittance"] = np.array([admittance_from_impedance(v, sound_speed=self.sound_speed,
+                                                                              density=self.density) for v in z])
+        if isinstance(mesh, (str, os.PathLike)):
+            mesh = read_mesh(mesh)
+        self._mesh = mesh
+
+    def sweep(self, frequencies, *, velocity=None, direction=None, point_source=None, field_points=None,
+              directions=None, progress=None):
+        """Solves at every frequency (Hz) of ``frequencies`` and returns a :class:`Record`:
+
+        - ``frequency`` ``ndarray((F,), float64)`` Hz, ``k`` 1/m, ``iterations`` int64,
+          ``setup_seconds``, ``solve_seconds``;
+        - ``power_w``: radiated power (``velocity`` given: ``surface_power``) or scattered power
+          (far-field integral ``1/(2 rho c) int |p_inf|^2``), W; ``lw_db`` (dB re 1 pW);
+        - ``p_inf`` ``ndarray((F, D), complex128)`` (Pa m) at ``directions`` (``(D, 3)``, default
+          none) and ``field`` ``ndarray((F, M), complex128)`` (Pa; total pressure) at
+          ``field_points`` ``(M, 3)`` (exterior points; default none), ``spl_db`` of it;
+        - ``ts_db`` ``(F,)``: the target strength ``20 log10 |p_inf(-d)|`` for a plane wave.
+
+        ``velocity``: outward normal velocity (m/s, ``(N,)`` in the element order of the plans'
+        ``triangles``, or a scalar for a pulsating body): radiation; ``direction`` /
+        ``point_source``: the incident field (1 Pa amplitude plane wave; point source of 1 Pa at
+        1 m). At least one of them. ``progress(i, F, frequency, record)`` after each frequency.
+        GIL released in each solve.
+        """
+        f = np.atleast_1d(np.asarray(frequencies, dtype=np.float64))
+        if f.ndim != 1 or f.size == 0 or not np.all(np.isfinite(f)) or np.any(f <= 0):
+            raise InvalidArgumentError("frequencies must be a non-empty list of finite frequencies > 0 Hz")
+        if velocity is None and direction is None and point_source is None:
+            raise InvalidArgumentError("give velocity (radiation), direction or point_source (scattering)")
+        if velocity is not None and point_source is not None:
+            raise InvalidArgumentError("radiation (velocity) takes a plane wave (direction) as incident field, "
+                                       "not a point source")
+        if direction is not None and point_source is not None:
+            raise InvalidArgumentError("give either direction (plane wave) or point_source, not both")
+        dirs = None if directions is None else _points(directions, "directions")
+        pts = None if field_points is None else _points(field_points, "field_points")
+        out = {name: [] for name in ("k", "iterations", "setup_seconds", "solve_seconds", "power_w", "ts_db",
+                                     "p_inf", "field")}
+        rule_cache = {}
+        for i, fi in enumerate(f):
+            k = acoustic_wavenumber(fi, sound_speed=self.sound_speed, density=self.density)
+            plan = HelmholtzBEM(self._mesh, k, **self._options)
+            if velocity is not None:
+                v = np.broadcast_to(np.asarray(velocity, dtype=np.complex128), (plan.triangles.shape[0],))
+                g = normal_velocity_data(v, fi, sound_speed=self.sound_speed, density=self.density)
+                sol = plan.solve_radiation(g, direction=direction, point_source=point_source)
+            elif point_source is not None:
+                sol = plan.solve(point_source=point_source)
+            else:
+                sol = plan.solve(direction)
+            nth = int(min(200, max(12, np.ceil(abs(k) * _body_radius(plan)) + 12)))
+            if nth not in rule_cache:
+                rule_cache[nth] = sphere_rule(nth)
+            rd, rw = rule_cache[nth]
+            if velocity is not None:
+                power = plan.surface_power(sol, fi, sound_speed=self.sound_speed, density=self.density)
+            else:
+                pinf = plan.far_field(sol, rd)
+                if point_source is not None:
+                    pinf = pinf * 4 * np.pi  # the 1 Pa-at-1 m source: 4 pi G
+                power = float(rw @ np.abs(pinf) ** 2) / (2 * self.density * self.sound_speed)
+            scale = 4 * np.pi if point_source is not None else 1.0
+            ts = np.nan
+            if velocity is None and point_source is None:
+                d = np.asarray(direction, dtype=np.float64)
+                d = d / np.linalg.norm(d)
+                ts = 20 * np.log10(abs(plan.far_field(sol, -d[None, :])[0]))
+            out["k"].append(k)
+            out["iterations"].append(sol.info.iterations)
+            out["setup_seconds"].append(sol.info.assembly_seconds + plan.setup.companion_seconds)
+            out["solve_seconds"].append(sol.info.solve_seconds)
+            out["power_w"].append(power)
+            out["ts_db"].append(ts)
+            if dirs is not None:
+                out["p_inf"].append(scale * plan.far_field(sol, dirs))
+            if pts is not None:
+                p = scale * plan.scattered_field(sol, pts)
+                if point_source is not None:  # the incident field, 1 Pa (at 1 m for the point source)
+                    r = np.linalg.norm(pts - np.asarray(point_source, dtype=np.float64)[None, :], axis=1)
+                    p = p + np.exp(1j * k * r) / r
+                elif direction is not None:
+                    d = np.asarray(direction, dtype=np.float64)
+                    d = d / np.linalg.norm(d)
+                    p = p + np.exp(1j * k * (pts @ d))
+                out["field"].append(p)
+            if progress is not None:
+                progress(i, f.size, float(fi), out)
+        power = np.array(out["power_w"])
+        rec = dict(frequency=f, k=np.array(out["k"]), iterations=np.array(out["iterations"], dtype=np.int64),
+                   setup_seconds=np.array(out["setup_seconds"]), solve_seconds=np.array(out["solve_seconds"]),
+                   power_w=power, lw_db=10 * np.log10(np.where(power > 0, power, np.nan) / 1e-12),
+                   ts_db=np.array(out["ts_db"]))
+        if dirs is not None:
+            rec["p_inf"] = np.array(out["p_inf"])
+        if pts is not None:
+            rec["field"] = np.array(out["field"])
+            rec["spl_db"] = spl_db(rec["field"])
+        return Record(rec)
+
+
+def _body_radius(plan):
+    v = plan.vertices
+    c = v.mean(axis=0)
+    return float(np.max(np.linalg.norm(v - c, axis=1)))

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "elliptica/bem/acoustics.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "elliptica/bem/plan.hpp"
@@ -39,6 +40,17 @@ using elliptica::InvalidArgument;
 using cplx = std::complex<double>;
 using elliptica::pybind::InPts;
 using InTri = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using InC = nb::ndarray<const cplx, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+std::vector<cplx> cvec(const InC& a) { return std::vector<cplx>(a.data(), a.data() + a.shape(0)); }
+
+bem::Medium medium(double c, double rho) {
+  bem::Medium m;
+  m.sound_speed = c;
+  m.density = rho;
+  bem::validate(m);
+  return m;
+}
 
 using elliptica::pybind::points3;
 using elliptica::pybind::record_dict;
@@ -91,9 +103,10 @@ struct PyHelmholtzBem {
   PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
                  const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
                  const std::string& op, double fmm_tol, long dense_max, int threads, double ifmm_eps, int ifmm_sigma,
-                 int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth) {
+                 int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth, const InC& admittance) {
     bem::Mesh m = make_mesh(vertices, triangles);
     bem::HelmholtzBemOptions o;
+    o.admittance = cvec(admittance);
     if (bc == "neumann")
       o.bc = bem::BoundaryCondition::Neumann;
     else if (bc == "dirichlet")
@@ -141,6 +154,9 @@ struct PyHelmholtzBem {
     d["fmm_tolerance"] = su.fmm_tolerance;
     d["near_entries"] = su.near_entries;
     d["leaf_level"] = su.leaf_level;
+    d["impedance"] = su.impedance;
+    d["companion_built"] = su.companion_built;
+    d["companion_seconds"] = su.companion_seconds;
     if (su.precond == bem::PreconditionerKind::BlockDiagonal) {
       d["bd_level"] = su.bd_level;
       d["bd_blocks"] = su.bd_blocks;
@@ -158,6 +174,25 @@ struct PyHelmholtzBem {
     const auto inc = point ? bem::point_source(plan->mesh(), plan->k(), v) : bem::plane_wave(plan->mesh(), plan->k(), v);
     r.sol = plan->solve(inc, {}, &r.info);
     return r;
+  }
+
+  /// HelmholtzBem::solve_radiation with the prescribed du/dn source g and an optional incident
+  /// field (kind 0: none, 1: plane wave of direction v, 2: point source at v).
+  PySolution solve_radiation(const InC& g, std::array<double, 3> v, int kind) {
+    PySolution r;
+    r.owner = this;
+    std::vector<cplx> gv = cvec(g);
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    bem::IncidentField inc;
+    if (kind == 1) inc = bem::plane_wave(plan->mesh(), plan->k(), v);
+    if (kind == 2) inc = bem::point_source(plan->mesh(), plan->k(), v);
+    r.sol = plan->solve_radiation(gv, kind ? &inc : nullptr, {}, &r.info);
+    return r;
+  }
+
+  double surface_power(const PySolution& s, double f, double c, double rho) {
+    return bem::surface_power(plan->mesh(), check(s), f, medium(c, rho));
   }
 
   const bem::SurfaceSolution& check(const PySolution& s) const {
@@ -315,6 +350,30 @@ void init_bem(nb::module_& m) {
     d["ifmm_depth"] = o.precond.ifmm.depth;
     return d;
   });
+  m.def("medium_defaults", [] {
+    const bem::Medium md;
+    nb::dict d;
+    d["sound_speed"] = md.sound_speed;
+    d["density"] = md.density;
+    d["reference_pressure"] = bem::kReferencePressureAir;
+    return d;
+  });
+  m.def("acoustic_wavenumber", [](double f, double c, double rho) { return bem::wavenumber(f, medium(c, rho)); },
+        "frequency"_a, "sound_speed"_a, "density"_a);
+  m.def("normal_velocity_data",
+        [](const InC& v, double f, double c, double rho) {
+          return vec_to_numpy(bem::normal_velocity_data(cvec(v), f, medium(c, rho)));
+        },
+        "velocity"_a, "frequency"_a, "sound_speed"_a, "density"_a);
+  m.def("admittance_from_impedance",
+        [](cplx Z, double c, double rho) { return bem::admittance_from_impedance(Z, medium(c, rho)); }, "impedance"_a,
+        "sound_speed"_a, "density"_a);
+  m.def("sphere_rule", [](int n) {
+    const bem::SphereRule r = bem::sphere_rule(n);
+    std::vector<double> d;
+    for (const auto& x : r.directions) d.insert(d.end(), x.begin(), x.end());
+    return nb::make_tuple(vec_to_numpy(std::move(d), 3), vec_to_numpy(std::vector<double>(r.weights)));
+  }, "n_theta"_a);
 
   nb::class_<PySolution>(m, "_BemSolution")
       .def_prop_ro("surface",
@@ -324,6 +383,8 @@ void init_bem(nb::module_& m) {
       .def_prop_ro("bc", [](const PySolution& s) {
         return std::string(s.sol.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet");
       })
+      .def_prop_ro("u", [](const PySolution& s) { return vec_to_numpy(std::vector<cplx>(s.sol.u)); })
+      .def_prop_ro("dudn", [](const PySolution& s) { return vec_to_numpy(std::vector<cplx>(s.sol.dudn)); })
       .def_prop_ro("k", [](const PySolution& s) { return s.sol.k; })
       .def_prop_ro("info", [](const PySolution& s) {
         nb::dict d;
@@ -341,11 +402,14 @@ void init_bem(nb::module_& m) {
 
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
-                    int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int>(),
+                    int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int,
+                    const InC&>(),
            "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
            "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a,
-           "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a)
+           "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a)
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
+      .def("solve_radiation", &PyHelmholtzBem::solve_radiation, "g"_a, "v"_a, "kind"_a)
+      .def("surface_power", &PyHelmholtzBem::surface_power, "solution"_a, "frequency"_a, "sound_speed"_a, "density"_a)
       .def("far_field", &PyHelmholtzBem::far_field, "solution"_a, "directions"_a)
       .def("scattered_field", &PyHelmholtzBem::scattered_field, "solution"_a, "points"_a)
       .def("monostatic", &PyHelmholtzBem::monostatic, "directions"_a, "keep_surface"_a)

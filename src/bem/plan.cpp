@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numbers>
 #include <sstream>
 #include <string>
@@ -46,6 +47,35 @@ class Timed final : public Base {
  private:
   const Base& inner_;
 };
+
+/// The impedance (Robin) system of plan.hpp with two operators: y = A_N x + alpha A_D (gamma o x),
+/// gamma = -i k beta per element (the FMM path; the dense path adds the matrices).
+class RobinSystem final : public LinearOperator<cplx> {
+ public:
+  RobinSystem(const LinearOperator<cplx>& an, const LinearOperator<cplx>& ad, cplx alpha, const std::vector<cplx>& gamma)
+      : an_(an), ad_(ad), alpha_(alpha), gamma_(gamma) {}
+  std::size_t size() const override { return an_.size(); }
+  void apply(const cplx* x, cplx* y) const override {
+    const std::size_t n = size();
+    an_.apply(x, y);
+    std::vector<cplx> gx(n), t(n);
+    for (std::size_t i = 0; i < n; ++i) gx[i] = gamma_[i] * x[i];
+    ad_.apply(gx.data(), t.data());
+    for (std::size_t i = 0; i < n; ++i) y[i] += alpha_ * t[i];
+  }
+
+ private:
+  const LinearOperator<cplx>& an_;
+  const LinearOperator<cplx>& ad_;
+  cplx alpha_;
+  const std::vector<cplx>& gamma_;
+};
+
+std::vector<cplx> apply_operator(const LinearOperator<cplx>& A, const std::vector<cplx>& x) {
+  std::vector<cplx> y(x.size());
+  A.apply(x.data(), y.data());
+  return y;
+}
 
 }  // namespace
 
@@ -119,6 +149,35 @@ struct HelmholtzBem::Impl {
   std::unique_ptr<IfmmPreconditioner> ifmm;
   const LinearOperator<cplx>* A = nullptr;
   std::vector<cplx> ones_image;  ///< sound-hard: A 1 (GMRES deflation); empty for sound-soft
+  double kd = 0;                 ///< |k| body_size(mesh)
+  FmmOperatorOptions fmm_options;  ///< those of fmm_op (FMM operator), for the companion
+  std::vector<cplx> gamma;       ///< impedance: -i k beta per element; empty when rigid
+  // the sound-soft companion A_D (plan.hpp, solve_radiation): dense matrix or FMM operator
+  CMatrix dense_d;
+  std::unique_ptr<DenseMatrixOperator> dense_d_op;
+  std::unique_ptr<HelmholtzBemFmmOperator> fmm_d;
+  const LinearOperator<cplx>* Ad = nullptr;
+  std::once_flag companion_once;
+  std::unique_ptr<RobinSystem> robin;  ///< impedance with the FMM operator: A_N + alpha A_D diag(gamma)
+
+  void build_companion() {
+    const auto t0 = Clock::now();
+    if (setup.op == OperatorKind::Dense) {
+      detail::DenseSystem sys = detail::assemble_dense_system(mesh, k, BoundaryCondition::Dirichlet, alpha,
+                                                              opt.quadrature, kd, opt.threads);
+      dense_d = std::move(sys.A);
+      dense_d_op = std::make_unique<DenseMatrixOperator>(dense_d, opt.threads);
+      Ad = dense_d_op.get();
+    } else {
+      FmmOperatorOptions fo = fmm_options;
+      fo.bc = BoundaryCondition::Dirichlet;
+      fo.progress = {};
+      fmm_d = std::make_unique<HelmholtzBemFmmOperator>(mesh, k, fo);
+      Ad = fmm_d.get();
+    }
+    setup.companion_built = true;
+    setup.companion_seconds = since(t0);
+  }
 };
 
 void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions& opt) {
@@ -133,6 +192,26 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
   if (f.tree.max_leaf < 1)
     throw InvalidArgument("bem: max_leaf (op.fmm.tree.max_leaf) must be >= 1, got " + std::to_string(f.tree.max_leaf));
   if (opt.precond.bd_level < -1) throw InvalidArgument("bem: bd_level must be >= 0 or -1 (leaf level)");
+  if (!opt.admittance.empty()) {
+    if (opt.bc != BoundaryCondition::Neumann)
+      throw InvalidArgument("bem: an impedance surface (admittance) needs bc neumann: the unknown is the surface "
+                            "pressure, as for a rigid body");
+    if (opt.admittance.size() != 1 && opt.admittance.size() != mesh.num_elements())
+      throw InvalidArgument("bem: admittance has " + std::to_string(opt.admittance.size()) +
+                            " values; give 1 (every element) or one per element (" +
+                            std::to_string(mesh.num_elements()) + ")");
+    for (std::size_t e = 0; e < opt.admittance.size(); ++e) {
+      const cplx b = opt.admittance[e];
+      if (!std::isfinite(b.real()) || !std::isfinite(b.imag()))
+        throw InvalidArgument("bem: admittance of element " + std::to_string(e) + " is not finite");
+      if (b.real() < 0)
+        throw InvalidArgument("bem: admittance of element " + std::to_string(e) +
+                              " has a negative real part (an active surface, Re Z < 0): only passive surfaces "
+                              "(Re beta >= 0) are accepted, where the exterior problem is uniquely solvable");
+    }
+    if (opt.precond.kind == PreconditionerKind::Ifmm)
+      throw InvalidArgument("bem: the IFMM preconditioner does not take an impedance surface (admittance): use bd or none");
+  }
   if (opt.precond.kind == PreconditionerKind::Ifmm) {
     if (opt.op.kind == OperatorKind::Dense)
       throw InvalidArgument("bem: the IFMM preconditioner is built on the FMM operator: use op.kind fmm or auto (--operator fmm)");
@@ -168,17 +247,30 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   const auto& progress = I.opt.progress;
 
   const fmm::OctreeOptions tree_opt = I.opt.op.fmm.tree;
+  I.kd = std::abs(k) * body_size(I.mesh);
+  if (!I.opt.admittance.empty()) {
+    S.impedance = true;
+    I.gamma.resize(n);
+    for (std::size_t e = 0; e < n; ++e)
+      I.gamma[e] = cplx(0, -1) * k * I.opt.admittance[I.opt.admittance.size() == 1 ? 0 : e];
+  }
   const auto t0 = Clock::now();
   if (S.op == OperatorKind::Dense) {
     if (progress) progress("assembly", 0.0);
-    const double kd = std::abs(k) * body_size(I.mesh);
     detail::DenseSystem sys =
-        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, kd, threads);
+        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, I.kd, threads);
     I.dense = std::move(sys.A);
     I.ones_image = std::move(sys.ones_image);
+    if (S.impedance) {
+      // A = A_N + alpha A_D diag(gamma) (plan.hpp, admittance); A_D is kept for solve_radiation
+      I.build_companion();
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) I.dense(i, j) += I.alpha * I.dense_d(i, j) * I.gamma[j];
+      I.ones_image = I.dense.apply(std::vector<cplx>(n, cplx(1, 0)), threads);
+    }
     I.dense_op = std::make_unique<DenseMatrixOperator>(I.dense, threads);
     I.A = I.dense_op.get();
-    S.operator_bytes = I.dense.data.size() * sizeof(cplx);
+    S.operator_bytes = (I.dense.data.size() + I.dense_d.data.size()) * sizeof(cplx);
     if (progress) progress("assembly", 1.0);
   } else {
     FmmOperatorOptions fo;
@@ -204,14 +296,21 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
          << " (use a larger gmres_rtol, an explicit fmm_tolerance, or the dense operator)";
       throw InvalidArgument(os.str());
     }
+    I.fmm_options = fo;
     I.A = I.fmm_op.get();
     I.ones_image = I.fmm_op->ones_image();
+    if (S.impedance) {
+      I.build_companion();
+      I.robin = std::make_unique<RobinSystem>(*I.fmm_op, *I.Ad, I.alpha, I.gamma);
+      I.A = I.robin.get();
+      I.ones_image = apply_operator(*I.A, std::vector<cplx>(n, cplx(1, 0)));
+    }
     S.fmm_seconds = I.fmm_op->fmm_setup_seconds();
     S.fmm_tolerance = fo.fmm.tolerance;
     S.fmm_order = I.fmm_op->fmm().order();
     S.fmm_max_rank = I.fmm_op->fmm().max_m2l_rank();
     S.near_entries = I.fmm_op->near_entries();
-    S.operator_bytes = I.fmm_op->near_field_bytes();
+    S.operator_bytes = I.fmm_op->near_field_bytes() + (I.fmm_d ? I.fmm_d->near_field_bytes() : 0);
     S.leaf_level = I.fmm_op->fmm().tree().leaf_level();
   }
   S.operator_seconds = since(t0);
@@ -225,9 +324,24 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     if (I.fmm_op) {
       tree = &I.fmm_op->fmm().tree();
       const HelmholtzBemFmmOperator* op = I.fmm_op.get();
-      block = [op](const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c, cplx* out) {
-        op->entries(r, c, out);
-      };
+      const HelmholtzBemFmmOperator* opd = I.fmm_d.get();
+      if (S.impedance) {
+        const cplx alpha = I.alpha;
+        const std::vector<cplx>* gamma = &I.gamma;
+        block = [op, opd, alpha, gamma](const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c,
+                                        cplx* out) {
+          op->entries(r, c, out);
+          std::vector<cplx> d(r.size() * c.size());
+          opd->entries(r, c, d.data());
+          for (std::size_t a = 0; a < r.size(); ++a)
+            for (std::size_t b = 0; b < c.size(); ++b)
+              out[a * c.size() + b] += alpha * d[a * c.size() + b] * (*gamma)[static_cast<std::size_t>(c[b])];
+        };
+      } else {
+        block = [op](const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c, cplx* out) {
+          op->entries(r, c, out);
+        };
+      }
     } else {
       own_tree = std::make_unique<fmm::Octree>(centroids(I.mesh), tree_opt);
       tree = own_tree.get();
@@ -289,17 +403,20 @@ std::vector<cplx> HelmholtzBem::rhs(const IncidentField& inc) const {
   return detail::burton_miller_rhs(impl_->opt.bc, impl_->alpha, inc, impl_->mesh.num_elements());
 }
 
-SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::function<void(int, double)>& progress,
-                                    HelmholtzBemSolveInfo* info) const {
-  const auto& I = *impl_;
-  const std::vector<cplx> b = rhs(inc);
-  Timed<LinearOperator<cplx>> A(*I.A);
+namespace {
+
+/// GMRES of a plan on A x = b (solve, solve_radiation): the timed operator and preconditioner,
+/// the deflation of sound-hard plans, the counts into info.
+SurfaceSolution solve_system(const HelmholtzBem& plan, const LinearOperator<cplx>& Aop,
+                             const LinearOperator<cplx>* precond, const std::vector<cplx>& ones_image,
+                             const HelmholtzBemSetup& setup, const std::vector<cplx>& b,
+                             const std::function<void(int, double)>& progress, HelmholtzBemSolveInfo* info) {
+  Timed<LinearOperator<cplx>> A(Aop);
   std::unique_ptr<Timed<LinearOperator<cplx>>> M;
-  if (I.bd) M = std::make_unique<Timed<LinearOperator<cplx>>>(*I.bd);
-  if (I.ifmm) M = std::make_unique<Timed<LinearOperator<cplx>>>(*I.ifmm);
-  krylov::Options g = gmres_options();
+  if (precond) M = std::make_unique<Timed<LinearOperator<cplx>>>(*precond);
+  krylov::Options g = plan.gmres_options();
   if (progress) g.progress = progress;
-  const std::string what = " (" + to_string(I.setup.op) + " operator, preconditioner " + to_string(I.setup.precond) + ")";
+  const std::string what = " (" + to_string(setup.op) + " operator, preconditioner " + to_string(setup.precond) + ")";
   auto fill = [&](double seconds) {
     if (!info) return;
     info->gmres_seconds = seconds;
@@ -310,14 +427,50 @@ SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::functio
   };
   const auto t0 = Clock::now();
   try {
-    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), I.opt.bc, I.k, g, I.opt.throw_if_not_converged, what,
-                                                    I.ones_image.empty() ? nullptr : &I.ones_image);
+    SurfaceSolution s = detail::gmres_surface_solve(A, b, M.get(), plan.options().bc, plan.k(), g,
+                                                    plan.options().throw_if_not_converged, what,
+                                                    ones_image.empty() ? nullptr : &ones_image);
     fill(s.solve_seconds);
     return s;
   } catch (const NotConverged&) {
     fill(since(t0));
     throw;
   }
+}
+
+}  // namespace
+
+SurfaceSolution HelmholtzBem::solve(const IncidentField& inc, const std::function<void(int, double)>& progress,
+                                    HelmholtzBemSolveInfo* info) const {
+  const auto& I = *impl_;
+  SurfaceSolution s = solve_system(*this, *I.A, preconditioner(), I.ones_image, I.setup, rhs(inc), progress, info);
+  for (std::size_t e = 0; e < I.gamma.size(); ++e) s.dudn[e] = I.gamma[e] * s.u[e];
+  return s;
+}
+
+SurfaceSolution HelmholtzBem::solve_radiation(const std::vector<cplx>& g, const IncidentField* inc,
+                                              const std::function<void(int, double)>& progress,
+                                              HelmholtzBemSolveInfo* info) const {
+  auto& I = *impl_;
+  const std::size_t n = I.mesh.num_elements();
+  if (I.opt.bc != BoundaryCondition::Neumann)
+    throw InvalidArgument("bem: solve_radiation prescribes the normal derivative (normal velocity) and needs a plan "
+                          "with bc neumann (rigid or impedance surface), not dirichlet");
+  if (g.size() != n)
+    throw InvalidArgument("bem: radiation data has " + std::to_string(g.size()) + " values, the mesh has " +
+                          std::to_string(n) + " elements");
+  for (std::size_t e = 0; e < n; ++e)
+    if (!std::isfinite(g[e].real()) || !std::isfinite(g[e].imag()))
+      throw InvalidArgument("bem: radiation data of element " + std::to_string(e) + " is not finite");
+  std::vector<cplx> b = inc ? rhs(*inc) : std::vector<cplx>(n, cplx{});
+  std::call_once(I.companion_once, [&I] {
+    if (!I.Ad) I.build_companion();
+  });
+  const std::vector<cplx> t = apply_operator(*I.Ad, g);
+  for (std::size_t i = 0; i < n; ++i) b[i] -= I.alpha * t[i];
+  SurfaceSolution s = solve_system(*this, *I.A, preconditioner(), I.ones_image, I.setup, b, progress, info);
+  for (std::size_t e = 0; e < n; ++e) s.dudn[e] = g[e] + (I.gamma.empty() ? cplx{} : I.gamma[e] * s.u[e]);
+  return s;
 }
 
 SurfaceSolution HelmholtzBem::solve_plane_wave(std::array<double, 3> direction) const {

@@ -88,6 +88,65 @@ std::string vtu_text(const Mesh& mesh, const std::vector<CellField>& cells) {
   return s;
 }
 
+std::string vtu_grid_text(std::size_t na, std::size_t nb, const std::vector<std::array<double, 3>>& pts,
+                          const std::vector<CellField>& fields) {
+  if (na < 2 || nb < 2) throw InvalidArgument("write_vtu_grid: the grid needs at least 2 x 2 points");
+  const std::size_t np = na * nb, nc = (na - 1) * (nb - 1);
+  if (pts.size() != np)
+    throw InvalidArgument("write_vtu_grid: " + std::to_string(pts.size()) + " points for a " + std::to_string(na) + " x " +
+                          std::to_string(nb) + " grid");
+  std::set<std::string> names;
+  for (const auto& f : fields) {
+    if (f.name.empty()) throw InvalidArgument("write_vtu_grid: a point field has an empty name");
+    if (!names.insert(f.name).second) throw InvalidArgument("write_vtu_grid: duplicate point field name '" + f.name + "'");
+    if (f.components < 1 || f.values.size() != np * static_cast<std::size_t>(f.components))
+      throw InvalidArgument("write_vtu_grid: point field '" + f.name + "' has the wrong length");
+  }
+  std::string s;
+  s.reserve(64 * (np * (1 + fields.size()) + nc * 2) + 1024);
+  s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
+  s += "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" + std::to_string(np) + "\" NumberOfCells=\"" +
+       std::to_string(nc) + "\">\n";
+  s += "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
+  for (const auto& v : pts) {
+    s += "          ";
+    put(s, v[0]);
+    s += ' ';
+    put(s, v[1]);
+    s += ' ';
+    put(s, v[2]);
+    s += '\n';
+  }
+  s += "        </DataArray>\n      </Points>\n      <Cells>\n";
+  s += "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
+  for (std::size_t i = 0; i + 1 < na; ++i)
+    for (std::size_t j = 0; j + 1 < nb; ++j) {
+      const std::size_t a = i * nb + j;
+      s += "          " + std::to_string(a) + ' ' + std::to_string(a + nb) + ' ' + std::to_string(a + nb + 1) + ' ' +
+           std::to_string(a + 1) + '\n';
+    }
+  s += "        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n";
+  for (std::size_t c = 0; c < nc; ++c) s += "          " + std::to_string(4 * (c + 1)) + '\n';
+  s += "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n";
+  for (std::size_t c = 0; c < nc; ++c) s += "          9\n";
+  s += "        </DataArray>\n      </Cells>\n      <PointData>\n";
+  for (const auto& f : fields) {
+    s += "        <DataArray type=\"Float64\" Name=\"" + xml_escape(f.name) + "\" NumberOfComponents=\"" +
+         std::to_string(f.components) + "\" format=\"ascii\">\n";
+    for (std::size_t e = 0; e < np; ++e) {
+      s += "          ";
+      for (int c = 0; c < f.components; ++c) {
+        if (c) s += ' ';
+        put(s, f.values[e * static_cast<std::size_t>(f.components) + static_cast<std::size_t>(c)]);
+      }
+      s += '\n';
+    }
+    s += "        </DataArray>\n";
+  }
+  s += "      </PointData>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
+  return s;
+}
+
 std::string npy_complex_bytes(const std::vector<std::complex<double>>& v) {
   std::string header = "{'descr': '<c16', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
   // magic (6) + version (2) + header length (2) + header + '\n', padded to a multiple of 64.
@@ -116,6 +175,10 @@ void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<Cell
 }
 void write_vtu(io::OutputFile& out, const Mesh& mesh, const std::vector<CellField>& cells) {
   out.write(vtu_text(mesh, cells));
+}
+void write_vtu_grid(io::OutputFile& out, std::size_t na, std::size_t nb, const std::vector<std::array<double, 3>>& points,
+                    const std::vector<CellField>& fields) {
+  out.write(vtu_grid_text(na, nb, points, fields));
 }
 void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v) {
   io::write_text_atomic(path, npy_complex_bytes(v));

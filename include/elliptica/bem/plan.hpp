@@ -127,6 +127,17 @@ struct HelmholtzBemOptions {
   PreconditionerOptions precond;         ///< none or BD
   krylov::Options gmres = default_bem_gmres_options();  ///< rtol, restart, max_iterations (progress: see there)
   bool throw_if_not_converged = true;    ///< NotConverged when GMRES misses gmres.rtol
+  /// Locally reacting impedance (Robin) surface, bc Neumann only: the normalised specific acoustic
+  /// admittance beta = rho c / Z of each element (N values, or 1 for every element; empty: rigid,
+  /// i.e. sound-hard). The boundary condition becomes du/dn = -i k beta u (+ g of solve_radiation),
+  /// n out of the body (acoustics.hpp: derivation, check by the plane-wall reflection coefficient
+  /// R = (Z - rho c) / (Z + rho c), admittance_from_impedance). Each value finite with Re beta >= 0
+  /// (a passive surface: the exterior problem is then uniquely solvable). The system becomes
+  ///   (1/2 I - K - alpha W) u + (S + alpha (1/2 I + K')) (-i k beta u) = u_inc + alpha du_inc/dn,
+  /// i.e. A_N + alpha A_D diag(-i k beta) with A_N, A_D the sound-hard and sound-soft systems;
+  /// with the FMM operator both are FMM operators (twice the set-up and matvec work of a rigid
+  /// body); the IFMM preconditioner does not take it (InvalidArgument).
+  std::vector<cplx> admittance;
   /// OpenMP threads of everything the plan runs: the assembly, the FMM set-up and matvec, the BD
   /// set-up and applications, the dense matvec and GMRES's vector kernels; 0: omp_get_max_threads().
   /// Used through local num_threads clauses: the global OpenMP state is never changed. >= 0.
@@ -159,6 +170,12 @@ struct HelmholtzBemSetup {
   std::size_t near_entries = 0;
   int leaf_level = -1, bd_level = -1;
   std::size_t bd_blocks = 0, bd_largest_block = 0;
+  bool impedance = false;        ///< options().admittance given: the Robin system A_N + alpha A_D diag(-i k beta)
+  /// The sound-soft companion operator A_D (its dense matrix or FMM operator) that the radiation
+  /// right-hand side and the impedance system need: built with the plan for an impedance surface,
+  /// at the first solve_radiation otherwise (then its set-up time is in neither field above).
+  bool companion_built = false;
+  double companion_seconds = 0;
   /// kind Ifmm: the factorisation's report (name nIFMMs{sigma}t{tau}b{l} / mIFMMb{l}, per-level
   /// times, ranks, memory, the Chebyshev order `ifmm.order` of its operators) and the depth of
   /// its octree.
@@ -284,10 +301,27 @@ class HelmholtzBem {
   /// sound-soft, the other zero, in element order; solve_seconds = GMRES wall time; info (may be
   /// nullptr) gets the matvec / preconditioner counts and times. NotConverged when GMRES misses
   /// gmres.rtol and throw_if_not_converged is set. Results of concurrent calls are independent;
-  /// only the timing counters are shared.
+  /// only the timing counters are shared. Impedance plans (options().admittance): u as for
+  /// sound-hard and dudn = -i k beta u.
   SurfaceSolution solve(const IncidentField& inc, const std::function<void(int, double)>& progress = {},
                         HelmholtzBemSolveInfo* info = nullptr) const;
   SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const;
+  /// Radiation (and radiation + scattering): bc Neumann plans (rigid or impedance surface) with a
+  /// prescribed source g of the normal derivative (N values, element order):
+  ///   du/dn = g - i k beta u   on the surface   (beta = options().admittance, 0 when rigid),
+  /// e.g. g = i omega rho v_n for a surface vibrating with outward normal velocity v_n
+  /// (acoustics.hpp, normal_velocity_data). The incident field (may be nullptr: pure radiation)
+  /// is added as in solve(). Green's representation of the total field (helmholtz.hpp) gives the
+  /// right-hand side
+  ///   b = u_inc + alpha du_inc/dn - (S + alpha (1/2 I + K')) g = u_inc + alpha du_inc/dn - alpha A_D g
+  /// with A_D the sound-soft system (1/2 I + K' + S / alpha): its dense matrix or FMM operator
+  /// is built at the first call (thread-safe; setup().companion_*) unless the plan has it
+  /// (impedance). Returns u (total field on the surface) and dudn (= g - i k beta u). Throws
+  /// InvalidArgument for a Dirichlet plan (no Neumann data to prescribe), g of the wrong size or
+  /// not finite, and what solve() throws.
+  SurfaceSolution solve_radiation(const std::vector<cplx>& g, const IncidentField* inc = nullptr,
+                                  const std::function<void(int, double)>& progress = {},
+                                  HelmholtzBemSolveInfo* info = nullptr) const;
   /// u_inf(xhat) (M values for M directions, normalised internally; unit of u) and u_sc(x) (M
   /// values at M exterior points) of a solution of this plan, by the representation formula
   /// (helmholtz.hpp, far_field / scattered_field), direct sums over the elements: O(N M).

@@ -31,6 +31,12 @@ void write_vtu(const std::string& path, const Mesh& mesh, const std::vector<Cell
 /// The same into an output file prepared earlier (core/output.hpp); the caller commits it.
 void write_vtu(io::OutputFile& out, const Mesh& mesh, const std::vector<CellField>& cells);
 
+/// A structured na x nb grid of points (point (i, j) at index i * nb + j: a plane cut of field
+/// points) as VTK cells of type 9 (VTK_QUAD) with per-point data (PointData; NaN allowed, e.g.
+/// inside a body). `fields` hold na * nb * components values each. InvalidArgument for na or nb
+/// < 2, points.size() != na * nb, a field of the wrong length or an empty/duplicate name.
+void write_vtu_grid(io::OutputFile& out, std::size_t na, std::size_t nb, const std::vector<std::array<double, 3>>& points,
+                    const std::vector<CellField>& fields);
 /// Writes a 1-D complex128 ('<c16') .npy file, format 1.0, shape (N,).
 void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v);
 void write_npy_complex(io::OutputFile& out, const std::vector<std::complex<double>>& v);
