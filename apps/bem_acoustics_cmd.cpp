@@ -20,8 +20,9 @@
 ///   fNNNN/           per frequency NNNN (index in the list): surface.npy (complex128 pressure per
 ///                    element, Pa), surface.vtu (re, im, abs, spl_db), directivity.csv (angle_deg in
 ///                    the x-z plane from +z towards +x, x, y, z, re, im of p_inf (Pa m), spl_1m_db,
-///                    di_db), field_points.csv (x, y, z, re, im, abs, spl_db, inside; the total
-///                    pressure, 0 inside the body), field.vtu (grid: point data re, im, abs,
+///                    di_db; empty below a ground plane), field_points.csv (x, y, z, re, im, abs,
+///                    spl_db, inside; the total pressure, 0 inside the body or below a ground
+///                    plane), field.vtu (grid: point data re, im, abs,
 ///                    spl_db, inside)
 ///   summary.json     totals, written at the end
 ///   sweep.png, directivity.png, fNNNN/field.png   scripts/bem_sweep_plots.py, unless --no-plots
@@ -287,15 +288,20 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     if (bem::locate_point(mesh, dir) != bem::PointLocation::kOutside)
       throw InvalidArgument("--incident point: the source lies inside the body or on its surface");
   }
+  if (!radiation && point && ho.ground &&
+      !(dir[static_cast<std::size_t>(ho.ground->axis)] > ho.ground->height))
+    throw InvalidArgument("--incident point: the source lies below the ground plane (or on it)");
   fp.inside.resize(fp.points.size());
   std::size_t n_inside = 0;
   for (std::size_t i = 0; i < fp.points.size(); ++i) {
-    fp.inside[i] = bem::locate_point(mesh, fp.points[i]) != bem::PointLocation::kOutside;
+    fp.inside[i] = bem::locate_point(mesh, fp.points[i]) != bem::PointLocation::kOutside ||
+                   (ho.ground && !(fp.points[i][static_cast<std::size_t>(ho.ground->axis)] > ho.ground->height));
     n_inside += fp.inside[i];
   }
   if (!fp.points.empty())
     os << "field points: " << fp.points.size() << (fp.na ? " (grid " + fp.plane + ")" : "") << ", " << n_inside
-       << " inside the body or on its surface (reported as 0, inside = 1)\n";
+       << " inside the body, on its surface" << (ho.ground ? " or below the ground plane" : "")
+       << " (reported as 0, inside = 1)\n";
 
   // ---- run folder -------------------------------------------------------------------------------
   Record run;
@@ -317,7 +323,8 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       .set("tol", ho.gmres.rtol)
       .set("operator", bem::to_string(ho.op.kind))
       .set("precond", bem::to_string(ho.precond.kind))
-      .set("fmm_tol", ho.op.fmm.tolerance);
+      .set("fmm_tol", ho.op.fmm.tolerance)
+      .set("ground", a.ground);
   const std::string run_text = to_json(run) + "\n";
   const fs::path out(a.out);
   std::error_code ec;
@@ -388,7 +395,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     if (radiation) {
       sol = plan.solve_radiation(bem::normal_velocity_data(vn, f, medium));
     } else {
-      inc = point ? bem::point_source(mesh, k, dir, 4 * std::numbers::pi) : bem::plane_wave(mesh, k, dir);
+      inc = point ? plan.point_source(dir, 4 * std::numbers::pi) : plan.plane_wave(dir);  // + reflection (ground)
       sol = plan.solve(inc);
     }
     // the radiation companion operator is built at the first solve_radiation: set-up, not GMRES
@@ -403,20 +410,28 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     const int nth = std::clamp(static_cast<int>(std::ceil(k * D / 2)) + 12, 12, 200);
     const bem::SphereRule rule = bem::sphere_rule(nth);
     const std::vector<cplx> pinf = plan.far_field(sol, rule.directions);
-    const double ff_power = bem::far_field_power(pinf, rule, medium);
+    // with a ground plane only the half-space above it carries power (and the mean of the DI)
+    std::vector<double> upper(rule.weights.size(), 1.0);
+    if (ho.ground)
+      for (std::size_t j = 0; j < upper.size(); ++j)
+        upper[j] = rule.directions[j][static_cast<std::size_t>(ho.ground->axis)] > 0 ? 1.0 : 0.0;
+    double ff_power = 0;
+    for (std::size_t j = 0; j < pinf.size(); ++j) ff_power += upper[j] * rule.weights[j] * std::norm(pinf[j]);
+    ff_power /= 2 * medium.impedance();
     const double power = radiation ? bem::surface_power(plan.mesh(), sol, f, medium) : ff_power;
     double ts = nan;
     if (!radiation && !point) ts = 20 * std::log10(std::abs(plan.far_field(sol, {{-dir[0], -dir[1], -dir[2]}})[0]));
     // 1/(4 pi) int |p_inf|^2 dOmega: the mean of |p_inf|^2, for the directivity index
     double mean2 = 0;
-    for (std::size_t j = 0; j < pinf.size(); ++j) mean2 += rule.weights[j] * std::norm(pinf[j]);
-    mean2 /= 4 * std::numbers::pi;
+    for (std::size_t j = 0; j < pinf.size(); ++j) mean2 += upper[j] * rule.weights[j] * std::norm(pinf[j]);
+    mean2 /= (ho.ground ? 2 : 4) * std::numbers::pi;
     double max_spl = -std::numeric_limits<double>::infinity();
     Array2D dcsv(cut.size(), 8);
     for (std::size_t j = 0; j < cut.size(); ++j) {
-      const double spl = bem::spl_db(pcut[j]);  // |p| at 1 m = |p_inf| / 1 m
-      max_spl = std::max(max_spl, spl);
-      const double di = mean2 > 0 ? 10 * std::log10(std::norm(pcut[j]) / mean2) : nan;
+      const bool below = ho.ground && cut[j][static_cast<std::size_t>(ho.ground->axis)] < 0;
+      const double spl = below ? nan : bem::spl_db(pcut[j]);  // |p| at 1 m = |p_inf| / 1 m
+      if (!below) max_spl = std::max(max_spl, spl);
+      const double di = mean2 > 0 && !below ? 10 * std::log10(std::norm(pcut[j]) / mean2) : nan;
       const double row[8] = {angles[j], cut[j][0], cut[j][1], cut[j][2], pcut[j].real(), pcut[j].imag(), spl, di};
       std::copy(row, row + 8, dcsv.values.begin() + static_cast<std::ptrdiff_t>(8 * j));
     }
@@ -434,14 +449,18 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
         const std::vector<cplx> ps = plan.scattered_field(sol, outside);
         for (std::size_t j = 0; j < outside.size(); ++j) {
           cplx p = ps[j];
-          if (!radiation) {
+          if (!radiation) {  // the incident field (and its reflection in the ground plane)
             const V3& x = outside[j];
-            if (point) {
-              const double r = std::hypot(x[0] - dir[0], x[1] - dir[1], x[2] - dir[2]);
-              p += std::exp(cplx(0, k * r)) / r;  // 4 pi G: 1 Pa at 1 m from the source
-            } else {
-              p += std::exp(cplx(0, k * (dir[0] * x[0] + dir[1] * x[1] + dir[2] * x[2])));
-            }
+            auto direct = [&](const V3& src_or_dir) {
+              if (point) {
+                const double r = std::hypot(x[0] - src_or_dir[0], x[1] - src_or_dir[1], x[2] - src_or_dir[2]);
+                return std::exp(cplx(0, k * r)) / r;  // 4 pi G: 1 Pa at 1 m from the source
+              }
+              return std::exp(cplx(0, k * (src_or_dir[0] * x[0] + src_or_dir[1] * x[1] + src_or_dir[2] * x[2])));
+            };
+            p += direct(dir);
+            if (ho.ground)
+              p += ho.ground->reflection * direct(point ? ho.ground->mirror(dir) : ho.ground->mirror_direction(dir));
           }
           pf[where[j]] = p;
         }

@@ -108,6 +108,27 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
   return bem::read_mesh(spec);
 }
 
+bem::GroundPlane parse_ground(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos) throw InvalidArgument("--ground must be AXIS=H[,rigid|soft] (e.g. z=0), got '" + spec + "'");
+  const std::string ax = trim(spec.substr(0, eq));
+  bem::GroundPlane g;
+  if (ax == "x") g.axis = 0;
+  else if (ax == "y") g.axis = 1;
+  else if (ax == "z") g.axis = 2;
+  else throw InvalidArgument("--ground: AXIS must be x, y or z, got '" + ax + "'");
+  const auto p = split(spec.substr(eq + 1), ',');
+  if (p.empty() || p.size() > 2) throw InvalidArgument("--ground must be AXIS=H[,rigid|soft], got '" + spec + "'");
+  g.height = to_double(p[0], "--ground height");
+  if (!std::isfinite(g.height)) throw InvalidArgument("--ground: the height must be finite");
+  if (p.size() == 2) {
+    if (p[1] == "rigid") g.reflection = 1;
+    else if (p[1] == "soft") g.reflection = -1;
+    else throw InvalidArgument("--ground: the kind must be rigid or soft (pressure release), got '" + p[1] + "'");
+  }
+  return g;
+}
+
 std::function<void(const std::string&, double)> setup_progress() {
   auto last = std::make_shared<std::pair<std::string, int>>("", -1);
   return [last](const std::string& stage, double f) {
@@ -475,6 +496,11 @@ int run_bem(const BemArgs& a) {
   std::string script;
   if (!a.no_plots) script = find_plot_script(acoustic ? "bem_sweep_plots.py" : "bem_plots.py", a.plot_script);
 
+  if (!a.ground.empty()) {
+    ho.ground = bem_detail::parse_ground(a.ground);
+    if (ho.op.kind == bem::OperatorKind::Fmm || ho.precond.kind == bem::PreconditionerKind::Ifmm)
+      throw InvalidArgument("--ground is built on the dense operator: use --operator dense or auto, --precond bd or none");
+  }
   if (acoustic) {
     if (sweep.active)
       throw InvalidArgument("--frequency takes one incident field (plane:... or point:...), not a direction sweep; run "
@@ -564,7 +590,9 @@ int run_bem(const BemArgs& a) {
       if (it % 10 == 0) std::fprintf(stderr, "bem: GMRES iteration %d, relative residual %.3e\n", it, r);
     };
   bem::HelmholtzBemSolveInfo info;
-  const bem::SurfaceSolution sol = plan.solve(inc, progress, &info);
+  // with a ground plane the plan adds the reflected wave / the image source
+  const bem::SurfaceSolution sol =
+      plan.solve(ho.ground ? (point ? plan.point_source(dir) : plan.plane_wave(dir)) : inc, progress, &info);
   const double mib = 1.0 / (1024.0 * 1024.0);
   os << "operator: " << bem::to_string(su.op);
   if (su.op == bem::OperatorKind::Fmm)
@@ -720,6 +748,9 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
                 "--frequency: pressure and SPL at FILE ((M,3) points, .npy or text: microphones) or on a plane cut "
                 "grid:PLANE=C,A0,A1,NA,B0,B1,NB (PLANE xy|xz|yz at the third coordinate C; NA x NB points; field.vtu, "
                 "field.png)");
+  c->add_option("--ground", g.ground,
+                "a plane bounding the fluid half-space AXIS > H, the body above it: AXIS=H[,rigid|soft] (rigid ground "
+                "or pressure-release surface; method of images, dense operator); e.g. z=0");
   c->add_flag("--resume", g.resume, "--frequency: continue the sweep in --out (same settings), skipping finished frequencies");
   c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
   CLI::Option* incident = c->add_option("--incident", g.incident,

@@ -34,6 +34,7 @@ struct BemArgs {
   std::string impedance;               ///< RE[,IM] Pa s/m: locally reacting surface (bc neumann)
   std::string field_points;            ///< FILE ((M,3)) | grid:PLANE=C,A0,A1,NA,B0,B1,NB
   bool resume = false;
+  std::string ground;                  ///< AXIS=H[,rigid|soft]: a ground plane (half-space Green's function)
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
   std::string incident_file;  ///< --incident-file: (M,3) directions of a monostatic sweep
@@ -74,6 +75,8 @@ namespace bem_detail {
 /// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file
 /// (.msh/.obj/.stl); `description` gets a one-line description. InvalidArgument / IOError.
 bem::Mesh load_mesh(const std::string& spec, std::string& description);
+/// --ground AXIS=H[,rigid|soft] (AXIS x, y or z; default rigid): InvalidArgument otherwise.
+bem::GroundPlane parse_ground(const std::string& spec);
 /// Set-up progress on stderr: one line per stage and per 10%.
 std::function<void(const std::string&, double)> setup_progress();
 /// The frequency sweep of `elliptica bem --frequency` (bem_acoustics_cmd.cpp): `ho` carries the

@@ -244,6 +244,16 @@ class HelmholtzBEM:
         O(kD) part of ``u`` that carries the scattered field at low frequency).
     restart, max_iter : int
         GMRES restart length and iteration cap (NotConvergedError when the cap is reached).
+    admittance : complex or ndarray((N,), complex), optional
+        Locally reacting (impedance) surface, ``bc='neumann'``: the normalised admittance
+        ``beta = rho c / Z`` per element (or one value), boundary condition ``du/dn = -i k beta
+        u``; ``Re beta >= 0``. :func:`admittance_from_impedance` converts an impedance in Pa s/m.
+        Default None: rigid.
+    ground_plane : (axis, height[, kind]), optional
+        A rigid (``'rigid'``, default) or pressure-release (``'soft'``) plane ``x[axis] = height``
+        (axis ``'x'``, ``'y'``, ``'z'``) bounding the fluid half-space the body lies in (method of
+        images; dense operator). Incident fields get their reflection, far and scattered fields
+        their image. Default None: free space.
     threads : int
         OpenMP threads of the set-up, the matvecs, BD and GMRES (0: all available). Used through
         local clauses: the process-wide OpenMP setting is not changed.
@@ -271,7 +281,7 @@ class HelmholtzBEM:
                  tol=_D["tol"], restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"],
                  ifmm_eps=_D["ifmm_eps"], ifmm_sigma=_D["ifmm_sigma"], ifmm_top=_D["ifmm_top"],
                  ifmm_bottom=_D["ifmm_bottom"], ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"],
-                 admittance=None):
+                 admittance=None, ground_plane=None):
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
@@ -332,11 +342,14 @@ class HelmholtzBEM:
                 raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got {_show(admittance)}") from None
             if adm.ndim != 1:
                 raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got shape {adm.shape}")
+        gaxis, gheight, grefl = _ground(ground_plane)
+        self.ground_plane = ground_plane
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
                                          int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
                                          int(threads), ifmm_eps, int(ifmm_sigma), int(ifmm_top),
-                                         int(ifmm_bottom), int(ifmm_order), int(ifmm_depth), adm)
+                                         int(ifmm_bottom), int(ifmm_order), int(ifmm_depth), adm, gaxis, gheight,
+                                         grefl)
 
     def solve(self, direction=None, *, point_source=None):
         """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``
@@ -535,6 +548,21 @@ class HelmholtzBEM:
         return self._plan.alpha
 
 
+def _ground(g):
+    """``ground_plane``: None, or ``(axis, height[, kind])`` with axis ``'x'``/``'y'``/``'z'`` (or
+    0/1/2) and kind ``'rigid'`` (default) or ``'soft'`` -> (axis, height, reflection)."""
+    if g is None:
+        return -1, 0.0, 1.0
+    try:
+        axis, height, *rest = g
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"ground_plane must be (axis, height[, 'rigid'|'soft']), got {_show(g)}") from None
+    axes = {"x": 0, "y": 1, "z": 2, 0: 0, 1: 1, 2: 2}
+    if axis not in axes or len(rest) > 1 or (rest and rest[0] not in ("rigid", "soft")):
+        raise InvalidArgumentError(f"ground_plane must be (axis x|y|z, height[, 'rigid'|'soft']), got {_show(g)}")
+    return axes[axis], float(height), (-1.0 if rest and rest[0] == "soft" else 1.0)
+
+
 def _medium(sound_speed, density):
     c = MEDIUM_DEFAULTS["sound_speed"] if sound_speed is None else float(sound_speed)
     rho = MEDIUM_DEFAULTS["density"] if density is None else float(density)
@@ -678,13 +706,26 @@ class AcousticBEM:
                 out["p_inf"].append(scale * plan.far_field(sol, dirs))
             if pts is not None:
                 p = scale * plan.scattered_field(sol, pts)
+                ax, h, refl = _ground(self._options.get("ground_plane"))
+
+                def mirror(x, point):
+                    x = np.array(x, dtype=np.float64)
+                    if ax >= 0:
+                        x[ax] = (2 * h - x[ax]) if point else -x[ax]
+                    return x
                 if point_source is not None:  # the incident field, 1 Pa (at 1 m for the point source)
-                    r = np.linalg.norm(pts - np.asarray(point_source, dtype=np.float64)[None, :], axis=1)
+                    src = np.asarray(point_source, dtype=np.float64)
+                    r = np.linalg.norm(pts - src[None, :], axis=1)
                     p = p + np.exp(1j * k * r) / r
+                    if ax >= 0:
+                        ri = np.linalg.norm(pts - mirror(src, True)[None, :], axis=1)
+                        p = p + refl * np.exp(1j * k * ri) / ri
                 elif direction is not None:
                     d = np.asarray(direction, dtype=np.float64)
                     d = d / np.linalg.norm(d)
                     p = p + np.exp(1j * k * (pts @ d))
+                    if ax >= 0:
+                        p = p + refl * np.exp(1j * k * (pts @ mirror(d, False)))
                 out["field"].append(p)
             if progress is not None:
                 progress(i, f.size, float(fi), out)

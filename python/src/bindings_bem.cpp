@@ -103,10 +103,12 @@ struct PyHelmholtzBem {
   PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
                  const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
                  const std::string& op, double fmm_tol, long dense_max, int threads, double ifmm_eps, int ifmm_sigma,
-                 int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth, const InC& admittance) {
+                 int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth, const InC& admittance, int ground_axis,
+                 double ground_height, double ground_reflection) {
     bem::Mesh m = make_mesh(vertices, triangles);
     bem::HelmholtzBemOptions o;
     o.admittance = cvec(admittance);
+    if (ground_axis >= 0) o.ground = bem::GroundPlane{ground_axis, ground_height, ground_reflection};
     if (bc == "neumann")
       o.bc = bem::BoundaryCondition::Neumann;
     else if (bc == "dirichlet")
@@ -171,7 +173,7 @@ struct PyHelmholtzBem {
     r.owner = this;
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex);
-    const auto inc = point ? bem::point_source(plan->mesh(), plan->k(), v) : bem::plane_wave(plan->mesh(), plan->k(), v);
+    const auto inc = point ? plan->point_source(v) : plan->plane_wave(v);  // + the reflection of a ground plane
     r.sol = plan->solve(inc, {}, &r.info);
     return r;
   }
@@ -185,8 +187,8 @@ struct PyHelmholtzBem {
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex);
     bem::IncidentField inc;
-    if (kind == 1) inc = bem::plane_wave(plan->mesh(), plan->k(), v);
-    if (kind == 2) inc = bem::point_source(plan->mesh(), plan->k(), v);
+    if (kind == 1) inc = plan->plane_wave(v);
+    if (kind == 2) inc = plan->point_source(v);
     r.sol = plan->solve_radiation(gv, kind ? &inc : nullptr, {}, &r.info);
     return r;
   }
@@ -403,10 +405,11 @@ void init_bem(nb::module_& m) {
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
                     int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int,
-                    const InC&>(),
+                    const InC&, int, double, double>(),
            "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
            "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a,
-           "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a)
+           "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a, "ground_axis"_a,
+           "ground_height"_a, "ground_reflection"_a)
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
       .def("solve_radiation", &PyHelmholtzBem::solve_radiation, "g"_a, "v"_a, "kind"_a)
       .def("surface_power", &PyHelmholtzBem::surface_power, "solution"_a, "frequency"_a, "sound_speed"_a, "density"_a)

@@ -242,7 +242,21 @@ DenseMatrixOperator::DenseMatrixOperator(const CMatrix& A, int threads) : A_(A),
 
 void DenseMatrixOperator::apply(const cplx* x, cplx* y) const { dense_matvec(A_, x, y, threads_); }
 
-DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q, int threads) {
+void validate(const GroundPlane& g, const Mesh& mesh) {
+  if (g.axis < 0 || g.axis > 2) throw InvalidArgument("bem: ground plane axis must be 0 (x), 1 (y) or 2 (z)");
+  if (!std::isfinite(g.height)) throw InvalidArgument("bem: ground plane height must be finite");
+  if (g.reflection != 1.0 && g.reflection != -1.0)
+    throw InvalidArgument("bem: ground plane reflection must be +1 (rigid) or -1 (pressure release)");
+  for (std::size_t v = 0; v < mesh.vertices.size(); ++v)
+    if (!(mesh.vertices[v][static_cast<std::size_t>(g.axis)] > g.height))
+      throw InvalidArgument("bem: vertex " + std::to_string(v) + " of the mesh is not above the ground plane " +
+                            std::string(1, "xyz"[g.axis]) + " = " + std::to_string(g.height) +
+                            ": the body must lie strictly inside the half-space (a body resting on the plane is "
+                            "not supported)");
+}
+
+DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q, int threads,
+                              const GroundPlane* ground) {
   const auto t0 = std::chrono::steady_clock::now();
   validate_wavenumber(k);
   detail::validate_mesh(mesh);
@@ -250,6 +264,7 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
   which &= kAllOperators;
   if (which == 0) throw InvalidArgument("bem: assemble_dense: no operator selected");
   if (threads < 0) throw InvalidArgument("bem: assemble_dense: threads must be >= 0 (0: all available)");
+  if (ground) validate(*ground, mesh);
   const std::size_t n = mesh.num_elements();
   DenseOperators ops;
   ops.which = which;
@@ -287,6 +302,16 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
           integrate_self(x, tris[j], ik, which, q, acc);
         } else {
           integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
+        }
+        if (ground) {  // the image term: (R x_i, R n_i) against T_j (GroundPlane)
+          Acc img;
+          integrate_regular(ground->mirror(x), ground->mirror_direction(nx), tris[j], normals[j], ik, which, q, rule, 0,
+                            img);
+          const double s = ground->reflection;
+          acc.s += s * img.s;
+          acc.k += s * img.k;
+          acc.kp += s * img.kp;
+          acc.w += s * img.w;
         }
         if (which & kSingleLayer) ops.S(i, j) = acc.s;
         if (which & kDoubleLayer) ops.K(i, j) = acc.k;

@@ -164,7 +164,8 @@ struct HelmholtzBem::Impl {
     const auto t0 = Clock::now();
     if (setup.op == OperatorKind::Dense) {
       detail::DenseSystem sys = detail::assemble_dense_system(mesh, k, BoundaryCondition::Dirichlet, alpha,
-                                                              opt.quadrature, kd, opt.threads);
+                                                              opt.quadrature, kd, opt.threads,
+                                                              opt.ground ? &*opt.ground : nullptr);
       dense_d = std::move(sys.A);
       dense_d_op = std::make_unique<DenseMatrixOperator>(dense_d, opt.threads);
       Ad = dense_d_op.get();
@@ -212,6 +213,12 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
     if (opt.precond.kind == PreconditionerKind::Ifmm)
       throw InvalidArgument("bem: the IFMM preconditioner does not take an impedance surface (admittance): use bd or none");
   }
+  if (opt.ground) {
+    bem::validate(*opt.ground, mesh);
+    if (opt.op.kind == OperatorKind::Fmm || opt.precond.kind == PreconditionerKind::Ifmm)
+      throw InvalidArgument("bem: the ground plane (half-space Green's function) is built on the dense operator: use "
+                            "op.kind dense or auto (--operator dense) and precond bd or none");
+  }
   if (opt.precond.kind == PreconditionerKind::Ifmm) {
     if (opt.op.kind == OperatorKind::Dense)
       throw InvalidArgument("bem: the IFMM preconditioner is built on the FMM operator: use op.kind fmm or auto (--operator fmm)");
@@ -241,8 +248,9 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   S.elements = n;
   S.op = I.opt.op.kind;
   if (S.op == OperatorKind::Auto)
-    S.op = n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm ? OperatorKind::Dense
-                                                                                              : OperatorKind::Fmm;
+    S.op = I.opt.ground || (n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm)
+               ? OperatorKind::Dense
+               : OperatorKind::Fmm;
   S.precond = I.opt.precond.kind;
   const auto& progress = I.opt.progress;
 
@@ -258,7 +266,8 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   if (S.op == OperatorKind::Dense) {
     if (progress) progress("assembly", 0.0);
     detail::DenseSystem sys =
-        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, I.kd, threads);
+        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, I.kd, threads,
+                                      I.opt.ground ? &*I.opt.ground : nullptr);
     I.dense = std::move(sys.A);
     I.ones_image = std::move(sys.ones_image);
     if (S.impedance) {
@@ -474,17 +483,63 @@ SurfaceSolution HelmholtzBem::solve_radiation(const std::vector<cplx>& g, const 
 }
 
 SurfaceSolution HelmholtzBem::solve_plane_wave(std::array<double, 3> direction) const {
-  return solve(plane_wave(impl_->mesh, impl_->k, direction));
+  return solve(plane_wave(direction));
+}
+
+namespace {
+IncidentField add_image(IncidentField a, const IncidentField& b, double s) {
+  for (std::size_t i = 0; i < a.u.size(); ++i) {
+    a.u[i] += s * b.u[i];
+    a.dudn[i] += s * b.dudn[i];
+  }
+  return a;
+}
+}  // namespace
+
+IncidentField HelmholtzBem::plane_wave(std::array<double, 3> d) const {
+  const auto& I = *impl_;
+  IncidentField f = bem::plane_wave(I.mesh, I.k, d);
+  if (!I.opt.ground) return f;
+  return add_image(std::move(f), bem::plane_wave(I.mesh, I.k, I.opt.ground->mirror_direction(d)),
+                   I.opt.ground->reflection);
+}
+
+IncidentField HelmholtzBem::point_source(std::array<double, 3> x0, cplx amplitude) const {
+  const auto& I = *impl_;
+  if (I.opt.ground && !(x0[static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
+    throw InvalidArgument("bem: the point source lies below the ground plane (or on it)");
+  IncidentField f = bem::point_source(I.mesh, I.k, x0, amplitude);
+  if (!I.opt.ground) return f;
+  return add_image(std::move(f), bem::point_source(I.mesh, I.k, I.opt.ground->mirror(x0), amplitude),
+                   I.opt.ground->reflection);
 }
 
 std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,
                                           const std::vector<std::array<double, 3>>& directions) const {
-  return bem::far_field(impl_->mesh, s, directions, impl_->opt.quadrature);
+  const auto& I = *impl_;
+  std::vector<cplx> f = bem::far_field(I.mesh, s, directions, I.opt.quadrature);
+  if (!I.opt.ground) return f;
+  std::vector<std::array<double, 3>> m(directions.size());
+  for (std::size_t j = 0; j < m.size(); ++j) m[j] = I.opt.ground->mirror_direction(directions[j]);
+  const std::vector<cplx> g = bem::far_field(I.mesh, s, m, I.opt.quadrature);
+  for (std::size_t j = 0; j < f.size(); ++j) f[j] += I.opt.ground->reflection * g[j];
+  return f;
 }
 
 std::vector<cplx> HelmholtzBem::scattered_field(const SurfaceSolution& s,
                                                 const std::vector<std::array<double, 3>>& points) const {
-  return bem::scattered_field(impl_->mesh, s, points, impl_->opt.quadrature);
+  const auto& I = *impl_;
+  if (!I.opt.ground) return bem::scattered_field(I.mesh, s, points, I.opt.quadrature);
+  std::vector<std::array<double, 3>> both(points);
+  for (std::size_t j = 0; j < points.size(); ++j) {
+    if (!(points[j][static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
+      throw InvalidArgument("bem: field point " + std::to_string(j) + " lies below the ground plane (or on it)");
+    both.push_back(I.opt.ground->mirror(points[j]));
+  }
+  const std::vector<cplx> f = bem::scattered_field(I.mesh, s, both, I.opt.quadrature);
+  std::vector<cplx> out(points.size());
+  for (std::size_t j = 0; j < points.size(); ++j) out[j] = f[j] + I.opt.ground->reflection * f[j + points.size()];
+  return out;
 }
 
 Record ifmm_record(const HelmholtzBemSetup& su) {
@@ -546,7 +601,7 @@ std::vector<MonostaticResult> HelmholtzBem::solve_monostatic(const std::vector<s
     MonostaticResult& r = out[j];
     r.direction = unit[j];
     try {
-      r.solution = solve(plane_wave(impl_->mesh, impl_->k, unit[j]), opt.gmres_progress, &r.info);
+      r.solution = solve(plane_wave(unit[j]), opt.gmres_progress, &r.info);
     } catch (const NotConverged& e) {
       throw NotConverged("bem: monostatic sweep, direction " + std::to_string(j) + " of " +
                          std::to_string(unit.size()) + ": " + e.what());

@@ -53,7 +53,8 @@ struct DenseSystem {
   std::vector<cplx> ones_image;  ///< sound-hard: A 1; empty for sound-soft
 };
 DenseSystem assemble_dense_system(const Mesh& mesh, cplx k, BoundaryCondition bc, cplx alpha,
-                                  const QuadratureOptions& q, double kd, int threads);
+                                  const QuadratureOptions& q, double kd, int threads,
+                                  const GroundPlane* ground = nullptr);
 
 /// The static image of the constant 1 under the sound-hard system matrix, per element:
 /// 1 + (number of other connected components whose closed surface encloses the element), from

@@ -179,6 +179,10 @@ def test_resume_continues_only_the_same_run(cli, tmp_path):
     (["--frequency", "100", "--incident", "sweep:theta,0,90,3"], INVALID, "sweep"),
     (["--k", "1", "--impedance", "400"], INVALID, "--frequency"),
     (["--k", "1,-0.1"], INVALID, "Im k"),
+    (["--k", "1", "--ground", "w=0"], INVALID, "AXIS"),
+    (["--k", "1", "--ground", "z=0"], INVALID, "above the ground plane"),
+    (["--k", "1", "--ground", "z=-2,hard"], INVALID, "rigid or soft"),
+    (["--k", "1", "--ground", "z=-2", "--operator", "fmm"], INVALID, "dense operator"),
 ])
 def test_bad_input(cli, tmp_path, args, code, msg):
     out = tmp_path / "bad"
@@ -201,3 +205,34 @@ def test_complex_wavenumber(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["k"] == 1 and s["k_im"] == 0.05
+
+
+def test_ground_plane_monopole_and_image(cli, tmp_path):
+    # a small pulsating sphere (a = 0.05 m) 0.5 m above a rigid ground z = -0.5: a monopole and its image
+    # in phase (error: the O(h) BEM error, about 2%, and the sphere's scattering of the image
+    # field, O((ka)^2 a / 2h))
+    a, h, f, v = 0.05, 0.5, 109.2, 1e-3
+    mics = np.array([[0, 0, 1.5], [1.0, 0, 0.2], [0.7, 0.7, -0.49], [0.0, 0.0, -0.8]])  # the last below
+    np.savetxt(tmp_path / "mics.txt", mics)
+    out = tmp_path / "g"
+    r = run(cli, "bem", "--mesh", f"sphere:{a},2", "--frequency", f, "--problem", "radiation",
+            "--velocity", f"uniform:{v}", "--ground", "z=0", "--field-points", tmp_path / "mics.txt",
+            "--out", out, "--no-plots", "-q")
+    # the sphere is centred at the origin, crossing z = 0: refused; the ground goes to z = -h
+    assert r.returncode == INVALID and "above the ground plane" in r.stderr
+    r = run(cli, "bem", "--mesh", f"sphere:{a},2", "--frequency", f, "--problem", "radiation",
+            "--velocity", f"uniform:{v}", "--ground", f"z={-h}", "--field-points", tmp_path / "mics.txt",
+            "--out", out, "--no-plots", "-q")
+    assert r.returncode == 0, r.stderr
+    k = 2 * np.pi * f / C
+    g = 1j * 2 * np.pi * f * RHO * v
+    A = g * a * a * np.exp(-1j * k * a) / (1j * k * a - 1)
+    _, fp = read_csv(out / "f0000" / "field_points.csv")
+    assert list(fp[:, 7]) == [0, 0, 0, 1]  # the last point lies below the ground
+    x = mics[:3]
+    r1 = np.linalg.norm(x, axis=1)
+    r2 = np.linalg.norm(x - np.array([0, 0, -2 * h]), axis=1)
+    ref = A * (np.exp(1j * k * r1) / r1 + np.exp(1j * k * r2) / r2)
+    np.testing.assert_allclose(fp[:3, 3] + 1j * fp[:3, 4], ref, rtol=0.04)
+    _, d = read_csv(out / "f0000" / "directivity.csv")
+    assert np.all(np.isnan(d[91:270, 6])) and np.all(np.isfinite(d[:90, 6]))  # no far field below the plane

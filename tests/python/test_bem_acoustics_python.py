@@ -95,3 +95,30 @@ def test_bad_input():
         el.AcousticBEM(mesh).sweep([100.0])
     with pytest.raises(el.InvalidArgumentError, match="impedance"):
         el.AcousticBEM(mesh, admittance=1.0)
+
+
+def test_ground_plane_equals_the_mirror_image_body():
+    v, t = el.icosphere(2, 0.5)
+    v = v + np.array([0.0, 0.0, 0.8])
+    vm = v * np.array([1, 1, -1.0])
+    both = (np.vstack([v, vm]), np.vstack([t, t[:, ::-1] + v.shape[0]]))
+    k, d = 2.0, np.array([0.3, 0.0, -1.0])
+    half = el.HelmholtzBEM((v, t), k, ground_plane=("z", 0.0, "rigid"), tol=1e-11)
+    full = el.HelmholtzBEM(both, k, tol=1e-11)
+    sh = half.solve(d)
+    # the full-space problem with the incident wave and its reflection: solve_radiation's
+    # incident plane wave plus a zero velocity cannot add two waves, so compare the radiation
+    # by a pulsating body and its image instead, and the scattering through the far field
+    g = np.full(t.shape[0], 1.0 + 0.5j)
+    rh = half.solve_radiation(g)
+    rf = full.solve_radiation(np.concatenate([g, g]))
+    np.testing.assert_allclose(rh.u, rf.u[: t.shape[0]], rtol=1e-8, atol=1e-9 * np.abs(rf.u).max())
+    pts = np.array([[0.2, 0.3, 1.6], [-1.0, 0.5, 0.3]])
+    np.testing.assert_allclose(half.scattered_field(rh, pts), full.scattered_field(rf, pts), rtol=1e-6)
+    assert np.all(np.isfinite(sh.u))
+    with pytest.raises(el.InvalidArgumentError, match="below the ground plane"):
+        half.scattered_field(sh, [[0.0, 0.0, -1.0]])
+    with pytest.raises(el.InvalidArgumentError, match="ground_plane"):
+        el.HelmholtzBEM((v, t), k, ground_plane=("w", 0.0))
+    with pytest.raises(el.InvalidArgumentError, match="dense operator"):
+        el.HelmholtzBEM((v, t), k, ground_plane=("z", 0.0), operator="fmm")

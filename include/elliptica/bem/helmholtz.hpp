@@ -167,6 +167,36 @@ struct DenseOperators {
 /// (outgoing / decaying waves); the message names the rule broken.
 void validate_wavenumber(cplx k);
 
+/// A plane bounding the acoustic half-space x[axis] > height (the body lies strictly inside it):
+/// a rigid ground (reflection +1: du/dn = 0 on the plane) or a pressure-release surface
+/// (reflection -1: u = 0, e.g. the sea surface seen from below... with the body above it in the
+/// chosen axis). Method of images: the half-space Green's function is
+///   G_h(x, y) = G(x, y) + reflection G(x, R y),  R the mirror map of the plane,
+/// and since |x - R y| = |R x - y| and R maps the normals, every operator entry gains the entry of
+/// the mirrored collocation point R x_i (with normal R n_i) against the element itself:
+/// S, K, K', W of (R x_i, R n_i; T_j) (e.g. Morse & Ingard, "Theoretical Acoustics", 1968, sec.
+/// 7.4; Seybert & Wu, J. Acoust. Soc. Am. 85 (1989) 19, for the BEM). Far field and exterior
+/// field follow in the same way: u_inf_h(xhat) = u_inf(xhat) + reflection u_inf(R xhat),
+/// u_h(x) = u(x) + reflection u(R x).
+struct GroundPlane {
+  int axis = 2;             ///< normal axis of the plane: 0 x, 1 y, 2 z
+  double height = 0;        ///< the plane x[axis] = height
+  double reflection = 1.0;  ///< +1 rigid, -1 pressure release
+  /// The mirror image of a point / a direction.
+  std::array<double, 3> mirror(std::array<double, 3> x) const {
+    x[static_cast<std::size_t>(axis)] = 2 * height - x[static_cast<std::size_t>(axis)];
+    return x;
+  }
+  std::array<double, 3> mirror_direction(std::array<double, 3> d) const {
+    d[static_cast<std::size_t>(axis)] = -d[static_cast<std::size_t>(axis)];
+    return d;
+  }
+};
+/// InvalidArgument unless axis is 0, 1 or 2, height finite, reflection +1 or -1 and every vertex
+/// of the mesh lies strictly above the plane (x[axis] > height): the message names the first one
+/// that does not.
+void validate(const GroundPlane& g, const Mesh& mesh);
+
 /// Assemble the collocation matrices (see the file comment for definitions and conventions).
 /// For |k| x (bounding-box diagonal) < 1e-100 (fmm::kStaticKernelKappa) the kernels are evaluated
 /// at k = 0: their k-dependent parts are invisible in double precision there, and computing them
@@ -175,8 +205,10 @@ void validate_wavenumber(cplx k);
 /// NaN/Inf, zero, or has Re k < 0 or Im k < 0 (validate_wavenumber), bad quadrature options or
 /// threads < 0. Rows in parallel with `threads` OpenMP threads (0: omp_get_max_threads()).
 /// Memory: 16 N^2 bytes per operator in `which` (checked before allocating, OutOfResources).
+/// With `ground` (not nullptr, validated) the entries are those of the half-space Green's function
+/// of GroundPlane (the image terms added).
 DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which = kAllOperators,
-                              const QuadratureOptions& q = {}, int threads = 0);
+                              const QuadratureOptions& q = {}, int threads = 0, const GroundPlane* ground = nullptr);
 
 enum class BoundaryCondition { Neumann, Dirichlet };  ///< sound-hard, sound-soft
 

@@ -138,6 +138,12 @@ struct HelmholtzBemOptions {
   /// with the FMM operator both are FMM operators (twice the set-up and matvec work of a rigid
   /// body); the IFMM preconditioner does not take it (InvalidArgument).
   std::vector<cplx> admittance;
+  /// A rigid or pressure-release plane bounding the half-space the body lies in (helmholtz.hpp,
+  /// GroundPlane: method of images). Dense operator only (op.kind Auto then chooses Dense; Fmm and
+  /// the IFMM are refused, InvalidArgument). solve_plane_wave / solve_monostatic / plane_wave()
+  /// and point_source() of this plan add the reflected incident field; far_field and
+  /// scattered_field add the image; points below the plane are refused.
+  std::optional<GroundPlane> ground;
   /// OpenMP threads of everything the plan runs: the assembly, the FMM set-up and matvec, the BD
   /// set-up and applications, the dense matvec and GMRES's vector kernels; 0: omp_get_max_threads().
   /// Used through local num_threads clauses: the global OpenMP state is never changed. >= 0.
@@ -306,6 +312,12 @@ class HelmholtzBem {
   SurfaceSolution solve(const IncidentField& inc, const std::function<void(int, double)>& progress = {},
                         HelmholtzBemSolveInfo* info = nullptr) const;
   SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const;
+  /// The incident data of this plan: the plane wave e^{ik d.x} (d normalised) or the point
+  /// source amplitude G(x, x0), plus, with a ground plane, the reflected wave (direction R d,
+  /// times the reflection) or the image source (at R x0). InvalidArgument as plane_wave /
+  /// point_source, and for a source below the ground plane.
+  IncidentField plane_wave(std::array<double, 3> direction) const;
+  IncidentField point_source(std::array<double, 3> x0, cplx amplitude = 1.0) const;
   /// Radiation (and radiation + scattering): bc Neumann plans (rigid or impedance surface) with a
   /// prescribed source g of the normal derivative (N values, element order):
   ///   du/dn = g - i k beta u   on the surface   (beta = options().admittance, 0 when rigid),
