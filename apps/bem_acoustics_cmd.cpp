@@ -24,6 +24,10 @@
 ///                    spl_db, inside; the total pressure, 0 inside the body or below a ground
 ///                    plane), field.vtu (grid: point data re, im, abs,
 ///                    spl_db, inside)
+///   With --incident sweep:... / --incident-file (a monostatic sweep at every frequency) each
+///   fNNNN/ holds monostatic.csv instead (angle_deg or index, dx, dy, dz, re, im of p_inf(-d),
+///   ts_db, gmres_iterations), frequencies.csv's ts_db is the largest TS over the directions, and
+///   the plots are sweep.png and monostatic.png (TS against aspect and frequency).
 ///   summary.json     totals, written at the end
 ///   sweep.png, directivity.png, fNNNN/field.png   scripts/bem_sweep_plots.py, unless --no-plots
 /// Each frequency's files are written as one set when it finishes, and frequencies.csv is then
@@ -214,7 +218,8 @@ const char* kRowHeader =
 
 }  // namespace
 
-int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::string& script) {
+int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::string& script,
+                  const AcousticDirections& sweep) {
   // ---- arguments -----------------------------------------------------------------------------
   const std::vector<double> freqs = parse_frequencies(a.frequency);
   bem::Medium medium;
@@ -239,10 +244,15 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     if (ho.precond.kind == bem::PreconditionerKind::Ifmm)
       throw InvalidArgument("--impedance does not work with --precond ifmm: use bd or none");
   }
-  // incident field (scattering): plane:dx,dy,dz or point:x,y,z, 1 Pa amplitude
+  // incident field (scattering): plane:dx,dy,dz or point:x,y,z, 1 Pa amplitude; or a monostatic
+  // sweep of plane waves at each frequency
+  const bool monostatic = !sweep.directions.empty();
+  if (monostatic && radiation) throw InvalidArgument("--incident sweep / --incident-file are for --problem scattering");
+  if (monostatic && !a.field_points.empty())
+    throw InvalidArgument("--field-points takes one incident field, not a sweep of directions");
   const bool point = a.incident.rfind("point:", 0) == 0;
   V3 dir{0, 0, 1};
-  if (!radiation) {
+  if (!radiation && !monostatic) {
     if (a.incident.rfind("plane:", 0) != 0 && !point)
       throw InvalidArgument("--incident must be plane:dx,dy,dz or point:x,y,z with --frequency, got '" + a.incident + "'");
     const auto p = split(a.incident.substr(6), ',');
@@ -315,7 +325,8 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       .set("velocity", a.velocity)
       .set("impedance", a.impedance)
       .set("bc", std::string(ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet"))
-      .set("incident", radiation ? std::string() : a.incident)
+      .set("incident", radiation ? std::string() : monostatic ? sweep.description : a.incident)
+      .set("directions", static_cast<long long>(sweep.directions.size()))
       .set("field_points", a.field_points)
       .set("grid_plane", fp.plane)
       .set("grid_na", static_cast<long long>(fp.na))
@@ -351,7 +362,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
         const auto i = static_cast<std::size_t>(idx);
         char name[32];
         std::snprintf(name, sizeof name, "f%04zu", i);
-        if (!fs::exists(out / name / "surface.npy", ec)) continue;  // folder lost: compute again
+        if (!fs::exists(out / name / (monostatic ? "monostatic.csv" : "surface.npy"), ec)) continue;  // lost: again
         std::copy(t.values.begin() + static_cast<std::ptrdiff_t>(r * cols),
                   t.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols), rows[i].begin());
         done[i] = 1;
@@ -390,6 +401,44 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     if (!quiet && n > 2000) hf.progress = setup_progress();
     const bem::HelmholtzBem plan(mesh, k, hf);
     const double setup_plan_s = seconds_since(t0);
+    if (monostatic) {
+      // TS against the aspect at this frequency: one set-up, one GMRES per direction
+      const std::vector<bem::MonostaticResult> res = plan.solve_monostatic(sweep.directions);
+      const double setup_s = setup_plan_s;
+      double solve_s = 0;
+      int its = 0;
+      const bool angles = !sweep.angles_deg.empty();
+      const std::size_t cols = 8;
+      Array2D m(res.size(), cols);
+      double ts_max = -std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < res.size(); ++j) {
+        const auto& r = res[j];
+        solve_s += r.solve_seconds;
+        its = std::max(its, r.iterations);
+        ts_max = std::max(ts_max, r.ts_db);
+        const double row[cols] = {angles ? sweep.angles_deg[j] : double(j), r.direction[0], r.direction[1], r.direction[2],
+                                  r.u_inf.real(), r.u_inf.imag(), r.ts_db, double(r.iterations)};
+        std::copy(row, row + cols, m.values.begin() + static_cast<std::ptrdiff_t>(cols * j));
+      }
+      setup_total += setup_s;
+      solve_total += solve_s;
+      it_max = std::max(it_max, its);
+      char name[32];
+      std::snprintf(name, sizeof name, "f%04zu", i);
+      const fs::path dir_i = out / name;
+      fs::create_directories(dir_i, ec);
+      if (ec) throw IOError(dir_i.string() + ": cannot create (" + ec.message() + ")");
+      io::write_csv((dir_i / "monostatic.csv").string(), m,
+                    std::string(angles ? "angle_deg" : "index") + ",dx,dy,dz,re,im,ts_db,gmres_iterations");
+      rows[i] = {double(i), f, k, k * D / 2, double(its), setup_s, solve_s, 0.0, nan, nan, ts_max, nan};
+      done[i] = 1;
+      write_rows();
+      if (!quiet)
+        std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %zu directions %.2f s, "
+                     "at most %d GMRES iterations, TS max %.2f dB\n",
+                     i + 1, freqs.size(), f, k * D, setup_s, res.size(), solve_s, its, ts_max);
+      continue;
+    }
     bem::SurfaceSolution sol;
     bem::IncidentField inc;
     if (radiation) {
@@ -548,7 +597,8 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     const std::vector<std::string> args{a.out};
     if (!quiet) std::fprintf(stderr, "plotting: %s\n", plot_command_line(script, args).c_str());
     run_plot_script(script, args, "the data files were written; rerun the script or use --no-plots");
-    os << "plots written to " << a.out << " (sweep.png, directivity.png" << (fp.na ? ", fNNNN/field.png" : "") << ")\n";
+    os << "plots written to " << a.out << " (sweep.png, " << (monostatic ? "monostatic.png" : "directivity.png")
+       << (fp.na ? ", fNNNN/field.png" : "") << ")\n";
   }
   return 0;
 }

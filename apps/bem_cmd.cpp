@@ -502,10 +502,13 @@ int run_bem(const BemArgs& a) {
       throw InvalidArgument("--ground is built on the dense operator: use --operator dense or auto, --precond bd or none");
   }
   if (acoustic) {
-    if (sweep.active)
-      throw InvalidArgument("--frequency takes one incident field (plane:... or point:...), not a direction sweep; run "
-                            "a sweep of directions at one --k");
-    return bem_detail::run_acoustics(a, ho, script);
+    bem_detail::AcousticDirections ad;
+    if (sweep.active) {
+      ad.directions = sweep.directions;
+      ad.angles_deg = sweep.angles_deg;
+      ad.description = sweep.description;
+    }
+    return bem_detail::run_acoustics(a, ho, script, ad);
   }
 
   // ---- mesh ---------------------------------------------------------------------------------

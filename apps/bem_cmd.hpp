@@ -4,8 +4,10 @@
 /// triangulated surface with the Burton-Miller collocation BEM (dense or FMM operator), GMRES with an optional
 /// block-diagonal (octree) preconditioner; writes the surface field (.npy, .vtu), the far field
 /// (CSV) and a bistatic cross-section plot (PNG).
+#include <array>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -81,7 +83,16 @@ bem::GroundPlane parse_ground(const std::string& spec);
 std::function<void(const std::string&, double)> setup_progress();
 /// The frequency sweep of `elliptica bem --frequency` (bem_acoustics_cmd.cpp): `ho` carries the
 /// solver options already checked by run_bem; `script` the plot script ("" with --no-plots).
-int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::string& script);
+/// `directions` (may be empty): a monostatic sweep of plane waves at every frequency
+/// (--incident sweep:... / --incident-file), with their sweep angles (empty for a file) and a
+/// description.
+struct AcousticDirections {
+  std::vector<std::array<double, 3>> directions;
+  std::vector<double> angles_deg;
+  std::string description;
+};
+int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::string& script,
+                  const AcousticDirections& directions);
 }  // namespace bem_detail
 
 }  // namespace elliptica::cli

@@ -8,6 +8,8 @@ Reads RUN_DIR/run.json, RUN_DIR/frequencies.csv and the per-frequency folders fN
   sweep.png        sound power level Lw (dB re 1 pW: radiated power for radiation, scattered power
                    for scattering) against frequency; for a plane-wave scattering run also the
                    target strength TS (dB re 1 m^2), the monostatic (backscatter) curve
+  monostatic.png   (a sweep of incident directions at each frequency) TS against the aspect
+                   angle for up to 6 frequencies, and TS over (angle, frequency)
   directivity.png  polar plot of the SPL at 1 m (dB re 20 uPa, from the far field) over the x-z
                    plane cut (angle from +z towards +x) for up to 6 frequencies of the sweep
   fNNNN/field.png  for a grid of field points: the SPL (dB re 20 uPa) of the total pressure on
@@ -58,6 +60,8 @@ def main(argv=None):
     plt.close(fig)
 
     pick = np.unique(np.linspace(0, len(idx) - 1, min(6, len(idx))).round().astype(int))
+    if int(run.get("directions", 0)) > 0:
+        return monostatic_plots(run_dir, idx, f, pick, plt)
     fig = plt.figure(figsize=(6.5, 6))
     axp = fig.add_subplot(projection="polar")
     axp.set_theta_zero_location("N")
@@ -97,6 +101,48 @@ def main(argv=None):
             axg.set_title(f"{t[idx == i, 1][0]:.6g} Hz, total pressure on the {plane} plane")
             save_png(fig, os.path.join(run_dir, f"f{i:04d}"), "field.png")
             plt.close(fig)
+    return 0
+
+
+def monostatic_plots(run_dir, idx, f, pick, plt):
+    """monostatic.png: TS against the aspect angle (polar, up to 6 frequencies) and, for two or
+    more frequencies, TS over (angle, frequency)."""
+    curves = []
+    for i in idx:
+        with open(os.path.join(run_dir, f"f{i:04d}", "monostatic.csv")) as fh:
+            header = fh.readline().lstrip("# ").strip().split(",")
+        d = np.loadtxt(os.path.join(run_dir, f"f{i:04d}", "monostatic.csv"), delimiter=",", skiprows=1, ndmin=2)
+        curves.append(d)
+    angle = header[0] == "angle_deg"
+    two = len(idx) >= 2
+    fig = plt.figure(figsize=(12 if two else 6.5, 5.5))
+    axp = fig.add_subplot(1, 2 if two else 1, 1, projection="polar" if angle else None)
+    top = max(np.nanmax(c[:, 6]) for c in curves)
+    for p in pick:
+        c = curves[p]
+        if angle:
+            axp.plot(np.radians(c[:, 0]), c[:, 6], label=f"{f[p]:.6g} Hz")
+        else:
+            axp.plot(c[:, 0], c[:, 6], label=f"{f[p]:.6g} Hz")
+    if angle:
+        axp.set_theta_zero_location("N")
+        axp.set_theta_direction(-1)
+        axp.set_rlim(top - 40, top + 3)
+        axp.set_title("target strength (dB re 1 m$^2$) against the sweep angle", fontsize=10)
+    else:
+        axp.set_xlabel("direction (row of the file)")
+        axp.set_ylabel("TS (dB re 1 m$^2$)")
+    axp.legend(loc="lower left", fontsize=8, bbox_to_anchor=(-0.1, -0.12))
+    if two:
+        axm = fig.add_subplot(1, 2, 2)
+        ts = np.array([c[:, 6] for c in curves])
+        m = axm.pcolormesh(curves[0][:, 0], f, ts, shading="auto", cmap="viridis", vmin=top - 40, vmax=top)
+        fig.colorbar(m, ax=axm, label="TS (dB re 1 m$^2$)")
+        axm.set_xlabel("sweep angle (deg)" if angle else "direction")
+        axm.set_ylabel("frequency (Hz)")
+    fig.tight_layout()
+    save_png(fig, run_dir, "monostatic.png")
+    plt.close(fig)
     return 0
 
 

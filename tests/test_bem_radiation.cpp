@@ -122,8 +122,9 @@ TEST(BemRadiation, PulsatingSphereMatchesAnalytic) {
     // O(h) (the K' of flat P0 panels, helmholtz.hpp "Accuracy"): measured surface 9.7e-3 / 1.8e-2,
     // far field and field points 4.2e-3 / 1.0e-2, power 1.7e-2 / 1.6e-2 at 1280 elements (ka 0.5 / 2);
     // ratios per refinement 0.50-0.64 (surface); the far field is pre-asymptotic at ka 2 (9.9e-3 ->
-    // 1.0e-2 -> 6.5e-3 over 320 / 1280 / 5120 elements).
-    EXPECT_LT(e[1].surface, 0.75 * e[0].surface) << ka;
+    // 1.0e-2 -> 6.5e-3 over 320 / 1280 / 5120 elements). The sanitizer build's pair (80 -> 320
+    // elements) is pre-asymptotic at ka 0.5 (surface 1.54e-2 -> 1.51e-2): bounds only there.
+    if (!kSanitized) EXPECT_LT(e[1].surface, 0.75 * e[0].surface) << ka;
     EXPECT_LT(e[1].surface, kBound * 0.03) << ka;
     EXPECT_LT(e[1].far, kBound * 0.03) << ka;
     EXPECT_LT(e[1].field, kBound * 0.03) << ka;

@@ -176,7 +176,10 @@ def test_resume_continues_only_the_same_run(cli, tmp_path):
     (["--frequency", "100", "--impedance", "0"], INVALID, "dirichlet"),
     (["--frequency", "100", "--problem", "radiation", "--velocity", "nofile.npy"], IOERR, "not found"),
     (["--frequency", "100", "--field-points", "grid:xq=0,-1,1,3,-1,1,3"], INVALID, "PLANE"),
-    (["--frequency", "100", "--incident", "sweep:theta,0,90,3"], INVALID, "sweep"),
+    (["--frequency", "100", "--incident", "sweep:theta,0,90,3", "--problem", "radiation", "--velocity", "uniform:1"],
+     INVALID, "scattering"),
+    (["--frequency", "100", "--incident", "sweep:theta,0,90,3", "--field-points", "grid:xy=0,-2,2,3,-2,2,3"],
+     INVALID, "--field-points"),
     (["--k", "1", "--impedance", "400"], INVALID, "--frequency"),
     (["--k", "1,-0.1"], INVALID, "Im k"),
     (["--k", "1", "--ground", "w=0"], INVALID, "AXIS"),
@@ -236,3 +239,24 @@ def test_ground_plane_monopole_and_image(cli, tmp_path):
     np.testing.assert_allclose(fp[:3, 3] + 1j * fp[:3, 4], ref, rtol=0.04)
     _, d = read_csv(out / "f0000" / "directivity.csv")
     assert np.all(np.isnan(d[91:270, 6])) and np.all(np.isfinite(d[:90, 6]))  # no far field below the plane
+
+
+def test_monostatic_sweep_at_every_frequency(cli, tmp_path):
+    # a rigid sphere: the same TS for every direction, the Mie backscatter at each frequency
+    sp = pytest.importorskip("scipy.special")
+    out = tmp_path / "ms"
+    r = run(cli, "bem", "--mesh", "sphere:1,3", "--frequency", "27.3,54.6", "--incident", "sweep:theta,0,180,5",
+            "--out", out, "-q")
+    assert r.returncode == 0, r.stderr
+    _, t = read_csv(out / "frequencies.csv")
+    for row in t:
+        i, k = int(row[0]), row[2]
+        header, m = read_csv(out / f"f{i:04d}" / "monostatic.csv")
+        assert header == "angle_deg,dx,dy,dz,re,im,ts_db,gmres_iterations"
+        np.testing.assert_allclose(m[:, 0], [0, 45, 90, 135, 180])
+        n = np.arange(30)
+        an = -sp.spherical_jn(n, k, True) / (sp.spherical_jn(n, k, True) + 1j * sp.spherical_yn(n, k, True))
+        back = (-1j / k) * np.sum((2 * n + 1) * an * (-1.0) ** n)
+        np.testing.assert_allclose(m[:, 6], 20 * np.log10(abs(back)), atol=0.2)  # 0.2 dB: 2.3%
+        assert row[10] == pytest.approx(m[:, 6].max())
+    assert (out / "monostatic.png").stat().st_size > 1000
