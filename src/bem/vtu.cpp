@@ -34,26 +34,10 @@ std::string xml_escape(const std::string& in) {
   return o;
 }
 
-std::string vtu_text(const Mesh& mesh, const std::vector<CellField>& cells) {
-  const std::size_t ne = mesh.num_elements(), nv = mesh.vertices.size();
-  std::set<std::string> names;
-  for (const auto& f : cells) {
-    if (f.name.empty()) throw InvalidArgument("write_vtu: a cell field has an empty name");
-    if (!names.insert(f.name).second) throw InvalidArgument("write_vtu: duplicate cell field name '" + f.name + "'");
-    if (f.components < 1 || f.values.size() != ne * static_cast<std::size_t>(f.components))
-      throw InvalidArgument("write_vtu: cell field '" + f.name + "' has " + std::to_string(f.values.size()) +
-                            " values, expected " + std::to_string(ne) + " x " + std::to_string(f.components));
-  }
-  for (const auto& t : mesh.triangles)
-    for (auto i : t)
-      if (i < 0 || static_cast<std::size_t>(i) >= nv) throw InvalidArgument("write_vtu: vertex index out of range");
-  std::string s;
-  s.reserve(64 * (nv + ne * (1 + cells.size())) + 1024);
-  s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
-  s += "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" + std::to_string(nv) + "\" NumberOfCells=\"" +
-       std::to_string(ne) + "\">\n";
+/// The <Points> element of a VTU piece.
+void append_points(std::string& s, const std::vector<std::array<double, 3>>& pts) {
   s += "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
-  for (const auto& v : mesh.vertices) {
+  for (const auto& v : pts) {
     s += "          ";
     put(s, v[0]);
     s += ' ';
@@ -62,19 +46,15 @@ std::string vtu_text(const Mesh& mesh, const std::vector<CellField>& cells) {
     put(s, v[2]);
     s += '\n';
   }
-  s += "        </DataArray>\n      </Points>\n      <Cells>\n";
-  s += "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
-  for (const auto& t : mesh.triangles)
-    s += "          " + std::to_string(t[0]) + ' ' + std::to_string(t[1]) + ' ' + std::to_string(t[2]) + '\n';
-  s += "        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n";
-  for (std::size_t e = 0; e < ne; ++e) s += "          " + std::to_string(3 * (e + 1)) + '\n';
-  s += "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n";
-  for (std::size_t e = 0; e < ne; ++e) s += "          5\n";
-  s += "        </DataArray>\n      </Cells>\n      <CellData>\n";
-  for (const auto& f : cells) {
+  s += "        </DataArray>\n      </Points>\n";
+}
+
+/// One Float64 DataArray per field (count tuples of f.components values each).
+void append_fields(std::string& s, const std::vector<CellField>& fields, std::size_t count) {
+  for (const auto& f : fields) {
     s += "        <DataArray type=\"Float64\" Name=\"" + xml_escape(f.name) + "\" NumberOfComponents=\"" +
          std::to_string(f.components) + "\" format=\"ascii\">\n";
-    for (std::size_t e = 0; e < ne; ++e) {
+    for (std::size_t e = 0; e < count; ++e) {
       s += "          ";
       for (int c = 0; c < f.components; ++c) {
         if (c) s += ' ';
@@ -84,6 +64,43 @@ std::string vtu_text(const Mesh& mesh, const std::vector<CellField>& cells) {
     }
     s += "        </DataArray>\n";
   }
+}
+
+/// InvalidArgument for an empty or duplicate name, or a field without count x components values
+/// (`what`: "write_vtu: cell field" / "write_vtu_grid: point field").
+void check_fields(const std::vector<CellField>& fields, std::size_t count, const std::string& what) {
+  std::set<std::string> names;
+  for (const auto& f : fields) {
+    if (f.name.empty()) throw InvalidArgument(what + " has an empty name");
+    if (!names.insert(f.name).second) throw InvalidArgument(what + " name '" + f.name + "' appears twice");
+    if (f.components < 1 || f.values.size() != count * static_cast<std::size_t>(f.components))
+      throw InvalidArgument(what + " '" + f.name + "' has " + std::to_string(f.values.size()) + " values, expected " +
+                            std::to_string(count) + " x " + std::to_string(f.components));
+  }
+}
+
+std::string vtu_text(const Mesh& mesh, const std::vector<CellField>& cells) {
+  const std::size_t ne = mesh.num_elements(), nv = mesh.vertices.size();
+  check_fields(cells, ne, "write_vtu: cell field");
+  for (const auto& t : mesh.triangles)
+    for (auto i : t)
+      if (i < 0 || static_cast<std::size_t>(i) >= nv) throw InvalidArgument("write_vtu: vertex index out of range");
+  std::string s;
+  s.reserve(64 * (nv + ne * (1 + cells.size())) + 1024);
+  s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
+  s += "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" + std::to_string(nv) + "\" NumberOfCells=\"" +
+       std::to_string(ne) + "\">\n";
+  append_points(s, mesh.vertices);
+  s += "      <Cells>\n";
+  s += "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
+  for (const auto& t : mesh.triangles)
+    s += "          " + std::to_string(t[0]) + ' ' + std::to_string(t[1]) + ' ' + std::to_string(t[2]) + '\n';
+  s += "        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n";
+  for (std::size_t e = 0; e < ne; ++e) s += "          " + std::to_string(3 * (e + 1)) + '\n';
+  s += "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n";
+  for (std::size_t e = 0; e < ne; ++e) s += "          5\n";
+  s += "        </DataArray>\n      </Cells>\n      <CellData>\n";
+  append_fields(s, cells, ne);
   s += "      </CellData>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
   return s;
 }
@@ -95,29 +112,14 @@ std::string vtu_grid_text(std::size_t na, std::size_t nb, const std::vector<std:
   if (pts.size() != np)
     throw InvalidArgument("write_vtu_grid: " + std::to_string(pts.size()) + " points for a " + std::to_string(na) + " x " +
                           std::to_string(nb) + " grid");
-  std::set<std::string> names;
-  for (const auto& f : fields) {
-    if (f.name.empty()) throw InvalidArgument("write_vtu_grid: a point field has an empty name");
-    if (!names.insert(f.name).second) throw InvalidArgument("write_vtu_grid: duplicate point field name '" + f.name + "'");
-    if (f.components < 1 || f.values.size() != np * static_cast<std::size_t>(f.components))
-      throw InvalidArgument("write_vtu_grid: point field '" + f.name + "' has the wrong length");
-  }
+  check_fields(fields, np, "write_vtu_grid: point field");
   std::string s;
   s.reserve(64 * (np * (1 + fields.size()) + nc * 2) + 1024);
   s += "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
   s += "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" + std::to_string(np) + "\" NumberOfCells=\"" +
        std::to_string(nc) + "\">\n";
-  s += "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
-  for (const auto& v : pts) {
-    s += "          ";
-    put(s, v[0]);
-    s += ' ';
-    put(s, v[1]);
-    s += ' ';
-    put(s, v[2]);
-    s += '\n';
-  }
-  s += "        </DataArray>\n      </Points>\n      <Cells>\n";
+  append_points(s, pts);
+  s += "      <Cells>\n";
   s += "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
   for (std::size_t i = 0; i + 1 < na; ++i)
     for (std::size_t j = 0; j + 1 < nb; ++j) {
@@ -130,19 +132,7 @@ std::string vtu_grid_text(std::size_t na, std::size_t nb, const std::vector<std:
   s += "        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n";
   for (std::size_t c = 0; c < nc; ++c) s += "          9\n";
   s += "        </DataArray>\n      </Cells>\n      <PointData>\n";
-  for (const auto& f : fields) {
-    s += "        <DataArray type=\"Float64\" Name=\"" + xml_escape(f.name) + "\" NumberOfComponents=\"" +
-         std::to_string(f.components) + "\" format=\"ascii\">\n";
-    for (std::size_t e = 0; e < np; ++e) {
-      s += "          ";
-      for (int c = 0; c < f.components; ++c) {
-        if (c) s += ' ';
-        put(s, f.values[e * static_cast<std::size_t>(f.components) + static_cast<std::size_t>(c)]);
-      }
-      s += '\n';
-    }
-    s += "        </DataArray>\n";
-  }
+  append_fields(s, fields, np);
   s += "      </PointData>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
   return s;
 }

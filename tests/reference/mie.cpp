@@ -5,22 +5,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "reference/spherical_bessel.hpp"
+
 namespace elliptica::testref {
 namespace {
 
 using cd = std::complex<double>;
 
-double jn(int n, double x) { return std::sph_bessel(static_cast<unsigned>(n), x); }
-double yn(int n, double x) { return std::sph_neumann(static_cast<unsigned>(n), x); }
-/// f_n'(x) = f_{n-1}(x) - (n+1)/x f_n(x); for n = 0: f_0' = -f_1.
-double jnp(int n, double x) { return n == 0 ? -jn(1, x) : jn(n - 1, x) - (n + 1) / x * jn(n, x); }
-double ynp(int n, double x) { return n == 0 ? -yn(1, x) : yn(n - 1, x) - (n + 1) / x * yn(n, x); }
-cd hn(int n, double x) { return {jn(n, x), yn(n, x)}; }
-cd hnp(int n, double x) { return {jnp(n, x), ynp(n, x)}; }
-cd ipow(int n) {
-  static const cd p[4] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
-  return p[((n % 4) + 4) % 4];
-}
+using namespace sph;  // jn, yn, jnp, ynp, hn, hnp, ipow
 
 /// A_n (scattered coefficients).
 cd coeff(MieBC bc, int n, double ka) {
