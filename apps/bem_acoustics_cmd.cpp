@@ -113,6 +113,23 @@ cplx parse_complex(const std::string& s, const std::string& what) {
   return z;
 }
 
+/// One complex value per element from a file: N rows of re, or re,im (.npy or text).
+std::vector<cplx> read_element_values(const std::string& path, std::size_t n, const std::string& what) {
+  const Array2D d = io::read_array(path);
+  const std::size_t cols = d.ndim == 1 ? 1 : d.cols;
+  if (d.rows != n || cols < 1 || cols > 2)
+    throw InvalidArgument(what + " " + path + ": expected " + std::to_string(n) +
+                          " rows (one per element) of re or re,im, got shape (" + std::to_string(d.rows) + "," +
+                          std::to_string(cols) + ")");
+  std::vector<cplx> v(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    v[e] = cplx(d.values[e * cols], cols == 2 ? d.values[e * cols + 1] : 0.0);
+    if (!std::isfinite(v[e].real()) || !std::isfinite(v[e].imag()))
+      throw InvalidArgument(what + " " + path + ": value of element " + std::to_string(e) + " is not finite");
+  }
+  return v;
+}
+
 /// The outward normal velocity per element (m/s) of --velocity.
 std::vector<cplx> resolve_velocity(const std::string& spec, const bem::Mesh& mesh) {
   const std::size_t n = mesh.num_elements();
@@ -127,19 +144,7 @@ std::vector<cplx> resolve_velocity(const std::string& spec, const bem::Mesh& mes
   std::error_code ec;
   if (!fs::exists(spec, ec))
     throw IOError(spec + ": --velocity file not found (or use uniform:V or translate:UX,UY,UZ)");
-  const Array2D d = io::read_array(spec);
-  const std::size_t cols = d.ndim == 1 ? 1 : d.cols;
-  if (d.rows != n || cols < 1 || cols > 2)
-    throw InvalidArgument("--velocity " + spec + ": expected " + std::to_string(n) +
-                          " rows (one per element) of re or re,im, got shape (" + std::to_string(d.rows) + "," +
-                          std::to_string(cols) + ")");
-  std::vector<cplx> v(n);
-  for (std::size_t e = 0; e < n; ++e) {
-    v[e] = cplx(d.values[e * cols], cols == 2 ? d.values[e * cols + 1] : 0.0);
-    if (!std::isfinite(v[e].real()) || !std::isfinite(v[e].imag()))
-      throw InvalidArgument("--velocity " + spec + ": value of element " + std::to_string(e) + " is not finite");
-  }
-  return v;
+  return read_element_values(spec, n, "--velocity");
 }
 
 /// Field points of --field-points: a file of (M,3) points or a plane grid.
@@ -236,10 +241,12 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     throw InvalidArgument("--problem radiation prescribes the normal velocity: use --bc neumann (the default)");
   cplx beta{};
   bool impedance = false;
+  std::error_code ec_imp;
+  const bool impedance_file = !a.impedance.empty() && fs::exists(a.impedance, ec_imp);
   if (!a.impedance.empty()) {
     if (ho.bc != bem::BoundaryCondition::Neumann)
       throw InvalidArgument("--impedance describes a locally reacting surface: use --bc neumann (the default)");
-    beta = bem::admittance_from_impedance(parse_complex(a.impedance, "--impedance"), medium);
+    if (!impedance_file) beta = bem::admittance_from_impedance(parse_complex(a.impedance, "--impedance"), medium);
     impedance = true;
     if (ho.precond.kind == bem::PreconditionerKind::Ifmm)
       throw InvalidArgument("--impedance does not work with --precond ifmm: use bd or none");
@@ -286,9 +293,20 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
      << " .. " << kmax * D << "), elements per wavelength at the highest " << bem::elements_per_wavelength(mesh, kmax) << "\n";
   const std::string warn = bem::mesh_resolution_warning(mesh, kmax);
   if (!warn.empty()) std::cerr << "elliptica: warning: at " << *std::max_element(freqs.begin(), freqs.end()) << " Hz: " << warn << "\n";
-  if (impedance) {
+  if (impedance && !impedance_file) {
     ho.admittance = {beta};
     os << "impedance: Z = " << a.impedance << " Pa s/m, normalised admittance rho c / Z = " << beta << "\n";
+  } else if (impedance) {  // one impedance per element (Pa s/m)
+    const std::vector<cplx> z = read_element_values(a.impedance, n, "--impedance");
+    ho.admittance.resize(n);
+    for (std::size_t e = 0; e < n; ++e) {
+      try {
+        ho.admittance[e] = bem::admittance_from_impedance(z[e], medium);
+      } catch (const InvalidArgument& err) {
+        throw InvalidArgument("--impedance " + a.impedance + ", element " + std::to_string(e) + ": " + err.what());
+      }
+    }
+    os << "impedance: per element from " << a.impedance << "\n";
   }
   // the plan's own checks at both ends of the sweep (the low-frequency floor, the resolution)
   for (double f : freqs) bem::HelmholtzBem::validate(mesh, bem::wavenumber(f, medium), ho);

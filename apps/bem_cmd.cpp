@@ -746,7 +746,7 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
                 "re,im, one per element in mesh order)");
   c->add_option("--impedance", g.impedance,
                 "--frequency: locally reacting surface of specific acoustic impedance Z = RE[,IM] Pa s/m (p / v into the "
-                "surface; rho c is the characteristic impedance), bc neumann");
+                "surface; rho c is the characteristic impedance), or FILE of one Z per element (re or re,im), bc neumann");
   c->add_option("--field-points", g.field_points,
                 "--frequency: pressure and SPL at FILE ((M,3) points, .npy or text: microphones) or on a plane cut "
                 "grid:PLANE=C,A0,A1,NA,B0,B1,NB (PLANE xy|xz|yz at the third coordinate C; NA x NB points; field.vtu, "

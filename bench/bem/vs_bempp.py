@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Time to reach a given surface-field error on the sound-hard unit sphere (default ka = 5, 1%):
+"""Time to reach a given surface-field error on the unit sphere (default ka = 5, 1%): sound-hard
+scattering (--problem hard) or radiation by the pulsating / oscillating sphere (--problem
+pulsating / oscillating; references u = 1/(ik - 1) and h1(k) cos theta / (k h1'(k)) for unit
+Neumann data):
 elliptica's Burton-Miller collocation BEM (P0, FMM or dense operator + BD preconditioner) against
 Bempp-cl's Burton-Miller formulation (P1 Galerkin: Bempp cannot pair its hypersingular operator
 with piecewise-constant spaces), side by side in one run on the same machine.
@@ -50,6 +53,23 @@ def mie_surface_hard(k, a, cos_theta, nmax=None):
     return total
 
 
+def radiation_surface(problem, k, cos_theta):
+    """Surface pressure of the unit sphere for unit Neumann data: pulsating (du/dr = 1),
+    u = 1 / (ik - 1); oscillating (du/dr = cos theta), u = h1(k) cos theta / (k h1'(k))."""
+    from scipy import special as sp
+    if problem == "pulsating":
+        return np.full_like(cos_theta, 1.0 / (1j * k - 1), dtype=complex)
+    h1 = sp.spherical_jn(1, k) + 1j * sp.spherical_yn(1, k)
+    h1p = sp.spherical_jn(1, k, True) + 1j * sp.spherical_yn(1, k, True)
+    return h1 / (k * h1p) * cos_theta
+
+
+def reference(args, cos_theta):
+    if args.problem == "hard":
+        return mie_surface_hard(args.k, 1.0, cos_theta)
+    return radiation_surface(args.problem, args.k, cos_theta)
+
+
 def run_ours(args):
     import elliptica
     rows = []
@@ -59,11 +79,15 @@ def run_ours(args):
         plan = elliptica.HelmholtzBEM(mesh, args.k, bc="neumann", tol=args.tol, operator=op,
                                       precond="bd", leaf=args.leaf)
         t1 = time.perf_counter()
-        sol = plan.solve((0, 0, 1))
+        if args.problem == "hard":
+            sol = plan.solve((0, 0, 1))
+        else:  # radiation: Neumann data 1 or n_z (the rigid sphere translating along z)
+            g = np.ones(plan.triangles.shape[0]) if args.problem == "pulsating" else plan.normals[:, 2]
+            sol = plan.solve_radiation(g.astype(complex))
         u, info = sol.surface, sol.info
         t2 = time.perf_counter()
         c = plan.centroids
-        ref = mie_surface_hard(args.k, 1.0, c[:, 2] / np.linalg.norm(c, axis=1))
+        ref = reference(args, c[:, 2] / np.linalg.norm(c, axis=1))
         err = float(np.linalg.norm(u - ref) / np.linalg.norm(ref))
         rows.append(dict(library="elliptica", refinement=r, elements=len(u), unknowns=len(u),
                          space="P0 collocation", operator=info["operator"], error=err, setup_s=t1 - t0,
@@ -86,18 +110,33 @@ def run_bempp(args):
         hyp = bempp.operators.boundary.helmholtz.hypersingular(space, space, space, k, assembler="default_nonlocal")
         op = 0.5 * ident - dlp + eta * hyp
 
-        @bempp.complex_callable
-        def data(x, n, domain_index, res):
-            ui = np.exp(1j * k * x[2])
-            res[0] = ui + eta * 1j * k * n[2] * ui
+        if args.problem == "hard":
+            @bempp.complex_callable
+            def data(x, n, domain_index, res):
+                ui = np.exp(1j * k * x[2])
+                res[0] = ui + eta * 1j * k * n[2] * ui
 
-        rhs = bempp.GridFunction(space, fun=data)
+            rhs = bempp.GridFunction(space, fun=data)
+        else:
+            # radiation: (1/2 I - K + eta H) p = -(S + eta (1/2 I + K')) g, the same combination
+            # as ours (Bempp's H = -W)
+            pulsating = args.problem == "pulsating"
+
+            @bempp.complex_callable
+            def neumann(x, n, domain_index, res):
+                res[0] = 1.0 if pulsating else n[2]
+
+            g = bempp.GridFunction(space, fun=neumann)
+            slp = bempp.operators.boundary.helmholtz.single_layer(space, space, space, k, assembler="default_nonlocal")
+            adlp = bempp.operators.boundary.helmholtz.adjoint_double_layer(space, space, space, k,
+                                                                          assembler="default_nonlocal")
+            rhs = -1.0 * ((slp + eta * (0.5 * ident + adlp)) * g)
         op.weak_form()  # assemble now, so that the set-up and solve times separate
         t1 = time.perf_counter()
         sol, _, its = bempp.linalg.gmres(op, rhs, tol=args.tol, return_iteration_count=True)
         t2 = time.perf_counter()
         v = grid.vertices
-        ref = mie_surface_hard(k, 1.0, v[2] / np.linalg.norm(v, axis=0))
+        ref = reference(args, v[2] / np.linalg.norm(v, axis=0))
         err = float(np.linalg.norm(sol.coefficients - ref) / np.linalg.norm(ref))
         return dict(library="bempp-cl", refinement=r, elements=int(grid.number_of_elements),
                     unknowns=int(space.global_dof_count), space="P1 Galerkin", operator="dense (numba)",
@@ -128,6 +167,9 @@ def main():
     ap.add_argument("--out", default="bench/results/bem_vs_bempp")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--k", type=float, default=5.0)
+    ap.add_argument("--problem", choices=["hard", "pulsating", "oscillating"], default="hard",
+                    help="sound-hard scattering of e^{ikz} (default), or radiation by the pulsating / "
+                         "oscillating unit sphere (Neumann data 1 / n_z)")
     ap.add_argument("--target", type=float, default=0.01)
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--operator", default="dense,fmm",
@@ -146,7 +188,8 @@ def main():
     rows = []
     for lib, refs in [("ours", args.ours_refinements), ("bempp", args.bempp_refinements)]:
         cmd = [sys.executable, __file__, "--child", lib, "--refinements", refs, "--k", str(args.k),
-               "--tol", str(args.tol), "--operator", args.operator, "--leaf", str(args.leaf)]
+               "--tol", str(args.tol), "--operator", args.operator, "--leaf", str(args.leaf),
+               "--problem", args.problem]
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         if p.returncode != 0:
@@ -168,8 +211,15 @@ def main():
     for lib in ["elliptica", "bempp-cl"]:
         hit = [r for r in rows if r["library"] == lib and r["error"] <= args.target]
         first[lib] = min(hit, key=lambda r: r["total_s"]) if hit else None
-    lines = [f"# Sound-hard sphere, ka = {args.k:g}: time to {100 * args.target:g}% surface-field error",
-             "", f"Command: `python3 bench/bem/vs_bempp.py --out {args.out} --threads {args.threads} --k {args.k:g} "
+    title = {"hard": "Sound-hard sphere", "pulsating": "Pulsating sphere (radiation)",
+             "oscillating": "Oscillating sphere (radiation)"}[args.problem]
+    import platform
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
+               platform.processor())
+    lines = [f"# {title}, ka = {args.k:g}: time to {100 * args.target:g}% surface-field error",
+             "", f"CPU: {cpu}; load average {os.getloadavg()[0]:.2f}",
+             "", f"Command: `python3 bench/bem/vs_bempp.py --problem {args.problem} --out {args.out} "
+             f"--threads {args.threads} --k {args.k:g} "
              f"--target {args.target:g} --tol {args.tol:g} --ours-refinements {args.ours_refinements} "
              f"--bempp-refinements {args.bempp_refinements} --operator {args.operator}`", "",
              f"Threads: {args.threads}; GMRES relative tolerance {args.tol:g} for both. Bempp-cl numba JIT warm-up "

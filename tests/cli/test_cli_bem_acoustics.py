@@ -260,3 +260,22 @@ def test_monostatic_sweep_at_every_frequency(cli, tmp_path):
         np.testing.assert_allclose(m[:, 6], 20 * np.log10(abs(back)), atol=0.2)  # 0.2 dB: 2.3%
         assert row[10] == pytest.approx(m[:, 6].max())
     assert (out / "monostatic.png").stat().st_size > 1000
+
+
+def test_impedance_per_element_file(cli, tmp_path):
+    # one Z per element, all equal: the same result as the scalar --impedance
+    z = np.tile([415.03, 200.0], (80, 1))
+    np.savetxt(tmp_path / "z.txt", z)
+    outs = []
+    for spec, name in ((tmp_path / "z.txt", "file"), ("415.03,200", "scalar")):
+        out = tmp_path / name
+        r = run(cli, "bem", "--mesh", "sphere:1,1", "--frequency", "50", "--impedance", spec, "--out", out,
+                "--no-plots", "-q", "--tol", "1e-10")
+        assert r.returncode == 0, r.stderr
+        outs.append(np.load(out / "f0000" / "surface.npy"))
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+    z[5, 0] = -1.0
+    np.savetxt(tmp_path / "bad.txt", z)
+    r = run(cli, "bem", "--mesh", "sphere:1,1", "--frequency", "50", "--impedance", tmp_path / "bad.txt",
+            "--out", tmp_path / "b", "--no-plots", "-q")
+    assert r.returncode == INVALID and "element 5" in r.stderr
