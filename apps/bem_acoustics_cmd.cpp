@@ -281,9 +281,11 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   // ---- mesh and everything resolved on it, before any output ------------------------------------
   std::string desc;
   bem::Mesh mesh = load_mesh(a.mesh, desc);
-  const bem::MeshReport rep = bem::validate_and_orient(mesh);
+  const bem::MeshReport rep = bem::validate_and_orient(mesh, ho.symmetry);  // the whole body with --symmetry
+  const bem::Mesh whole = ho.symmetry.empty() ? bem::Mesh{} : bem::whole_body(mesh, ho.symmetry);
+  const bem::Mesh& body = ho.symmetry.empty() ? mesh : whole;
   const std::size_t n = mesh.num_elements();
-  const double D = bem::body_size(mesh);
+  const double D = bem::body_size(body);
   const double kmin = bem::wavenumber(freqs.front(), medium), kmax = bem::wavenumber(*std::max_element(freqs.begin(), freqs.end()), medium);
   os << "mesh: " << desc << "\n  elements " << rep.elements << ", components " << rep.components << ", volume " << rep.volume
      << " m^3, body size " << D << " m, max edge " << rep.max_edge << " m\n"
@@ -313,7 +315,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   std::vector<cplx> vn;
   if (radiation) vn = resolve_velocity(a.velocity, mesh);
   if (!radiation && point) {
-    if (bem::locate_point(mesh, dir) != bem::PointLocation::kOutside)
+    if (bem::locate_point(body, dir) != bem::PointLocation::kOutside)
       throw InvalidArgument("--incident point: the source lies inside the body or on its surface");
   }
   if (!radiation && point && ho.ground &&
@@ -322,7 +324,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   fp.inside.resize(fp.points.size());
   std::size_t n_inside = 0;
   for (std::size_t i = 0; i < fp.points.size(); ++i) {
-    fp.inside[i] = bem::locate_point(mesh, fp.points[i]) != bem::PointLocation::kOutside ||
+    fp.inside[i] = bem::locate_point(body, fp.points[i]) != bem::PointLocation::kOutside ||
                    (ho.ground && !(fp.points[i][static_cast<std::size_t>(ho.ground->axis)] > ho.ground->height));
     n_inside += fp.inside[i];
   }
@@ -353,7 +355,12 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       .set("operator", bem::to_string(ho.op.kind))
       .set("precond", bem::to_string(ho.precond.kind))
       .set("fmm_tol", ho.op.fmm.tolerance)
-      .set("ground", a.ground);
+      .set("ground", a.ground)
+      .set("symmetry", [&] {
+        std::string t;
+        for (const auto& sp : a.symmetry) t += (t.empty() ? "" : ";") + sp;
+        return t;
+      }());
   const std::string run_text = to_json(run) + "\n";
   const fs::path out(a.out);
   std::error_code ec;
@@ -485,7 +492,9 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     double ff_power = 0;
     for (std::size_t j = 0; j < pinf.size(); ++j) ff_power += upper[j] * rule.weights[j] * std::norm(pinf[j]);
     ff_power /= 2 * medium.impedance();
-    const double power = radiation ? bem::surface_power(plan.mesh(), sol, f, medium) : ff_power;
+    // the surface power of a symmetric model's part, times its copies: that of the whole body
+    const double power =
+        radiation ? bem::surface_power(plan.mesh(), sol, f, medium) * double(1u << ho.symmetry.size()) : ff_power;
     double ts = nan;
     if (!radiation && !point) ts = 20 * std::log10(std::abs(plan.far_field(sol, {{-dir[0], -dir[1], -dir[2]}})[0]));
     // 1/(4 pi) int |p_inf|^2 dOmega: the mean of |p_inf|^2, for the directivity index

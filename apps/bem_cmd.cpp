@@ -129,6 +129,28 @@ bem::GroundPlane parse_ground(const std::string& spec) {
   return g;
 }
 
+bem::MirrorPlane parse_symmetry(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos)
+    throw InvalidArgument("--symmetry must be AXIS=H[,symmetric|antisymmetric] (e.g. z=0), got '" + spec + "'");
+  const std::string ax = trim(spec.substr(0, eq));
+  bem::MirrorPlane m;
+  if (ax == "x") m.axis = 0;
+  else if (ax == "y") m.axis = 1;
+  else if (ax == "z") m.axis = 2;
+  else throw InvalidArgument("--symmetry: AXIS must be x, y or z, got '" + ax + "'");
+  const auto p = split(spec.substr(eq + 1), ',');
+  if (p.empty() || p.size() > 2) throw InvalidArgument("--symmetry must be AXIS=H[,symmetric|antisymmetric], got '" + spec + "'");
+  m.height = to_double(p[0], "--symmetry position");
+  if (!std::isfinite(m.height)) throw InvalidArgument("--symmetry: the position must be finite");
+  if (p.size() == 2) {
+    if (p[1] == "symmetric") m.reflection = 1;
+    else if (p[1] == "antisymmetric") m.reflection = -1;
+    else throw InvalidArgument("--symmetry: the kind must be symmetric or antisymmetric, got '" + p[1] + "'");
+  }
+  return m;
+}
+
 std::function<void(const std::string&, double)> setup_progress() {
   auto last = std::make_shared<std::pair<std::string, int>>("", -1);
   return [last](const std::string& stage, double f) {
@@ -496,11 +518,12 @@ int run_bem(const BemArgs& a) {
   std::string script;
   if (!a.no_plots) script = find_plot_script(acoustic ? "bem_sweep_plots.py" : "bem_plots.py", a.plot_script);
 
-  if (!a.ground.empty()) {
-    ho.ground = bem_detail::parse_ground(a.ground);
-    if (ho.op.kind == bem::OperatorKind::Fmm || ho.precond.kind == bem::PreconditionerKind::Ifmm)
-      throw InvalidArgument("--ground is built on the dense operator: use --operator dense or auto, --precond bd or none");
-  }
+  if (!a.ground.empty()) ho.ground = bem_detail::parse_ground(a.ground);
+  for (const auto& sp : a.symmetry) ho.symmetry.push_back(bem_detail::parse_symmetry(sp));
+  if ((ho.ground || !ho.symmetry.empty()) &&
+      (ho.op.kind == bem::OperatorKind::Fmm || ho.precond.kind == bem::PreconditionerKind::Ifmm))
+    throw InvalidArgument("--ground and --symmetry are built on the dense operator: use --operator dense or auto, "
+                          "--precond bd or none");
   if (acoustic) {
     bem_detail::AcousticDirections ad;
     if (sweep.active) {
@@ -514,7 +537,7 @@ int run_bem(const BemArgs& a) {
   // ---- mesh ---------------------------------------------------------------------------------
   std::string desc;
   bem::Mesh mesh = load_mesh(a.mesh, desc);
-  const bem::MeshReport rep = bem::validate_and_orient(mesh);
+  const bem::MeshReport rep = bem::validate_and_orient(mesh, ho.symmetry);  // the whole body with --symmetry
   const double epw = bem::elements_per_wavelength(mesh, k);
   std::ostream& os = std::cout;
   os << "mesh: " << desc << "\n"
@@ -754,6 +777,10 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   c->add_option("--ground", g.ground,
                 "a plane bounding the fluid half-space AXIS > H, the body above it: AXIS=H[,rigid|soft] (rigid ground "
                 "or pressure-release surface; method of images, dense operator); e.g. z=0");
+  c->add_option("--symmetry", g.symmetry,
+                "a symmetry plane of the body, repeatable (at most 3 with --ground, distinct axes): AXIS=H[,symmetric|"
+                "antisymmetric]; the mesh is the part with AXIS >= H, its cut edges exactly on the plane (method of "
+                "images, dense operator); e.g. --symmetry z=0 --symmetry y=0 for a quarter model");
   c->add_flag("--resume", g.resume, "--frequency: continue the sweep in --out (same settings), skipping finished frequencies");
   c->add_option("--bc", g.bc, "neumann (sound-hard) | dirichlet (sound-soft)")->capture_default_str();
   CLI::Option* incident = c->add_option("--incident", g.incident,

@@ -37,6 +37,7 @@ struct BemArgs {
   std::string field_points;            ///< FILE ((M,3)) | grid:PLANE=C,A0,A1,NA,B0,B1,NB
   bool resume = false;
   std::string ground;                  ///< AXIS=H[,rigid|soft]: a ground plane (half-space Green's function)
+  std::vector<std::string> symmetry;   ///< AXIS=H[,symmetric|antisymmetric], repeatable: symmetry planes
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
   std::string incident_file;  ///< --incident-file: (M,3) directions of a monostatic sweep
@@ -79,6 +80,8 @@ namespace bem_detail {
 bem::Mesh load_mesh(const std::string& spec, std::string& description);
 /// --ground AXIS=H[,rigid|soft] (AXIS x, y or z; default rigid): InvalidArgument otherwise.
 bem::GroundPlane parse_ground(const std::string& spec);
+/// --symmetry AXIS=H[,symmetric|antisymmetric] (default symmetric): InvalidArgument otherwise.
+bem::MirrorPlane parse_symmetry(const std::string& spec);
 /// Set-up progress on stderr: one line per stage and per 10%.
 std::function<void(const std::string&, double)> setup_progress();
 /// The frequency sweep of `elliptica bem --frequency` (bem_acoustics_cmd.cpp): `ho` carries the

@@ -254,6 +254,12 @@ class HelmholtzBEM:
         (axis ``'x'``, ``'y'``, ``'z'``) bounding the fluid half-space the body lies in (method of
         images; dense operator). Incident fields get their reflection, far and scattered fields
         their image. Default None: free space.
+    symmetry : list of (axis, position[, kind]), optional
+        Symmetry planes of the body (at most 3 with the ground, distinct axes): the mesh is the
+        part with ``x[axis] >= position`` (its cut edges exactly on the planes), kind
+        ``'symmetric'`` (default: the field is even across the plane) or ``'antisymmetric'``
+        (odd). The plan solves the whole body (the mesh and its mirror images) with N unknowns;
+        incident fields must share the symmetry. Dense operator. Default None.
     threads : int
         OpenMP threads of the set-up, the matvecs, BD and GMRES (0: all available). Used through
         local clauses: the process-wide OpenMP setting is not changed.
@@ -281,7 +287,7 @@ class HelmholtzBEM:
                  tol=_D["tol"], restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"],
                  ifmm_eps=_D["ifmm_eps"], ifmm_sigma=_D["ifmm_sigma"], ifmm_top=_D["ifmm_top"],
                  ifmm_bottom=_D["ifmm_bottom"], ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"],
-                 admittance=None, ground_plane=None):
+                 admittance=None, ground_plane=None, symmetry=None):
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
@@ -343,13 +349,18 @@ class HelmholtzBEM:
             if adm.ndim != 1:
                 raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got shape {adm.shape}")
         gaxis, gheight, grefl = _ground(ground_plane)
+        sym = []
+        for plane in (symmetry or []):
+            ax, h, r = _plane(plane, "symmetry plane", ("symmetric", "antisymmetric"))
+            sym.append((float(ax), h, r))
+        self.symmetry = symmetry
         self.ground_plane = ground_plane
         self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
                                          int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
                                          int(threads), ifmm_eps, int(ifmm_sigma), int(ifmm_top),
                                          int(ifmm_bottom), int(ifmm_order), int(ifmm_depth), adm, gaxis, gheight,
-                                         grefl)
+                                         grefl, sym)
 
     def solve(self, direction=None, *, point_source=None):
         """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``
@@ -414,11 +425,13 @@ class HelmholtzBEM:
     def surface_power(self, solution, frequency, *, sound_speed=None, density=None):
         """Power (W) through the surface of a solution in acoustic units (u = pressure in Pa,
         ``frequency`` in Hz): ``1/2 Re sum_e A_e p_e conj(v_e)``, ``v_e = dudn_e / (i omega
-        rho)`` (C++ ``surface_power``, acoustics.hpp). Defaults: :data:`MEDIUM_DEFAULTS`."""
+        rho)`` (C++ ``surface_power``, acoustics.hpp). Defaults: :data:`MEDIUM_DEFAULTS`. With
+        symmetry planes: the whole body's power (the part's times its 2, 4 or 8 copies)."""
         self._check(solution)
         c = MEDIUM_DEFAULTS["sound_speed"] if sound_speed is None else float(sound_speed)
         rho = MEDIUM_DEFAULTS["density"] if density is None else float(density)
-        return self._plan.surface_power(solution._sol, float(frequency), c, rho)
+        copies = 2 ** len(self.symmetry or [])
+        return copies * self._plan.surface_power(solution._sol, float(frequency), c, rho)
 
     def monostatic(self, directions, *, keep_surface=False):
         """Monostatic (backscatter) sweep: solves the plane waves ``e^{ik d_j.x}`` for every row
@@ -548,19 +561,24 @@ class HelmholtzBEM:
         return self._plan.alpha
 
 
-def _ground(g):
-    """``ground_plane``: None, or ``(axis, height[, kind])`` with axis ``'x'``/``'y'``/``'z'`` (or
-    0/1/2) and kind ``'rigid'`` (default) or ``'soft'`` -> (axis, height, reflection)."""
-    if g is None:
-        return -1, 0.0, 1.0
+def _plane(g, what, kinds):
+    """A mirror plane ``(axis, position[, kind])``: axis ``'x'``/``'y'``/``'z'`` (or 0/1/2), kind
+    ``kinds[0]`` (reflection +1, the default) or ``kinds[1]`` (-1) -> (axis, position, reflection)."""
     try:
         axis, height, *rest = g
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"ground_plane must be (axis, height[, 'rigid'|'soft']), got {_show(g)}") from None
+        raise InvalidArgumentError(f"{what} must be (axis, position[, {kinds[0]!r}|{kinds[1]!r}]), "
+                                   f"got {_show(g)}") from None
     axes = {"x": 0, "y": 1, "z": 2, 0: 0, 1: 1, 2: 2}
-    if axis not in axes or len(rest) > 1 or (rest and rest[0] not in ("rigid", "soft")):
-        raise InvalidArgumentError(f"ground_plane must be (axis x|y|z, height[, 'rigid'|'soft']), got {_show(g)}")
-    return axes[axis], float(height), (-1.0 if rest and rest[0] == "soft" else 1.0)
+    if axis not in axes or len(rest) > 1 or (rest and rest[0] not in kinds):
+        raise InvalidArgumentError(f"{what} must be (axis x|y|z, position[, {kinds[0]!r}|{kinds[1]!r}]), "
+                                   f"got {_show(g)}")
+    return axes[axis], float(height), (-1.0 if rest and rest[0] == kinds[1] else 1.0)
+
+
+def _ground(g):
+    """``ground_plane``: None (-1, 0, 1) or ``(axis, height[, 'rigid'|'soft'])``."""
+    return (-1, 0.0, 1.0) if g is None else _plane(g, "ground_plane", ("rigid", "soft"))
 
 
 def _medium(sound_speed, density):

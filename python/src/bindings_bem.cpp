@@ -11,6 +11,7 @@
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <array>
 #include <cmath>
@@ -104,11 +105,12 @@ struct PyHelmholtzBem {
                  const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
                  const std::string& op, double fmm_tol, long dense_max, int threads, double ifmm_eps, int ifmm_sigma,
                  int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth, const InC& admittance, int ground_axis,
-                 double ground_height, double ground_reflection) {
+                 double ground_height, double ground_reflection, const std::vector<std::array<double, 3>>& symmetry) {
     bem::Mesh m = make_mesh(vertices, triangles);
     bem::HelmholtzBemOptions o;
     o.admittance = cvec(admittance);
     if (ground_axis >= 0) o.ground = bem::GroundPlane{ground_axis, ground_height, ground_reflection};
+    for (const auto& sp : symmetry) o.symmetry.push_back(bem::MirrorPlane{static_cast<int>(sp[0]), sp[1], sp[2]});
     if (bc == "neumann")
       o.bc = bem::BoundaryCondition::Neumann;
     else if (bc == "dirichlet")
@@ -136,7 +138,7 @@ struct PyHelmholtzBem {
     o.precond.ifmm.order = ifmm_order;
     o.precond.ifmm.depth = ifmm_depth;
     nb::gil_scoped_release release;
-    report = bem::validate_and_orient(m);
+    report = bem::validate_and_orient(m, o.symmetry);
     plan = std::make_unique<bem::HelmholtzBem>(std::move(m), k, o);
   }
 
@@ -405,11 +407,11 @@ void init_bem(nb::module_& m) {
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
       .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
                     int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int,
-                    const InC&, int, double, double>(),
+                    const InC&, int, double, double, const std::vector<std::array<double, 3>>&>(),
            "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
            "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a,
            "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a, "ground_axis"_a,
-           "ground_height"_a, "ground_reflection"_a)
+           "ground_height"_a, "ground_reflection"_a, "symmetry"_a)
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
       .def("solve_radiation", &PyHelmholtzBem::solve_radiation, "g"_a, "v"_a, "kind"_a)
       .def("surface_power", &PyHelmholtzBem::surface_power, "solution"_a, "frequency"_a, "sound_speed"_a, "density"_a)

@@ -16,6 +16,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <numbers>
 #include <sstream>
 #include <string>
@@ -247,16 +248,104 @@ void validate(const GroundPlane& g, const Mesh& mesh) {
   if (!std::isfinite(g.height)) throw InvalidArgument("bem: ground plane height must be finite");
   if (g.reflection != 1.0 && g.reflection != -1.0)
     throw InvalidArgument("bem: ground plane reflection must be +1 (rigid) or -1 (pressure release)");
-  for (std::size_t v = 0; v < mesh.vertices.size(); ++v)
-    if (!(mesh.vertices[v][static_cast<std::size_t>(g.axis)] > g.height))
+  for (const auto& t : mesh.triangles)  // the vertices in use
+    for (const auto vi : t) {
+      const auto v = static_cast<std::size_t>(vi);
+      if (v >= mesh.vertices.size() || mesh.vertices[v][static_cast<std::size_t>(g.axis)] > g.height) continue;
       throw InvalidArgument("bem: vertex " + std::to_string(v) + " of the mesh is not above the ground plane " +
                             std::string(1, "xyz"[g.axis]) + " = " + std::to_string(g.height) +
                             ": the body must lie strictly inside the half-space (a body resting on the plane is "
                             "not supported)");
+    }
+}
+
+void validate_symmetry_plane(const MirrorPlane& p, const Mesh& mesh) {
+  if (p.axis < 0 || p.axis > 2) throw InvalidArgument("bem: symmetry plane axis must be 0 (x), 1 (y) or 2 (z)");
+  if (!std::isfinite(p.height)) throw InvalidArgument("bem: symmetry plane position must be finite");
+  if (p.reflection != 1.0 && p.reflection != -1.0)
+    throw InvalidArgument("bem: symmetry plane reflection must be +1 (symmetric) or -1 (antisymmetric)");
+  for (const auto& t : mesh.triangles)  // the vertices in use (a file may carry others)
+    for (const auto vi : t) {
+      const auto v = static_cast<std::size_t>(vi);
+      if (v >= mesh.vertices.size() || !(mesh.vertices[v][static_cast<std::size_t>(p.axis)] < p.height)) continue;
+      throw InvalidArgument("bem: vertex " + std::to_string(v) + " of the mesh lies on the wrong side of the symmetry plane " +
+                            std::string(1, "xyz"[p.axis]) + " = " + std::to_string(p.height) +
+                            ": give the part of the body with " + std::string(1, "xyz"[p.axis]) + " >= " +
+                            std::to_string(p.height));
+    }
+}
+
+Mesh whole_body(const Mesh& mesh, const std::vector<MirrorPlane>& symmetry) {
+  Mesh w = mesh;
+  // a mirrored vertex with the coordinates of one already there (a cut vertex on the plane) is
+  // that vertex, so that the whole body is one connected surface
+  std::map<std::array<double, 3>, std::int32_t> index;
+  for (std::size_t v = 0; v < mesh.vertices.size(); ++v) index.emplace(mesh.vertices[v], static_cast<std::int32_t>(v));
+  for (const MirrorImage& im : mirror_images(symmetry)) {
+    std::vector<std::int32_t> map(mesh.vertices.size());
+    for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
+      const auto x = im.point(mesh.vertices[v]);
+      const auto [it, added] = index.emplace(x, static_cast<std::int32_t>(w.vertices.size()));
+      if (added) w.vertices.push_back(x);
+      map[v] = it->second;
+    }
+    for (auto t : mesh.triangles) {
+      if (im.reverses()) std::swap(t[1], t[2]);
+      w.triangles.push_back({map[static_cast<std::size_t>(t[0])], map[static_cast<std::size_t>(t[1])],
+                             map[static_cast<std::size_t>(t[2])]});
+    }
+  }
+  return w;
+}
+
+MeshReport validate_and_orient(Mesh& mesh, const std::vector<MirrorPlane>& symmetry) {
+  if (symmetry.empty()) return validate_and_orient(mesh);
+  for (const auto& p : symmetry) validate_symmetry_plane(p, mesh);
+  Mesh w = whole_body(mesh, symmetry);
+  const MeshReport rep = validate_and_orient(w);  // triangle order kept: the first N are the mesh's
+  const std::size_t n = mesh.num_elements();
+  for (std::size_t e = 0; e < n; ++e) {
+    // the same triangle, possibly reversed: copy the orientation by comparing vertex coordinates
+    const auto& t = mesh.triangles[e];
+    const auto& u = w.triangles[e];
+    const auto& a1 = w.vertices[static_cast<std::size_t>(u[1])];
+    const auto& b1 = mesh.vertices[static_cast<std::size_t>(t[1])];
+    const auto& b2 = mesh.vertices[static_cast<std::size_t>(t[2])];
+    const auto& a0 = w.vertices[static_cast<std::size_t>(u[0])];
+    const auto& b0 = mesh.vertices[static_cast<std::size_t>(t[0])];
+    // orientation-preserving rotations of (b0, b1, b2) keep the cyclic order
+    const bool same = (a0 == b0 && a1 == b1) || (a0 == b1 && a1 == b2) || (a0 == b2 && a1 == b0);
+    if (!same) std::swap(mesh.triangles[e][1], mesh.triangles[e][2]);
+  }
+  MeshReport r = rep;
+  r.elements = n;
+  return r;
+}
+
+std::vector<MirrorImage> mirror_images(const std::vector<MirrorPlane>& planes) {
+  if (planes.size() > 3) throw InvalidArgument("bem: at most 3 mirror planes (ground and symmetry), got " + std::to_string(planes.size()));
+  for (std::size_t a = 0; a < planes.size(); ++a)
+    for (std::size_t b = a + 1; b < planes.size(); ++b)
+      if (planes[a].axis == planes[b].axis)
+        throw InvalidArgument("bem: two mirror planes (ground / symmetry) on the same axis " +
+                              std::string(1, "xyz"[planes[a].axis]) + ": parallel planes would need infinitely many images");
+  std::vector<MirrorImage> out;
+  for (unsigned mask = 1; mask < (1u << planes.size()); ++mask) {
+    MirrorImage im;
+    for (std::size_t a = 0; a < planes.size(); ++a)
+      if (mask & (1u << a)) {
+        const auto ax = static_cast<std::size_t>(planes[a].axis);
+        im.flip[ax] = true;
+        im.height[ax] = planes[a].height;
+        im.factor *= planes[a].reflection;
+      }
+    out.push_back(im);
+  }
+  return out;
 }
 
 DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const QuadratureOptions& q, int threads,
-                              const GroundPlane* ground) {
+                              const std::vector<MirrorImage>* images) {
   const auto t0 = std::chrono::steady_clock::now();
   validate_wavenumber(k);
   detail::validate_mesh(mesh);
@@ -264,7 +353,6 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
   which &= kAllOperators;
   if (which == 0) throw InvalidArgument("bem: assemble_dense: no operator selected");
   if (threads < 0) throw InvalidArgument("bem: assemble_dense: threads must be >= 0 (0: all available)");
-  if (ground) validate(*ground, mesh);
   const std::size_t n = mesh.num_elements();
   DenseOperators ops;
   ops.which = which;
@@ -303,16 +391,16 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
         } else {
           integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
         }
-        if (ground) {  // the image term: (R x_i, R n_i) against T_j (GroundPlane)
-          Acc img;
-          integrate_regular(ground->mirror(x), ground->mirror_direction(nx), tris[j], normals[j], ik, which, q, rule, 0,
-                            img);
-          const double s = ground->reflection;
-          acc.s += s * img.s;
-          acc.k += s * img.k;
-          acc.kp += s * img.kp;
-          acc.w += s * img.w;
-        }
+        if (images)  // the image terms: (R x_i, R n_i) against T_j (MirrorPlane)
+          for (const MirrorImage& im : *images) {
+            Acc img;
+            integrate_regular(im.point(x), im.direction(nx), tris[j], normals[j], ik, which, q, rule, 0, img);
+            const double s = im.factor;
+            acc.s += s * img.s;
+            acc.k += s * img.k;
+            acc.kp += s * img.kp;
+            acc.w += s * img.w;
+          }
         if (which & kSingleLayer) ops.S(i, j) = acc.s;
         if (which & kDoubleLayer) ops.K(i, j) = acc.k;
         if (which & kAdjointDoubleLayer) ops.Kp(i, j) = acc.kp;
@@ -371,6 +459,21 @@ std::vector<cplx> far_field(const Mesh& mesh, const SurfaceSolution& sol, const 
 
 std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
                                   const std::vector<std::array<double, 3>>& points, const QuadratureOptions& q) {
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const V3& x = points[p];
+    for (double c : x)
+      if (!std::isfinite(c)) throw InvalidArgument("bem: scattered_field point is not finite");
+    const PointLocation where = locate_point(mesh, x);
+    if (where != PointLocation::kOutside)
+      throw InvalidArgument("bem: scattered_field point " + std::to_string(p) + " lies " +
+                            (where == PointLocation::kInside ? "inside" : "on the surface of") +
+                            " the scatterer (the representation formula holds in the exterior only)");
+  }
+  return detail::representation(mesh, sol, points, q);
+}
+
+std::vector<cplx> detail::representation(const Mesh& mesh, const SurfaceSolution& sol,
+                                         const std::vector<std::array<double, 3>>& points, const QuadratureOptions& q) {
   check_solution(mesh, sol);
   detail::validate_quadrature(q);
   const auto& rule = quadrature::triangle_rule(q.far_points);
@@ -390,13 +493,6 @@ std::vector<cplx> scattered_field(const Mesh& mesh, const SurfaceSolution& sol,
   const unsigned which = kSingleLayer | kDoubleLayer | (split ? kDynamicDoubleLayer : 0u);
   for (std::size_t p = 0; p < points.size(); ++p) {
     const V3& x = points[p];
-    for (double c : x)
-      if (!std::isfinite(c)) throw InvalidArgument("bem: scattered_field point is not finite");
-    const PointLocation where = locate_point(mesh, x);
-    if (where != PointLocation::kOutside)
-      throw InvalidArgument("bem: scattered_field point " + std::to_string(p) + " lies " +
-                            (where == PointLocation::kInside ? "inside" : "on the surface of") +
-                            " the scatterer (the representation formula holds in the exterior only)");
     cplx s{};
     for (std::size_t e = 0; e < n; ++e) {
       Acc acc;

@@ -159,13 +159,16 @@ struct HelmholtzBem::Impl {
   const LinearOperator<cplx>* Ad = nullptr;
   std::once_flag companion_once;
   std::unique_ptr<RobinSystem> robin;  ///< impedance with the FMM operator: A_N + alpha A_D diag(gamma)
+  std::vector<MirrorImage> images;     ///< of the ground and symmetry planes (empty: free space)
+  Mesh whole;                          ///< with symmetry planes: the mesh and its symmetry images
+  const Mesh& body() const { return opt.symmetry.empty() ? mesh : whole; }
+  const std::vector<MirrorImage>* images_or_null() const { return images.empty() ? nullptr : &images; }
 
   void build_companion() {
     const auto t0 = Clock::now();
     if (setup.op == OperatorKind::Dense) {
       detail::DenseSystem sys = detail::assemble_dense_system(mesh, k, BoundaryCondition::Dirichlet, alpha,
-                                                              opt.quadrature, kd, opt.threads,
-                                                              opt.ground ? &*opt.ground : nullptr);
+                                                              opt.quadrature, kd, opt.threads, images_or_null());
       dense_d = std::move(sys.A);
       dense_d_op = std::make_unique<DenseMatrixOperator>(dense_d, opt.threads);
       Ad = dense_d_op.get();
@@ -186,7 +189,10 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
   detail::validate_mesh(mesh);
   detail::validate_quadrature(opt.quadrature);
   detail::validate_gmres_options(opt.gmres);
-  detail::validate_low_frequency(opt.bc, mesh, k);
+  // the whole body of a symmetric model sets the low-frequency rules and the coupling
+  const Mesh whole = opt.symmetry.empty() ? Mesh{} : whole_body(mesh, opt.symmetry);
+  const Mesh& body = opt.symmetry.empty() ? mesh : whole;
+  detail::validate_low_frequency(opt.bc, body, k);
   if (opt.threads < 0)
     throw InvalidArgument("bem: threads must be >= 0 (0: all available), got " + std::to_string(opt.threads));
   const auto& f = opt.op.fmm;
@@ -213,11 +219,15 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
     if (opt.precond.kind == PreconditionerKind::Ifmm)
       throw InvalidArgument("bem: the IFMM preconditioner does not take an impedance surface (admittance): use bd or none");
   }
-  if (opt.ground) {
-    bem::validate(*opt.ground, mesh);
+  if (opt.ground) bem::validate(*opt.ground, mesh);
+  for (const auto& p : opt.symmetry) validate_symmetry_plane(p, mesh);
+  if (opt.ground || !opt.symmetry.empty()) {
+    std::vector<MirrorPlane> planes = opt.symmetry;
+    if (opt.ground) planes.push_back(*opt.ground);
+    (void)mirror_images(planes);  // at most 3, distinct axes
     if (opt.op.kind == OperatorKind::Fmm || opt.precond.kind == PreconditionerKind::Ifmm)
-      throw InvalidArgument("bem: the ground plane (half-space Green's function) is built on the dense operator: use "
-                            "op.kind dense or auto (--operator dense) and precond bd or none");
+      throw InvalidArgument("bem: ground and symmetry planes (image Green's functions) are built on the dense operator: "
+                            "use op.kind dense or auto (--operator dense) and precond bd or none");
   }
   if (opt.precond.kind == PreconditionerKind::Ifmm) {
     if (opt.op.kind == OperatorKind::Dense)
@@ -227,7 +237,7 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
   if (f.tolerance != 0 && !(f.tolerance > 1e-14 && f.tolerance < 0.5))
     throw InvalidArgument("bem: fmm_tolerance (op.fmm.tolerance) must be in (1e-14, 0.5) or 0 (automatic)");
   if (f.order < 0) throw InvalidArgument("bem: fmm_order (op.fmm.order) must be >= 0 (0: automatic)");
-  (void)detail::coupling(opt.alpha, mesh, k);
+  (void)detail::coupling(opt.alpha, body, k);
   const double epw = elements_per_wavelength(mesh, k);
   if (epw < 0.5)
     throw InvalidArgument("bem: the mesh has " + std::to_string(epw) + " elements per wavelength at k = " +
@@ -241,21 +251,27 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   I.mesh = std::move(mesh);
   I.k = k;
   I.opt = std::move(opt);
-  I.alpha = detail::coupling(I.opt.alpha, I.mesh, k);
+  if (!I.opt.symmetry.empty()) I.whole = whole_body(I.mesh, I.opt.symmetry);
+  {
+    std::vector<MirrorPlane> planes = I.opt.symmetry;
+    if (I.opt.ground) planes.push_back(*I.opt.ground);
+    if (!planes.empty()) I.images = mirror_images(planes);
+  }
+  I.alpha = detail::coupling(I.opt.alpha, I.body(), k);
   const int threads = I.opt.threads;
   const std::size_t n = I.mesh.num_elements();
   auto& S = I.setup;
   S.elements = n;
   S.op = I.opt.op.kind;
   if (S.op == OperatorKind::Auto)
-    S.op = I.opt.ground || (n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm)
+    S.op = I.opt.ground || !I.opt.symmetry.empty() || (n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm)
                ? OperatorKind::Dense
                : OperatorKind::Fmm;
   S.precond = I.opt.precond.kind;
   const auto& progress = I.opt.progress;
 
   const fmm::OctreeOptions tree_opt = I.opt.op.fmm.tree;
-  I.kd = std::abs(k) * body_size(I.mesh);
+  I.kd = std::abs(k) * body_size(I.body());
   if (!I.opt.admittance.empty()) {
     S.impedance = true;
     I.gamma.resize(n);
@@ -267,7 +283,7 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     if (progress) progress("assembly", 0.0);
     detail::DenseSystem sys =
         detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, I.kd, threads,
-                                      I.opt.ground ? &*I.opt.ground : nullptr);
+                                      I.images_or_null());
     I.dense = std::move(sys.A);
     I.ones_image = std::move(sys.ones_image);
     if (S.impedance) {
@@ -496,8 +512,27 @@ IncidentField add_image(IncidentField a, const IncidentField& b, double s) {
 }
 }  // namespace
 
+namespace {
+/// Symmetry planes take incident fields with their symmetry only (plan.hpp, symmetry).
+void check_symmetric_incidence(const std::vector<MirrorPlane>& symmetry, const std::array<double, 3>& v, bool point) {
+  for (const auto& p : symmetry) {
+    const auto a = static_cast<std::size_t>(p.axis);
+    if (p.reflection < 0)
+      throw InvalidArgument("bem: an antisymmetric plane (reflection -1) takes no incident field (a plane wave or "
+                            "point source is not odd across it): use radiation data, or solve the whole body");
+    if (point ? v[a] != p.height : v[a] != 0)
+      throw InvalidArgument(std::string("bem: the incident ") + (point ? "point source" : "plane wave") +
+                            " is not symmetric about the symmetry plane " + std::string(1, "xyz"[p.axis]) + " = " +
+                            std::to_string(p.height) + (point ? ": it must lie on the plane" :
+                                                                ": its direction needs a zero " + std::string(1, "xyz"[p.axis]) + " component") +
+                            " (split it into symmetric and antisymmetric parts, or solve the whole body)");
+  }
+}
+}  // namespace
+
 IncidentField HelmholtzBem::plane_wave(std::array<double, 3> d) const {
   const auto& I = *impl_;
+  check_symmetric_incidence(I.opt.symmetry, d, false);
   IncidentField f = bem::plane_wave(I.mesh, I.k, d);
   if (!I.opt.ground) return f;
   return add_image(std::move(f), bem::plane_wave(I.mesh, I.k, I.opt.ground->mirror_direction(d)),
@@ -508,9 +543,17 @@ IncidentField HelmholtzBem::point_source(std::array<double, 3> x0, cplx amplitud
   const auto& I = *impl_;
   if (I.opt.ground && !(x0[static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
     throw InvalidArgument("bem: the point source lies below the ground plane (or on it)");
-  IncidentField f = bem::point_source(I.mesh, I.k, x0, amplitude);
+  check_symmetric_incidence(I.opt.symmetry, x0, true);
+  // the location check against the whole body; the data on this mesh's elements (its first N)
+  const std::size_t n = I.mesh.num_elements();
+  auto part = [n](IncidentField f) {
+    f.u.resize(n);
+    f.dudn.resize(n);
+    return f;
+  };
+  IncidentField f = part(bem::point_source(I.body(), I.k, x0, amplitude));
   if (!I.opt.ground) return f;
-  return add_image(std::move(f), bem::point_source(I.mesh, I.k, I.opt.ground->mirror(x0), amplitude),
+  return add_image(std::move(f), part(bem::point_source(I.body(), I.k, I.opt.ground->mirror(x0), amplitude)),
                    I.opt.ground->reflection);
 }
 
@@ -518,27 +561,38 @@ std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,
                                           const std::vector<std::array<double, 3>>& directions) const {
   const auto& I = *impl_;
   std::vector<cplx> f = bem::far_field(I.mesh, s, directions, I.opt.quadrature);
-  if (!I.opt.ground) return f;
-  std::vector<std::array<double, 3>> m(directions.size());
-  for (std::size_t j = 0; j < m.size(); ++j) m[j] = I.opt.ground->mirror_direction(directions[j]);
-  const std::vector<cplx> g = bem::far_field(I.mesh, s, m, I.opt.quadrature);
-  for (std::size_t j = 0; j < f.size(); ++j) f[j] += I.opt.ground->reflection * g[j];
+  for (const MirrorImage& im : I.images) {  // u_inf(xhat) + r u_inf(R xhat) (MirrorPlane)
+    std::vector<std::array<double, 3>> m(directions.size());
+    for (std::size_t j = 0; j < m.size(); ++j) m[j] = im.direction(directions[j]);
+    const std::vector<cplx> g = bem::far_field(I.mesh, s, m, I.opt.quadrature);
+    for (std::size_t j = 0; j < f.size(); ++j) f[j] += im.factor * g[j];
+  }
   return f;
 }
 
 std::vector<cplx> HelmholtzBem::scattered_field(const SurfaceSolution& s,
                                                 const std::vector<std::array<double, 3>>& points) const {
   const auto& I = *impl_;
-  if (!I.opt.ground) return bem::scattered_field(I.mesh, s, points, I.opt.quadrature);
-  std::vector<std::array<double, 3>> both(points);
+  if (I.images.empty()) return bem::scattered_field(I.mesh, s, points, I.opt.quadrature);
+  // checked against the whole body (and the ground), then u(x) + sum_images r u(R x)
+  std::vector<std::array<double, 3>> all(points);
   for (std::size_t j = 0; j < points.size(); ++j) {
-    if (!(points[j][static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
+    for (double c : points[j])
+      if (!std::isfinite(c)) throw InvalidArgument("bem: field point " + std::to_string(j) + " is not finite");
+    if (I.opt.ground && !(points[j][static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
       throw InvalidArgument("bem: field point " + std::to_string(j) + " lies below the ground plane (or on it)");
-    both.push_back(I.opt.ground->mirror(points[j]));
+    const PointLocation where = locate_point(I.body(), points[j]);
+    if (where != PointLocation::kOutside)
+      throw InvalidArgument("bem: field point " + std::to_string(j) + " lies " +
+                            (where == PointLocation::kInside ? "inside" : "on the surface of") +
+                            " the body (the representation formula holds in the exterior only)");
   }
-  const std::vector<cplx> f = bem::scattered_field(I.mesh, s, both, I.opt.quadrature);
-  std::vector<cplx> out(points.size());
-  for (std::size_t j = 0; j < points.size(); ++j) out[j] = f[j] + I.opt.ground->reflection * f[j + points.size()];
+  for (const MirrorImage& im : I.images)
+    for (const auto& x : points) all.push_back(im.point(x));
+  const std::vector<cplx> f = detail::representation(I.mesh, s, all, I.opt.quadrature);
+  std::vector<cplx> out(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(points.size()));
+  for (std::size_t m = 0; m < I.images.size(); ++m)
+    for (std::size_t j = 0; j < points.size(); ++j) out[j] += I.images[m].factor * f[(m + 1) * points.size() + j];
   return out;
 }
 

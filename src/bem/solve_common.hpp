@@ -54,7 +54,7 @@ struct DenseSystem {
 };
 DenseSystem assemble_dense_system(const Mesh& mesh, cplx k, BoundaryCondition bc, cplx alpha,
                                   const QuadratureOptions& q, double kd, int threads,
-                                  const GroundPlane* ground = nullptr);
+                                  const std::vector<MirrorImage>* images = nullptr);
 
 /// The static image of the constant 1 under the sound-hard system matrix, per element:
 /// 1 + (number of other connected components whose closed surface encloses the element), from

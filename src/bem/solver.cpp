@@ -123,16 +123,17 @@ cplx default_alpha(const Mesh& mesh, cplx k) {
 namespace detail {
 
 DenseSystem assemble_dense_system(const Mesh& mesh, cplx k, BoundaryCondition bc, cplx alpha,
-                                  const QuadratureOptions& q, double kd, int threads, const GroundPlane* ground) {
+                                  const QuadratureOptions& q, double kd, int threads,
+                                  const std::vector<MirrorImage>* images) {
   DenseSystem sys;
   CMatrix& A = sys.A;
   const std::size_t n = mesh.num_elements();
   if (bc == BoundaryCondition::Neumann) {
-    DenseOperators ops = assemble_dense(mesh, k, kDoubleLayer | kHypersingular, q, threads, ground);
+    DenseOperators ops = assemble_dense(mesh, k, kDoubleLayer | kHypersingular, q, threads, images);
     A = std::move(ops.K);
     for (std::size_t p = 0; p < A.data.size(); ++p) A.data[p] = -A.data[p] - alpha * ops.W.data[p];
   } else {
-    DenseOperators ops = assemble_dense(mesh, k, kSingleLayer | kAdjointDoubleLayer, q, threads, ground);
+    DenseOperators ops = assemble_dense(mesh, k, kSingleLayer | kAdjointDoubleLayer, q, threads, images);
     const cplx beta = 1.0 / alpha;
     A = std::move(ops.Kp);
     for (std::size_t p = 0; p < A.data.size(); ++p) A.data[p] += beta * ops.S.data[p];

@@ -279,3 +279,34 @@ def test_impedance_per_element_file(cli, tmp_path):
     r = run(cli, "bem", "--mesh", "sphere:1,1", "--frequency", "50", "--impedance", tmp_path / "bad.txt",
             "--out", tmp_path / "b", "--no-plots", "-q")
     assert r.returncode == INVALID and "element 5" in r.stderr
+
+
+def test_symmetry_half_model_from_a_mesh_file(cli, tmp_path):
+    # the upper half of an octasphere written as an OBJ file, run with --symmetry z=0, against the
+    # whole octasphere: the same directivity, power and field points
+    import elliptica as el
+    v, t = el.octasphere(3, 0.5)
+    keep = np.all(v[t][:, :, 2] >= 0, axis=1)
+    with open(tmp_path / "half.obj", "w") as f:
+        for p in v:
+            f.write(f"v {float(p[0])!r} {float(p[1])!r} {float(p[2])!r}\n")
+        for tri in t[keep]:
+            f.write(f"f {tri[0] + 1} {tri[1] + 1} {tri[2] + 1}\n")
+    common = ["--frequency", "200", "--problem", "radiation", "--velocity", "translate:0.01,0,0",
+              "--field-points", "grid:xz=0,-1.5,1.5,7,-1.5,1.5,7", "--no-plots", "-q", "--tol", "1e-10"]
+    r = run(cli, "bem", "--mesh", "octasphere:0.5,3", *common, "--out", tmp_path / "whole")
+    assert r.returncode == 0, r.stderr
+    r = run(cli, "bem", "--mesh", tmp_path / "half.obj", "--symmetry", "z=0", *common, "--out", tmp_path / "half")
+    assert r.returncode == 0, r.stderr
+    _, tw = read_csv(tmp_path / "whole" / "frequencies.csv")
+    _, th = read_csv(tmp_path / "half" / "frequencies.csv")
+    assert th[0, 8] == pytest.approx(tw[0, 8], rel=1e-8)  # radiated power of the whole body
+    _, dw = read_csv(tmp_path / "whole" / "f0000" / "directivity.csv")
+    _, dh = read_csv(tmp_path / "half" / "f0000" / "directivity.csv")
+    np.testing.assert_allclose(dh[:, 4:6], dw[:, 4:6], rtol=1e-7, atol=1e-9 * np.abs(dw[:, 4:6]).max())
+    _, fw = read_csv(tmp_path / "whole" / "f0000" / "field_points.csv")
+    _, fh = read_csv(tmp_path / "half" / "f0000" / "field_points.csv")
+    np.testing.assert_array_equal(fh[:, 7], fw[:, 7])  # the same points inside the whole body
+    np.testing.assert_allclose(fh[:, 3:5], fw[:, 3:5], rtol=1e-6, atol=1e-8 * np.abs(fw[:, 3:5]).max())
+    r = run(cli, "bem", "--mesh", tmp_path / "half.obj", *common, "--out", tmp_path / "open")
+    assert r.returncode == INVALID  # an open surface without --symmetry

@@ -122,3 +122,25 @@ def test_ground_plane_equals_the_mirror_image_body():
         el.HelmholtzBEM((v, t), k, ground_plane=("w", 0.0))
     with pytest.raises(el.InvalidArgumentError, match="dense operator"):
         el.HelmholtzBEM((v, t), k, ground_plane=("z", 0.0), operator="fmm")
+
+
+def test_symmetry_half_model_equals_the_whole_body():
+    v, t = el.octasphere(2, 0.7)
+    keep = np.all(v[t][:, :, 2] >= 0, axis=1)
+    k = 3.0
+    whole = el.HelmholtzBEM((v, t), k, tol=1e-11)
+    half = el.HelmholtzBEM((v, t[keep]), k, tol=1e-11, symmetry=[("z", 0.0, "symmetric")])
+    assert half.triangles.shape[0] * 2 == whole.triangles.shape[0]
+    gw = el.normal_velocity_data(whole.normals[:, 0], 100.0)  # translation along x: even in z
+    gh = el.normal_velocity_data(half.normals[:, 0], 100.0)
+    sw, sh = whole.solve_radiation(gw), half.solve_radiation(gh)
+    # the whole body's solution on the half's elements, matched by centroid
+    idx = [int(np.argmin(np.linalg.norm(whole.centroids - c, axis=1))) for c in half.centroids]
+    np.testing.assert_allclose(sh.u, sw.u[idx], rtol=1e-8, atol=1e-10 * np.abs(sw.u).max())
+    pts = np.array([[0.3, 0.4, 1.5], [-1.2, 0.8, -0.3]])
+    np.testing.assert_allclose(half.scattered_field(sh, pts), whole.scattered_field(sw, pts), rtol=1e-6)
+    assert half.surface_power(sh, 100.0) == pytest.approx(whole.surface_power(sw, 100.0), rel=1e-8)
+    with pytest.raises(el.InvalidArgumentError, match="not symmetric"):
+        half.solve((0, 0, 1))
+    with pytest.raises(el.InvalidArgumentError, match="symmetry plane"):
+        el.HelmholtzBEM((v, t[keep]), k, symmetry=[("z", 0.0, "even")])

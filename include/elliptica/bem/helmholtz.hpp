@@ -167,24 +167,27 @@ struct DenseOperators {
 /// (outgoing / decaying waves); the message names the rule broken.
 void validate_wavenumber(cplx k);
 
-/// A plane bounding the acoustic half-space x[axis] > height (the body lies strictly inside it):
-/// a rigid ground (reflection +1: du/dn = 0 on the plane) or a pressure-release surface
-/// (reflection -1: u = 0, e.g. the sea surface seen from below... with the body above it in the
-/// chosen axis). Method of images: the half-space Green's function is
-///   G_h(x, y) = G(x, y) + reflection G(x, R y),  R the mirror map of the plane,
+/// A mirror plane x[axis] = height: a ground plane bounding the acoustic half-space (the body
+/// strictly above it) or a symmetry plane of the body (the mesh on one side, its cut edges on it).
+/// Method of images: with the reflection r = +1 or -1 the Green's function becomes
+///   G_h(x, y) = G(x, y) + r G(x, R y),  R the mirror map of the plane,
 /// and since |x - R y| = |R x - y| and R maps the normals, every operator entry gains the entry of
 /// the mirrored collocation point R x_i (with normal R n_i) against the element itself:
 /// S, K, K', W of (R x_i, R n_i; T_j) (e.g. Morse & Ingard, "Theoretical Acoustics", 1968, sec.
 /// 7.4; Seybert & Wu, J. Acoust. Soc. Am. 85 (1989) 19, for the BEM). Far field and exterior
-/// field follow in the same way: u_inf_h(xhat) = u_inf(xhat) + reflection u_inf(R xhat),
-/// u_h(x) = u(x) + reflection u(R x).
-struct GroundPlane {
+/// field follow in the same way: u_inf_h(xhat) = u_inf(xhat) + r u_inf(R xhat), u_h(x) = u(x) +
+/// r u(R x).
+///   ground:   r = +1 rigid (du/dn = 0 on the plane), -1 pressure release (u = 0);
+///   symmetry: r = +1 symmetric (u even across the plane), -1 antisymmetric (u odd).
+struct MirrorPlane {
   int axis = 2;             ///< normal axis of the plane: 0 x, 1 y, 2 z
   double height = 0;        ///< the plane x[axis] = height
-  double reflection = 1.0;  ///< +1 rigid, -1 pressure release
-  /// The mirror image of a point / a direction.
+  double reflection = 1.0;  ///< +1 or -1 (see above)
+  /// The mirror image of a point / a direction. A coordinate exactly on the plane stays
+  /// bit-identical (so that mirrored copies of a symmetric mesh share their cut vertices).
   std::array<double, 3> mirror(std::array<double, 3> x) const {
-    x[static_cast<std::size_t>(axis)] = 2 * height - x[static_cast<std::size_t>(axis)];
+    double& c = x[static_cast<std::size_t>(axis)];
+    if (c != height) c = 2 * height - c;
     return x;
   }
   std::array<double, 3> mirror_direction(std::array<double, 3> d) const {
@@ -192,10 +195,49 @@ struct GroundPlane {
     return d;
   }
 };
+using GroundPlane = MirrorPlane;
+
 /// InvalidArgument unless axis is 0, 1 or 2, height finite, reflection +1 or -1 and every vertex
 /// of the mesh lies strictly above the plane (x[axis] > height): the message names the first one
 /// that does not.
 void validate(const GroundPlane& g, const Mesh& mesh);
+/// The same rules for a symmetry plane, except that vertices may lie on it (x[axis] >= height).
+void validate_symmetry_plane(const MirrorPlane& p, const Mesh& mesh);
+
+/// One image of a set of mirror planes on distinct axes: the composition of the reflections in
+/// a nonempty subset of them (flip[a]: axis a reflected about height[a]) and the product of their
+/// reflection factors.
+struct MirrorImage {
+  std::array<bool, 3> flip{};
+  std::array<double, 3> height{};
+  double factor = 1.0;
+  std::array<double, 3> point(std::array<double, 3> x) const {
+    for (std::size_t a = 0; a < 3; ++a)
+      if (flip[a] && x[a] != height[a]) x[a] = 2 * height[a] - x[a];
+    return x;
+  }
+  std::array<double, 3> direction(std::array<double, 3> d) const {
+    for (std::size_t a = 0; a < 3; ++a)
+      if (flip[a]) d[a] = -d[a];
+    return d;
+  }
+  /// An odd number of reflections reverses the orientation of a mirrored triangle.
+  bool reverses() const { return (int(flip[0]) + int(flip[1]) + int(flip[2])) % 2 == 1; }
+};
+/// The whole body of a mesh cut by symmetry planes: the mesh followed by its images (vertices
+/// mirrored, triangles reversed for an odd number of reflections; the cut vertices, exactly on the
+/// planes, are repeated and stay bit-identical). Element e of the mesh is element e of the result.
+Mesh whole_body(const Mesh& mesh, const std::vector<MirrorPlane>& symmetry);
+/// validate_and_orient (mesh.hpp) for a mesh cut by symmetry planes: validates and orients the
+/// whole body (whole_body; its cut vertices merged) and gives the mesh the orientation of its
+/// part. Throws what validate_and_orient throws, naming elements of the whole body (the mesh's
+/// elements keep their numbers), e.g. when the cut edges do not lie exactly on the planes (the
+/// whole body is then not closed). Empty `symmetry`: validate_and_orient(mesh).
+MeshReport validate_and_orient(Mesh& mesh, const std::vector<MirrorPlane>& symmetry);
+
+/// The 2^m - 1 images of m <= 3 mirror planes (every nonempty subset). InvalidArgument for more
+/// than 3 planes or two on one axis (parallel planes would need infinitely many images).
+std::vector<MirrorImage> mirror_images(const std::vector<MirrorPlane>& planes);
 
 /// Assemble the collocation matrices (see the file comment for definitions and conventions).
 /// For |k| x (bounding-box diagonal) < 1e-100 (fmm::kStaticKernelKappa) the kernels are evaluated
@@ -205,10 +247,11 @@ void validate(const GroundPlane& g, const Mesh& mesh);
 /// NaN/Inf, zero, or has Re k < 0 or Im k < 0 (validate_wavenumber), bad quadrature options or
 /// threads < 0. Rows in parallel with `threads` OpenMP threads (0: omp_get_max_threads()).
 /// Memory: 16 N^2 bytes per operator in `which` (checked before allocating, OutOfResources).
-/// With `ground` (not nullptr, validated) the entries are those of the half-space Green's function
-/// of GroundPlane (the image terms added).
+/// With `images` (not nullptr) every entry gains factor x the entry of the image of the
+/// collocation point (MirrorPlane): the Green's function of the ground and symmetry planes.
 DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which = kAllOperators,
-                              const QuadratureOptions& q = {}, int threads = 0, const GroundPlane* ground = nullptr);
+                              const QuadratureOptions& q = {}, int threads = 0,
+                              const std::vector<MirrorImage>* images = nullptr);
 
 enum class BoundaryCondition { Neumann, Dirichlet };  ///< sound-hard, sound-soft
 

@@ -144,6 +144,17 @@ struct HelmholtzBemOptions {
   /// and point_source() of this plan add the reflected incident field; far_field and
   /// scattered_field add the image; points below the plane are refused.
   std::optional<GroundPlane> ground;
+  /// Symmetry planes (at most 3 with the ground, on distinct axes; helmholtz.hpp MirrorPlane):
+  /// the mesh is the part of a symmetric body with x[axis] >= height for each (an open surface
+  /// whose cut edges lie exactly on the planes; validate_and_orient(mesh, symmetry) checks and
+  /// orients it through the whole body), and the field is even (reflection +1) or odd (-1) across
+  /// each. The whole body is the mesh and its mirror images: N unknowns instead of 2, 4 or 8 N.
+  /// Incident fields must have the symmetry: a plane wave needs d[axis] = 0 and a point source
+  /// x0[axis] = height for every plane (all of them +1; InvalidArgument otherwise); radiation data
+  /// are the user's (the mirrored elements carry the mirrored velocity times the reflection).
+  /// Far and exterior fields are those of the whole body; points inside it are refused. Dense
+  /// operator only, like the ground plane.
+  std::vector<MirrorPlane> symmetry;
   /// OpenMP threads of everything the plan runs: the assembly, the FMM set-up and matvec, the BD
   /// set-up and applications, the dense matvec and GMRES's vector kernels; 0: omp_get_max_threads().
   /// Used through local num_threads clauses: the global OpenMP state is never changed. >= 0.
