@@ -108,47 +108,36 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
   return bem::read_mesh(spec);
 }
 
-bem::GroundPlane parse_ground(const std::string& spec) {
+namespace {
+/// OPTION AXIS=H[,PLUS|MINUS] -> a mirror plane (reflection +1 for PLUS, the default, -1 for MINUS).
+bem::MirrorPlane parse_mirror_plane(const std::string& spec, const std::string& option, const std::string& plus,
+                                    const std::string& minus) {
+  const std::string form = option + " must be AXIS=H[," + plus + "|" + minus + "] (e.g. z=0), got '" + spec + "'";
   const auto eq = spec.find('=');
-  if (eq == std::string::npos) throw InvalidArgument("--ground must be AXIS=H[,rigid|soft] (e.g. z=0), got '" + spec + "'");
-  const std::string ax = trim(spec.substr(0, eq));
-  bem::GroundPlane g;
-  if (ax == "x") g.axis = 0;
-  else if (ax == "y") g.axis = 1;
-  else if (ax == "z") g.axis = 2;
-  else throw InvalidArgument("--ground: AXIS must be x, y or z, got '" + ax + "'");
-  const auto p = split(spec.substr(eq + 1), ',');
-  if (p.empty() || p.size() > 2) throw InvalidArgument("--ground must be AXIS=H[,rigid|soft], got '" + spec + "'");
-  g.height = to_double(p[0], "--ground height");
-  if (!std::isfinite(g.height)) throw InvalidArgument("--ground: the height must be finite");
-  if (p.size() == 2) {
-    if (p[1] == "rigid") g.reflection = 1;
-    else if (p[1] == "soft") g.reflection = -1;
-    else throw InvalidArgument("--ground: the kind must be rigid or soft (pressure release), got '" + p[1] + "'");
-  }
-  return g;
-}
-
-bem::MirrorPlane parse_symmetry(const std::string& spec) {
-  const auto eq = spec.find('=');
-  if (eq == std::string::npos)
-    throw InvalidArgument("--symmetry must be AXIS=H[,symmetric|antisymmetric] (e.g. z=0), got '" + spec + "'");
+  if (eq == std::string::npos) throw InvalidArgument(form);
   const std::string ax = trim(spec.substr(0, eq));
   bem::MirrorPlane m;
   if (ax == "x") m.axis = 0;
   else if (ax == "y") m.axis = 1;
   else if (ax == "z") m.axis = 2;
-  else throw InvalidArgument("--symmetry: AXIS must be x, y or z, got '" + ax + "'");
+  else throw InvalidArgument(option + ": AXIS must be x, y or z, got '" + ax + "'");
   const auto p = split(spec.substr(eq + 1), ',');
-  if (p.empty() || p.size() > 2) throw InvalidArgument("--symmetry must be AXIS=H[,symmetric|antisymmetric], got '" + spec + "'");
-  m.height = to_double(p[0], "--symmetry position");
-  if (!std::isfinite(m.height)) throw InvalidArgument("--symmetry: the position must be finite");
+  if (p.empty() || p.size() > 2) throw InvalidArgument(form);
+  m.height = to_double(p[0], option + " position");
+  if (!std::isfinite(m.height)) throw InvalidArgument(option + ": the position must be finite");
   if (p.size() == 2) {
-    if (p[1] == "symmetric") m.reflection = 1;
-    else if (p[1] == "antisymmetric") m.reflection = -1;
-    else throw InvalidArgument("--symmetry: the kind must be symmetric or antisymmetric, got '" + p[1] + "'");
+    if (p[1] == plus) m.reflection = 1;
+    else if (p[1] == minus) m.reflection = -1;
+    else throw InvalidArgument(option + ": the kind must be " + plus + " or " + minus + ", got '" + p[1] + "'");
   }
   return m;
+}
+}  // namespace
+
+bem::GroundPlane parse_ground(const std::string& spec) { return parse_mirror_plane(spec, "--ground", "rigid", "soft"); }
+
+bem::MirrorPlane parse_symmetry(const std::string& spec) {
+  return parse_mirror_plane(spec, "--symmetry", "symmetric", "antisymmetric");
 }
 
 std::function<void(const std::string&, double)> setup_progress() {
