@@ -17,6 +17,25 @@
 namespace elliptica::ewald::detail {
 
 namespace {
+
+/// Along one axis of a table of m points, a component even (odd = false) or odd (odd = true)
+/// along it is stored on its octant only: table index t and m - t share the octant index
+/// o = min(t, m - t) (odd: minus 1, its octant starting at 1), and an odd component flips sign
+/// past m / 2 and vanishes at 0 and m / 2. Returns the sign (0: the entry is zero) and sets o.
+double octant_index(int t, int m, bool odd, int& o) {
+  const int f = t <= m / 2 ? t : m - t;
+  if (odd) {
+    if (f == 0 || 2 * f == m) return 0.0;
+    o = f - 1;
+    return t <= m / 2 ? 1.0 : -1.0;
+  }
+  o = f;
+  return 1.0;
+}
+
+/// The real transform of a component's octant: DCT-I (even) or DST-I (odd).
+fftw_r2r_kind octant_transform(bool odd) { return odd ? FFTW_RODFT00 : FFTW_REDFT00; }
+
 constexpr double kTwoPi = 6.283185307179586476925;
 
 // frequency of FFT index j of n points of spacing h
@@ -62,7 +81,7 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
   auto fodd = [&](int f) { return parity[std::size_t(fa[std::size_t(f)])] == 1; };
   // the octant's length along free axis f of a grid of n points (odd: n/2 - 1, even: n/2 + 1)
   auto half = [&](int f, int n) { return fodd(f) ? n / 2 - 1 : n / 2 + 1; };
-  auto kind = [&](int f) { return fodd(f) ? FFTW_RODFT00 : FFTW_REDFT00; };
+  auto kind = [&](int f) { return octant_transform(fodd(f)); };
   // the periodic modes: every index along periodic axes 0 / 1, the half spectrum along axis 2
   std::vector<std::array<int, 3>> modes;
   {
@@ -220,17 +239,8 @@ std::vector<double> per_mode_table(const std::array<int, 3>& M, const std::array
                 rcrop[std::size_t(c0) * r1 + std::size_t(c1)] = rup[std::size_t(c0) * l1 + std::size_t(c1)];
           fftw_execute_r2r(forward.p, rcrop.data(), rcrop.data());
           const double w = 1.0 / (double(n0) * double(n1));
-          // unfold: table index t along free axis f from the octant (+- by the parity)
-          auto unfold = [&](int f, int t, int m, int& o) {
-            const int fi = t <= m / 2 ? t : m - t;
-            if (fodd(f)) {
-              if (fi == 0 || 2 * fi == m) return 0.0;
-              o = fi - 1;
-              return t <= m / 2 ? 1.0 : -1.0;
-            }
-            o = fi;
-            return 1.0;
-          };
+          // table index t along free axis f from the octant (+- by the parity)
+          auto unfold = [&](int f, int t, int m, int& o) { return octant_index(t, m, fodd(f), o); };
           for (int t0 = 0; t0 < m0; ++t0) {
             int o0 = 0;
             const double s0 = unfold(0, t0, m0, o0);
@@ -363,7 +373,7 @@ std::vector<double> octant_table(const std::array<int, 3>& M, const std::array<d
     }
   }
   if (err) std::rethrow_exception(err);
-  auto kind = [&](int a) { return parity[std::size_t(a)] == 1 ? FFTW_RODFT00 : FFTW_REDFT00; };
+  auto kind = [&](int a) { return octant_transform(parity[std::size_t(a)] == 1); };
   {
     Plan p;
     {
@@ -394,17 +404,7 @@ std::vector<double> octant_table(const std::array<int, 3>& M, const std::array<d
   }
   const double w = 1.0 / (double(N[0]) * double(N[1]) * double(N[2]));  // h1 h2 h3 / (N1 h1 N2 h2 N3 h3)
   // per axis and table index t: the octant's index and sign (-1: not in the octant, the table is 0)
-  auto unfold = [&](int a, int t, int& o) {
-    const int m = M[std::size_t(a)], f = t <= m / 2 ? t : m - t;
-    const double sg = t <= m / 2 ? 1.0 : -1.0;
-    if (parity[std::size_t(a)] == 1) {
-      if (f == 0 || 2 * f == m) return 0.0;
-      o = f - 1;
-      return sg;
-    }
-    o = f;
-    return 1.0;
-  };
+  auto unfold = [&](int a, int t, int& o) { return octant_index(t, M[std::size_t(a)], parity[std::size_t(a)] == 1, o); };
   std::vector<double> table(std::size_t(M[0]) * M[1] * m2c, 0.0);
   for (int i = 0; i < M[0]; ++i) {
     int oi = 0;
