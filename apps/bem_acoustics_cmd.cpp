@@ -13,8 +13,9 @@
 ///   frequencies.csv  one row per finished frequency: index, frequency_hz, k (1/m), ka (k D / 2,
 ///                    D = body size), gmres_iterations, setup_seconds, solve_seconds,
 ///                    field_seconds (far field, power, field points), power_w
-///                    (radiated power for radiation, scattered power for scattering: far-field
-///                    integral), lw_db (sound power level re 1 pW), ts_db (scattering of a plane
+///                    (radiated power for radiation, scattered power for scattering; both the
+///                    far-field integral 1/(2 rho c) int |p_inf|^2, over the half sphere above a
+///                    ground plane), lw_db (sound power level re 1 pW), ts_db (scattering of a plane
 ///                    wave: target strength 20 log10 |p_inf(-d)| / 1 Pa, dB re 1 m^2; else empty),
 ///                    max_spl_1m_db (largest SPL at 1 m over the directivity cut)
 ///   fNNNN/           per frequency NNNN (index in the list): surface.npy (complex128 pressure per
@@ -37,6 +38,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -204,6 +206,26 @@ FieldPoints parse_field_points(const std::string& spec) {
   return fp;
 }
 
+/// FNV-1a (64 bit) of a file's bytes, as 16 hex digits ("" when spec is not a file): run.json
+/// records it for each input file, so that --resume refuses a file whose content changed.
+std::string file_digest(const std::string& spec) {
+  std::error_code ec;
+  if (spec.empty() || !fs::is_regular_file(spec, ec)) return "";
+  std::ifstream in(spec, std::ios::binary);
+  std::uint64_t h = 1469598103934665603ULL;
+  char buf[65536];
+  while (in) {
+    in.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ULL;
+    }
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
 /// The polar cut of the directivity: the x-z plane, angle t from +z towards +x, 1 degree steps.
 std::vector<V3> directivity_cut(std::vector<double>& angles) {
   std::vector<V3> d;
@@ -257,9 +279,11 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   if (monostatic && radiation) throw InvalidArgument("--incident sweep / --incident-file are for --problem scattering");
   if (monostatic && !a.field_points.empty())
     throw InvalidArgument("--field-points takes one incident field, not a sweep of directions");
+  // radiation takes an incident field too when --incident is given (radiation + scattering)
+  const bool incident_on = !monostatic && (!radiation || a.incident_given);
   const bool point = a.incident.rfind("point:", 0) == 0;
   V3 dir{0, 0, 1};
-  if (!radiation && !monostatic) {
+  if (incident_on) {
     if (a.incident.rfind("plane:", 0) != 0 && !point)
       throw InvalidArgument("--incident must be plane:dx,dy,dz or point:x,y,z with --frequency, got '" + a.incident + "'");
     const auto p = split(a.incident.substr(6), ',');
@@ -314,18 +338,18 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   for (double f : freqs) bem::HelmholtzBem::validate(mesh, bem::wavenumber(f, medium), ho);
   std::vector<cplx> vn;
   if (radiation) vn = resolve_velocity(a.velocity, mesh);
-  if (!radiation && point) {
+  if (incident_on && point) {
     if (bem::locate_point(body, dir) != bem::PointLocation::kOutside)
       throw InvalidArgument("--incident point: the source lies inside the body or on its surface");
   }
-  if (!radiation && point && ho.ground &&
-      !(dir[static_cast<std::size_t>(ho.ground->axis)] > ho.ground->height))
-    throw InvalidArgument("--incident point: the source lies below the ground plane (or on it)");
+  if (incident_on && point && ho.ground &&
+      !(dir[static_cast<std::size_t>(ho.ground->axis)] >= ho.ground->height))
+    throw InvalidArgument("--incident point: the source lies below the ground plane");
   fp.inside.resize(fp.points.size());
   std::size_t n_inside = 0;
   for (std::size_t i = 0; i < fp.points.size(); ++i) {
     fp.inside[i] = bem::locate_point(body, fp.points[i]) != bem::PointLocation::kOutside ||
-                   (ho.ground && !(fp.points[i][static_cast<std::size_t>(ho.ground->axis)] > ho.ground->height));
+                   (ho.ground && !(fp.points[i][static_cast<std::size_t>(ho.ground->axis)] >= ho.ground->height));
     n_inside += fp.inside[i];
   }
   if (!fp.points.empty())
@@ -345,7 +369,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       .set("velocity", a.velocity)
       .set("impedance", a.impedance)
       .set("bc", std::string(ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet"))
-      .set("incident", radiation ? std::string() : monostatic ? sweep.description : a.incident)
+      .set("incident", monostatic ? sweep.description : incident_on ? a.incident : std::string())
       .set("directions", static_cast<long long>(sweep.directions.size()))
       .set("field_points", a.field_points)
       .set("grid_plane", fp.plane)
@@ -355,6 +379,16 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       .set("operator", bem::to_string(ho.op.kind))
       .set("precond", bem::to_string(ho.precond.kind))
       .set("fmm_tol", ho.op.fmm.tolerance)
+      .set("alpha", a.alpha)
+      .set("restart", ho.gmres.restart)
+      .set("max_iter", ho.gmres.max_iterations)
+      .set("leaf", ho.op.fmm.tree.max_leaf)
+      .set("bd_level", ho.precond.bd_level)
+      .set("dense_max", static_cast<long long>(ho.op.dense_max_elements))
+      .set("mesh_digest", file_digest(a.mesh))
+      .set("velocity_digest", file_digest(a.velocity))
+      .set("impedance_digest", file_digest(a.impedance))
+      .set("field_points_digest", file_digest(a.field_points))
       .set("ground", a.ground)
       .set("symmetry", [&] {
         std::string t;
@@ -394,9 +428,22 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       }
     }
   }
+  const bool created = !fs::exists(out, ec);
   fs::create_directories(out, ec);
   if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
   if (!had_run) io::write_text_atomic((out / "run.json").string(), run_text);
+  // a run that fails before its first frequency is finished leaves nothing behind (not even
+  // run.json, which would make the next attempt ask for --resume)
+  struct FirstFrequencyGuard {
+    fs::path out;
+    bool armed, created;
+    ~FirstFrequencyGuard() {
+      if (!armed) return;
+      std::error_code e;
+      fs::remove(out / "run.json", e);
+      if (created) fs::remove(out, e);  // only if empty
+    }
+  } guard{out, !had_run, created};
   const std::size_t n_done = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
   if (n_done > 0) os << "resume: " << n_done << " of " << freqs.size() << " frequencies already done in " << a.out << "\n";
 
@@ -458,6 +505,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       rows[i] = {double(i), f, k, k * D / 2, double(its), setup_s, solve_s, 0.0, nan, nan, ts_max, nan};
       done[i] = 1;
       write_rows();
+      guard.armed = false;
       if (!quiet)
         std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %zu directions %.2f s, "
                      "at most %d GMRES iterations, TS max %.2f dB\n",
@@ -466,12 +514,12 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     }
     bem::SurfaceSolution sol;
     bem::IncidentField inc;
-    if (radiation) {
-      sol = plan.solve_radiation(bem::normal_velocity_data(vn, f, medium));
-    } else {
-      inc = point ? plan.point_source(dir, 4 * std::numbers::pi) : plan.plane_wave(dir);  // + reflection (ground)
+    if (incident_on)  // 1 Pa plane wave, or 1 Pa at 1 m from the point source; + reflection (ground)
+      inc = point ? plan.point_source(dir, 4 * std::numbers::pi) : plan.plane_wave(dir);
+    if (radiation)
+      sol = plan.solve_radiation(bem::normal_velocity_data(vn, f, medium), incident_on ? &inc : nullptr);
+    else
       sol = plan.solve(inc);
-    }
     // the radiation companion operator is built at the first solve_radiation: set-up, not GMRES
     const double setup_s = setup_plan_s + plan.setup().companion_seconds * (plan.setup().impedance ? 0 : 1);
     const double solve_s = sol.solve_seconds;
@@ -479,27 +527,21 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     setup_total += setup_s;
     solve_total += solve_s;
     it_max = std::max(it_max, sol.iterations);
-    // far field: directivity cut and the power (sphere rule exact for degree < 2 n_theta)
+    // far field: directivity cut and the power, 1/(2 rho c) int |p_inf|^2 over the sphere (the
+    // half sphere above a ground plane; the rule exact for degree < 2 n_theta). The far-field
+    // route also for radiation: the surface integral 1/2 Re int p conj(v) loses accuracy as
+    // ka -> 0 (its O(h) error relative to a power ~ (ka)^2), the far field does not.
     const std::vector<cplx> pcut = plan.far_field(sol, cut);
     const int nth = std::clamp(static_cast<int>(std::ceil(k * D / 2)) + 12, 12, 200);
-    const bem::SphereRule rule = bem::sphere_rule(nth);
+    const bem::SphereRule rule =
+        ho.ground ? bem::hemisphere_rule(nth, ho.ground->axis) : bem::sphere_rule(nth);
     const std::vector<cplx> pinf = plan.far_field(sol, rule.directions);
-    // with a ground plane only the half-space above it carries power (and the mean of the DI)
-    std::vector<double> upper(rule.weights.size(), 1.0);
-    if (ho.ground)
-      for (std::size_t j = 0; j < upper.size(); ++j)
-        upper[j] = rule.directions[j][static_cast<std::size_t>(ho.ground->axis)] > 0 ? 1.0 : 0.0;
-    double ff_power = 0;
-    for (std::size_t j = 0; j < pinf.size(); ++j) ff_power += upper[j] * rule.weights[j] * std::norm(pinf[j]);
-    ff_power /= 2 * medium.impedance();
-    // the surface power of a symmetric model's part, times its copies: that of the whole body
-    const double power =
-        radiation ? bem::surface_power(plan.mesh(), sol, f, medium) * double(1u << ho.symmetry.size()) : ff_power;
+    const double power = bem::far_field_power(pinf, rule, medium);
     double ts = nan;
-    if (!radiation && !point) ts = 20 * std::log10(std::abs(plan.far_field(sol, {{-dir[0], -dir[1], -dir[2]}})[0]));
-    // 1/(4 pi) int |p_inf|^2 dOmega: the mean of |p_inf|^2, for the directivity index
+    if (!radiation && incident_on && !point) ts = 20 * std::log10(std::abs(plan.far_field(sol, {{-dir[0], -dir[1], -dir[2]}})[0]));
+    // the mean of |p_inf|^2 over the (half) sphere, for the directivity index
     double mean2 = 0;
-    for (std::size_t j = 0; j < pinf.size(); ++j) mean2 += upper[j] * rule.weights[j] * std::norm(pinf[j]);
+    for (std::size_t j = 0; j < pinf.size(); ++j) mean2 += rule.weights[j] * std::norm(pinf[j]);
     mean2 /= (ho.ground ? 2 : 4) * std::numbers::pi;
     double max_spl = -std::numeric_limits<double>::infinity();
     Array2D dcsv(cut.size(), 8);
@@ -525,7 +567,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
         const std::vector<cplx> ps = plan.scattered_field(sol, outside);
         for (std::size_t j = 0; j < outside.size(); ++j) {
           cplx p = ps[j];
-          if (!radiation) {  // the incident field (and its reflection in the ground plane)
+          if (incident_on) {  // the incident field (and its reflection in the ground plane)
             const V3& x = outside[j];
             auto direct = [&](const V3& src_or_dir) {
               if (point) {
@@ -572,9 +614,10 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
       bem::CellField re{"re", 1, {}}, im{"im", 1, {}}, ab{"abs", 1, {}}, spl{"spl_db", 1, {}}, ins{"inside", 1, {}};
       for (std::size_t j = 0; j < fp.points.size(); ++j) {
         const cplx p = pf[j];
+        // inside: NaN in the CSV (0 dB is a level); 0 in the VTU (masked by its inside field)
         const double s = fp.inside[j] ? 0.0 : std::max(bem::spl_db(p), -1000.0);
-        const double row[8] = {fp.points[j][0], fp.points[j][1], fp.points[j][2], p.real(), p.imag(), std::abs(p), s,
-                               double(fp.inside[j])};
+        const double row[8] = {fp.points[j][0], fp.points[j][1], fp.points[j][2], p.real(), p.imag(), std::abs(p),
+                               fp.inside[j] ? nan : s, double(fp.inside[j])};
         std::copy(row, row + 8, t.values.begin() + static_cast<std::ptrdiff_t>(8 * j));
         re.values.push_back(p.real());
         im.values.push_back(p.imag());
@@ -593,6 +636,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
                power > 0 ? 10 * std::log10(power / 1e-12) : nan, ts, max_spl};
     done[i] = 1;
     write_rows();
+    guard.armed = false;
     if (!quiet)
       std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %d GMRES iterations %.2f s, %s %.4g W (%.2f dB re 1 pW)%s\n",
                    i + 1, freqs.size(), f, k * D, setup_s, sol.iterations, solve_s, radiation ? "radiated" : "scattered",
@@ -612,8 +656,9 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
         .set("solve_seconds", solve_total)
         .set("sweep_seconds", sweep_s)
         .set("max_gmres_iterations", it_max)
-        .set("impedance_admittance_re", beta.real())
-        .set("impedance_admittance_im", beta.imag());
+        // the normalised admittance of a scalar --impedance (null: rigid, or one per element)
+        .set("impedance_admittance_re", impedance && !impedance_file ? beta.real() : nan)
+        .set("impedance_admittance_im", impedance && !impedance_file ? beta.imag() : nan);
     io::write_text_atomic((out / "summary.json").string(), to_json(s) + "\n");
   }
   os << "sweep: " << freqs.size() - n_done << " frequencies computed in " << sweep_s << " s (set-up " << setup_total

@@ -778,7 +778,8 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
                 "plane waves, one set-up; ANGLE theta: d = (sin t, 0, cos t), polar angle t of the propagation "
                 "direction from +z in the x-z plane; phi: d = (cos t, sin t, 0), azimuth from +x in the x-y plane; "
                 "t from FROM to TO degrees, both included; writes monostatic.csv/png)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&g](const std::string&) { g.incident_given = true; });
   c->add_option("--incident-file", g.incident_file,
                 "monostatic sweep over the propagation directions of FILE: (M,3) array, .npy or text (one direction "
                 "a row, any length); excludes --incident")

@@ -40,6 +40,7 @@ struct BemArgs {
   std::vector<std::string> symmetry;   ///< AXIS=H[,symmetric|antisymmetric], repeatable: symmetry planes
   std::string bc = "neumann";
   std::string incident = "plane:0,0,1";
+  bool incident_given = false;  ///< --incident on the command line (radiation: adds the incident field)
   std::string incident_file;  ///< --incident-file: (M,3) directions of a monostatic sweep
   std::string precond = bem::to_string(bem_defaults().precond.kind);
   std::string op = bem::to_string(bem_defaults().op.kind);

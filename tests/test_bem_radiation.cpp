@@ -396,35 +396,48 @@ TEST(BemGroundPlane, EqualsTheBodyWithItsMirrorImage) {
 }
 
 TEST(BemGroundPlane, SmallPulsatingSphereIsAMonopoleAndItsImage) {
-  // A pulsating sphere of radius a = 0.05 at height h = 0.5 above a rigid plane (k = 2, ka = 0.1):
-  // the field is the free-space monopole A e^{ikr}/r and its image A e^{ikr'}/r' (same sign,
-  // rigid), up to the sphere's scattering of the image field, O((ka)^2 a / 2h) ~ 5e-4, and the
-  // O(h) BEM error (320 elements: 1.5e-2 for the free sphere at ka 0.5).
-  const double a = 0.05, h = 0.5, k = 2.0;
-  const Mesh body = translated(icosphere(2, a), {0, 0, h});
+  // A pulsating sphere of radius a = 0.05 at height h = 0.5 above a rigid plane z = z0 = -0.25 (off
+  // the origin: the image map is affine), k = 2, ka = 0.1: the field is the free-space monopole
+  // A e^{ikr}/r and its image A e^{ikr'}/r' (same sign, rigid), up to the sphere's scattering of
+  // the image field, O((ka)^2 a / 2h) ~ 5e-4, and the O(h) BEM error (320 elements: 1.5e-2 for
+  // the free sphere at ka 0.5).
+  const double a = 0.05, h = 0.5, k = 2.0, z0 = -0.25;
+  const double zc = z0 + h, zi = z0 - h;  // the sphere's centre and its image
+  const Mesh body = translated(icosphere(2, a), {0, 0, zc});
   HelmholtzBemOptions o;
   o.gmres.rtol = 1e-10;
-  o.ground = GroundPlane{2, 0.0, 1.0};
+  o.ground = GroundPlane{2, z0, 1.0};
   const HelmholtzBem plan(body, cd(k, 0), o);
   const std::vector<cd> g(body.num_elements(), cd(1, 0));
   const auto s = plan.solve_radiation(g);
   const cd A = testref::pulsating_sphere_far_field(k, a);
-  const std::vector<V3> pts = {{0.0, 0.0, 1.5}, {1.0, 0.0, 0.2}, {0.7, 0.7, 0.01}, {-2.0, 1.0, 1.0}};
+  auto pair = [&](const V3& p) {
+    const double r1 = std::hypot(p[0], p[1], p[2] - zc), r2 = std::hypot(p[0], p[1], p[2] - zi);
+    return A * (std::exp(cd(0, k * r1)) / r1 + std::exp(cd(0, k * r2)) / r2);
+  };
+  const std::vector<V3> pts = {{0.0, 0.0, 1.5}, {1.0, 0.0, 0.2}, {0.7, 0.7, z0 + 0.01}, {-2.0, 1.0, 1.0}};
   std::vector<cd> ref;
-  for (const auto& p : pts) {
-    const double r1 = std::hypot(p[0], p[1], p[2] - h), r2 = std::hypot(p[0], p[1], p[2] + h);
-    ref.push_back(A * (std::exp(cd(0, k * r1)) / r1 + std::exp(cd(0, k * r2)) / r2));
-  }
+  for (const auto& p : pts) ref.push_back(pair(p));
   const double e = rel_l2(plan.scattered_field(s, pts), ref);
-  std::printf("[ground monopole] relative error %.3e\n", e);
+  // the far field of the pair: A (e^{-ik xhat.c} + e^{-ik xhat.c'})
+  const std::vector<V3> dirs = {{0, 0, 1}, {0.6, 0, 0.8}, {0.98, 0, 0.2}};
+  std::vector<cd> fref;
+  for (const auto& d : dirs) fref.push_back(A * (std::exp(cd(0, -k * d[2] * zc)) + std::exp(cd(0, -k * d[2] * zi))));
+  const double ef = rel_l2(plan.far_field(s, dirs), fref);
+  std::printf("[ground monopole] field %.3e far field %.3e\n", e, ef);
   EXPECT_LT(e, 0.04);
-  // near the plane the pressure doubles (the image in phase): |p(0.7, 0.7, 0.01)| ~ 2 |A| / r
+  EXPECT_LT(ef, 0.04);
+  // pressure release: the image in antiphase, p -> 0 on the plane
   HelmholtzBemOptions soft = o;
-  soft.ground->reflection = -1;  // pressure release: the image in antiphase, p -> 0 on the plane
+  soft.ground->reflection = -1;
   const HelmholtzBem ps(body, cd(k, 0), soft);
   const auto ss = ps.solve_radiation(g);
-  const cd p0 = ps.scattered_field(ss, {{0.7, 0.7, 1e-6}})[0];
+  const cd p0 = ps.scattered_field(ss, {{0.7, 0.7, z0 + 1e-6}})[0];
   EXPECT_LT(std::abs(p0), 1e-4 * std::abs(ref[2]));
+  // a microphone on the plane itself: twice the free field (rigid), zero (pressure release)
+  const V3 mic = {0.7, 0.7, z0};
+  EXPECT_LT(std::abs(plan.scattered_field(s, {mic})[0] - pair(mic)), 0.04 * std::abs(pair(mic)));
+  EXPECT_EQ(ps.scattered_field(ss, {mic})[0], cd(0, 0));
 }
 
 TEST(BemGroundPlane, RefusesBadInput) {
@@ -582,4 +595,11 @@ TEST(BemSymmetry, RefusesBadInput) {
   // a cut that does not lie on the plane: the whole body is not closed
   Mesh shifted = translated(part, {0, 0, 0.05});
   EXPECT_THROW(validate_and_orient(shifted, {MirrorPlane{2, 0.0, 1.0}}), InvalidArgument);
+  // a cut within 1e-6 of the longest edge (file rounding) is put on the plane
+  Mesh rounded = translated(part, {0, 0, 1e-9});
+  EXPECT_NO_THROW(validate_and_orient(rounded, {MirrorPlane{2, 0.0, 1.0}}));
+  double zmin = 1;
+  for (const auto& t : rounded.triangles)
+    for (auto v : t) zmin = std::min(zmin, rounded.vertices[static_cast<std::size_t>(v)][2]);
+  EXPECT_EQ(zmin, 0.0);
 }

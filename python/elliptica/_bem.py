@@ -25,6 +25,7 @@ k D < 1e-10 (D = body size) are refused, sound-soft ones are solved down to the 
 """
 
 import os
+from types import MappingProxyType
 
 import numpy as np
 
@@ -43,7 +44,7 @@ __all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "o
 BEM_DEFAULTS = dict(_core.bem_defaults())
 #: The fluid of the acoustic helpers (C++ ``bem::Medium``: air at about 20 C) and the SPL
 #: reference pressure in air (Pa).
-MEDIUM_DEFAULTS = dict(_core.medium_defaults())
+MEDIUM_DEFAULTS = MappingProxyType(dict(_core.medium_defaults()))  # read-only: pass sound_speed= etc.
 
 
 def _points(a, what):
@@ -621,11 +622,18 @@ def spl_db(pressure, *, p_ref=None):
         return 20 * np.log10(np.abs(np.asarray(pressure)) / (np.sqrt(2.0) * pr))
 
 
-def sphere_rule(n_theta):
+def sphere_rule(n_theta, *, hemisphere_axis=None):
     """``(directions ndarray((M, 3), float64), weights ndarray((M,), float64))``: Gauss-Legendre
     in cos(theta) x trapezoid in phi, ``M = 2 n_theta^2``, weights summing to 4 pi, exact for
-    spherical harmonics of degree < 2 n_theta."""
-    return _core.sphere_rule(int(n_theta))
+    spherical harmonics of degree < 2 n_theta. With ``hemisphere_axis`` (0, 1, 2 or 'x', 'y',
+    'z') the same rule on the half sphere ``d[axis] > 0`` (weights sum to 2 pi): the far field
+    above a ground plane."""
+    if hemisphere_axis is None:
+        return _core.sphere_rule(int(n_theta), -1)
+    axes = {"x": 0, "y": 1, "z": 2, 0: 0, 1: 1, 2: 2}
+    if hemisphere_axis not in axes:
+        raise InvalidArgumentError(f"hemisphere_axis must be x, y, z or 0, 1, 2, got {_show(hemisphere_axis)}")
+    return _core.sphere_rule(int(n_theta), axes[hemisphere_axis])
 
 
 class AcousticBEM:
@@ -634,7 +642,8 @@ class AcousticBEM:
     locally reacting surface of specific acoustic ``impedance`` Z (Pa s/m; scalar or ``(N,)``),
     and the :class:`HelmholtzBEM` options (``**options``: keyword-only, as there), used for a
     plan per frequency (the operators depend on k). The same computation as
-    ``elliptica bem --frequency`` (docs/bem.md, "Acoustics in physical units").
+    ``elliptica bem --frequency`` (docs/bem.md, "Radiation, impedance surfaces and physical
+    units"). The mesh is validated by every plan (cheap next to the assembly).
 
     :meth:`sweep` returns a :class:`Record` of arrays over the frequencies.
     """
@@ -658,8 +667,9 @@ class AcousticBEM:
 
         - ``frequency`` ``ndarray((F,), float64)`` Hz, ``k`` 1/m, ``iterations`` int64,
           ``setup_seconds``, ``solve_seconds``;
-        - ``power_w``: radiated power (``velocity`` given: ``surface_power``) or scattered power
-          (far-field integral ``1/(2 rho c) int |p_inf|^2``), W; ``lw_db`` (dB re 1 pW);
+        - ``power_w``: radiated (``velocity`` given) or scattered power, the far-field integral
+          ``1/(2 rho c) int |p_inf|^2`` over the sphere (the half sphere above a ground plane),
+          W; ``lw_db`` (dB re 1 pW);
         - ``p_inf`` ``ndarray((F, D), complex128)`` (Pa m) at ``directions`` (``(D, 3)``, default
           none) and ``field`` ``ndarray((F, M), complex128)`` (Pa; total pressure) at
           ``field_points`` ``(M, 3)`` (exterior points; default none), ``spl_db`` of it;
@@ -697,18 +707,16 @@ class AcousticBEM:
                 sol = plan.solve(point_source=point_source)
             else:
                 sol = plan.solve(direction)
+            # power from the far field (the surface integral loses accuracy as ka -> 0), over
+            # the half sphere above a ground plane
             nth = int(min(200, max(12, np.ceil(abs(k) * _body_radius(plan)) + 12)))
+            gax = _ground(self._options.get("ground_plane"))[0]
             if nth not in rule_cache:
-                rule_cache[nth] = sphere_rule(nth)
+                rule_cache[nth] = sphere_rule(nth, hemisphere_axis=None if gax < 0 else gax)
             rd, rw = rule_cache[nth]
-            if velocity is not None:
-                power = plan.surface_power(sol, fi, sound_speed=self.sound_speed, density=self.density)
-            else:
-                pinf = plan.far_field(sol, rd)
-                if point_source is not None:
-                    pinf = pinf * 4 * np.pi  # the 1 Pa-at-1 m source: 4 pi G
-                power = float(rw @ np.abs(pinf) ** 2) / (2 * self.density * self.sound_speed)
-            scale = 4 * np.pi if point_source is not None else 1.0
+            scale = 4 * np.pi if point_source is not None else 1.0  # the 1 Pa-at-1 m source: 4 pi G
+            pinf = scale * plan.far_field(sol, rd)
+            power = float(rw @ np.abs(pinf) ** 2) / (2 * self.density * self.sound_speed)
             ts = np.nan
             if velocity is None and point_source is None:
                 d = np.asarray(direction, dtype=np.float64)

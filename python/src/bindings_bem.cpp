@@ -372,12 +372,12 @@ void init_bem(nb::module_& m) {
   m.def("admittance_from_impedance",
         [](cplx Z, double c, double rho) { return bem::admittance_from_impedance(Z, medium(c, rho)); }, "impedance"_a,
         "sound_speed"_a, "density"_a);
-  m.def("sphere_rule", [](int n) {
-    const bem::SphereRule r = bem::sphere_rule(n);
+  m.def("sphere_rule", [](int n, int axis) {
+    const bem::SphereRule r = axis < 0 ? bem::sphere_rule(n) : bem::hemisphere_rule(n, axis);
     std::vector<double> d;
     for (const auto& x : r.directions) d.insert(d.end(), x.begin(), x.end());
     return nb::make_tuple(vec_to_numpy(std::move(d), 3), vec_to_numpy(std::vector<double>(r.weights)));
-  }, "n_theta"_a);
+  }, "n_theta"_a, "axis"_a);
 
   nb::class_<PySolution>(m, "_BemSolution")
       .def_prop_ro("surface",

@@ -2,6 +2,8 @@
 /// Physical units of the acoustic BEM (include/elliptica/bem/acoustics.hpp).
 #include "elliptica/bem/acoustics.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -62,7 +64,11 @@ cplx admittance_from_impedance(cplx Z, const Medium& m) {
   if (Z.real() < 0)
     throw InvalidArgument("bem: impedance with Re Z < 0 describes an active surface; only passive ones (Re Z >= 0) "
                           "are accepted");
-  return m.impedance() / Z;
+  const cplx beta = m.impedance() / Z;
+  if (!(std::abs(beta) <= kMaxAdmittance))
+    throw InvalidArgument("bem: impedance |Z| = " + std::to_string(std::abs(Z)) + " Pa s/m is below 1e-8 rho c: the "
+                          "surface is pressure release (sound-soft): use bc dirichlet");
+  return beta;
 }
 
 double spl_db(cplx p, double p_ref) {
@@ -100,6 +106,30 @@ SphereRule sphere_rule(int n_theta) {
       const double ph = 2 * std::numbers::pi * (j + 0.5) / nphi;
       r.directions.push_back({s * std::cos(ph), s * std::sin(ph), c});
       r.weights.push_back(2 * w[static_cast<std::size_t>(i)] * 2 * std::numbers::pi / nphi);
+    }
+  }
+  return r;
+}
+
+SphereRule hemisphere_rule(int n_theta, int axis) {
+  if (n_theta < 1 || n_theta > 2000)
+    throw InvalidArgument("bem: hemisphere_rule needs 1 to 2000 polar nodes, got " + std::to_string(n_theta));
+  if (axis < 0 || axis > 2) throw InvalidArgument("bem: hemisphere_rule axis must be 0, 1 or 2");
+  std::vector<double> x, w;
+  quadrature::gauss_legendre01(n_theta, x, w);  // c = d[axis] in (0, 1)
+  const int nphi = 2 * n_theta;
+  const auto a = static_cast<std::size_t>(axis), b = (a + 1) % 3, c3 = (a + 2) % 3;
+  SphereRule r;
+  for (int i = 0; i < n_theta; ++i) {
+    const double c = x[static_cast<std::size_t>(i)], s = std::sqrt(std::max(0.0, 1 - c * c));
+    for (int j = 0; j < nphi; ++j) {
+      const double ph = 2 * std::numbers::pi * (j + 0.5) / nphi;
+      std::array<double, 3> d{};
+      d[a] = c;
+      d[b] = s * std::cos(ph);
+      d[c3] = s * std::sin(ph);
+      r.directions.push_back(d);
+      r.weights.push_back(w[static_cast<std::size_t>(i)] * 2 * std::numbers::pi / nphi);
     }
   }
   return r;

@@ -300,9 +300,28 @@ Mesh whole_body(const Mesh& mesh, const std::vector<MirrorPlane>& symmetry) {
 
 MeshReport validate_and_orient(Mesh& mesh, const std::vector<MirrorPlane>& symmetry) {
   if (symmetry.empty()) return validate_and_orient(mesh);
+  detail::validate_mesh(mesh);
+  // vertices within 1e-6 of the longest edge of a plane are put on it (the rounding of a mesh
+  // file, e.g. float32 STL coordinates), then the sides are checked
+  const double tol = 1e-6 * mesh.max_edge();
+  for (const auto& p : symmetry) {
+    if (p.axis < 0 || p.axis > 2 || !std::isfinite(p.height)) validate_symmetry_plane(p, mesh);  // its message
+    for (auto& v : mesh.vertices) {
+      double& c = v[static_cast<std::size_t>(p.axis)];
+      if (std::abs(c - p.height) <= tol) c = p.height;
+    }
+  }
   for (const auto& p : symmetry) validate_symmetry_plane(p, mesh);
   Mesh w = whole_body(mesh, symmetry);
-  const MeshReport rep = validate_and_orient(w);  // triangle order kept: the first N are the mesh's
+  MeshReport rep;
+  try {
+    rep = validate_and_orient(w);  // triangle order kept: the first N are the mesh's
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("bem: the whole body (the mesh and its mirror images in the symmetry planes) is "
+                                      "not a valid closed surface; the cut edges must lie on the planes (to 1e-6 of "
+                                      "the longest edge) and the mesh must be the part on one side: ") +
+                          e.what());
+  }
   const std::size_t n = mesh.num_elements();
   for (std::size_t e = 0; e < n; ++e) {
     // the same triangle, possibly reversed: copy the orientation by comparing vertex coordinates

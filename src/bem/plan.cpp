@@ -541,8 +541,8 @@ IncidentField HelmholtzBem::plane_wave(std::array<double, 3> d) const {
 
 IncidentField HelmholtzBem::point_source(std::array<double, 3> x0, cplx amplitude) const {
   const auto& I = *impl_;
-  if (I.opt.ground && !(x0[static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
-    throw InvalidArgument("bem: the point source lies below the ground plane (or on it)");
+  if (I.opt.ground && !(x0[static_cast<std::size_t>(I.opt.ground->axis)] >= I.opt.ground->height))
+    throw InvalidArgument("bem: the point source lies below the ground plane");
   check_symmetric_incidence(I.opt.symmetry, x0, true);
   // the location check against the whole body; the data on this mesh's elements (its first N)
   const std::size_t n = I.mesh.num_elements();
@@ -561,11 +561,20 @@ std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,
                                           const std::vector<std::array<double, 3>>& directions) const {
   const auto& I = *impl_;
   std::vector<cplx> f = bem::far_field(I.mesh, s, directions, I.opt.quadrature);
-  for (const MirrorImage& im : I.images) {  // u_inf(xhat) + r u_inf(R xhat) (MirrorPlane)
+  // the image of a plane off the origin is affine, R y = R0 y + t (t_a = 2 height_a on the
+  // reflected axes): its far field is e^{-ik xhat.t} u_inf(R0 xhat) (MirrorPlane)
+  for (const MirrorImage& im : I.images) {
     std::vector<std::array<double, 3>> m(directions.size());
     for (std::size_t j = 0; j < m.size(); ++j) m[j] = im.direction(directions[j]);
     const std::vector<cplx> g = bem::far_field(I.mesh, s, m, I.opt.quadrature);
-    for (std::size_t j = 0; j < f.size(); ++j) f[j] += im.factor * g[j];
+    for (std::size_t j = 0; j < f.size(); ++j) {
+      const auto& d = directions[j];
+      const double nd = std::hypot(d[0], d[1], d[2]);
+      double xt = 0;
+      for (std::size_t a = 0; a < 3; ++a)
+        if (im.flip[a]) xt += 2 * im.height[a] * d[a] / nd;
+      f[j] += im.factor * std::exp(cplx(0, -1) * I.k * xt) * g[j];
+    }
   }
   return f;
 }
@@ -579,8 +588,8 @@ std::vector<cplx> HelmholtzBem::scattered_field(const SurfaceSolution& s,
   for (std::size_t j = 0; j < points.size(); ++j) {
     for (double c : points[j])
       if (!std::isfinite(c)) throw InvalidArgument("bem: field point " + std::to_string(j) + " is not finite");
-    if (I.opt.ground && !(points[j][static_cast<std::size_t>(I.opt.ground->axis)] > I.opt.ground->height))
-      throw InvalidArgument("bem: field point " + std::to_string(j) + " lies below the ground plane (or on it)");
+    if (I.opt.ground && !(points[j][static_cast<std::size_t>(I.opt.ground->axis)] >= I.opt.ground->height))
+      throw InvalidArgument("bem: field point " + std::to_string(j) + " lies below the ground plane");
     const PointLocation where = locate_point(I.body(), points[j]);
     if (where != PointLocation::kOutside)
       throw InvalidArgument("bem: field point " + std::to_string(j) + " lies " +

@@ -68,7 +68,7 @@ def test_pulsating_sphere_power_field_points_and_directivity(cli, tmp_path):
         p = fp[:3, 3] + 1j * fp[:3, 4]
         np.testing.assert_allclose(p, ref, rtol=0.03)
         np.testing.assert_allclose(fp[:3, 6], spl(p), rtol=1e-12)
-        assert fp[3, 3] == 0 and fp[3, 6] == 0
+        assert fp[3, 3] == 0 and np.isnan(fp[3, 6])  # inside: p 0, SPL NaN
         _, d = read_csv(out / f"f{i:04d}" / "directivity.csv")
         assert d.shape == (360, 8)
         np.testing.assert_allclose(d[:, 6], spl(pinf), atol=0.3)
@@ -215,7 +215,7 @@ def test_ground_plane_monopole_and_image(cli, tmp_path):
     # in phase (error: the O(h) BEM error, about 2%, and the sphere's scattering of the image
     # field, O((ka)^2 a / 2h))
     a, h, f, v = 0.05, 0.5, 109.2, 1e-3
-    mics = np.array([[0, 0, 1.5], [1.0, 0, 0.2], [0.7, 0.7, -0.49], [0.0, 0.0, -0.8]])  # the last below
+    mics = np.array([[0, 0, 1.5], [1.0, 0, 0.2], [0.7, 0.7, -0.5], [0.0, 0.0, -0.8]])  # on the plane; below
     np.savetxt(tmp_path / "mics.txt", mics)
     out = tmp_path / "g"
     r = run(cli, "bem", "--mesh", f"sphere:{a},2", "--frequency", f, "--problem", "radiation",
@@ -239,6 +239,28 @@ def test_ground_plane_monopole_and_image(cli, tmp_path):
     np.testing.assert_allclose(fp[:3, 3] + 1j * fp[:3, 4], ref, rtol=0.04)
     _, d = read_csv(out / "f0000" / "directivity.csv")
     assert np.all(np.isnan(d[91:270, 6])) and np.all(np.isfinite(d[:90, 6]))  # no far field below the plane
+    # power into the half space of a monopole and its in-phase image (distance 2h): the free
+    # monopole's P0 (1 + sin(2kh) / (2kh)) (the pair radiates 2 P0 (1 + sinc) into all space)
+    P0 = 2 * np.pi * a * a * RHO * C * v * v * (k * a) ** 2 / (1 + (k * a) ** 2)
+    _, t = read_csv(out / "frequencies.csv")
+    assert t[0, 8] == pytest.approx(P0 * (1 + np.sin(2 * k * h) / (2 * k * h)), rel=0.04)
+
+
+def test_radiation_with_an_incident_wave(cli, tmp_path):
+    # --incident with --problem radiation adds the incident field (one linear system): the
+    # field is the sum of the radiation and the scattering runs
+    base = ["bem", "--mesh", "sphere:1,2", "--frequency", "50", "--field-points", "grid:xz=0,-2,2,5,-2,2,5",
+            "--no-plots", "-q", "--tol", "1e-10"]
+    runs = {}
+    for name, extra in (("both", ["--problem", "radiation", "--velocity", "uniform:1e-3", "--incident", "plane:1,0,0"]),
+                        ("rad", ["--problem", "radiation", "--velocity", "uniform:1e-3"]),
+                        ("sca", ["--incident", "plane:1,0,0"])):
+        r = run(cli, *base, *extra, "--out", tmp_path / name)
+        assert r.returncode == 0, r.stderr
+        _, g = read_csv(tmp_path / name / "f0000" / "field_points.csv")
+        runs[name] = g[:, 3] + 1j * g[:, 4]
+    np.testing.assert_allclose(runs["both"], runs["rad"] + runs["sca"], rtol=1e-7, atol=1e-9)
+    assert json.loads((tmp_path / "both" / "run.json").read_text())["incident"] == "plane:1,0,0"
 
 
 def test_monostatic_sweep_at_every_frequency(cli, tmp_path):

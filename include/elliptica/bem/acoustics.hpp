@@ -43,6 +43,10 @@ struct Medium {
   double impedance() const { return density * sound_speed; }  ///< rho c, Pa s/m (rayl)
 };
 
+/// Above this |beta| = rho c / |Z| a surface is treated as pressure release: admittance_from_impedance
+/// refuses it (the Robin system's entries would be dominated by the -i k beta term; use bc
+/// Dirichlet).
+inline constexpr double kMaxAdmittance = 1e8;
 /// SPL reference pressure in air, Pa.
 inline constexpr double kReferencePressureAir = 20e-6;
 
@@ -57,7 +61,7 @@ std::vector<cplx> normal_velocity_data(const std::vector<cplx>& v_n, double freq
 /// v_n = U . n per element (the oscillating-sphere / radiating-dipole source).
 std::vector<cplx> rigid_translation_velocity(const Mesh& mesh, std::array<cplx, 3> U);
 /// beta = rho c / Z: normalised admittance of a specific acoustic impedance Z (Pa s/m), finite,
-/// nonzero, Re Z >= 0 (InvalidArgument otherwise).
+/// nonzero, Re Z >= 0, |beta| <= kMaxAdmittance (InvalidArgument otherwise).
 cplx admittance_from_impedance(cplx Z, const Medium& m);
 /// 20 log10(|p| / (sqrt 2 p_ref)); -inf for p = 0. p_ref > 0.
 double spl_db(cplx p, double p_ref = kReferencePressureAir);
@@ -74,6 +78,10 @@ struct SphereRule {
 };
 /// n_theta in [1, 2000] (InvalidArgument otherwise).
 SphereRule sphere_rule(int n_theta);
+/// The same product rule on the half sphere d[axis] > 0 (Gauss-Legendre in d[axis] on (0, 1),
+/// trapezoid about the axis; weights sum to 2 pi): the far field above a ground plane, whose
+/// image makes |p_inf|^2 smooth up to the plane, so the rule converges spectrally. axis 0, 1, 2.
+SphereRule hemisphere_rule(int n_theta, int axis);
 /// 1/(2 rho c) sum_j w_j |p_inf,j|^2 (W): the power of a far-field pattern p_inf (Pa m) sampled
 /// on rule.directions. InvalidArgument when the sizes differ.
 double far_field_power(const std::vector<cplx>& p_inf, const SphereRule& rule, const Medium& m);

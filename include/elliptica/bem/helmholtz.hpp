@@ -230,9 +230,11 @@ struct MirrorImage {
 Mesh whole_body(const Mesh& mesh, const std::vector<MirrorPlane>& symmetry);
 /// validate_and_orient (mesh.hpp) for a mesh cut by symmetry planes: validates and orients the
 /// whole body (whole_body; its cut vertices merged) and gives the mesh the orientation of its
-/// part. Throws what validate_and_orient throws, naming elements of the whole body (the mesh's
-/// elements keep their numbers), e.g. when the cut edges do not lie exactly on the planes (the
-/// whole body is then not closed). Empty `symmetry`: validate_and_orient(mesh).
+/// part. Vertices within 1e-6 x (longest edge) of a plane are first moved onto it (file rounding,
+/// e.g. float32 STL). Throws what validate_and_orient throws, prefixed by what it means here and
+/// naming elements of the whole body (the mesh's elements keep their numbers), e.g. when the cut
+/// edges do not lie on the planes (the whole body is then not closed). Empty `symmetry`:
+/// validate_and_orient(mesh).
 MeshReport validate_and_orient(Mesh& mesh, const std::vector<MirrorPlane>& symmetry);
 
 /// The 2^m - 1 images of m <= 3 mirror planes (every nonempty subset). InvalidArgument for more

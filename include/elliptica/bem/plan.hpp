@@ -142,7 +142,8 @@ struct HelmholtzBemOptions {
   /// GroundPlane: method of images). Dense operator only (op.kind Auto then chooses Dense; Fmm and
   /// the IFMM are refused, InvalidArgument). solve_plane_wave / solve_monostatic / plane_wave()
   /// and point_source() of this plan add the reflected incident field; far_field and
-  /// scattered_field add the image; points below the plane are refused.
+  /// scattered_field add the image; points below the plane are refused (points on it are the
+  /// microphones of a hemi-anechoic room: p doubles on a rigid plane, vanishes on a soft one).
   std::optional<GroundPlane> ground;
   /// Symmetry planes (at most 3 with the ground, on distinct axes; helmholtz.hpp MirrorPlane):
   /// the mesh is the part of a symmetric body with x[axis] >= height for each (an open surface
