@@ -45,6 +45,7 @@
 #include <iostream>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -115,8 +116,50 @@ cplx parse_complex(const std::string& s, const std::string& what) {
   return z;
 }
 
-/// One complex value per element from a file: N rows of re, or re,im (.npy or text).
+/// A complex128 ('<c16') .npy file of shape (N,) (as surface.npy and numpy.save write); nullopt
+/// for any other .npy (read_array reads the real ones). IOError for a truncated file.
+std::optional<std::vector<cplx>> read_npy_complex(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY") return std::nullopt;
+  std::size_t hl = 0;
+  if (magic[6] == 1) {
+    unsigned char b[2];
+    if (!in.read(reinterpret_cast<char*>(b), 2)) return std::nullopt;
+    hl = b[0] | (std::size_t(b[1]) << 8);
+  } else {
+    unsigned char b[4];
+    if (!in.read(reinterpret_cast<char*>(b), 4)) return std::nullopt;
+    hl = b[0] | (std::size_t(b[1]) << 8) | (std::size_t(b[2]) << 16) | (std::size_t(b[3]) << 24);
+  }
+  std::string header(hl, ' ');
+  if (hl > 65536 || !in.read(header.data(), static_cast<std::streamsize>(hl))) return std::nullopt;
+  if (header.find("'<c16'") == std::string::npos || header.find("'fortran_order': False") == std::string::npos)
+    return std::nullopt;
+  const auto sp = header.find("'shape': (");
+  if (sp == std::string::npos) return std::nullopt;
+  const std::string shape = header.substr(sp + 10, header.find(')', sp) - sp - 10);
+  const auto parts = split(shape, ',');
+  if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && !parts[1].empty())) return std::nullopt;
+  const std::size_t n = static_cast<std::size_t>(std::stoull(parts[0]));
+  std::vector<cplx> v(n);
+  if (n > 0 && !in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(16 * n)))
+    throw IOError(path + ": truncated complex128 .npy file");
+  return v;
+}
+
+/// One complex value per element from a file: N rows of re, or re,im (.npy or text), or a
+/// complex128 .npy of N values.
 std::vector<cplx> read_element_values(const std::string& path, std::size_t n, const std::string& what) {
+  if (auto c = read_npy_complex(path)) {
+    if (c->size() != n)
+      throw InvalidArgument(what + " " + path + ": expected " + std::to_string(n) + " values (one per element), got " +
+                            std::to_string(c->size()));
+    for (std::size_t e = 0; e < n; ++e)
+      if (!std::isfinite((*c)[e].real()) || !std::isfinite((*c)[e].imag()))
+        throw InvalidArgument(what + " " + path + ": value of element " + std::to_string(e) + " is not finite");
+    return *c;
+  }
   const Array2D d = io::read_array(path);
   const std::size_t cols = d.ndim == 1 ? 1 : d.cols;
   if (d.rows != n || cols < 1 || cols > 2)

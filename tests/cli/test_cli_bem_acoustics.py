@@ -196,6 +196,21 @@ def test_bad_input(cli, tmp_path, args, code, msg):
 
 
 def test_velocity_file_rows_must_match_the_mesh(cli, tmp_path):
+    # a complex128 .npy (as numpy.save writes it) equals the same values as re,im text columns
+    v = np.exp(1j * np.linspace(0, 3, 80)) * 1e-3
+    np.save(tmp_path / "v.npy", v)
+    np.savetxt(tmp_path / "v2.txt", np.column_stack([v.real, v.imag]))
+    outs = []
+    for f in ("v.npy", "v2.txt"):
+        r = run(cli, "bem", "--mesh", "sphere:1,1", "--frequency", "100", "--problem", "radiation",
+                "--velocity", tmp_path / f, "--out", tmp_path / f"o_{f}", "--no-plots", "-q")
+        assert r.returncode == 0, r.stderr
+        outs.append(np.load(tmp_path / f"o_{f}" / "f0000" / "surface.npy"))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.save(tmp_path / "short.npy", v[:7])
+    r = run(cli, "bem", "--mesh", "sphere:1,1", "--frequency", "100", "--problem", "radiation",
+            "--velocity", tmp_path / "short.npy", "--out", tmp_path / "o_short", "--no-plots", "-q")
+    assert r.returncode == INVALID and "80 values" in r.stderr
     np.savetxt(tmp_path / "v.txt", np.ones((7, 2)))
     r = run(cli, "bem", "--mesh", "sphere:1,1", "--frequency", "100", "--problem", "radiation",
             "--velocity", tmp_path / "v.txt", "--out", tmp_path / "o", "--no-plots", "-q")
