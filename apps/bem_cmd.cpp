@@ -78,28 +78,41 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
     if (r < 0 || r > 7) throw InvalidArgument("--mesh: refinements must be in [0, 7], got " + t);
     return r;
   };
+  // a trailing ",curved" asks for curved 6-node elements (order 2)
+  auto order_of = [&](std::vector<std::string>& p, std::size_t n) {
+    if (p.size() == n + 1 && trim(p.back()) == "curved") {
+      p.pop_back();
+      return 2;
+    }
+    if (p.size() == n + 1) throw InvalidArgument("--mesh: the optional last value must be 'curved', got '" + p.back() + "'");
+    return 1;
+  };
   for (const char* kind : {"sphere:", "octasphere:"}) {
     const std::string pre = kind;
     if (spec.rfind(pre, 0) != 0) continue;
-    const auto p = split(spec.substr(pre.size()), ',');
-    if (p.size() != 2) throw InvalidArgument("--mesh " + pre + "R,REF: expected 2 values, got '" + spec + "'");
+    auto p = split(spec.substr(pre.size()), ',');
+    const int order = order_of(p, 2);
+    if (p.size() != 2) throw InvalidArgument("--mesh " + pre + "R,REF[,curved]: expected 2 values, got '" + spec + "'");
     const double r = to_double(p[0], "--mesh sphere radius");
     if (!(std::isfinite(r) && r > 0)) throw InvalidArgument("--mesh " + pre + " radius must be finite and > 0, got " + p[0]);
     const bool ico = pre == "sphere:";
-    description = std::string(ico ? "icosphere" : "octasphere") + " radius " + p[0] + ", " + p[1] + " refinements";
-    return ico ? bem::icosphere(ref_of(p[1]), r) : bem::octasphere(ref_of(p[1]), r);
+    description = std::string(ico ? "icosphere" : "octasphere") + " radius " + p[0] + ", " + p[1] + " refinements" +
+                  (order == 2 ? ", curved 6-node elements" : "");
+    return ico ? bem::icosphere(ref_of(p[1]), r, {0, 0, 0}, order) : bem::octasphere(ref_of(p[1]), r, {0, 0, 0}, order);
   }
   if (spec.rfind("ellipsoid:", 0) == 0) {
-    const auto p = split(spec.substr(10), ',');
-    if (p.size() != 4) throw InvalidArgument("--mesh ellipsoid:A,B,C,REF: expected 4 values, got '" + spec + "'");
+    auto p = split(spec.substr(10), ',');
+    const int order = order_of(p, 4);
+    if (p.size() != 4) throw InvalidArgument("--mesh ellipsoid:A,B,C,REF[,curved]: expected 4 values, got '" + spec + "'");
     std::array<double, 3> ax{};
     for (int i = 0; i < 3; ++i) {
       ax[i] = to_double(p[i], "--mesh ellipsoid semi-axis");
       if (!(std::isfinite(ax[i]) && ax[i] > 0))
         throw InvalidArgument("--mesh ellipsoid: semi-axes must be finite and > 0, got " + p[i]);
     }
-    description = "ellipsoid semi-axes " + p[0] + ", " + p[1] + ", " + p[2] + ", " + p[3] + " refinements";
-    return bem::ellipsoid(ref_of(p[3]), ax);
+    description = "ellipsoid semi-axes " + p[0] + ", " + p[1] + ", " + p[2] + ", " + p[3] + " refinements" +
+                  (order == 2 ? ", curved 6-node elements" : "");
+    return bem::ellipsoid(ref_of(p[3]), ax, {0, 0, 0}, order);
   }
   std::error_code ec;
   if (!fs::exists(spec, ec)) throw IOError(spec + ": mesh file not found");
@@ -738,8 +751,9 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
       "--resume continues it (docs/bem.md, \"Radiation, impedance surfaces and physical units\").\n"
       "Exit codes: 0 ok, 1 usage, 2 invalid input, 3 file error, 4 numerical failure, 5 GMRES not converged, "
       "6 out of resources.");
-  c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl) | sphere:R,REF (icosphere, 20*4^REF elements) | octasphere:R,REF (8*4^REF) | "
-                "ellipsoid:A,B,C,REF")->required();
+  c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl; .msh 6-node triangles are curved) | sphere:R,REF (icosphere, "
+                "20*4^REF elements) | octasphere:R,REF (8*4^REF) | ellipsoid:A,B,C,REF; a trailing ,curved gives curved "
+                "6-node elements (O(h^2) far fields)")->required();
   // exactly one of --k (dimensionless) and --frequency (physical units): a usage error otherwise
   CLI::Option_group* wave = c->add_option_group("wavenumber", "--k or --frequency (exactly one)");
   wave->add_option("--k", g.k, "wavenumber RE[,IM] (Re k > 0, Im k >= 0; 1/length unit); or --frequency");

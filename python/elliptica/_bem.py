@@ -71,27 +71,47 @@ def read_mesh(path):
 
     Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)`` coordinates and
     ``ndarray((T, 3), int64)`` 0-based vertex indices, as in the file (no validation or re-orientation; :class:`HelmholtzBEM` does that).
+    A ``.msh`` file with 6-node triangles (Gmsh type 9, ``gmsh -2 -order 2``) gives the curved mesh
+    ``(vertices, triangles, midside)``, ``midside`` an ``ndarray((T, 3, 3), float64)``: the nodes on
+    the edges (t0, t1), (t1, t2), (t2, t0) of each triangle (the file decides, not a flag).
 
     Raises FileError (an OSError) for a missing, unreadable, truncated or malformed file, and
     InvalidArgumentError (a ValueError) for an unknown extension or a file without triangles.
     """
-    return _core.bem_read_mesh(os.fspath(path))
+    return _mesh_tuple(_core.bem_read_mesh(os.fspath(path)))
 
 
-def icosphere(refinements=2, radius=1.0):
+def _mesh_tuple(m):
+    """The C++ mesh arrays as the Python mesh tuple: midside (3T, 3) -> (T, 3, 3)."""
+    if len(m) == 3:
+        return m[0], m[1], m[2].reshape(-1, 3, 3)
+    return m
+
+
+def _check_order(order):
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or int(order) not in (1, 2):
+        raise InvalidArgumentError(f"order must be 1 (flat triangles) or 2 (curved 6-node triangles), got {_show(order)}")
+    return int(order)
+
+
+def icosphere(refinements=2, radius=1.0, *, order=1):
     """Icosahedral sphere mesh centred at the origin: the icosahedron refined ``refinements`` times
     (``20 * 4**refinements`` triangles, ``10 * 4**refinements + 2`` vertices, outward orientation).
 
-    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)``, ``ndarray((T, 3), int64)``.
+    Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)``, ``ndarray((T, 3), int64)``;
+    with ``order=2`` the curved mesh ``(vertices, triangles, midside)`` of 6-node triangles whose
+    midside nodes (``ndarray((T, 3, 3), float64)``) lie on the sphere: far fields converge at
+    O(h^2) instead of O(h) (docs/bem.md, "Curved elements"). Every function that takes a mesh
+    takes either tuple.
     ``refinements`` in [0, 10],
-    ``radius`` finite and > 0 (InvalidArgumentError otherwise).
+    ``radius`` finite and > 0, ``order`` 1 or 2 (InvalidArgumentError otherwise).
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
         raise InvalidArgumentError(f"refinements must be an integer, got {_show(refinements)}")
-    return _core.bem_icosphere(int(refinements), float(radius))
+    return _mesh_tuple(_core.bem_icosphere(int(refinements), float(radius), _check_order(order)))
 
 
-def octasphere(refinements=2, radius=1.0):
+def octasphere(refinements=2, radius=1.0, *, order=1):
     """Octahedral sphere mesh centred at the origin: the octahedron refined ``refinements`` times
     (``8 * 4**refinements`` triangles, outward orientation), vertices projected to the sphere.
 
@@ -100,7 +120,7 @@ def octasphere(refinements=2, radius=1.0):
     """
     if isinstance(refinements, bool) or not isinstance(refinements, (int, np.integer)):
         raise InvalidArgumentError(f"refinements must be an integer, got {_show(refinements)}")
-    return _core.bem_octasphere(int(refinements), float(radius))
+    return _mesh_tuple(_core.bem_octasphere(int(refinements), float(radius), _check_order(order)))
 
 
 class BemSolution:
@@ -187,9 +207,11 @@ class HelmholtzBEM:
 
     Parameters
     ----------
-    mesh : str / os.PathLike, or (vertices, triangles)
+    mesh : str / os.PathLike, (vertices, triangles) or (vertices, triangles, midside)
         A mesh file (see :func:`read_mesh`) or arrays: vertices ``ndarray((V, 3), float64)``,
-        triangles ``ndarray((T, 3), int64)`` 0-based indices (other numeric dtypes converted).
+        triangles ``ndarray((T, 3), int64)`` 0-based indices (other numeric dtypes converted);
+        for curved 6-node elements midside ``ndarray((T, 3, 3), float64)``, the nodes on the edges
+        (t0, t1), (t1, t2), (t2, t0) (``icosphere(order=2)``; docs/bem.md, "Curved elements").
         The mesh is validated (closed, 2-manifold, orientable, no degenerate triangles) and
         oriented outward; element order is kept, so the surface arrays of a solution follow the
         order of ``triangles``.
@@ -292,14 +314,23 @@ class HelmholtzBEM:
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
         if isinstance(mesh, (str, os.PathLike)):
-            vertices, triangles = read_mesh(mesh)
-        else:
-            try:
-                vertices, triangles = mesh
-            except (TypeError, ValueError):
-                raise InvalidArgumentError("mesh must be a file path or a (vertices, triangles) pair") from None
+            mesh = read_mesh(mesh)
+        try:
+            vertices, triangles, *rest = mesh
+            if len(rest) > 1:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("mesh must be a file path, a (vertices, triangles) pair or a (vertices, "
+                                       "triangles, midside) triple") from None
         vertices = _points(vertices, "vertices")
         triangles = _triangles(triangles)
+        midside = np.zeros((0, 3))
+        if rest:
+            midside = np.asarray(rest[0], dtype=np.float64)
+            if midside.shape != (triangles.shape[0], 3, 3):
+                raise InvalidArgumentError(f"midside must have shape (T, 3, 3) = ({triangles.shape[0]}, 3, 3), "
+                                           f"got {midside.shape}")
+            midside = np.ascontiguousarray(midside.reshape(-1, 3))
         if vertices.shape[0] == 0 or triangles.shape[0] == 0:
             raise InvalidArgumentError("mesh is empty")
         if isinstance(k, (str, bytes, bool, np.bool_)):
@@ -356,7 +387,7 @@ class HelmholtzBEM:
             sym.append((float(ax), h, r))
         self.symmetry = symmetry
         self.ground_plane = ground_plane
-        self._plan = _core._HelmholtzBEM(vertices, triangles, k, bc, alpha, self.precond,
+        self._plan = _core._HelmholtzBEM(vertices, triangles, midside, k, bc, alpha, self.precond,
                                          -1 if bd_level is None else int(bd_level), int(leaf), tol,
                                          int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
                                          int(threads), ifmm_eps, int(ifmm_sigma), int(ifmm_top),

@@ -57,7 +57,9 @@ using elliptica::pybind::points3;
 using elliptica::pybind::record_dict;
 using elliptica::pybind::vec_to_numpy;
 
-bem::Mesh make_mesh(const InPts& v, const InTri& t) {
+/// midside: (3 T, 3) float64, the midside nodes of triangle i in rows 3i .. 3i+2 (curved 6-node
+/// elements, bem::Mesh::midside), or 0 rows for flat triangles.
+bem::Mesh make_mesh(const InPts& v, const InTri& t, const InPts* midside = nullptr) {
   bem::Mesh m;
   m.vertices = points3(v, "vertices");
   if (t.shape(1) != 3)
@@ -73,6 +75,15 @@ bem::Mesh make_mesh(const InPts& v, const InTri& t) {
                               " out of range [0, " + std::to_string(nv) + ")");
       m.triangles[i][c] = static_cast<std::int32_t>(x);
     }
+  if (midside && midside->shape(0) > 0) {
+    const auto ms = points3(*midside, "midside");
+    if (ms.size() != 3 * m.triangles.size())
+      throw InvalidArgument("midside must have shape (T, 3, 3) with T = " + std::to_string(m.triangles.size()) +
+                            " triangles, got " + std::to_string(ms.size()) + " nodes");
+    m.midside.resize(m.triangles.size());
+    for (std::size_t i = 0; i < m.triangles.size(); ++i)
+      for (std::size_t a = 0; a < 3; ++a) m.midside[i][a] = ms[3 * i + a];
+  }
   return m;
 }
 
@@ -83,7 +94,12 @@ nb::tuple mesh_to_numpy(const bem::Mesh& m) {
   std::vector<std::int64_t> t;
   t.reserve(3 * m.triangles.size());
   for (const auto& tr : m.triangles) t.insert(t.end(), tr.begin(), tr.end());
-  return nb::make_tuple(vec_to_numpy(std::move(v), 3), vec_to_numpy(std::move(t), 3));
+  if (!m.curved()) return nb::make_tuple(vec_to_numpy(std::move(v), 3), vec_to_numpy(std::move(t), 3));
+  std::vector<double> ms;  // (T, 3, 3): returned as (3T, 3), reshaped by python/elliptica/_bem.py
+  ms.reserve(9 * m.midside.size());
+  for (const auto& e : m.midside)
+    for (const auto& p : e) ms.insert(ms.end(), p.begin(), p.end());
+  return nb::make_tuple(vec_to_numpy(std::move(v), 3), vec_to_numpy(std::move(t), 3), vec_to_numpy(std::move(ms), 3));
 }
 
 /// One solution of a plan: the C++ SurfaceSolution and the solve's timings; `owner` identifies
@@ -101,12 +117,12 @@ struct PyHelmholtzBem {
   bem::MeshReport report;
   std::mutex mutex;
 
-  PyHelmholtzBem(const InPts& vertices, const InTri& triangles, cplx k, const std::string& bc, std::optional<cplx> alpha,
+  PyHelmholtzBem(const InPts& vertices, const InTri& triangles, const InPts& midside, cplx k, const std::string& bc, std::optional<cplx> alpha,
                  const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
                  const std::string& op, double fmm_tol, long dense_max, int threads, double ifmm_eps, int ifmm_sigma,
                  int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth, const InC& admittance, int ground_axis,
                  double ground_height, double ground_reflection, const std::vector<std::array<double, 3>>& symmetry) {
-    bem::Mesh m = make_mesh(vertices, triangles);
+    bem::Mesh m = make_mesh(vertices, triangles, &midside);
     bem::HelmholtzBemOptions o;
     o.admittance = cvec(admittance);
     if (ground_axis >= 0) o.ground = bem::GroundPlane{ground_axis, ground_height, ground_reflection};
@@ -323,12 +339,16 @@ void init_bem(nb::module_& m) {
       "path"_a);
   m.def(
       "bem_icosphere",
-      [](int refinements, double radius) { return mesh_to_numpy(bem::icosphere(refinements, radius)); },
-      "refinements"_a, "radius"_a);
+      [](int refinements, double radius, int order) {
+        return mesh_to_numpy(bem::icosphere(refinements, radius, {0, 0, 0}, order));
+      },
+      "refinements"_a, "radius"_a, "order"_a);
   m.def(
       "bem_octasphere",
-      [](int refinements, double radius) { return mesh_to_numpy(bem::octasphere(refinements, radius)); },
-      "refinements"_a, "radius"_a);
+      [](int refinements, double radius, int order) {
+        return mesh_to_numpy(bem::octasphere(refinements, radius, {0, 0, 0}, order));
+      },
+      "refinements"_a, "radius"_a, "order"_a);
 
   // the C++ defaults of HelmholtzBemOptions (Python has no literals of its own)
   m.def("bem_defaults", [] {
@@ -405,10 +425,10 @@ void init_bem(nb::module_& m) {
       });
 
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
-      .def(nb::init<const InPts&, const InTri&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
+      .def(nb::init<const InPts&, const InTri&, const InPts&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
                     int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int,
                     const InC&, int, double, double, const std::vector<std::array<double, 3>>&>(),
-           "vertices"_a, "triangles"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
+           "vertices"_a, "triangles"_a, "midside"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
            "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a,
            "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a, "ground_axis"_a,
            "ground_height"_a, "ground_reflection"_a, "symmetry"_a)

@@ -9,6 +9,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "elliptica/core/resources.hpp"
+#include "quadratic_element.hpp"
 #include "quadrature.hpp"
 #include "solve_common.hpp"
 #include "validate.hpp"
@@ -74,6 +75,20 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   for (std::size_t e = 0; e < I.n; ++e) {
     cent[e] = mesh.centroid(e);
     nrm[e] = mesh.normal(e);
+    if (mesh.curved()) {  // sources at the mapped rule points, with their own normals and |nJ| w / 2
+      const auto E = detail::quadratic_element(mesh, e);
+      for (const auto& p : rule) {
+        fmm::Point3 y, nj;
+        E.eval(p.l0, p.l1, p.l2, y, nj);
+        const double J = std::sqrt(nj[0] * nj[0] + nj[1] * nj[1] + nj[2] * nj[2]);
+        ys.push_back(y);
+        nys.push_back({nj[0] / J, nj[1] / J, nj[2] / J});
+        owner.push_back(static_cast<std::int64_t>(e));
+        I.src_elem.push_back(static_cast<std::int64_t>(e));
+        I.src_weight.push_back(0.5 * J * p.w);
+      }
+      continue;
+    }
     const auto& t = mesh.triangles[e];
     const auto &a = mesh.vertices[t[0]], &b = mesh.vertices[t[1]], &c = mesh.vertices[t[2]];
     const double A = mesh.area(e);

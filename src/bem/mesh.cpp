@@ -14,6 +14,8 @@
 #include <unordered_map>
 
 #include "bem/mesh_intersect.hpp"
+#include "bem/quadratic_element.hpp"
+#include "bem/quadrature.hpp"
 #include "elliptica/core/error.hpp"
 
 namespace elliptica::bem {
@@ -30,6 +32,10 @@ double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[
 double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
 
 void check_element(const Mesh& m, std::size_t e, const char* fn) {
+  if (!m.midside.empty() && m.midside.size() != m.triangles.size())
+    throw InvalidArgument(std::string("Mesh::") + fn + ": midside has " + std::to_string(m.midside.size()) +
+                          " entries for " + std::to_string(m.triangles.size()) +
+                          " triangles (it must be empty or have one per triangle)");
   if (e >= m.triangles.size())
     throw InvalidArgument(std::string("Mesh::") + fn + ": element index " + std::to_string(e) +
                           " out of range (mesh has " + std::to_string(m.triangles.size()) +
@@ -136,12 +142,36 @@ Mesh unit_icosphere(int refinements) {
 void place(Mesh& m, const Vec3& scale, const Vec3& center) {
   for (auto& v : m.vertices)
     for (int d = 0; d < 3; ++d) v[d] = v[d] * scale[d] + center[d];
+  for (auto& ms : m.midside)
+    for (auto& v : ms)
+      for (int d = 0; d < 3; ++d) v[d] = v[d] * scale[d] + center[d];
+}
+
+/// Midside nodes of a unit-sphere polyhedron: the edge midpoints projected onto the sphere.
+void add_midside_on_unit_sphere(Mesh& m) {
+  m.midside.resize(m.triangles.size());
+  for (std::size_t e = 0; e < m.triangles.size(); ++e)
+    for (int a = 0; a < 3; ++a) {
+      const Vec3& p = m.vertices[static_cast<std::size_t>(m.triangles[e][a])];
+      const Vec3& q = m.vertices[static_cast<std::size_t>(m.triangles[e][(a + 1) % 3])];
+      m.midside[e][a] = normalized({p[0] + q[0], p[1] + q[1], p[2] + q[2]});
+    }
+}
+
+void check_order(const char* fn, int order) {
+  if (order != 1 && order != 2)
+    throw InvalidArgument(std::string(fn) + ": order must be 1 (flat triangles) or 2 (curved 6-node triangles), got " +
+                          std::to_string(order));
 }
 
 }  // namespace
 
 std::array<double, 3> Mesh::centroid(std::size_t e) const {
   check_element(*this, e, "centroid");
+  if (curved()) {
+    constexpr double l = detail::kCollocationL;
+    return detail::quadratic_element(*this, e).point(l, l, l);
+  }
   const auto& t = triangles[e];
   const Vec3& a = vertices[static_cast<std::size_t>(t[0])];
   const Vec3& b = vertices[static_cast<std::size_t>(t[1])];
@@ -153,8 +183,12 @@ std::array<double, 3> Mesh::normal(std::size_t e) const {
   check_element(*this, e, "normal");
   const auto& t = triangles[e];
   const Vec3& a = vertices[static_cast<std::size_t>(t[0])];
-  const Vec3 n = cross(sub(vertices[static_cast<std::size_t>(t[1])], a),
-                       sub(vertices[static_cast<std::size_t>(t[2])], a));
+  Vec3 n = cross(sub(vertices[static_cast<std::size_t>(t[1])], a), sub(vertices[static_cast<std::size_t>(t[2])], a));
+  if (curved() && norm(n) > 0) {
+    constexpr double l = detail::kCollocationL;
+    Vec3 y;
+    detail::quadratic_element(*this, e).eval(l, l, l, y, n);
+  }
   const double len = norm(n);
   if (!(len > 0))
     throw InvalidArgument("Mesh::normal: element " + std::to_string(e) +
@@ -164,10 +198,33 @@ std::array<double, 3> Mesh::normal(std::size_t e) const {
 
 double Mesh::area(std::size_t e) const {
   check_element(*this, e, "area");
+  if (curved()) {
+    // conical product rule: s = u, t = v (1 - u), ds dt = (1 - u) du dv
+    static const auto gl = [] {
+      std::pair<std::vector<double>, std::vector<double>> r;
+      quadrature::gauss_legendre01(12, r.first, r.second);
+      return r;
+    }();
+    const auto q = detail::quadratic_element(*this, e);
+    double A = 0;
+    Vec3 y, nj;
+    for (std::size_t i = 0; i < gl.first.size(); ++i)
+      for (std::size_t j = 0; j < gl.first.size(); ++j) {
+        const double s = gl.first[i], t = gl.first[j] * (1 - s);
+        q.eval(1 - s - t, s, t, y, nj);
+        A += gl.second[i] * gl.second[j] * (1 - s) * norm(nj);
+      }
+    return A;
+  }
   const auto& t = triangles[e];
   const Vec3& a = vertices[static_cast<std::size_t>(t[0])];
   return 0.5 * norm(cross(sub(vertices[static_cast<std::size_t>(t[1])], a),
                           sub(vertices[static_cast<std::size_t>(t[2])], a)));
+}
+
+void Mesh::flip(std::size_t e) {
+  std::swap(triangles[e][1], triangles[e][2]);
+  if (e < midside.size()) std::swap(midside[e][0], midside[e][2]);
 }
 
 double Mesh::max_edge() const {
@@ -184,15 +241,18 @@ double Mesh::max_edge() const {
   return h;
 }
 
-Mesh icosphere(int refinements, double radius, std::array<double, 3> center) {
+Mesh icosphere(int refinements, double radius, std::array<double, 3> center, int order) {
   check_sphere_args("icosphere", refinements, radius, center);
+  check_order("icosphere", order);
   Mesh m = unit_icosphere(refinements);
+  if (order == 2) add_midside_on_unit_sphere(m);
   place(m, {radius, radius, radius}, center);
   return m;
 }
 
-Mesh octasphere(int refinements, double radius, std::array<double, 3> center) {
+Mesh octasphere(int refinements, double radius, std::array<double, 3> center, int order) {
   check_sphere_args("octasphere", refinements, radius, center);
+  check_order("octasphere", order);
   Mesh m;
   for (int d = 0; d < 3; ++d)
     for (double s : {1.0, -1.0}) {
@@ -202,17 +262,20 @@ Mesh octasphere(int refinements, double radius, std::array<double, 3> center) {
     }
   build_regular_faces(m, std::sqrt(2.0));
   m = refine_on_unit_sphere(std::move(m), refinements);
+  if (order == 2) add_midside_on_unit_sphere(m);
   place(m, {radius, radius, radius}, center);
   return m;
 }
 
-Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes, std::array<double, 3> center) {
+Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes, std::array<double, 3> center, int order) {
   check_sphere_args("ellipsoid", refinements, 1.0, center);
+  check_order("ellipsoid", order);
   for (double a : semi_axes)
     if (!std::isfinite(a) || !(a > 0))
       throw InvalidArgument("ellipsoid: semi-axes must be finite and > 0, got " +
                             std::to_string(a));
   Mesh m = unit_icosphere(refinements);
+  if (order == 2) add_midside_on_unit_sphere(m);
   // A diagonal scaling with positive factors has positive determinant: orientation is kept.
   place(m, semi_axes, center);
   return m;
@@ -270,6 +333,34 @@ MeshReport validate_and_orient(Mesh& m) {
       throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
                             " is degenerate: repeated vertex index (" + std::to_string(t[0]) + ", " +
                             std::to_string(t[1]) + ", " + std::to_string(t[2]) + ")");
+  }
+  if (m.curved()) {
+    if (m.midside.size() != ne)
+      throw InvalidArgument("validate_and_orient: midside has " + std::to_string(m.midside.size()) + " entries for " +
+                            std::to_string(ne) + " triangles (it must be empty or have one per triangle)");
+    for (std::size_t e = 0; e < ne; ++e) {
+      for (const auto& v : m.midside[e])
+        for (double x : v)
+          if (!std::isfinite(x))
+            throw InvalidArgument("validate_and_orient: element " + std::to_string(e) +
+                                  " has a non-finite midside node coordinate");
+      // the quadratic map must not fold: its normal agrees with the chord triangle's at the
+      // corners, the edge midpoints and the centroid (a midside node pulled far off its edge
+      // inverts the element near a corner)
+      const auto& t = m.triangles[e];
+      const Vec3& a = m.vertices[static_cast<std::size_t>(t[0])];
+      const Vec3 nf = cross(sub(m.vertices[static_cast<std::size_t>(t[1])], a), sub(m.vertices[static_cast<std::size_t>(t[2])], a));
+      const auto q = detail::quadratic_element(m, e);
+      static constexpr double pts[7][3] = {{1, 0, 0},     {0, 1, 0},     {0, 0, 1},          {0.5, 0.5, 0},
+                                           {0, 0.5, 0.5}, {0.5, 0, 0.5}, {1. / 3, 1. / 3, 1. / 3}};
+      for (const auto& l : pts) {
+        Vec3 y, nj;
+        q.eval(l[0], l[1], l[2], y, nj);
+        if (!(dot(nj, nf) > 0))
+          throw InvalidArgument("validate_and_orient: curved element " + std::to_string(e) +
+                                " is folded (its quadratic map inverts: a midside node lies too far from its edge)");
+      }
+    }
   }
 
   // (1) merge bit-identical vertices, drop unused ones.
@@ -451,7 +542,7 @@ MeshReport validate_and_orient(Mesh& m) {
         if (comp[f] < 0) {
           comp[f] = c;
           if (!consistent) {
-            std::swap(m.triangles[f][1], m.triangles[f][2]);
+            m.flip(f);
             flipped[f] ^= 1;
           }
           queue.push_back(f);
@@ -494,7 +585,7 @@ MeshReport validate_and_orient(Mesh& m) {
                             std::to_string(elems.front()) + " encloses zero volume");
     if (vol < 0) {
       for (auto e : elems) {
-        std::swap(m.triangles[e][1], m.triangles[e][2]);
+        m.flip(e);
         flipped[e] ^= 1;
       }
       vol = -vol;

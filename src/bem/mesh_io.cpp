@@ -169,8 +169,9 @@ struct GmshData {
   std::vector<Vec3> nodes;
   std::unordered_map<std::int64_t, std::int32_t> tag_to_node;
   struct Tri {
-    std::array<std::int64_t, 3> tags;
+    std::array<std::int64_t, 6> tags;  // corners, then (type 9) the midside nodes of edges 01, 12, 20
     std::string where;  // "line N" or "byte N", for error messages
+    bool quadratic = false;
   };
   std::vector<Tri> tris;
 
@@ -350,12 +351,12 @@ class GmshReader {
           const std::string where = at_byte();
           c_.get<std::int32_t>("element tag");
           for (std::int32_t t = 0; t < ntags; ++t) c_.get<std::int32_t>("element tag list");
-          std::array<std::int64_t, 3> tri{};
+          std::array<std::int64_t, 6> tri{};
           for (int k = 0; k < nn; ++k) {
             const auto v = c_.get<std::int32_t>("element node tag");
-            if (type == 2) tri[static_cast<std::size_t>(k)] = v;
+            if (type == 2 || type == 9) tri[static_cast<std::size_t>(k)] = v;
           }
-          if (type == 2) d_.tris.push_back({tri, where});
+          if (type == 2 || type == 9) d_.tris.push_back({tri, where, type == 9});
         }
         done += count;
       }
@@ -366,13 +367,17 @@ class GmshReader {
       const std::int64_t type = v[1], ntags = v[2];
       if (ntags < 0 || static_cast<std::size_t>(ntags) + 3 > v.size())
         fail_line(path_, c_.line, "element line has fewer tags than its ntags " + std::to_string(ntags));
-      if (type != 2) continue;
-      if (v.size() != static_cast<std::size_t>(3 + ntags + 3))
-        fail_line(path_, c_.line, "a triangle (type 2) needs exactly 3 node tags after its " +
+      if (type != 2 && type != 9) continue;
+      const std::size_t nn = type == 9 ? 6 : 3;
+      if (v.size() != static_cast<std::size_t>(3 + ntags) + nn)
+        fail_line(path_, c_.line, std::string(type == 9 ? "a 6-node triangle (type 9)" : "a triangle (type 2)") +
+                                      " needs exactly " + std::to_string(nn) + " node tags after its " +
                                       std::to_string(ntags) + " tags, got " +
                                       std::to_string(v.size() - 3 - static_cast<std::size_t>(ntags)));
       const std::size_t b = static_cast<std::size_t>(3 + ntags);
-      d_.tris.push_back({{v[b], v[b + 1], v[b + 2]}, at_line()});
+      std::array<std::int64_t, 6> tri{};
+      for (std::size_t k = 0; k < nn; ++k) tri[k] = v[b + k];
+      d_.tris.push_back({tri, at_line(), type == 9});
     }
   }
 
@@ -492,12 +497,12 @@ class GmshReader {
         for (std::uint64_t i = 0; i < n; ++i) {
           const std::string where = at_byte();
           c_.get_size(dsize_, "element tag");
-          std::array<std::int64_t, 3> tri{};
+          std::array<std::int64_t, 6> tri{};
           for (int k = 0; k < nn; ++k) {
             const auto v = static_cast<std::int64_t>(c_.get_size(dsize_, "element node tag"));
-            if (type == 2) tri[static_cast<std::size_t>(k)] = v;
+            if (type == 2 || type == 9) tri[static_cast<std::size_t>(k)] = v;
           }
-          if (type == 2) d_.tris.push_back({tri, where});
+          if (type == 2 || type == 9) d_.tris.push_back({tri, where, type == 9});
         }
         total += n;
       }
@@ -508,10 +513,15 @@ class GmshReader {
       const std::int64_t type = bh[2];
       for (std::int64_t i = 0; i < n; ++i) {
         const auto v = int_line(2, "an element line 'tag nodeTags...'");
-        if (type != 2) continue;
-        if (v.size() != 4)
+        if (type != 2 && type != 9) continue;
+        if (type == 2 && v.size() != 4)
           fail_line(path_, c_.line, "a triangle (type 2) needs 'tag n1 n2 n3', got " + std::to_string(v.size()) + " integers");
-        d_.tris.push_back({{v[1], v[2], v[3]}, at_line()});
+        if (type == 9 && v.size() != 7)
+          fail_line(path_, c_.line, "a 6-node triangle (type 9) needs 'tag n1 ... n6', got " + std::to_string(v.size()) +
+                                        " integers");
+        std::array<std::int64_t, 6> tri{};
+        for (std::size_t k = 1; k < v.size(); ++k) tri[k - 1] = v[k];
+        d_.tris.push_back({tri, at_line(), type == 9});
       }
     });
   }
@@ -521,7 +531,24 @@ class GmshReader {
     std::vector<std::int32_t> used(d_.nodes.size(), -1);
     std::vector<std::array<std::int32_t, 3>> tri_nodes;
     tri_nodes.reserve(d_.tris.size());
+    bool curved = false;
+    for (const auto& t : d_.tris) curved = curved || t.quadratic;
+    std::vector<std::array<Vec3, 3>> midside;
     for (const auto& t : d_.tris) {
+      if (curved) {  // a 3-node triangle among 6-node ones gets its edge midpoints (flat)
+        std::array<Vec3, 3> ms;
+        for (std::size_t k = 0; k < 3; ++k) {
+          if (t.quadratic) {
+            auto it = d_.tag_to_node.find(t.tags[3 + k]);
+            if (it == d_.tag_to_node.end())
+              throw IOError(path_ + ": " + t.where + ": triangle references undefined node tag " + std::to_string(t.tags[3 + k]));
+            ms[k] = d_.nodes[static_cast<std::size_t>(it->second)];
+          } else {
+            ms[k] = {};  // filled below from the corners
+          }
+        }
+        midside.push_back(ms);
+      }
       std::array<std::int32_t, 3> tn;
       for (int k = 0; k < 3; ++k) {
         auto it = d_.tag_to_node.find(t.tags[static_cast<std::size_t>(k)]);
@@ -543,6 +570,16 @@ class GmshReader {
     for (const auto& tn : tri_nodes)
       m.triangles.push_back({used[static_cast<std::size_t>(tn[0])], used[static_cast<std::size_t>(tn[1])],
                              used[static_cast<std::size_t>(tn[2])]});
+    if (curved) {
+      for (std::size_t e = 0; e < midside.size(); ++e)
+        if (!d_.tris[e].quadratic)
+          for (std::size_t k = 0; k < 3; ++k) {
+            const Vec3& a = m.vertices[static_cast<std::size_t>(m.triangles[e][k])];
+            const Vec3& b = m.vertices[static_cast<std::size_t>(m.triangles[e][(k + 1) % 3])];
+            midside[e][k] = {0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2])};
+          }
+      m.midside = std::move(midside);
+    }
     return m;
   }
 };
@@ -766,6 +803,8 @@ Mesh detail::parse_mesh(const std::string& path, const std::string& ext, const s
 }
 
 void write_mesh_obj(const Mesh& m, const std::string& path) {
+  if (m.curved())
+    throw InvalidArgument("write_mesh_obj: the mesh has curved 6-node elements, which OBJ cannot hold");
   const auto nv = m.vertices.size();
   for (std::size_t e = 0; e < m.triangles.size(); ++e)
     for (auto v : m.triangles[e])

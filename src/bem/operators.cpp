@@ -26,6 +26,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "elliptica/core/resources.hpp"
+#include "quadratic_element.hpp"
 #include "quadrature.hpp"
 #include "validate.hpp"
 
@@ -156,6 +157,189 @@ void integrate_self(const V3& x, const Tri& T, cplx ik, unsigned which, const Qu
   acc.kp = 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Curved (6-node) elements (Mesh::midside; geometry map in quadratic_element.hpp). The
+// integrals are taken in the parameter plane (s, t) with dS = |nJ| ds dt and the normal
+// n_y = nJ / |nJ| of each quadrature point.
+// ---------------------------------------------------------------------------------------------
+using QT = detail::QuadraticTriangle;
+using P2 = std::array<double, 2>;
+using PTri = std::array<P2, 3>;  ///< a triangle of the parameter plane (s, t)
+constexpr PTri kReferenceTriangle = {P2{0, 0}, P2{1, 0}, P2{0, 1}};
+
+/// e^z (2 - 2z + z^2) - 2 = sum_{n>=3} (n - 1)(n - 2) z^n / n!, without cancellation for small |z|
+/// (z^2 G''(r) r^... : the dynamic part of G'' is this / (4 pi r^3)).
+cplx exp2_m2(cplx z) {
+  if (std::abs(z) < 0.1) {
+    return z * z * z *
+           (1.0 / 3 + z * (1.0 / 4 + z * (1.0 / 10 + z * (1.0 / 36 + z * (1.0 / 168 + z * (1.0 / 960 + z * (1.0 / 6480 + z / 50400.0)))))));
+  }
+  return std::exp(z) * (2.0 - 2.0 * z + z * z) - 2.0;
+}
+
+/// Like integrate_regular, on the piece P of the parameter plane of the curved element E: the
+/// triangle rule where |x - y(centroid of P)| >= near_factor x (diameter of P's mapped corners),
+/// recursive 4-split of P otherwise.
+void integrate_regular_curved(const V3& x, const V3& nx, const QT& E, const PTri& P, cplx ik, unsigned which,
+                              const QuadratureOptions& q, const std::vector<quadrature::TrianglePoint>& rule, int depth,
+                              Acc& acc) {
+  auto at = [&](double s, double t) { return E.point(1 - s - t, s, t); };
+  const Tri Y = {at(P[0][0], P[0][1]), at(P[1][0], P[1][1]), at(P[2][0], P[2][1])};
+  const V3 c = at((P[0][0] + P[1][0] + P[2][0]) / 3, (P[0][1] + P[1][1] + P[2][1]) / 3);
+  if (depth >= q.max_subdivision || norm(sub(x, c)) >= q.near_factor * diam(Y)) {
+    const double Ap = 0.5 * std::abs((P[1][0] - P[0][0]) * (P[2][1] - P[0][1]) - (P[1][1] - P[0][1]) * (P[2][0] - P[0][0]));
+    KVals v;
+    V3 y, nj;
+    for (const auto& p : rule) {
+      const double s = p.l0 * P[0][0] + p.l1 * P[1][0] + p.l2 * P[2][0];
+      const double t = p.l0 * P[0][1] + p.l1 * P[1][1] + p.l2 * P[2][1];
+      E.eval(1 - s - t, s, t, y, nj);
+      const double J = norm(nj);
+      const V3 ny = {nj[0] / J, nj[1] / J, nj[2] / J};
+      kernels(x, nx, y, ny, ik, which, v);
+      acc.add(v, p.w * Ap * J);
+    }
+    return;
+  }
+  auto mid2 = [](const P2& a, const P2& b) { return P2{0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])}; };
+  const P2 m01 = mid2(P[0], P[1]), m12 = mid2(P[1], P[2]), m20 = mid2(P[2], P[0]);
+  const std::array<PTri, 4> kids = {PTri{P[0], m01, m20}, PTri{m01, P[1], m12}, PTri{m20, m12, P[2]}, PTri{m12, m20, m01}};
+  for (const auto& kt : kids) integrate_regular_curved(x, nx, E, kt, ik, which, q, rule, depth + 1, acc);
+}
+
+/// The static hypersingular self term W_0[i,i] = FP int_T d^2 G_0 / dn_x dn_y dy of a curved
+/// element at its collocation point x (normal n_x), by Stokes' theorem as a line integral over
+/// its boundary: the gradient of the static double-layer potential of the uniform density 1 on
+/// an open surface T is the Biot-Savart integral of its boundary curve,
+///   grad_x D_0[1_T](x) = (1/4pi) oint_{dT} (x - y) x dl_y / |x - y|^3
+/// (dT counter-clockwise about the outward normal; e.g. Jackson, "Classical Electrodynamics",
+/// 3rd ed., sec. 5.6, the field of a current loop from the solid angle it subtends). The gradient
+/// is continuous across T (D_0[1_T] jumps by a constant), so for x on T this is the normal
+/// derivative that defines W. For a flat triangle it equals (1/4pi) inv_r3_finite_part() (tested
+/// in test_bem_curved). Each curved edge: 2 x 16 Gauss-Legendre points (x lies about h/3 from the
+/// edges: error ~ 1e-12).
+double static_hypersingular_self(const QT& E, const V3& x, const V3& nx) {
+  static const auto gl = [] {
+    std::pair<std::vector<double>, std::vector<double>> r;
+    quadrature::gauss_legendre01(16, r.first, r.second);
+    return r;
+  }();
+  double sum = 0;
+  V3 y, dy;
+  for (int a = 0; a < 3; ++a)
+    for (int half = 0; half < 2; ++half)
+      for (std::size_t i = 0; i < gl.first.size(); ++i) {
+        const double tau = 0.5 * (half + gl.first[i]);
+        E.edge(a, tau, y, dy);
+        const V3 d = sub(x, y);
+        const double r = norm(d);
+        const V3 c = {d[1] * dy[2] - d[2] * dy[1], d[2] * dy[0] - d[0] * dy[2], d[0] * dy[1] - d[1] * dy[0]};
+        sum += 0.5 * gl.second[i] * dot(nx, c) / (r * r * r);
+      }
+  return kInv4Pi * sum;
+}
+
+/// Self term of the curved element E at its collocation point x = y(1/3, 1/3, 1/3), normal nx.
+/// S, K and K' are weakly singular on a smooth surface ((x - y).n = O(r^2) makes the double-layer
+/// kernels O(1/r)): Duffy-transformed Gauss-Legendre rules on the three sub-triangles of the
+/// parameter plane about the collocation point (each cut into 6 fans along its outer edge). W = W_0 + (W - W_0): the static part by
+/// static_hypersingular_self(), the dynamic part (O(1/r): G - G_0 = (e^{ikr} - 1)/(4 pi r), whose
+/// derivatives G' - G_0' = -exp1mz_m1(z)/(4 pi r^2), G'' - G_0'' = exp2_m2(z)/(4 pi r^3)) by the
+/// Duffy rules.
+void integrate_self_curved(const QT& E, cplx ik, unsigned which, const QuadratureOptions& q, Acc& acc) {
+  constexpr double l = detail::kCollocationL;
+  V3 x, nx;
+  E.eval(l, l, l, x, nx);
+  {
+    const double J = norm(nx);
+    for (double& c : nx) c /= J;
+  }
+  std::vector<double> gx, gw;
+  quadrature::gauss_legendre01(q.singular_order, gx, gw);
+  const P2 p0 = {l, l};
+  cplx s{}, k{}, kp{}, w{};
+  V3 y, nj;
+  // each of the three sub-triangles (p0, v_a, v_b) is cut into kAngular fans: after the Duffy map
+  // the integrand is analytic in v with a complex singularity at a distance ~ (distance of x from
+  // the edge) / (edge length) ~ 0.3 from [0, 1]; a fan of 1/6 of the edge moves it to ~ 1.7 fan
+  // lengths, where order-8 Gauss-Legendre is accurate to ~ 1e-9 (one fan: ~ 1e-4 relative)
+  constexpr int kAngular = 6;
+  for (int a = 0; a < 3 * kAngular; ++a) {
+    const P2& ea = kReferenceTriangle[static_cast<std::size_t>(a / kAngular)];
+    const P2& eb = kReferenceTriangle[static_cast<std::size_t>((a / kAngular + 1) % 3)];
+    const double f0 = double(a % kAngular) / kAngular, f1 = double(a % kAngular + 1) / kAngular;
+    const P2 va = {ea[0] + f0 * (eb[0] - ea[0]), ea[1] + f0 * (eb[1] - ea[1])};
+    const P2 vb = {ea[0] + f1 * (eb[0] - ea[0]), ea[1] + f1 * (eb[1] - ea[1])};
+    const P2 e1 = {va[0] - p0[0], va[1] - p0[1]}, e2 = {vb[0] - va[0], vb[1] - va[1]};
+    const double det = std::abs(e1[0] * e2[1] - e1[1] * e2[0]);
+    for (std::size_t iu = 0; iu < gx.size(); ++iu)
+      for (std::size_t iv = 0; iv < gx.size(); ++iv) {
+        const double u = gx[iu], v = gx[iv];
+        const double ps = p0[0] + u * (e1[0] + v * e2[0]), pt = p0[1] + u * (e1[1] + v * e2[1]);
+        E.eval(1 - ps - pt, ps, pt, y, nj);
+        const double J = norm(nj);
+        const V3 ny = {nj[0] / J, nj[1] / J, nj[2] / J};
+        const double wt = gw[iu] * gw[iv] * u * det * J;
+        const V3 d = sub(x, y);
+        const double r2 = dot(d, d), r = std::sqrt(r2);
+        const cplx z = ik * r;
+        const cplx G = std::exp(z) * (kInv4Pi / r);
+        if (which & kSingleLayer) s += wt * G;
+        if (which & (kDoubleLayer | kAdjointDoubleLayer)) {
+          const cplx Gp = G * (z - 1.0) / r;
+          k += wt * (-Gp * (dot(d, ny) / r));
+          kp += wt * (Gp * (dot(d, nx) / r));
+        }
+        if (which & kHypersingular) {
+          const double A = dot(d, nx), B = dot(d, ny);
+          const cplx Dp = -exp1mz_m1(z) * (kInv4Pi / r2);
+          const cplx Dpp = exp2_m2(z) * (kInv4Pi / (r2 * r));
+          w += wt * (-Dpp * (A * B / r2) - (Dp / r) * (dot(nx, ny) - A * B / r2));
+        }
+      }
+  }
+  acc.s = s;
+  acc.k = k;
+  acc.kp = kp;
+  acc.w = (which & kHypersingular) ? w + static_hypersingular_self(E, x, nx) : cplx{};
+}
+
+/// The elements of a mesh as the integration routines need them: flat triangles, or curved
+/// ones (Mesh::midside), with collocation points and normals.
+struct Elements {
+  bool curved = false;
+  std::vector<Tri> tris;
+  std::vector<QT> quads;
+  std::vector<V3> cents, normals;
+  std::vector<double> diams;
+  explicit Elements(const Mesh& mesh) : curved(mesh.curved()) {
+    const std::size_t n = mesh.num_elements();
+    tris.resize(n);
+    cents.resize(n);
+    normals.resize(n);
+    diams.resize(n);
+    if (curved) quads.resize(n);
+    for (std::size_t e = 0; e < n; ++e) {
+      tris[e] = element(mesh, e);
+      if (curved) quads[e] = detail::quadratic_element(mesh, e);
+      cents[e] = curved ? mesh.centroid(e) : centroid(tris[e]);
+      normals[e] = mesh.normal(e);
+      diams[e] = diam(tris[e]);
+    }
+  }
+  /// Integrals over element j from a target x (normal nx) off it.
+  void regular(std::size_t j, const V3& x, const V3& nx, cplx ik, unsigned which, const QuadratureOptions& q,
+               const std::vector<quadrature::TrianglePoint>& rule, Acc& acc) const {
+    if (curved) integrate_regular_curved(x, nx, quads[j], kReferenceTriangle, ik, which, q, rule, 0, acc);
+    else integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
+  }
+  /// Self term of element j at its collocation point.
+  void self(std::size_t j, cplx ik, unsigned which, const QuadratureOptions& q, Acc& acc) const {
+    if (curved) integrate_self_curved(quads[j], ik, which, q, acc);
+    else integrate_self(cents[j], tris[j], ik, which, q, acc);
+  }
+};
+
 /// i k for the kernels; 0 when |k| x (bounding-box diagonal) < fmm::kStaticKernelKappa = 1e-100,
 /// where the k-dependent parts are invisible in double precision and would only produce
 /// subnormal numbers (same rule as the FMM, helmholtz_fmm.hpp).
@@ -194,6 +378,15 @@ void validate_mesh(const Mesh& mesh) {
     const Tri T = element(mesh, e);
     if (!(tri_area(T) > 1e-14 * diam(T) * diam(T)))
       throw InvalidArgument("bem: mesh triangle " + std::to_string(e) + " is degenerate (zero area)");
+  }
+  if (mesh.curved()) {
+    if (mesh.midside.size() != mesh.triangles.size())
+      throw InvalidArgument("bem: mesh midside has " + std::to_string(mesh.midside.size()) + " entries for " +
+                            std::to_string(mesh.triangles.size()) + " triangles (empty, or one per triangle)");
+    for (const auto& ms : mesh.midside)
+      for (const auto& v : ms)
+        for (double c : v)
+          if (!std::isfinite(c)) throw InvalidArgument("bem: mesh has a non-finite midside node coordinate");
   }
 }
 
@@ -257,6 +450,11 @@ void validate(const GroundPlane& g, const Mesh& mesh) {
                             ": the body must lie strictly inside the half-space (a body resting on the plane is "
                             "not supported)");
     }
+  for (std::size_t e = 0; e < mesh.midside.size(); ++e)
+    for (const auto& v : mesh.midside[e])
+      if (!(v[static_cast<std::size_t>(g.axis)] > g.height))
+        throw InvalidArgument("bem: a midside node of element " + std::to_string(e) + " is not above the ground plane " +
+                              std::string(1, "xyz"[g.axis]) + " = " + std::to_string(g.height));
 }
 
 void validate_symmetry_plane(const MirrorPlane& p, const Mesh& mesh) {
@@ -273,6 +471,12 @@ void validate_symmetry_plane(const MirrorPlane& p, const Mesh& mesh) {
                             ": give the part of the body with " + std::string(1, "xyz"[p.axis]) + " >= " +
                             std::to_string(p.height));
     }
+  for (std::size_t e = 0; e < mesh.midside.size(); ++e)
+    for (const auto& v : mesh.midside[e])
+      if (v[static_cast<std::size_t>(p.axis)] < p.height)
+        throw InvalidArgument("bem: a midside node of element " + std::to_string(e) +
+                              " lies on the wrong side of the symmetry plane " + std::string(1, "xyz"[p.axis]) + " = " +
+                              std::to_string(p.height));
 }
 
 Mesh whole_body(const Mesh& mesh, const std::vector<MirrorPlane>& symmetry) {
@@ -289,10 +493,17 @@ Mesh whole_body(const Mesh& mesh, const std::vector<MirrorPlane>& symmetry) {
       if (added) w.vertices.push_back(x);
       map[v] = it->second;
     }
-    for (auto t : mesh.triangles) {
+    for (std::size_t e = 0; e < mesh.triangles.size(); ++e) {
+      auto t = mesh.triangles[e];
       if (im.reverses()) std::swap(t[1], t[2]);
       w.triangles.push_back({map[static_cast<std::size_t>(t[0])], map[static_cast<std::size_t>(t[1])],
                              map[static_cast<std::size_t>(t[2])]});
+      if (mesh.curved()) {  // mirrored midside nodes; a reversed triangle swaps its edges 0 and 2
+        auto ms = mesh.midside[e];
+        for (auto& v : ms) v = im.point(v);
+        if (im.reverses()) std::swap(ms[0], ms[2]);
+        w.midside.push_back(ms);
+      }
     }
   }
   return w;
@@ -306,10 +517,13 @@ MeshReport validate_and_orient(Mesh& mesh, const std::vector<MirrorPlane>& symme
   const double tol = 1e-6 * mesh.max_edge();
   for (const auto& p : symmetry) {
     if (p.axis < 0 || p.axis > 2 || !std::isfinite(p.height)) validate_symmetry_plane(p, mesh);  // its message
-    for (auto& v : mesh.vertices) {
+    auto snap = [&](std::array<double, 3>& v) {
       double& c = v[static_cast<std::size_t>(p.axis)];
       if (std::abs(c - p.height) <= tol) c = p.height;
-    }
+    };
+    for (auto& v : mesh.vertices) snap(v);
+    for (auto& ms : mesh.midside)
+      for (auto& v : ms) snap(v);
   }
   for (const auto& p : symmetry) validate_symmetry_plane(p, mesh);
   Mesh w = whole_body(mesh, symmetry);
@@ -334,7 +548,7 @@ MeshReport validate_and_orient(Mesh& mesh, const std::vector<MirrorPlane>& symme
     const auto& b0 = mesh.vertices[static_cast<std::size_t>(t[0])];
     // orientation-preserving rotations of (b0, b1, b2) keep the cyclic order
     const bool same = (a0 == b0 && a1 == b1) || (a0 == b1 && a1 == b2) || (a0 == b2 && a1 == b0);
-    if (!same) std::swap(mesh.triangles[e][1], mesh.triangles[e][2]);
+    if (!same) mesh.flip(e);
   }
   MeshReport r = rep;
   r.elements = n;
@@ -383,15 +597,7 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
   if (which & kAdjointDoubleLayer) ops.Kp = CMatrix(n, n);
   if (which & kHypersingular) ops.W = CMatrix(n, n);
 
-  std::vector<Tri> tris(n);
-  std::vector<V3> cents(n), normals(n);
-  std::vector<double> diams(n);
-  for (std::size_t e = 0; e < n; ++e) {
-    tris[e] = element(mesh, e);
-    cents[e] = centroid(tris[e]);
-    normals[e] = mesh.normal(e);
-    diams[e] = diam(tris[e]);
-  }
+  const Elements els(mesh);
   const auto& rule = quadrature::triangle_rule(q.far_points);
   const cplx ik = kernel_ik(mesh, k);
   const auto N = static_cast<std::ptrdiff_t>(n);
@@ -401,19 +607,19 @@ DenseOperators assemble_dense(const Mesh& mesh, cplx k, unsigned which, const Qu
     if (errors.failed()) continue;
     try {
       const auto i = static_cast<std::size_t>(ii);
-      const V3& x = cents[i];
-      const V3& nx = normals[i];
+      const V3& x = els.cents[i];
+      const V3& nx = els.normals[i];
       for (std::size_t j = 0; j < n; ++j) {
         Acc acc;
         if (i == j) {
-          integrate_self(x, tris[j], ik, which, q, acc);
+          els.self(j, ik, which, q, acc);
         } else {
-          integrate_regular(x, nx, tris[j], normals[j], ik, which, q, rule, 0, acc);
+          els.regular(j, x, nx, ik, which, q, rule, acc);
         }
         if (images)  // the image terms: (R x_i, R n_i) against T_j (MirrorPlane)
           for (const MirrorImage& im : *images) {
             Acc img;
-            integrate_regular(im.point(x), im.direction(nx), tris[j], normals[j], ik, which, q, rule, 0, img);
+            els.regular(j, im.point(x), im.direction(nx), ik, which, q, rule, img);
             const double s = im.factor;
             acc.s += s * img.s;
             acc.k += s * img.k;
@@ -459,6 +665,18 @@ std::vector<cplx> far_field(const Mesh& mesh, const SurfaceSolution& sol, const 
     if (!(nr > 0) || !std::isfinite(nr)) throw InvalidArgument("bem: far_field direction must be finite and nonzero");
     for (double& c : xh) c /= nr;
     cplx s{};
+    if (mesh.curved()) {  // per quadrature point: e^{-ik xhat.y} [-ik (xhat.nJ) u - |nJ| q] (w / 2)
+      V3 y, nj;
+      for (std::size_t e = 0; e < n; ++e) {
+        const QT E = detail::quadratic_element(mesh, e);
+        for (const auto& p : rule) {
+          E.eval(p.l0, p.l1, p.l2, y, nj);
+          s += 0.5 * p.w * std::exp(-ik * dot(xh, y)) * (-ik * dot(xh, nj) * sol.u[e] - norm(nj) * sol.dudn[e]);
+        }
+      }
+      out[m] = kInv4Pi * s;
+      continue;
+    }
     for (std::size_t e = 0; e < n; ++e) {
       const Tri T = element(mesh, e);
       const V3 ny = mesh.normal(e);
@@ -510,12 +728,13 @@ std::vector<cplx> detail::representation(const Mesh& mesh, const SurfaceSolution
   m /= area;
   const bool split = m != cplx(0, 0);
   const unsigned which = kSingleLayer | kDoubleLayer | (split ? kDynamicDoubleLayer : 0u);
+  const Elements els(mesh);
   for (std::size_t p = 0; p < points.size(); ++p) {
     const V3& x = points[p];
     cplx s{};
     for (std::size_t e = 0; e < n; ++e) {
       Acc acc;
-      integrate_regular(x, dummy, element(mesh, e), mesh.normal(e), ik, which, q, rule, 0, acc);
+      els.regular(e, x, dummy, ik, which, q, rule, acc);
       s += (sol.u[e] - m) * acc.k + m * acc.kd - sol.dudn[e] * acc.s;
     }
     if (split) s -= m * winding_number(mesh, x);
@@ -545,6 +764,7 @@ void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const Quadrature
   if (threads < 0) throw InvalidArgument("bem: assemble_entries: threads must be >= 0 (0: all available)");
   const auto& rule = quadrature::triangle_rule(q.far_points);
   const cplx ik = kernel_ik(mesh, k);
+  const Elements els(mesh);
   const auto P = static_cast<std::ptrdiff_t>(pairs.size());
   ParallelErrors errors;  // the singular rules allocate: nothing may escape the region
 #pragma omp parallel for schedule(dynamic, 64) num_threads(resolve_threads(threads))
@@ -552,11 +772,9 @@ void assemble_entries(const Mesh& mesh, cplx k, unsigned which, const Quadrature
     if (errors.failed()) continue;
     try {
       const auto i = static_cast<std::size_t>(pairs[t].first), j = static_cast<std::size_t>(pairs[t].second);
-      const Tri Ti = element(mesh, i), Tj = element(mesh, j);
-      const V3 x = centroid(Ti);
       Acc acc;
-      if (i == j) integrate_self(x, Tj, ik, which, q, acc);
-      else integrate_regular(x, mesh.normal(i), Tj, mesh.normal(j), ik, which, q, rule, 0, acc);
+      if (i == j) els.self(j, ik, which, q, acc);
+      else els.regular(j, els.cents[i], els.normals[i], ik, which, q, rule, acc);
       if (S && (which & kSingleLayer)) S[t] = acc.s;
       if (K && (which & kDoubleLayer)) K[t] = acc.k;
       if (Kp && (which & kAdjointDoubleLayer)) Kp[t] = acc.kp;

@@ -1,7 +1,8 @@
 #pragma once
 /// @file mesh.hpp
-/// Closed triangulated surfaces for the boundary element method (seed 001): flat triangles with
-/// piecewise-constant elements, collocation at centroids.
+/// Closed triangulated surfaces for the boundary element method (seed 001): flat (3-node) or
+/// curved second-order (6-node) triangles with piecewise-constant elements, collocation at the
+/// (parametric) centroids.
 ///
 /// Conventions: vertices are (x, y, z) in the user's length unit; triangle (a, b, c) is
 /// counter-clockwise seen from outside, so the unit normal n = (b - a) x (c - a) / |...| points
@@ -18,26 +19,46 @@ namespace elliptica::bem {
 struct Mesh {
   std::vector<std::array<double, 3>> vertices;
   std::vector<std::array<std::int32_t, 3>> triangles;  ///< 0-based vertex indices
+  /// Curved second-order (6-node) triangles: midside[e] holds the midside nodes of triangle e,
+  /// [0] on its edge (t0, t1), [1] on (t1, t2), [2] on (t2, t0) (the order of Gmsh's 6-node
+  /// triangle, element type 9), and the element is the image of the quadratic Lagrange map
+  /// through the six nodes (src/bem/quadratic_element.hpp). Empty: flat 3-node triangles.
+  /// Otherwise it has one entry per triangle; neighbours must give a shared edge the same
+  /// midside node (a conforming surface). Midside nodes at the edge midpoints give the flat
+  /// triangle back. Curved elements raise the BEM's order of geometry from O(h^2) (the inscribed
+  /// polyhedron) to O(h^3) (docs/bem.md, "Curved elements").
+  std::vector<std::array<std::array<double, 3>, 3>> midside;
 
   std::size_t num_elements() const { return triangles.size(); }
-  /// Centroid (collocation point) of element e.
+  /// true for second-order (6-node) elements (midside not empty).
+  bool curved() const { return !midside.empty(); }
+  /// Collocation point of element e: the centroid of a flat triangle; for a curved one the image
+  /// of the parametric centroid (1/3, 1/3, 1/3) under its quadratic map (a point of the surface).
   std::array<double, 3> centroid(std::size_t e) const;
-  /// Outward unit normal of element e (from the vertex order).
+  /// Outward unit normal of element e at its collocation point (from the vertex order).
   std::array<double, 3> normal(std::size_t e) const;
-  /// Area of element e (length unit^2).
+  /// Area of element e (length unit^2); of a curved element by a 12 x 12 conical Gauss rule
+  /// (relative error far below 1e-12 for elements that are not strongly distorted).
   double area(std::size_t e) const;
+  /// Reverses the orientation of element e: swaps its vertices 1 and 2 (and its midside nodes 0
+  /// and 2). No range check.
+  void flip(std::size_t e);
   /// Largest edge length over all elements (length unit).
   double max_edge() const;
-  // Element accessors throw InvalidArgument if e >= num_elements() or a vertex index of the
-  // element is out of range; normal() also throws on a zero-area element. max_edge() is 0 for an
+  // Element accessors throw InvalidArgument if e >= num_elements(), a vertex index of the
+  // element is out of range or midside has neither 0 nor num_elements() entries; normal() also
+  // throws on a zero-area element. max_edge() is 0 for an
   // empty mesh.
 };
 
 /// Icosahedral sphere: the icosahedron refined `refinements` times (each triangle split in 4,
 /// new vertices projected to the sphere): 20 * 4^refinements triangles and 10 * 4^refinements + 2
 /// vertices (midpoints shared between neighbouring triangles), outward orientation.
-/// Throws InvalidArgument on refinements < 0 or > 10, radius not finite and > 0.
-Mesh icosphere(int refinements, double radius = 1.0, std::array<double, 3> center = {0, 0, 0});
+/// order 1: flat 3-node triangles; order 2: curved 6-node triangles (Mesh::midside) whose midside
+/// nodes are the edge midpoints projected onto the exact sphere (the same projection as the
+/// refinement, so they are the vertices of the next refinement).
+/// Throws InvalidArgument on refinements < 0 or > 10, radius not finite and > 0, order not 1 or 2.
+Mesh icosphere(int refinements, double radius = 1.0, std::array<double, 3> center = {0, 0, 0}, int order = 1);
 
 // ---------------------------------------------------------------------------------------------
 // File input / output
@@ -45,7 +66,9 @@ Mesh icosphere(int refinements, double radius = 1.0, std::array<double, 3> cente
 
 /// Reads a triangulated surface, dispatching on the (case-insensitive) file extension:
 ///  - `.msh`: Gmsh MSH 2.2 (2.x) and 4.1, ASCII and binary. Only 3-node triangles (element type 2)
-///    are taken, every other element type is skipped; node tags may be arbitrary (non-contiguous,
+///    and 6-node triangles (type 9, e.g. `gmsh -2 -order 2`) are taken, every other element type is
+///    skipped. With any 6-node triangle the mesh is curved (Mesh::midside from nodes 4-6; a 3-node
+///    triangle among them gets its edge midpoints); node tags may be arbitrary (non-contiguous,
 ///    unordered). Vertices are the nodes referenced by at least one triangle, in the order of the
 ///    node section (unreferenced nodes, e.g. volume nodes, are dropped). Binary files must have data-size 8 for 2.2 (sizeof(double)) and 4 or 8 for 4.1
 ///    (sizeof(size_t)); the endianness is taken from the binary "1" in $MeshFormat (both byte
@@ -67,7 +90,7 @@ Mesh icosphere(int refinements, double radius = 1.0, std::array<double, 3> cente
 /// on an unknown extension or a file without any triangle.
 Mesh read_mesh(const std::string& path);
 
-/// Writes `m` as Wavefront OBJ (`v` lines with shortest round-trip decimal coordinates, so that
+/// Writes `m` (flat triangles only: InvalidArgument for a curved mesh, which OBJ cannot hold) as Wavefront OBJ (`v` lines with shortest round-trip decimal coordinates, so that
 /// read_mesh() gives back bit-identical vertices, then 1-based `f` lines). Atomic: the data go to a
 /// temporary file in the same directory which is then renamed onto `path`. Throws IOError if the
 /// file cannot be written, InvalidArgument if a triangle index is out of range.
@@ -80,14 +103,15 @@ void write_mesh_obj(const Mesh& m, const std::string& path);
 /// Octahedral sphere: the regular octahedron (vertices +-e_x, +-e_y, +-e_z) refined `refinements`
 /// times like icosphere(): 8 * 4^refinements triangles, 4^(refinements+1) + 2 vertices, outward
 /// orientation. Same argument checks (InvalidArgument) as icosphere().
-Mesh octasphere(int refinements, double radius = 1.0, std::array<double, 3> center = {0, 0, 0});
+Mesh octasphere(int refinements, double radius = 1.0, std::array<double, 3> center = {0, 0, 0}, int order = 1);
 
 /// Ellipsoid x^2/a^2 + y^2/b^2 + z^2/c^2 = 1 (shifted by `center`): the unit icosphere with
 /// `refinements` refinements scaled by semi_axes = {a, b, c} (20 * 4^refinements triangles,
-/// outward orientation). Throws InvalidArgument on refinements < 0 or > 10, a semi-axis not
-/// finite and > 0, or a non-finite center.
+/// outward orientation). order 2: curved 6-node triangles, the midside nodes of the unit icosphere
+/// (order 2) scaled likewise, so on the exact ellipsoid. Throws InvalidArgument on refinements < 0
+/// or > 10, a semi-axis not finite and > 0, a non-finite center, or order not 1 or 2.
 Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes,
-               std::array<double, 3> center = {0, 0, 0});
+               std::array<double, 3> center = {0, 0, 0}, int order = 1);
 
 // ---------------------------------------------------------------------------------------------
 // Validation
