@@ -347,7 +347,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
 
   // ---- mesh and everything resolved on it, before any output ------------------------------------
   std::string desc;
-  bem::Mesh mesh = load_mesh(a.mesh, desc);
+  bem::Mesh mesh = load_mesh(a, desc);
   const bem::MeshReport rep = bem::validate_and_orient(mesh, ho.symmetry);  // the whole body with --symmetry
   const bem::Mesh whole = ho.symmetry.empty() ? bem::Mesh{} : bem::whole_body(mesh, ho.symmetry);
   const bem::Mesh& body = ho.symmetry.empty() ? mesh : whole;
@@ -403,6 +403,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   // ---- run folder -------------------------------------------------------------------------------
   Record run;
   run.set("mesh", a.mesh)
+      .set("curve", a.curve ? a.crease : 0.0)
       .set("elements", static_cast<long long>(n))
       .set("frequency", a.frequency)
       .set("frequencies", static_cast<long long>(freqs.size()))

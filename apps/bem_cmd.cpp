@@ -121,6 +121,24 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
   return bem::read_mesh(spec);
 }
 
+bem::Mesh load_mesh(const BemArgs& a, std::string& description) {
+  if (!a.curve) {
+    if (a.crease != 45.0) throw InvalidArgument("--crease applies with --curve only");
+    return load_mesh(a.mesh, description);
+  }
+  if (!a.symmetry.empty())
+    throw InvalidArgument("--curve with --symmetry: the vertex normals of a part are wrong on its cut; curve the whole "
+                          "body, or give a curved (6-node) .msh part");
+  if (!(a.crease > 0 && a.crease <= 180)) throw InvalidArgument("--crease must be in (0, 180] degrees");
+  bem::Mesh m = load_mesh(a.mesh, description);
+  if (m.curved()) throw InvalidArgument("--curve: the mesh already has curved 6-node elements");
+  bem::validate_and_orient(m);  // consistent outward orientation, which the vertex normals need
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", a.crease);
+  description += std::string(", curved by its vertex normals (crease ") + buf + " deg)";
+  return bem::curve_by_vertex_normals(m, a.crease);
+}
+
 namespace {
 /// OPTION AXIS=H[,PLUS|MINUS] -> a mirror plane (reflection +1 for PLUS, the default, -1 for MINUS).
 bem::MirrorPlane parse_mirror_plane(const std::string& spec, const std::string& option, const std::string& plus,
@@ -538,7 +556,7 @@ int run_bem(const BemArgs& a) {
 
   // ---- mesh ---------------------------------------------------------------------------------
   std::string desc;
-  bem::Mesh mesh = load_mesh(a.mesh, desc);
+  bem::Mesh mesh = load_mesh(a, desc);
   const bem::MeshReport rep = bem::validate_and_orient(mesh, ho.symmetry);  // the whole body with --symmetry
   const double epw = bem::elements_per_wavelength(mesh, k);
   std::ostream& os = std::cout;
@@ -754,6 +772,10 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   c->add_option("--mesh", g.mesh, "FILE (.msh/.obj/.stl; .msh 6-node triangles are curved) | sphere:R,REF (icosphere, "
                 "20*4^REF elements) | octasphere:R,REF (8*4^REF) | ellipsoid:A,B,C,REF; a trailing ,curved gives curved "
                 "6-node elements (O(h^2) far fields)")->required();
+  c->add_flag("--curve", g.curve, "curve a flat mesh (STL / OBJ / OFF / 3-node .msh) by its vertex normals: curved 6-node "
+                                  "elements on the smooth surface through its vertices (docs/bem.md, \"Curved elements\")");
+  c->add_option("--crease", g.crease, "with --curve: edges whose faces meet at more than DEG degrees stay straight")
+      ->check(CLI::Range(1e-9, 180.0));
   // exactly one of --k (dimensionless) and --frequency (physical units): a usage error otherwise
   CLI::Option_group* wave = c->add_option_group("wavenumber", "--k or --frequency (exactly one)");
   wave->add_option("--k", g.k, "wavenumber RE[,IM] (Re k > 0, Im k >= 0; 1/length unit); or --frequency");

@@ -26,6 +26,8 @@ inline const bem::HelmholtzBemOptions& bem_defaults() {
 /// Raw command-line values of `elliptica bem`; interpreted and validated by run_bem.
 struct BemArgs {
   std::string mesh;
+  bool curve = false;     ///< --curve: curve a flat mesh by its vertex normals (bem::curve_by_vertex_normals)
+  double crease = 45.0;   ///< --crease DEG: feature edges sharper than this stay straight (with --curve)
   std::string k;  ///< --k RE[,IM] (1/length unit); excludes --frequency
   // acoustic units (--frequency: a frequency sweep in Hz, bem_acoustics_cmd.cpp)
   std::string frequency;  ///< F | F1,F2,... | FROM:TO:STEP (Hz)
@@ -79,6 +81,9 @@ namespace bem_detail {
 /// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file
 /// (.msh/.obj/.stl); `description` gets a one-line description. InvalidArgument / IOError.
 bem::Mesh load_mesh(const std::string& spec, std::string& description);
+/// load_mesh, then with a.curve the mesh validated, oriented and curved by its vertex normals
+/// (InvalidArgument: --curve on a curved mesh or with --symmetry; --crease without --curve).
+bem::Mesh load_mesh(const BemArgs& a, std::string& description);
 /// --ground AXIS=H[,rigid|soft] (AXIS x, y or z; default rigid): InvalidArgument otherwise.
 bem::GroundPlane parse_ground(const std::string& spec);
 /// --symmetry AXIS=H[,symmetric|antisymmetric] (default symmetric): InvalidArgument otherwise.

@@ -942,6 +942,28 @@ TEST_F(BemMeshFiles, ObjMalformed) {
   EXPECT_THROW(read_mesh(write("h.obj", "")), IOError);  // empty file
 }
 
+TEST_F(BemMeshFiles, OffCubeAndMalformed) {
+  // plain OFF as CGAL writes it: header, counts, comments, quads (fan-triangulated), colours
+  const std::string cube =
+      "OFF\n# a unit cube\n8 6 12\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n0 0 1\n1 0 1\n0 1 1\n1 1 1\n"
+      "4 0 2 3 1\n4 4 5 7 6 255 0 0\n4 0 1 5 4\n4 2 6 7 3\n4 0 4 6 2\n4 1 3 7 5\n";
+  Mesh m = read_mesh(write("cube.off", cube));
+  EXPECT_EQ(m.num_elements(), 12u);
+  const MeshReport rep = validate_and_orient(m);
+  EXPECT_NEAR(rep.volume, 1.0, 1e-14);
+  EXPECT_NEAR(total_area(m), 6.0, 1e-14);
+  EXPECT_EQ(read_mesh(write("same_line.off", "OFF 3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n")).num_elements(), 1u);
+  expect_throw_with<IOError>([&] { read_mesh(write("a.off", "COFF\n3 1 0\n")); }, {"a.off:1", "'OFF'"});
+  expect_throw_with<IOError>([&] { read_mesh(write("b.off", "OFF\n3 1 0\n0 0 0\n1 0\n")); }, {"b.off:4", "x y z"});
+  expect_throw_with<IOError>([&] { read_mesh(write("c.off", "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n")); },
+                             {"c.off:6", "not in [0, 3)"});
+  expect_throw_with<IOError>([&] { read_mesh(write("d.off", "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1\n")); },
+                             {"d.off:6", "lists only 2"});
+  expect_throw_with<IOError>([&] { read_mesh(write("e.off", "OFF\n3 2 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n")); },
+                             {"end of file", "face 1 of 2"});
+  expect_throw_with<IOError>([&] { read_mesh(write("f.off", "OFF\n-3 1 0\n")); }, {"f.off:2", "counts"});
+}
+
 TEST_F(BemMeshFiles, DispatchErrors) {
   EXPECT_THROW(read_mesh(write("x.ply", "ply\n")), InvalidArgument);
   EXPECT_THROW(read_mesh(dir_.string()), IOError);  // a folder, not a file

@@ -29,7 +29,7 @@ the target error and the time it took; the ratio elliptica / Bempp of those time
 Usage:
     python3 bench/bem/vs_bempp.py --out bench/results/bem_vs_bempp [--threads 2] [--k 5]
         [--target 0.01] [--tol 1e-5] [--ours-refinements 3,4,5] [--bempp-refinements 3,4,5]
-        [--operator dense,fmm]
+        [--operator dense,fmm] [--ours-order 1|2 (2: curved 6-node elements)]
 """
 import argparse
 import csv
@@ -75,7 +75,7 @@ def run_ours(args):
     rows = []
     for r, op in [(r, op) for r in args.refinements for op in args.operator.split(",")]:
         t0 = time.perf_counter()
-        mesh = elliptica.icosphere(r)
+        mesh = elliptica.icosphere(r, order=args.ours_order)
         plan = elliptica.HelmholtzBEM(mesh, args.k, bc="neumann", tol=args.tol, operator=op,
                                       precond="bd", leaf=args.leaf)
         t1 = time.perf_counter()
@@ -90,7 +90,7 @@ def run_ours(args):
         ref = reference(args, c[:, 2] / np.linalg.norm(c, axis=1))
         err = float(np.linalg.norm(u - ref) / np.linalg.norm(ref))
         rows.append(dict(library="elliptica", refinement=r, elements=len(u), unknowns=len(u),
-                         space="P0 collocation", operator=info["operator"], error=err, setup_s=t1 - t0,
+                         space="P0 collocation" + (", curved 6-node" if args.ours_order == 2 else ""), operator=info["operator"], error=err, setup_s=t1 - t0,
                          solve_s=t2 - t1, total_s=t2 - t0, iterations=info["iterations"], jit_s=0.0))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
@@ -176,6 +176,8 @@ def main():
                     help="elliptica operators to run on every mesh (comma-separated: auto, dense, fmm)")
     ap.add_argument("--leaf", type=int, default=64)
     ap.add_argument("--ours-refinements", default="3,4,5")
+    ap.add_argument("--ours-order", type=int, choices=[1, 2], default=1,
+                    help="element order of our icospheres: 1 flat, 2 curved 6-node triangles")
     ap.add_argument("--bempp-refinements", default="3,4,5")
     ap.add_argument("--child", choices=["ours", "bempp"], help=argparse.SUPPRESS)
     ap.add_argument("--refinements", help=argparse.SUPPRESS)
@@ -189,7 +191,7 @@ def main():
     for lib, refs in [("ours", args.ours_refinements), ("bempp", args.bempp_refinements)]:
         cmd = [sys.executable, __file__, "--child", lib, "--refinements", refs, "--k", str(args.k),
                "--tol", str(args.tol), "--operator", args.operator, "--leaf", str(args.leaf),
-               "--problem", args.problem]
+               "--problem", args.problem, "--ours-order", str(args.ours_order)]
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         if p.returncode != 0:
@@ -221,7 +223,7 @@ def main():
              "", f"Command: `python3 bench/bem/vs_bempp.py --problem {args.problem} --out {args.out} "
              f"--threads {args.threads} --k {args.k:g} "
              f"--target {args.target:g} --tol {args.tol:g} --ours-refinements {args.ours_refinements} "
-             f"--bempp-refinements {args.bempp_refinements} --operator {args.operator}`", "",
+             f"--bempp-refinements {args.bempp_refinements} --operator {args.operator} --ours-order {args.ours_order}`", "",
              f"Threads: {args.threads}; GMRES relative tolerance {args.tol:g} for both. Bempp-cl numba JIT warm-up "
              "(excluded from the times): " + (f"{rows[-1]['jit_s']:.1f} s" if rows else "-"), "",
              "| library | mesh refinement | elements | unknowns | discretisation | operator | surface error | "

@@ -35,7 +35,7 @@ from ._format import show as _show
 from ._fmm import points3
 from ._record import Record
 
-__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "BEM_DEFAULTS",
+__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "curve_mesh", "refine_mesh", "BEM_DEFAULTS",
            "MEDIUM_DEFAULTS", "AcousticBEM", "acoustic_wavenumber", "normal_velocity_data",
            "admittance_from_impedance", "spl_db", "sphere_rule"]
 
@@ -66,8 +66,8 @@ def _triangles(t):
 
 
 def read_mesh(path):
-    """Reads a triangulated surface: Gmsh ``.msh`` (2.2/4.1, ASCII/binary), Wavefront ``.obj``
-    or ``.stl`` (ASCII/binary), dispatching on the extension.
+    """Reads a triangulated surface: Gmsh ``.msh`` (2.2/4.1, ASCII/binary), Wavefront ``.obj``,
+    ``.stl`` (ASCII/binary) or ``.off`` (ASCII), dispatching on the extension.
 
     Returns ``(vertices, triangles)``: ``ndarray((V, 3), float64)`` coordinates and
     ``ndarray((T, 3), int64)`` 0-based vertex indices, as in the file (no validation or re-orientation; :class:`HelmholtzBEM` does that).
@@ -86,6 +86,55 @@ def _mesh_tuple(m):
     if len(m) == 3:
         return m[0], m[1], m[2].reshape(-1, 3, 3)
     return m
+
+
+def _mesh_arrays(mesh):
+    """A mesh tuple (or file path) as (vertices, triangles, midside (3T, 3) or (0, 3)) for the extension."""
+    if isinstance(mesh, (str, os.PathLike)):
+        mesh = read_mesh(mesh)
+    try:
+        vertices, triangles, *rest = mesh
+        if len(rest) > 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InvalidArgumentError("mesh must be a file path, a (vertices, triangles) pair or a (vertices, "
+                                   "triangles, midside) triple") from None
+    vertices = _points(vertices, "vertices")
+    triangles = _triangles(triangles)
+    midside = np.zeros((0, 3))
+    if rest:
+        midside = np.asarray(rest[0], dtype=np.float64)
+        if midside.shape != (triangles.shape[0], 3, 3):
+            raise InvalidArgumentError(f"midside must have shape (T, 3, 3) = ({triangles.shape[0]}, 3, 3), "
+                                       f"got {midside.shape}")
+        midside = np.ascontiguousarray(midside.reshape(-1, 3))
+    return vertices, triangles, midside
+
+
+def curve_mesh(mesh, *, crease_degrees=45.0):
+    """Curved 6-node version of a flat mesh whose vertices lie on a smooth surface (an STL / OBJ /
+    OFF body): the midside node of every edge on the PN-triangle cubic through it, from the
+    angle-weighted vertex normals; edges whose faces meet at more than ``crease_degrees`` (and
+    the edges at such corners) stay straight. The mesh is validated and oriented outward first.
+    C++ ``bem::curve_by_vertex_normals`` (docs/bem.md, "Curved elements").
+
+    Returns ``(vertices, triangles, midside)`` (``midside`` ``ndarray((T, 3, 3), float64)``).
+    InvalidArgumentError for an invalid or already curved mesh, ``crease_degrees`` outside (0, 180].
+    """
+    v, t, m = _mesh_arrays(mesh)
+    if m.shape[0]:
+        raise InvalidArgumentError("curve_mesh: the mesh is already curved")
+    return _mesh_tuple(_core.bem_curve(v, t, float(crease_degrees)))
+
+
+def refine_mesh(mesh):
+    """Uniform refinement (every triangle split in 4, ``4 T`` triangles): flat meshes through their
+    edge midpoints, curved ones through points of each element's quadratic map, so that the curved
+    surface does not change (for convergence studies). C++ ``bem::refine``.
+
+    Returns the mesh tuple of the same kind as ``mesh``.
+    """
+    return _mesh_tuple(_core.bem_refine(*_mesh_arrays(mesh)))
 
 
 def _check_order(order):
@@ -313,24 +362,7 @@ class HelmholtzBEM:
                  admittance=None, ground_plane=None, symmetry=None):
         if bd_leaf is not None:  # older name of ``leaf``
             leaf = bd_leaf
-        if isinstance(mesh, (str, os.PathLike)):
-            mesh = read_mesh(mesh)
-        try:
-            vertices, triangles, *rest = mesh
-            if len(rest) > 1:
-                raise ValueError
-        except (TypeError, ValueError):
-            raise InvalidArgumentError("mesh must be a file path, a (vertices, triangles) pair or a (vertices, "
-                                       "triangles, midside) triple") from None
-        vertices = _points(vertices, "vertices")
-        triangles = _triangles(triangles)
-        midside = np.zeros((0, 3))
-        if rest:
-            midside = np.asarray(rest[0], dtype=np.float64)
-            if midside.shape != (triangles.shape[0], 3, 3):
-                raise InvalidArgumentError(f"midside must have shape (T, 3, 3) = ({triangles.shape[0]}, 3, 3), "
-                                           f"got {midside.shape}")
-            midside = np.ascontiguousarray(midside.reshape(-1, 3))
+        vertices, triangles, midside = _mesh_arrays(mesh)
         if vertices.shape[0] == 0 or triangles.shape[0] == 0:
             raise InvalidArgumentError("mesh is empty")
         if isinstance(k, (str, bytes, bool, np.bool_)):

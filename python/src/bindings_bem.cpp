@@ -350,6 +350,19 @@ void init_bem(nb::module_& m) {
       },
       "refinements"_a, "radius"_a, "order"_a);
 
+  m.def(
+      "bem_curve",
+      [](const InPts& v, const InTri& t, double crease) {
+        bem::Mesh mesh = make_mesh(v, t);
+        bem::validate_and_orient(mesh);
+        return mesh_to_numpy(bem::curve_by_vertex_normals(mesh, crease));
+      },
+      "vertices"_a, "triangles"_a, "crease_degrees"_a);
+  m.def(
+      "bem_refine",
+      [](const InPts& v, const InTri& t, const InPts& midside) { return mesh_to_numpy(bem::refine(make_mesh(v, t, &midside))); },
+      "vertices"_a, "triangles"_a, "midside"_a);
+
   // the C++ defaults of HelmholtzBemOptions (Python has no literals of its own)
   m.def("bem_defaults", [] {
     const bem::HelmholtzBemOptions o;

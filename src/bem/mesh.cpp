@@ -281,6 +281,128 @@ Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes, std::array<doub
   return m;
 }
 
+Mesh curve_by_vertex_normals(const Mesh& m, double crease_degrees) {
+  if (m.curved()) throw InvalidArgument("curve_by_vertex_normals: the mesh is already curved");
+  if (m.triangles.empty()) throw InvalidArgument("curve_by_vertex_normals: the mesh has no triangles");
+  if (!(crease_degrees > 0 && crease_degrees <= 180))
+    throw InvalidArgument("curve_by_vertex_normals: crease_degrees must be in (0, 180], got " + std::to_string(crease_degrees));
+  const std::size_t ne = m.triangles.size(), nv = m.vertices.size();
+  const double cos_crease = std::cos(crease_degrees * std::numbers::pi / 180);
+  std::vector<Vec3> fn(ne), vn(nv, Vec3{0, 0, 0});
+  for (std::size_t e = 0; e < ne; ++e) {
+    check_element(m, e, "curve_by_vertex_normals");
+    fn[e] = m.normal(e);  // throws on a zero-area triangle
+    const auto& t = m.triangles[e];
+    for (int a = 0; a < 3; ++a) {  // angle weights (Thurmer & Wuthrich)
+      const Vec3& p = m.vertices[static_cast<std::size_t>(t[a])];
+      const Vec3 u = sub(m.vertices[static_cast<std::size_t>(t[(a + 1) % 3])], p);
+      const Vec3 w = sub(m.vertices[static_cast<std::size_t>(t[(a + 2) % 3])], p);
+      const double ang = std::atan2(norm(cross(u, w)), dot(u, w));
+      for (int d = 0; d < 3; ++d) vn[static_cast<std::size_t>(t[a])][d] += ang * fn[e][d];
+    }
+  }
+  for (auto& n : vn) {
+    const double l = norm(n);
+    if (l > 0) n = {n[0] / l, n[1] / l, n[2] / l};
+  }
+  // sharp vertices: an adjacent face's normal more than the crease angle from the vertex normal
+  std::vector<char> sharp(nv, 0);
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> edge_faces;
+  auto key = [](std::int32_t a, std::int32_t b) {
+    return (static_cast<std::uint64_t>(std::min(a, b)) << 32) | static_cast<std::uint64_t>(std::max(a, b));
+  };
+  for (std::size_t e = 0; e < ne; ++e)
+    for (int a = 0; a < 3; ++a) {
+      const auto v = static_cast<std::size_t>(m.triangles[e][a]);
+      if (dot(fn[e], vn[v]) < cos_crease) sharp[v] = 1;
+      edge_faces[key(m.triangles[e][a], m.triangles[e][(a + 1) % 3])].push_back(e);
+    }
+  Mesh c = m;
+  c.midside.resize(ne);
+  for (std::size_t e = 0; e < ne; ++e)
+    for (int a = 0; a < 3; ++a) {
+      const auto ia = m.triangles[e][a], ib = m.triangles[e][(a + 1) % 3];
+      const Vec3& pa = m.vertices[static_cast<std::size_t>(ia)];
+      const Vec3& pb = m.vertices[static_cast<std::size_t>(ib)];
+      Vec3 mid = {0.5 * (pa[0] + pb[0]), 0.5 * (pa[1] + pb[1]), 0.5 * (pa[2] + pb[2])};
+      bool straight = sharp[static_cast<std::size_t>(ia)] || sharp[static_cast<std::size_t>(ib)];
+      for (std::size_t f : edge_faces[key(ia, ib)]) straight = straight || dot(fn[e], fn[f]) < cos_crease;
+      if (!straight) {
+        const Vec3& na = vn[static_cast<std::size_t>(ia)];
+        const Vec3& nb = vn[static_cast<std::size_t>(ib)];
+        const double wab = dot(sub(pb, pa), na), wba = dot(sub(pa, pb), nb);
+        for (int d = 0; d < 3; ++d) mid[d] -= (wab * na[d] + wba * nb[d]) / 8;
+      }
+      c.midside[e][a] = mid;
+    }
+  return c;
+}
+
+Mesh refine(const Mesh& m) {
+  const std::size_t ne = m.triangles.size();
+  for (std::size_t e = 0; e < ne; ++e) check_element(m, e, "refine");
+  Mesh r;
+  r.vertices = m.vertices;
+  std::unordered_map<std::uint64_t, std::int32_t> edge_vertex;
+  edge_vertex.reserve(2 * ne);
+  auto new_vertex = [&](std::size_t e, int a) -> std::int32_t {
+    const auto ia = m.triangles[e][a], ib = m.triangles[e][(a + 1) % 3];
+    const std::uint64_t k = (static_cast<std::uint64_t>(std::min(ia, ib)) << 32) | static_cast<std::uint64_t>(std::max(ia, ib));
+    const auto it = edge_vertex.find(k);
+    if (it != edge_vertex.end()) return it->second;
+    if (r.vertices.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw InvalidArgument("refine: the refined mesh would have more than 2^31 - 1 vertices");
+    const Vec3& pa = m.vertices[static_cast<std::size_t>(ia)];
+    const Vec3& pb = m.vertices[static_cast<std::size_t>(ib)];
+    // the quadratic edge curve at its middle is the midside node itself
+    r.vertices.push_back(m.curved() ? m.midside[e][a] : Vec3{0.5 * (pa[0] + pb[0]), 0.5 * (pa[1] + pb[1]), 0.5 * (pa[2] + pb[2])});
+    const auto idx = static_cast<std::int32_t>(r.vertices.size() - 1);
+    edge_vertex.emplace(k, idx);
+    return idx;
+  };
+  r.triangles.reserve(4 * ne);
+  std::unordered_map<std::uint64_t, std::array<Vec3, 2>> edge_nodes;  // curved: nodes at 1/4, 3/4 of each edge
+  if (m.curved()) r.midside.reserve(4 * ne);
+  for (std::size_t e = 0; e < ne; ++e) {
+    const auto& t = m.triangles[e];
+    const std::int32_t ab = new_vertex(e, 0), bc = new_vertex(e, 1), ca = new_vertex(e, 2);
+    r.triangles.push_back({t[0], ab, ca});
+    r.triangles.push_back({t[1], bc, ab});
+    r.triangles.push_back({t[2], ca, bc});
+    r.triangles.push_back({ab, bc, ca});
+    if (!m.curved()) continue;
+    const auto E = detail::quadratic_element(m, e);
+    // the points of parent edge a at tau = 1/4 or 3/4 (from corner a): computed once per edge
+    // (from its lower vertex index) and shared, so that its two elements get bit-identical nodes
+    auto on_edge = [&](int a, double tau) {
+      const auto ia = t[a], ib = t[(a + 1) % 3];
+      const bool fwd = ia < ib;
+      const std::uint64_t k = (static_cast<std::uint64_t>(std::min(ia, ib)) << 32) | static_cast<std::uint64_t>(std::max(ia, ib));
+      auto it = edge_nodes.find(k);
+      if (it == edge_nodes.end()) {
+        const Vec3& p = E.X[static_cast<std::size_t>(fwd ? a : (a + 1) % 3)];
+        const Vec3& q = E.X[static_cast<std::size_t>(fwd ? (a + 1) % 3 : a)];
+        const Vec3& mm = E.X[static_cast<std::size_t>(3 + a)];
+        std::array<Vec3, 2> y;
+        for (int j = 0; j < 2; ++j) {
+          const double u = j == 0 ? 0.25 : 0.75;  // from p
+          const double np = (1 - u) * (1 - 2 * u), nm = 4 * u * (1 - u), nq = u * (2 * u - 1);
+          for (int d = 0; d < 3; ++d) y[static_cast<std::size_t>(j)][d] = np * p[d] + nm * mm[d] + nq * q[d];
+        }
+        it = edge_nodes.emplace(k, y).first;
+      }
+      const double u = fwd ? tau : 1 - tau;
+      return it->second[u < 0.5 ? 0 : 1];
+    };
+    auto inner = [&](double l0, double l1, double l2) { return E.point(l0, l1, l2); };
+    r.midside.push_back({on_edge(0, 0.25), inner(0.5, 0.25, 0.25), on_edge(2, 0.75)});
+    r.midside.push_back({on_edge(1, 0.25), inner(0.25, 0.5, 0.25), on_edge(0, 0.75)});
+    r.midside.push_back({on_edge(2, 0.25), inner(0.25, 0.25, 0.5), on_edge(1, 0.75)});
+    r.midside.push_back({inner(0.25, 0.5, 0.25), inner(0.25, 0.25, 0.5), inner(0.5, 0.25, 0.25)});
+  }
+  return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validation
 // ---------------------------------------------------------------------------------------------

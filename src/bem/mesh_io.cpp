@@ -653,6 +653,64 @@ class VertexMerger {
   std::map<std::array<std::uint64_t, 3>, std::int32_t> map_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// OFF (Geomview Object File Format, as written by CGAL, MeshLab, Geomview)
+// ---------------------------------------------------------------------------------------------
+
+Mesh read_off(const std::string& path, const std::string& buf) {
+  Cursor c{buf, path};
+  std::string_view l;
+  // the next non-empty line without its '#' comment, split into tokens
+  auto next = [&](const std::string& what) {
+    while (c.next_line(l)) {
+      const std::size_t hash = l.find('#');
+      if (hash != std::string_view::npos) l = l.substr(0, hash);
+      auto tok = split(l);
+      if (!tok.empty()) return tok;
+    }
+    throw IOError(path + ": unexpected end of file, expected " + what);
+  };
+  auto tok = next("the 'OFF' header");
+  if (tok[0] != "OFF")
+    fail_line(path, c.line, "expected the header 'OFF' (plain OFF; COFF / NOFF / 4OFF and binary OFF are not read), got " +
+                                quoted(tok[0]));
+  tok.erase(tok.begin());
+  if (tok.empty()) tok = next("the counts 'vertices faces edges'");
+  std::int64_t nv = 0, nf = 0;
+  if (tok.size() < 2 || !parse_int(tok[0], nv) || !parse_int(tok[1], nf) || nv < 0 || nf < 0)
+    fail_line(path, c.line, "expected the counts 'vertices faces edges'");
+  if (nv >= std::numeric_limits<std::int32_t>::max()) fail_line(path, c.line, "too many vertices");
+  Mesh m;
+  m.vertices.reserve(static_cast<std::size_t>(std::min<std::int64_t>(nv, 1 << 24)));
+  for (std::int64_t i = 0; i < nv; ++i) {
+    tok = next("vertex " + std::to_string(i) + " of " + std::to_string(nv));
+    Vec3 x;
+    if (tok.size() < 3) fail_line(path, c.line, "expected a vertex 'x y z', got " + quoted(trim(l)));
+    for (std::size_t d = 0; d < 3; ++d)
+      if (!parse_double(tok[d], x[d])) fail_line(path, c.line, "expected a number for vertex coordinate " + std::to_string(d + 1) + ", got " + quoted(tok[d]));
+    m.vertices.push_back(x);
+  }
+  std::vector<std::int32_t> face;
+  for (std::int64_t i = 0; i < nf; ++i) {
+    tok = next("face " + std::to_string(i) + " of " + std::to_string(nf));
+    std::int64_t n = 0;
+    if (!parse_int(tok[0], n) || n < 3)
+      fail_line(path, c.line, "a face needs its vertex count (>= 3) first, got " + quoted(tok[0]));
+    if (static_cast<std::int64_t>(tok.size()) < 1 + n)
+      fail_line(path, c.line, "face with " + std::to_string(n) + " vertices lists only " + std::to_string(tok.size() - 1));
+    face.clear();
+    for (std::int64_t j = 1; j <= n; ++j) {
+      std::int64_t idx;
+      if (!parse_int(tok[static_cast<std::size_t>(j)], idx) || idx < 0 || idx >= nv)
+        fail_line(path, c.line, "face vertex index " + quoted(tok[static_cast<std::size_t>(j)]) + " is not in [0, " +
+                                    std::to_string(nv) + ")");
+      face.push_back(static_cast<std::int32_t>(idx));
+    }
+    for (std::size_t k = 1; k + 1 < face.size(); ++k) m.triangles.push_back({face[0], face[k], face[k + 1]});
+  }
+  return m;
+}
+
 Mesh read_stl_binary(const std::string& path, const std::string& buf, std::uint32_t n) {
   Cursor c{buf, path};
   c.swap = std::endian::native == std::endian::big;
@@ -785,9 +843,9 @@ Mesh read_mesh(const std::string& path) {
     if (!std::filesystem::exists(path, ec)) throw IOError("mesh file '" + path + "' not found");
   }
   const std::string ext = lower_extension(path);
-  if (ext != ".msh" && ext != ".obj" && ext != ".stl")
+  if (ext != ".msh" && ext != ".obj" && ext != ".stl" && ext != ".off")
     throw InvalidArgument("read_mesh: unknown mesh file extension '" + ext + "' of '" + path +
-                          "' (supported: .msh, .obj, .stl)");
+                          "' (supported: .msh, .obj, .stl, .off)");
   return detail::parse_mesh(path, ext, io::read_file(path));  // core/io.hpp: IOError naming the file
 }
 
@@ -797,7 +855,8 @@ Mesh detail::parse_mesh(const std::string& path, const std::string& ext, const s
   if (ext == ".msh") m = GmshReader(path, buf).read();
   else if (ext == ".obj") m = read_obj(path, buf);
   else if (ext == ".stl") m = read_stl(path, buf);
-  else throw InvalidArgument("read_mesh: unknown mesh format '" + ext + "' (supported: .msh, .obj, .stl)");
+  else if (ext == ".off") m = read_off(path, buf);
+  else throw InvalidArgument("read_mesh: unknown mesh format '" + ext + "' (supported: .msh, .obj, .stl, .off)");
   if (m.triangles.empty()) throw InvalidArgument("read_mesh: '" + path + "' contains no triangles");
   return m;
 }

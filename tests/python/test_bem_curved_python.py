@@ -60,3 +60,21 @@ def test_read_gmsh_six_node_triangles(tmp_path):
     np.testing.assert_array_equal(m2, m)
     plan = el.HelmholtzBEM(p, 1.0)
     assert plan.triangles.shape == (32, 3)
+
+
+def test_curve_and_refine_mesh():
+    flat = el.icosphere(2)
+    v, t, m = el.curve_mesh(flat)
+    assert m.shape == (320, 3, 3)
+    # the PN-triangle midside nodes of a flat icosphere lie close to the sphere (measured 9.6e-4)
+    assert np.max(np.abs(np.linalg.norm(m, axis=2) - 1)) < 2e-3
+    ec, ef = _pulsating_far_error((v, t, m), 2.0), _pulsating_far_error(flat, 2.0)
+    assert ec < ef / 5
+    with pytest.raises(el.InvalidArgumentError, match="already curved"):
+        el.curve_mesh((v, t, m))
+    with pytest.raises(el.InvalidArgumentError, match="crease_degrees"):
+        el.curve_mesh(flat, crease_degrees=0)
+    r = el.refine_mesh((v, t, m))
+    assert len(r) == 3 and r[1].shape == (1280, 3)
+    rf = el.refine_mesh(flat)
+    assert len(rf) == 2 and rf[1].shape == (1280, 3)

@@ -78,6 +78,12 @@
 ///   the quadrature accuracy; a larger |beta| = 1/|alpha| (more single layer) lowers it, which is
 ///   why the low-frequency cap of default_alpha() also improves sound-soft at ka < 2 (1280
 ///   elements, ka = 1: 2.2e-2 against 3.4e-2 with i/k).
+/// - Curved second-order (6-node) elements (Mesh::midside) remove that geometric consistency
+///   error: sound-soft, sound-hard and radiation far fields converge at O(h^2) (docs/bem.md,
+///   "Curved elements"; tests/test_bem_curved.cpp). Their integrals are taken in the parameter
+///   plane of the quadratic map; the self terms by Duffy rules (S, K, K' are weakly singular on a
+///   smooth surface) and, for the static part of W, by a line integral over the element's edges
+///   (Stokes' theorem, operators.cpp: static_hypersingular_self).
 /// - Far field: u_sc(x) = e^{ik|x|}/|x| (u_inf(xhat) + O(1/|x|)), with
 ///     u_inf(xhat) = 1/(4 pi) int_Gamma [ -ik (xhat . n_y) u(y) - q(y) ] e^{-ik xhat.y} dy.
 ///   (For the unit plane wave on a sphere this equals (i/k) sum (2n+1) c_n P_n(cos theta).)

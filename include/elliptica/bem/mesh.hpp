@@ -84,6 +84,9 @@ Mesh icosphere(int refinements, double radius = 1.0, std::array<double, 3> cente
 ///    more than 3 vertices are fan-triangulated). Vertices with bit-identical coordinates are merged
 ///    (STL stores no connectivity); facet normals are ignored (the vertex order defines the
 ///    orientation).
+///  - `.off`: plain ASCII OFF (the header `OFF`, the counts `V F E`, V lines `x y z`, F lines
+///    `n i_1 ... i_n` with 0-based indices; `#` comments, extra values such as colours ignored;
+///    faces with more than 3 vertices fan-triangulated), as written by CGAL, MeshLab, Geomview.
 /// No orientation or closedness check is made: call validate_and_orient() on the result.
 /// Throws IOError when the file cannot be opened, is truncated or malformed (the message names the
 /// file and the line, or the byte offset for binary data, and what was expected), InvalidArgument
@@ -112,6 +115,30 @@ Mesh octasphere(int refinements, double radius = 1.0, std::array<double, 3> cent
 /// or > 10, a semi-axis not finite and > 0, a non-finite center, or order not 1 or 2.
 Mesh ellipsoid(int refinements, std::array<double, 3> semi_axes,
                std::array<double, 3> center = {0, 0, 0}, int order = 1);
+
+/// Curved second-order version of a flat mesh whose vertices lie on a smooth surface (a body
+/// from CAD or a scan given as STL / OBJ): every edge (a, b) gets the midpoint of the cubic
+/// curve of the PN triangle through it (Vlachos, Peters, Boyd & Mitchell, "Curved PN Triangles",
+/// I3D 2001: the cubic Bezier edge with its inner control points projected into the tangent
+/// planes of the vertex normals),
+///   m_ab = (a + b)/2 - (w_ab n_a + w_ba n_b)/8,  w_ab = (b - a).n_a,  w_ba = (a - b).n_b,
+/// which lies within O(h^4) of a sphere when the normals are exact. The vertex normals are the
+/// angle-weighted means of the adjacent faces' normals (Thurmer & Wuthrich, J. Graphics Tools 3
+/// (1998) 43), O(h^2)-accurate on smooth regular meshes. An edge whose two faces meet at more
+/// than `crease_degrees` (a feature edge) and the edges of the faces at a vertex whose faces'
+/// normals spread by more than that stay straight (midside node at the midpoint), so sharp
+/// edges and corners are kept. The mesh must be oriented consistently (validate_and_orient()
+/// first); the result has the same vertices and triangles. Throws InvalidArgument if `m` is
+/// already curved or empty, or crease_degrees is not in (0, 180].
+Mesh curve_by_vertex_normals(const Mesh& m, double crease_degrees = 45.0);
+
+/// Uniform refinement: every triangle split into 4 through its edge midpoints (shared new
+/// vertices, orientation kept). A flat mesh gets the edge midpoints; a curved mesh gets the
+/// points of each element's quadratic map (the new vertices and midside nodes lie on the same
+/// curved surface, so the geometry does not change and a convergence study isolates the
+/// discretisation of the unknowns). Throws InvalidArgument if a vertex index is out of range or
+/// the result would exceed 2^31 - 1 vertices.
+Mesh refine(const Mesh& m);
 
 // ---------------------------------------------------------------------------------------------
 // Validation
