@@ -583,10 +583,8 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
     const double power = bem::far_field_power(pinf, rule, medium);
     double ts = nan;
     if (!radiation && incident_on && !point) ts = 20 * std::log10(std::abs(plan.far_field(sol, {{-dir[0], -dir[1], -dir[2]}})[0]));
-    // the mean of |p_inf|^2 over the (half) sphere, for the directivity index
-    double mean2 = 0;
-    for (std::size_t j = 0; j < pinf.size(); ++j) mean2 += rule.weights[j] * std::norm(pinf[j]);
-    mean2 /= (ho.ground ? 2 : 4) * std::numbers::pi;
+    // the mean of |p_inf|^2 over the (half) sphere, for the directivity index: 2 rho c P / area
+    const double mean2 = 2 * medium.impedance() * power / ((ho.ground ? 2 : 4) * std::numbers::pi);
     double max_spl = -std::numeric_limits<double>::infinity();
     Array2D dcsv(cut.size(), 8);
     for (std::size_t j = 0; j < cut.size(); ++j) {
@@ -609,23 +607,11 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
         }
       if (!outside.empty()) {
         const std::vector<cplx> ps = plan.scattered_field(sol, outside);
-        for (std::size_t j = 0; j < outside.size(); ++j) {
-          cplx p = ps[j];
-          if (incident_on) {  // the incident field (and its reflection in the ground plane)
-            const V3& x = outside[j];
-            auto direct = [&](const V3& src_or_dir) {
-              if (point) {
-                const double r = std::hypot(x[0] - src_or_dir[0], x[1] - src_or_dir[1], x[2] - src_or_dir[2]);
-                return std::exp(cplx(0, k * r)) / r;  // 4 pi G: 1 Pa at 1 m from the source
-              }
-              return std::exp(cplx(0, k * (src_or_dir[0] * x[0] + src_or_dir[1] * x[1] + src_or_dir[2] * x[2])));
-            };
-            p += direct(dir);
-            if (ho.ground)
-              p += ho.ground->reflection * direct(point ? ho.ground->mirror(dir) : ho.ground->mirror_direction(dir));
-          }
-          pf[where[j]] = p;
-        }
+        // the incident field (and its reflection in the ground plane); 4 pi G: 1 Pa at 1 m
+        std::vector<cplx> pi(outside.size());
+        if (incident_on)
+          pi = point ? plan.point_source_at(dir, outside, 4 * std::numbers::pi) : plan.plane_wave_at(dir, outside);
+        for (std::size_t j = 0; j < outside.size(); ++j) pf[where[j]] = ps[j] + pi[j];
       }
     }
     const double field_s = seconds_since(t_field);

@@ -498,6 +498,74 @@ std::vector<cd> on_part(const Mesh& whole, const std::vector<cd>& u, const Mesh&
 
 }  // namespace
 
+TEST(BemGroundPlane, PlaneWaveAboveAPlaneOffTheOrigin) {
+  // A ground at z = H != 0: the reflected incident wave is u_inc(R x), R x = (x, y, 2H - z), which
+  // carries the phase e^{2ik H d_z} (a first version mirrored only the direction, right for H = 0
+  // alone). Against the free-space BEM of the body and its mirror image in z = H, with the incident
+  // data u_inc(x) + r u_inc(R x) and its gradient written here.
+  const double H = -0.3, k = 2.0;
+  const Mesh body = translated(icosphere(2, 0.5), {0.1, 0.0, 0.5});
+  Mesh both = body;
+  const auto off = static_cast<std::int32_t>(body.vertices.size());
+  for (auto v : body.vertices) both.vertices.push_back({v[0], v[1], 2 * H - v[2]});
+  for (auto t : body.triangles) both.triangles.push_back({t[0] + off, t[2] + off, t[1] + off});
+  const std::size_t n = body.num_elements();
+  const V3 d = {std::sin(0.5), 0.0, -std::cos(0.5)};
+  for (double refl : {1.0, -1.0}) {
+    HelmholtzBemOptions half, full;
+    half.gmres.rtol = full.gmres.rtol = 1e-11;
+    half.ground = GroundPlane{2, H, refl};
+    const HelmholtzBem ph(body, cd(k, 0), half), pf(both, cd(k, 0), full);
+    IncidentField inc;
+    for (std::size_t e = 0; e < both.num_elements(); ++e) {
+      const V3 x = both.centroid(e), nn = both.normal(e);
+      const cd a = std::exp(cd(0, k) * (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]));
+      const cd b = refl * std::exp(cd(0, k) * (d[0] * x[0] + d[1] * x[1] + d[2] * (2 * H - x[2])));
+      inc.u.push_back(a + b);
+      inc.dudn.push_back(cd(0, k) * (a * (d[0] * nn[0] + d[1] * nn[1] + d[2] * nn[2]) +
+                                     b * (d[0] * nn[0] + d[1] * nn[1] - d[2] * nn[2])));
+    }
+    const auto sh = ph.solve_plane_wave(d), sf = pf.solve(inc);
+    const std::vector<cd> top(sf.u.begin(), sf.u.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::vector<V3> up = {{0, 0, 1}, {0.6, 0, 0.8}, {0, -0.6, 0.8}};
+    const double es = rel_l2(sh.u, top), eff = rel_l2(ph.far_field(sh, up), pf.far_field(sf, up));
+    std::printf("[ground z = %.1f, %+.0f] plane wave: surface %.2e far %.2e\n", H, refl, es, eff);
+    EXPECT_LT(es, 1e-8);
+    EXPECT_LT(eff, 1e-8);
+  }
+}
+
+TEST(BemGround, IncidentFieldAtPoints) {
+  // plane_wave_at / point_source_at: at the collocation points they equal the plan's surface data
+  // (plane_wave().u, point_source().u, with the reflection), and off the body the closed forms
+  const Mesh m = icosphere(1, 0.5, {0, 0, 1.2});
+  HelmholtzBemOptions o;
+  o.ground = GroundPlane{2, 0.1, -1.0};
+  const cd k(2.5, 0.1);
+  const HelmholtzBem plan(m, k, o);
+  std::vector<V3> c;
+  for (std::size_t e = 0; e < m.num_elements(); ++e) c.push_back(m.centroid(e));
+  const V3 d = {0.3, 0.2, -0.9}, x0 = {1.5, 0.2, 0.9};
+  EXPECT_LT(rel_l2(plan.plane_wave_at(d, c), plan.plane_wave(d).u), 1e-14);
+  EXPECT_LT(rel_l2(plan.point_source_at(x0, c, cd(2, 1)), plan.point_source(x0, cd(2, 1)).u), 1e-14);
+  const V3 x = {-0.7, 2.0, 0.4};
+  const double nd = std::hypot(d[0], d[1], d[2]);
+  const cd ik = cd(0, 1) * k;
+  // the image wave is u_inc(R x), R x = (x, y, 0.2 - z): it cancels the incident wave on z = 0.1
+  const cd pw = std::exp(ik * (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]) / nd) -
+                std::exp(ik * (d[0] * x[0] + d[1] * x[1] + d[2] * (0.2 - x[2])) / nd);
+  const V3 on = {0.4, -0.3, 0.1};
+  EXPECT_LT(std::abs(plan.plane_wave_at(d, {on})[0]), 1e-15);
+  EXPECT_LT(std::abs(plan.plane_wave_at(d, {x})[0] - pw), 1e-14);
+  const double r1 = std::hypot(x[0] - x0[0], x[1] - x0[1], x[2] - x0[2]);
+  const double r2 = std::hypot(x[0] - x0[0], x[1] - x0[1], x[2] - (0.2 - x0[2]));
+  const cd ps = (std::exp(ik * r1) / r1 - std::exp(ik * r2) / r2) / (4 * std::numbers::pi);
+  EXPECT_LT(std::abs(plan.point_source_at(x0, {x})[0] - ps), 1e-15);
+  EXPECT_THROW(plan.plane_wave_at({0, 0, 0}, {x}), InvalidArgument);
+  EXPECT_THROW(plan.point_source_at(x0, {x0}), InvalidArgument);
+  EXPECT_THROW(plan.point_source_at(x0, {{0, std::nan(""), 0}}), InvalidArgument);
+}
+
 TEST(BemSymmetry, HalfAndQuarterModelsEqualTheWholeBody) {
   // An octasphere (its equators are edges of the mesh) of radius 0.7, cut by z = 0 and y = 0:
   // the half / quarter model with images equals the whole body's solution on its elements, for

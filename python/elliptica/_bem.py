@@ -588,6 +588,23 @@ class HelmholtzBEM:
         sol = self._check(solution)
         return self._plan.scattered_field(sol, _points(points, "points"))
 
+    def incident_field(self, points, *, direction=None, point_source=None, amplitude=1.0):
+        """The incident field (``ndarray((M,), complex128)``) at ``points`` ``(M, 3)``: the plane
+        wave ``e^{ik d.x}`` (``direction``) or the point source ``amplitude G(x, x0)``
+        (``point_source`` = x0), with its reflection in the plane's ground plane, as
+        :meth:`solve` uses it; the total field at exterior points is
+        ``scattered_field(sol, points) + incident_field(points, ...)``. Exactly one of
+        ``direction`` and ``point_source``; InvalidArgumentError for a zero direction or a point
+        at the source. C++ ``HelmholtzBem::plane_wave_at`` / ``point_source_at``. GIL released."""
+        if (direction is None) == (point_source is None):
+            raise InvalidArgumentError("give exactly one of direction and point_source")
+        v = _points(direction if point_source is None else point_source,
+                    "direction" if point_source is None else "point_source")
+        if v.shape[0] != 1:
+            raise InvalidArgumentError("direction / point_source must be one 3-vector")
+        return self._plan.incident_at(tuple(v[0]), point_source is not None, complex(amplitude),
+                                      _points(points, "points"))
+
     @property
     def vertices(self):
         return self._plan.vertices
@@ -795,26 +812,10 @@ class AcousticBEM:
                 out["p_inf"].append(scale * plan.far_field(sol, dirs))
             if pts is not None:
                 p = scale * plan.scattered_field(sol, pts)
-                ax, h, refl = _ground(self._options.get("ground_plane"))
-
-                def mirror(x, point):
-                    x = np.array(x, dtype=np.float64)
-                    if ax >= 0:
-                        x[ax] = (2 * h - x[ax]) if point else -x[ax]
-                    return x
                 if point_source is not None:  # the incident field, 1 Pa (at 1 m for the point source)
-                    src = np.asarray(point_source, dtype=np.float64)
-                    r = np.linalg.norm(pts - src[None, :], axis=1)
-                    p = p + np.exp(1j * k * r) / r
-                    if ax >= 0:
-                        ri = np.linalg.norm(pts - mirror(src, True)[None, :], axis=1)
-                        p = p + refl * np.exp(1j * k * ri) / ri
+                    p = p + plan.incident_field(pts, point_source=point_source, amplitude=4 * np.pi)
                 elif direction is not None:
-                    d = np.asarray(direction, dtype=np.float64)
-                    d = d / np.linalg.norm(d)
-                    p = p + np.exp(1j * k * (pts @ d))
-                    if ax >= 0:
-                        p = p + refl * np.exp(1j * k * (pts @ mirror(d, False)))
+                    p = p + plan.incident_field(pts, direction=direction)
                 out["field"].append(p)
             if progress is not None:
                 progress(i, f.size, float(fi), out)

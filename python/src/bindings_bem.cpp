@@ -291,6 +291,18 @@ struct PyHelmholtzBem {
     return vec_to_numpy(std::move(r));
   }
 
+  /// The incident field at points: the plane wave (point = false, v the direction) or the point
+  /// source of the given amplitude at v, with its ground-plane reflection (HelmholtzBem::*_at).
+  nb::object incident_at(const std::array<double, 3>& v, bool point, cplx amplitude, const InPts& pts) {
+    auto p = points3(pts, "points");
+    std::vector<cplx> r;
+    {
+      nb::gil_scoped_release release;
+      r = point ? plan->point_source_at(v, p, amplitude) : plan->plane_wave_at(v, p);
+    }
+    return vec_to_numpy(std::move(r));
+  }
+
   nb::object element_data(int what) {
     const auto& m = plan->mesh();
     std::vector<double> v;
@@ -450,6 +462,7 @@ void init_bem(nb::module_& m) {
       .def("surface_power", &PyHelmholtzBem::surface_power, "solution"_a, "frequency"_a, "sound_speed"_a, "density"_a)
       .def("far_field", &PyHelmholtzBem::far_field, "solution"_a, "directions"_a)
       .def("scattered_field", &PyHelmholtzBem::scattered_field, "solution"_a, "points"_a)
+      .def("incident_at", &PyHelmholtzBem::incident_at, "v"_a, "point"_a, "amplitude"_a, "points"_a)
       .def("monostatic", &PyHelmholtzBem::monostatic, "directions"_a, "keep_surface"_a)
       .def_prop_ro("vertices", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[0]); })
       .def_prop_ro("triangles", [](PyHelmholtzBem& s) { return nb::object(mesh_to_numpy(s.plan->mesh())[1]); })

@@ -79,17 +79,23 @@ std::vector<cplx> apply_operator(const LinearOperator<cplx>& A, const std::vecto
 
 }  // namespace
 
-IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, cplx amplitude) {
+namespace {
+/// The point source's checks: k, mesh, a finite position and amplitude, and x0 outside `body`.
+void check_point_source(const Mesh& body, cplx k, const std::array<double, 3>& x0, cplx amplitude) {
   validate_wavenumber(k);
-  detail::validate_mesh(mesh);
+  detail::validate_mesh(body);
   for (double c : x0)
     if (!std::isfinite(c)) throw InvalidArgument("bem: point source position must be finite");
   if (!std::isfinite(amplitude.real()) || !std::isfinite(amplitude.imag()))
     throw InvalidArgument("bem: point source amplitude must be finite");
-  const PointLocation where = locate_point(mesh, x0);
+  const PointLocation where = locate_point(body, x0);
   if (where != PointLocation::kOutside)
     throw InvalidArgument(std::string("bem: the point source lies ") +
                           (where == PointLocation::kInside ? "inside" : "on the surface of") + " the scatterer");
+}
+
+/// The point source's data on the elements of `mesh` (no location check).
+IncidentField point_source_data(const Mesh& mesh, cplx k, const std::array<double, 3>& x0, cplx amplitude) {
   const std::size_t n = mesh.num_elements();
   IncidentField f;
   f.u.resize(n);
@@ -105,6 +111,12 @@ IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, c
     f.dudn[e] = f.u[e] * (ik - 1.0 / r) * (v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2]) / r;
   }
   return f;
+}
+}  // namespace
+
+IncidentField point_source(const Mesh& mesh, cplx k, std::array<double, 3> x0, cplx amplitude) {
+  check_point_source(mesh, k, x0, amplitude);
+  return point_source_data(mesh, k, x0, amplitude);
 }
 
 OperatorKind operator_kind_from_string(const std::string& s) {
@@ -503,7 +515,13 @@ SurfaceSolution HelmholtzBem::solve_plane_wave(std::array<double, 3> direction) 
 }
 
 namespace {
-IncidentField add_image(IncidentField a, const IncidentField& b, double s) {
+/// e^{ik d.t} of the image of the plane wave e^{ik d.x} (d normalised here) in the plane g.
+cplx ground_phase(const MirrorPlane& g, cplx k, const std::array<double, 3>& d) {
+  const double nd = std::hypot(d[0], d[1], d[2]);
+  return std::exp(cplx(0, 1) * k * (2 * g.height * d[static_cast<std::size_t>(g.axis)] / nd));
+}
+
+IncidentField add_image(IncidentField a, const IncidentField& b, cplx s) {
   for (std::size_t i = 0; i < a.u.size(); ++i) {
     a.u[i] += s * b.u[i];
     a.dudn[i] += s * b.dudn[i];
@@ -535,8 +553,10 @@ IncidentField HelmholtzBem::plane_wave(std::array<double, 3> d) const {
   check_symmetric_incidence(I.opt.symmetry, d, false);
   IncidentField f = bem::plane_wave(I.mesh, I.k, d);
   if (!I.opt.ground) return f;
+  // the image of e^{ik d.x} is e^{ik d.(R x)}, R x = R0 x + t (t = 2 height on the axis):
+  // e^{ik d.t} e^{ik (R0 d).x} (the phase vanishes for a plane through the origin only)
   return add_image(std::move(f), bem::plane_wave(I.mesh, I.k, I.opt.ground->mirror_direction(d)),
-                   I.opt.ground->reflection);
+                   I.opt.ground->reflection * ground_phase(*I.opt.ground, I.k, d));
 }
 
 IncidentField HelmholtzBem::point_source(std::array<double, 3> x0, cplx amplitude) const {
@@ -544,17 +564,61 @@ IncidentField HelmholtzBem::point_source(std::array<double, 3> x0, cplx amplitud
   if (I.opt.ground && !(x0[static_cast<std::size_t>(I.opt.ground->axis)] >= I.opt.ground->height))
     throw InvalidArgument("bem: the point source lies below the ground plane");
   check_symmetric_incidence(I.opt.symmetry, x0, true);
-  // the location check against the whole body; the data on this mesh's elements (its first N)
-  const std::size_t n = I.mesh.num_elements();
-  auto part = [n](IncidentField f) {
-    f.u.resize(n);
-    f.dudn.resize(n);
-    return f;
-  };
-  IncidentField f = part(bem::point_source(I.body(), I.k, x0, amplitude));
+  // the location check against the whole body; the data on this mesh's elements only
+  check_point_source(I.body(), I.k, x0, amplitude);
+  IncidentField f = point_source_data(I.mesh, I.k, x0, amplitude);
   if (!I.opt.ground) return f;
-  return add_image(std::move(f), part(bem::point_source(I.body(), I.k, I.opt.ground->mirror(x0), amplitude)),
+  return add_image(std::move(f), point_source_data(I.mesh, I.k, I.opt.ground->mirror(x0), amplitude),
                    I.opt.ground->reflection);
+}
+
+namespace {
+void check_field_points(const std::vector<std::array<double, 3>>& points) {
+  for (std::size_t j = 0; j < points.size(); ++j)
+    for (double c : points[j])
+      if (!std::isfinite(c)) throw InvalidArgument("bem: field point " + std::to_string(j) + " is not finite");
+}
+}  // namespace
+
+std::vector<cplx> HelmholtzBem::plane_wave_at(std::array<double, 3> d,
+                                              const std::vector<std::array<double, 3>>& points) const {
+  const auto& I = *impl_;
+  const double nd = std::hypot(d[0], d[1], d[2]);
+  if (!(nd > 0) || !std::isfinite(nd)) throw InvalidArgument("bem: plane wave direction must be finite and nonzero");
+  for (double& c : d) c /= nd;
+  check_field_points(points);
+  const cplx ik = cplx(0, 1) * I.k;
+  std::vector<cplx> u(points.size());
+  const std::array<double, 3> dr = I.opt.ground ? I.opt.ground->mirror_direction(d) : d;
+  const cplx image = I.opt.ground ? I.opt.ground->reflection * ground_phase(*I.opt.ground, I.k, d) : cplx(0, 0);
+  for (std::size_t j = 0; j < points.size(); ++j) {
+    const auto& x = points[j];
+    u[j] = std::exp(ik * (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]));
+    if (I.opt.ground) u[j] += image * std::exp(ik * (dr[0] * x[0] + dr[1] * x[1] + dr[2] * x[2]));
+  }
+  return u;
+}
+
+std::vector<cplx> HelmholtzBem::point_source_at(std::array<double, 3> x0, const std::vector<std::array<double, 3>>& points,
+                                                cplx amplitude) const {
+  const auto& I = *impl_;
+  for (double c : x0)
+    if (!std::isfinite(c)) throw InvalidArgument("bem: point source position must be finite");
+  if (!std::isfinite(amplitude.real()) || !std::isfinite(amplitude.imag()))
+    throw InvalidArgument("bem: point source amplitude must be finite");
+  check_field_points(points);
+  const cplx ik = cplx(0, 1) * I.k;
+  auto G = [&](const std::array<double, 3>& src, const std::array<double, 3>& x, std::size_t j) {
+    const double r = std::hypot(x[0] - src[0], x[1] - src[1], x[2] - src[2]);
+    if (!(r > 0)) throw InvalidArgument("bem: field point " + std::to_string(j) + " lies at the point source");
+    return amplitude * std::exp(ik * r) / (4 * std::numbers::pi * r);
+  };
+  std::vector<cplx> u(points.size());
+  for (std::size_t j = 0; j < points.size(); ++j) {
+    u[j] = G(x0, points[j], j);
+    if (I.opt.ground) u[j] += I.opt.ground->reflection * G(I.opt.ground->mirror(x0), points[j], j);
+  }
+  return u;
 }
 
 std::vector<cplx> HelmholtzBem::far_field(const SurfaceSolution& s,

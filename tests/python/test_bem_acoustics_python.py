@@ -144,3 +144,24 @@ def test_symmetry_half_model_equals_the_whole_body():
         half.solve((0, 0, 1))
     with pytest.raises(el.InvalidArgumentError, match="symmetry plane"):
         el.HelmholtzBEM((v, t[keep]), k, symmetry=[("z", 0.0, "even")])
+
+
+def test_incident_field_at_points_with_ground():
+    # HelmholtzBEM.incident_field: the plane wave / point source and its image in a pressure-release
+    # ground z = 0.1 (C++ plane_wave_at / point_source_at), against the closed forms
+    v, t = el.icosphere(1, 0.5)
+    plan = el.HelmholtzBEM((v, t + 0 * t), 2.0, ground_plane=("z", -0.6, "soft"))
+    x = np.array([[0.3, -1.2, 0.4], [2.0, 0.0, -0.5]])
+    d = np.array([0.6, 0.0, -0.8])
+    dr = d * [1, 1, -1]
+    np.testing.assert_allclose(plan.incident_field(x, direction=d),
+                               np.exp(2j * x @ d) - np.exp(2j * (x @ dr + 2 * 0.6 * 0.8)), rtol=1e-13)
+    x0 = np.array([1.0, 1.0, 0.2])
+    xi = np.array([1.0, 1.0, -1.4])
+    r, ri = np.linalg.norm(x - x0, axis=1), np.linalg.norm(x - xi, axis=1)
+    np.testing.assert_allclose(plan.incident_field(x, point_source=x0, amplitude=4 * np.pi),
+                               np.exp(2j * r) / r - np.exp(2j * ri) / ri, rtol=1e-13)
+    with pytest.raises(el.InvalidArgumentError, match="exactly one"):
+        plan.incident_field(x)
+    with pytest.raises(el.InvalidArgumentError, match="at the point source"):
+        plan.incident_field(x0, point_source=x0)

@@ -325,11 +325,22 @@ class HelmholtzBem {
                         HelmholtzBemSolveInfo* info = nullptr) const;
   SurfaceSolution solve_plane_wave(std::array<double, 3> direction) const;
   /// The incident data of this plan: the plane wave e^{ik d.x} (d normalised) or the point
-  /// source amplitude G(x, x0), plus, with a ground plane, the reflected wave (direction R d,
-  /// times the reflection) or the image source (at R x0). InvalidArgument as plane_wave /
+  /// source amplitude G(x, x0), plus, with a ground plane, the reflected wave u_inc(R x) =
+  /// e^{ik d.t} e^{ik (R0 d).x} times the reflection (R x = R0 x + t, t = 2 height on the
+  /// plane's axis; so that the total incident field meets the ground's condition on the plane at
+  /// any height) or the image source (at R x0). InvalidArgument as plane_wave /
   /// point_source, and for a source below the ground plane.
   IncidentField plane_wave(std::array<double, 3> direction) const;
   IncidentField point_source(std::array<double, 3> x0, cplx amplitude = 1.0) const;
+  /// The same incident fields at arbitrary points (M values, input order), e.g. microphones: the
+  /// total field there is scattered_field() + plane_wave_at() / point_source_at(). With a ground
+  /// plane the reflected wave / image source is included: e^{ik d.x} + r e^{ik d.t} e^{ik (R0 d).x},
+  /// amplitude (G(x, x0) + r G(x, R x0)). No symmetry or location checks (the points may lie
+  /// anywhere; the field is that of free space plus the ground). InvalidArgument for a zero or
+  /// non-finite direction, a non-finite point, source or amplitude, or a point at the source.
+  std::vector<cplx> plane_wave_at(std::array<double, 3> direction, const std::vector<std::array<double, 3>>& points) const;
+  std::vector<cplx> point_source_at(std::array<double, 3> x0, const std::vector<std::array<double, 3>>& points,
+                                    cplx amplitude = 1.0) const;
   /// Radiation (and radiation + scattering): bc Neumann plans (rigid or impedance surface) with a
   /// prescribed source g of the normal derivative (N values, element order):
   ///   du/dn = g - i k beta u   on the surface   (beta = options().admittance, 0 when rigid),
