@@ -40,6 +40,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -94,7 +95,12 @@ std::vector<double> parse_frequencies(const std::string& spec) {
     const double count = std::floor((b - a) / s + 1e-9) + 1;
     if (count > double(kMaxFrequencies))
       throw InvalidArgument("--frequency: at most " + std::to_string(kMaxFrequencies) + " frequencies, got " + num(count));
-    for (long i = 0; i < static_cast<long>(count); ++i) f.push_back(a + double(i) * s);
+    for (long i = 0; i < static_cast<long>(count); ++i) {
+      // rounded to 12 significant digits, so that 0.1 steps give 0.3 Hz, not 0.30000000000000004
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.12g", a + double(i) * s);
+      f.push_back(std::strtod(buf, nullptr));
+    }
   } else {
     for (const auto& t : split(spec, ',')) {
       const double v = to_double(t, "--frequency");

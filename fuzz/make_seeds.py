@@ -90,7 +90,7 @@ def mtx_seeds():
 
 
 # --------------------------------------------------------------------------------------------
-# mesh: first byte chooses the format ('m' .msh, 'o' .obj, 's' .stl)
+# mesh: first byte chooses the format ('m' .msh, 'o' .obj, 's' .stl, 'f' .off)
 # --------------------------------------------------------------------------------------------
 
 # octahedron with non-contiguous node tags (as tests/test_bem_mesh.cpp)
@@ -154,6 +154,43 @@ def mesh_seeds():
     put("mesh", "cube_quads.obj", b"o" + (data / "cube_quads.obj").read_bytes())
     put("mesh", "ascii.stl", b"s" + (data / "octahedron_ascii.stl").read_bytes())
     put("mesh", "binary.stl", b"s" + stl_binary())
+    put("mesh", "octahedron.off", b"f" + off_octahedron())
+    put("mesh", "curved_v22.msh", b"m" + msh22_curved_octahedron())
+
+
+def off_octahedron():
+    """The octahedron as plain OFF (0-based faces, a comment, a quad-free face list)."""
+    xyz = [(0, 0, 1), (-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1)]
+    tri = [(2, 4, 0), (1, 0, 4), (2, 0, 3), (1, 3, 0), (2, 5, 4), (1, 4, 5), (2, 3, 5), (1, 5, 3)]
+    lines = ["OFF", "# octahedron", "6 8 12"] + [f"{x} {y} {z}" for x, y, z in xyz]
+    lines += [f"3 {a} {b} {c}" for a, b, c in tri]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def msh22_curved_octahedron():
+    """The octahedron with 6-node triangles (type 9), midside nodes on the unit sphere."""
+    xyz = [(0, 0, 1), (-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1)]
+    tri = [(2, 4, 0), (1, 0, 4), (2, 0, 3), (1, 3, 0), (2, 5, 4), (1, 4, 5), (2, 3, 5), (1, 5, 3)]
+    nodes = list(xyz)
+    mid = {}
+    els = []
+    for t in tri:
+        ms = []
+        for a, b in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0])):
+            key = (min(a, b), max(a, b))
+            if key not in mid:
+                p = [xyz[a][i] + xyz[b][i] for i in range(3)]
+                n = sum(c * c for c in p) ** 0.5
+                nodes.append(tuple(c / n for c in p))
+                mid[key] = len(nodes) - 1
+            ms.append(mid[key])
+        els.append(list(t) + ms)
+    lines = ["$MeshFormat", "2.2 0 8", "$EndMeshFormat", "$Nodes", str(len(nodes))]
+    lines += [f"{i + 1} {x!r} {y!r} {z!r}" for i, (x, y, z) in enumerate(nodes)]
+    lines += ["$EndNodes", "$Elements", str(len(els))]
+    lines += [f"{e + 1} 9 2 0 1 " + " ".join(str(i + 1) for i in el) for e, el in enumerate(els)]
+    lines += ["$EndElements"]
+    return ("\n".join(lines) + "\n").encode()
 
 
 # --------------------------------------------------------------------------------------------

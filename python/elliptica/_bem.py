@@ -732,6 +732,13 @@ class AcousticBEM:
         self.sound_speed, self.density = _medium(sound_speed, density)
         if "admittance" in options:
             raise InvalidArgumentError("AcousticBEM takes impedance (Pa s/m), not admittance")
+        # the option names now (their values are checked by the first plan, in sweep())
+        import inspect
+        known = set(inspect.signature(HelmholtzBEM.__init__).parameters) - {"self", "mesh", "k"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise InvalidArgumentError(f"AcousticBEM: unknown HelmholtzBEM option(s) {', '.join(unknown)}; "
+                                       f"known: {', '.join(sorted(known))}")
         self._options = dict(options)
         if impedance is not None:
             z = np.atleast_1d(np.asarray(impedance, dtype=np.complex128))
@@ -739,6 +746,7 @@ class AcousticBEM:
                                                                               density=self.density) for v in z])
         if isinstance(mesh, (str, os.PathLike)):
             mesh = read_mesh(mesh)
+        _mesh_arrays(mesh)  # the shapes now
         self._mesh = mesh
 
     def sweep(self, frequencies, *, velocity=None, direction=None, point_source=None, field_points=None,

@@ -40,4 +40,8 @@ class Record:
         return list(self._d)
 
     def __repr__(self):
-        return "Record(" + ", ".join(f"{k}={v!r}" for k, v in self._d.items() if not isinstance(v, np.ndarray)) + ")"
+        def show(v):
+            if isinstance(v, np.ndarray):  # arrays by shape and dtype (their values can be long)
+                return f"ndarray({v.shape}, {v.dtype})"
+            return repr(v)
+        return "Record(" + ", ".join(f"{k}={show(v)}" for k, v in self._d.items()) + ")"

@@ -420,9 +420,11 @@ void check_array(const Array2D& a, const std::string& path) {
     throw InvalidArgument(path + ": only arrays of rank 1 or 2 can be written, got ndim " + std::to_string(a.ndim));
 }
 
+/// The shortest decimal text that reads back as the same double (std::to_chars without a
+/// precision): 27.1, not 27.100000000000001.
 std::string format_double(double v) {
   char buf[40];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
   (void)ec;
   return std::string(buf, p);
 }

@@ -347,3 +347,20 @@ def test_symmetry_half_model_from_a_mesh_file(cli, tmp_path):
     np.testing.assert_allclose(fh[:, 3:5], fw[:, 3:5], rtol=1e-6, atol=1e-8 * np.abs(fw[:, 3:5]).max())
     r = run(cli, "bem", "--mesh", tmp_path / "half.obj", *common, "--out", tmp_path / "open")
     assert r.returncode == INVALID  # an open surface without --symmetry
+
+
+def test_frequency_range_decimal_steps_and_curved_mesh(cli, tmp_path):
+    # FROM:TO:STEP with a decimal step gives the decimal frequencies (rounded to 12 digits, not
+    # 0.30000000000000004), and a curved mesh runs through the sweep: the pulsating sphere's power
+    # on 80 curved elements (measured 0.4% off at ka 0.5, flat 320 elements 2%)
+    out = tmp_path / "run"
+    r = run(cli, "bem", "--mesh", "sphere:1,1,curved", "--frequency", "27.1:27.3:0.1", "--problem", "radiation",
+            "--velocity", "uniform:1e-3", "--out", out, "--no-plots")
+    assert r.returncode == 0, r.stderr
+    with open(out / "frequencies.csv") as f:
+        lines = f.read().splitlines()
+    assert [ln.split(",")[1] for ln in lines[1:]] == ["27.1", "27.2", "27.3"]
+    _, t = read_csv(out / "frequencies.csv")
+    k = t[:, 2]
+    P = 2 * np.pi * RHO * C * 1e-6 * k**2 / (1 + k**2)
+    np.testing.assert_allclose(t[:, 8], P, rtol=0.01)

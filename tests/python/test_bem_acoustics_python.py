@@ -71,6 +71,7 @@ def test_acoustic_sweep_radiation_and_scattering():
     np.testing.assert_allclose(rec.power_w, P, rtol=0.06)  # 320 elements: O(h), measured 3.3e-2
     np.testing.assert_allclose(rec.lw_db, 10 * np.log10(rec.power_w / 1e-12))
     assert rec.field.shape == (2, 1) and rec.p_inf.shape == (2, 1)
+    assert "power_w=ndarray((2,), float64)" in repr(rec) and "field=ndarray((2, 1), complex128)" in repr(rec)
     np.testing.assert_allclose(rec.spl_db, el.spl_db(rec.field))
     assert np.all(np.isnan(rec.ts_db))
     s = el.AcousticBEM(mesh, impedance=RHO * C, tol=1e-6).sweep([54.6], direction=(0, 0, 1))
@@ -165,3 +166,10 @@ def test_incident_field_at_points_with_ground():
         plan.incident_field(x)
     with pytest.raises(el.InvalidArgumentError, match="at the point source"):
         plan.incident_field(x0, point_source=x0)
+
+
+def test_acoustic_bem_checks_option_names_at_construction():
+    with pytest.raises(el.InvalidArgumentError, match="unknown HelmholtzBEM option.*tolerance"):
+        el.AcousticBEM(el.icosphere(1), tolerance=1e-6)
+    with pytest.raises(el.InvalidArgumentError, match="mesh must be"):
+        el.AcousticBEM(42)

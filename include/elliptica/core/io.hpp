@@ -32,7 +32,7 @@ Array2D read_array(const std::string& path, ReadInfo* info = nullptr);
 
 class OutputFile;  // output.hpp
 
-/// Writes `a` as .npy (if `path` ends in .npy) or as CSV text (17 significant digits, one row a
+/// Writes `a` as .npy (if `path` ends in .npy) or as CSV text (the shortest round-trip decimal of each value, one row a
 /// line) otherwise, through an OutputFile (output.hpp): temporary file + rename, a FIFO or a
 /// character device written through, the mode of a replaced file kept. Throws InvalidArgument for
 /// an inconsistent array, IOError on failure (nothing is left behind).
