@@ -224,17 +224,19 @@ FieldPoints parse_field_points(const std::string& spec) {
     const int na = to_int(p[3], "--field-points grid NA"), nb = to_int(p[6], "--field-points grid NB");
     for (double v : {c, a0, a1, b0, b1})
       if (!std::isfinite(v)) throw InvalidArgument("--field-points grid: coordinates must be finite");
-    if (na < 2 || nb < 2 || double(na) * double(nb) > double(kMaxFieldPoints))
-      throw InvalidArgument("--field-points grid: NA and NB must be >= 2 with NA x NB <= " + std::to_string(kMaxFieldPoints));
-    if (!(a1 > a0) || !(b1 > b0)) throw InvalidArgument("--field-points grid: need A1 > A0 and B1 > B0");
-    fp.na = static_cast<std::size_t>(na);
-    fp.nb = static_cast<std::size_t>(nb);
+    if (na < 1 || nb < 1 || na * nb < 2 || double(na) * double(nb) > double(kMaxFieldPoints))
+      throw InvalidArgument("--field-points grid: NA and NB must be >= 1 with 2 <= NA x NB <= " + std::to_string(kMaxFieldPoints));
+    if ((na > 1 && !(a1 > a0)) || (nb > 1 && !(b1 > b0)))
+      throw InvalidArgument("--field-points grid: need A1 > A0 (when NA > 1) and B1 > B0 (when NB > 1)");
+    // NA = 1 or NB = 1: a line of microphones at A0 (B0), written as CSV only (no VTU / PNG map)
+    fp.na = na > 1 && nb > 1 ? static_cast<std::size_t>(na) : 0;
+    fp.nb = na > 1 && nb > 1 ? static_cast<std::size_t>(nb) : 0;
     const int ia = fp.plane == "yz" ? 1 : 0, ib = fp.plane == "xy" ? 1 : 2, ic = 3 - ia - ib;
     for (int i = 0; i < na; ++i)
       for (int j = 0; j < nb; ++j) {
         V3 x{};
-        x[ia] = a0 + (a1 - a0) * i / (na - 1);
-        x[ib] = b0 + (b1 - b0) * j / (nb - 1);
+        x[ia] = na > 1 ? a0 + (a1 - a0) * i / (na - 1) : a0;
+        x[ib] = nb > 1 ? b0 + (b1 - b0) * j / (nb - 1) : b0;
         x[ic] = c;
         fp.points.push_back(x);
       }

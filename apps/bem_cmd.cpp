@@ -798,7 +798,7 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
   c->add_option("--field-points", g.field_points,
                 "--frequency: pressure and SPL at FILE ((M,3) points, .npy or text: microphones) or on a plane cut "
                 "grid:PLANE=C,A0,A1,NA,B0,B1,NB (PLANE xy|xz|yz at the third coordinate C; NA x NB points; field.vtu, "
-                "field.png)");
+                "field.png; NA or NB = 1: a line of points, CSV only)");
   c->add_option("--ground", g.ground,
                 "a plane bounding the fluid half-space AXIS > H, the body above it: AXIS=H[,rigid|soft] (rigid ground "
                 "or pressure-release surface; method of images, dense operator); e.g. z=0");

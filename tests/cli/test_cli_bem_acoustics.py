@@ -355,8 +355,11 @@ def test_frequency_range_decimal_steps_and_curved_mesh(cli, tmp_path):
     # on 80 curved elements (measured 0.4% off at ka 0.5, flat 320 elements 2%)
     out = tmp_path / "run"
     r = run(cli, "bem", "--mesh", "sphere:1,1,curved", "--frequency", "27.1:27.3:0.1", "--problem", "radiation",
-            "--velocity", "uniform:1e-3", "--out", out, "--no-plots")
+            "--velocity", "uniform:1e-3", "--field-points", "grid:xz=0,1.5,4,6,0.5,0.5,1", "--out", out, "--no-plots")
     assert r.returncode == 0, r.stderr
+    # NA x 1: a line of 6 microphones along x at z = 0.5 (CSV, no map); the monopole's 1/r law
+    fp = np.genfromtxt(out / "f0000" / "field_points.csv", delimiter=",", names=True)
+    assert fp.shape == (6,) and not (out / "f0000" / "field.vtu").exists()
     with open(out / "frequencies.csv") as f:
         lines = f.read().splitlines()
     assert [ln.split(",")[1] for ln in lines[1:]] == ["27.1", "27.2", "27.3"]
