@@ -145,8 +145,10 @@ TEST(BemCurved, SphereGeometry) {
     // sphere (measured 2.9e-2 / 2.6e-3 / 1.8e-4 / 1.2e-5 for r = 1.5), its normal O(h^2) off radial
     EXPECT_LT(worst_r, 0.05 / (1 << (3 * r)));
     EXPECT_LT(worst_n, 0.05 / (1 << (2 * r)));
-    if (r > 0) EXPECT_LT(e2, 0.05 * e1);
-    if (r > 0) EXPECT_GT(prev / e2, r == 1 ? 10.0 : 12.0);  // O(h^4): 16 per refinement
+    if (r > 0) {
+      EXPECT_LT(e2, 0.05 * e1);
+      EXPECT_GT(prev / e2, r == 1 ? 10.0 : 12.0);  // O(h^4): 16 per refinement
+    }
     prev = e2;
   }
   EXPECT_THROW(icosphere(1, 1.0, {0, 0, 0}, 3), InvalidArgument);
@@ -343,7 +345,9 @@ TEST(BemCurved, RadiationConvergesAtSecondOrder) {
     }
     for (std::size_t i = 1; i < c.size(); ++i) {
       EXPECT_GT(observed_order(c[i - 1].far, c[i].far), 1.8) << kind;
-      if (kind == 0) EXPECT_GT(observed_order(c[i - 1].surface, c[i].surface), 1.8);
+      if (kind == 0) {
+        EXPECT_GT(observed_order(c[i - 1].surface, c[i].surface), 1.8);
+      }
     }
     if (kind == 0) EXPECT_LT(c.back().far, kSanitized ? 4e-4 : 6e-5);
     else EXPECT_LT(c.back().far, kSanitized ? 5e-3 : 1.3e-3);
@@ -441,8 +445,10 @@ TEST(BemCurved, CurveByVertexNormals) {
     // the angle-weighted normals are O(h) off radial on the icosphere's irregular vertex rings, so
     // the midside nodes are O(h^2) off the sphere (measured 3.5e-3 / 9.6e-4 / 2.0e-4); the far field
     // still converges at O(h^2) (measured 2.7e-2 / 5.2e-3 / 1.2e-3)
-    if (r > 1) EXPECT_GT(prev / worst, 3.2);
-    if (r > 1) EXPECT_GT(observed_order(prev_far, e.far), 1.8);
+    if (r > 1) {
+      EXPECT_GT(prev / worst, 3.2);
+      EXPECT_GT(observed_order(prev_far, e.far), 1.8);
+    }
     prev = worst;
     prev_far = e.far;
   }

@@ -54,36 +54,25 @@ Vec3 normalized(const Vec3& v) {
   return {v[0] / n, v[1] / n, v[2] / n};
 }
 
-/// Unit-sphere polyhedron refined `refinements` times: every triangle split in four through its
-/// edge midpoints (shared midpoints are created once per edge), new vertices projected to the
-/// unit sphere. Orientation of the coarse triangles is preserved.
+/// The key of the undirected edge (a, b): both indices in one 64-bit word, the lower first.
+std::uint64_t edge_key(std::int32_t a, std::int32_t b) {
+  return (static_cast<std::uint64_t>(std::min(a, b)) << 32) | static_cast<std::uint64_t>(std::max(a, b));
+}
+
+}  // namespace
+
+Mesh refine(const Mesh& m);  // below
+
+namespace {
+
+/// Unit-sphere polyhedron refined `refinements` times: refine() (every triangle split in four
+/// through its edge midpoints, shared midpoints created once per edge, orientation kept), the new
+/// vertices projected to the unit sphere.
 Mesh refine_on_unit_sphere(Mesh m, int refinements) {
   for (int r = 0; r < refinements; ++r) {
-    std::unordered_map<std::uint64_t, std::int32_t> midpoint;
-    midpoint.reserve(m.triangles.size() * 2);
-    auto mid = [&](std::int32_t a, std::int32_t b) -> std::int32_t {
-      const auto lo = static_cast<std::uint64_t>(std::min(a, b));
-      const auto hi = static_cast<std::uint64_t>(std::max(a, b));
-      const std::uint64_t key = (lo << 32) | hi;
-      auto it = midpoint.find(key);
-      if (it != midpoint.end()) return it->second;
-      const Vec3& pa = m.vertices[static_cast<std::size_t>(a)];
-      const Vec3& pb = m.vertices[static_cast<std::size_t>(b)];
-      m.vertices.push_back(normalized({pa[0] + pb[0], pa[1] + pb[1], pa[2] + pb[2]}));
-      const auto idx = static_cast<std::int32_t>(m.vertices.size() - 1);
-      midpoint.emplace(key, idx);
-      return idx;
-    };
-    std::vector<std::array<std::int32_t, 3>> next;
-    next.reserve(m.triangles.size() * 4);
-    for (const auto& t : m.triangles) {
-      const std::int32_t ab = mid(t[0], t[1]), bc = mid(t[1], t[2]), ca = mid(t[2], t[0]);
-      next.push_back({t[0], ab, ca});
-      next.push_back({t[1], bc, ab});
-      next.push_back({t[2], ca, bc});
-      next.push_back({ab, bc, ca});
-    }
-    m.triangles = std::move(next);
+    const std::size_t old = m.vertices.size();
+    m = refine(m);
+    for (std::size_t v = old; v < m.vertices.size(); ++v) m.vertices[v] = normalized(m.vertices[v]);
   }
   return m;
 }
@@ -308,9 +297,7 @@ Mesh curve_by_vertex_normals(const Mesh& m, double crease_degrees) {
   // sharp vertices: an adjacent face's normal more than the crease angle from the vertex normal
   std::vector<char> sharp(nv, 0);
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> edge_faces;
-  auto key = [](std::int32_t a, std::int32_t b) {
-    return (static_cast<std::uint64_t>(std::min(a, b)) << 32) | static_cast<std::uint64_t>(std::max(a, b));
-  };
+  const auto key = edge_key;
   for (std::size_t e = 0; e < ne; ++e)
     for (int a = 0; a < 3; ++a) {
       const auto v = static_cast<std::size_t>(m.triangles[e][a]);
@@ -347,7 +334,7 @@ Mesh refine(const Mesh& m) {
   edge_vertex.reserve(2 * ne);
   auto new_vertex = [&](std::size_t e, int a) -> std::int32_t {
     const auto ia = m.triangles[e][a], ib = m.triangles[e][(a + 1) % 3];
-    const std::uint64_t k = (static_cast<std::uint64_t>(std::min(ia, ib)) << 32) | static_cast<std::uint64_t>(std::max(ia, ib));
+    const std::uint64_t k = edge_key(ia, ib);
     const auto it = edge_vertex.find(k);
     if (it != edge_vertex.end()) return it->second;
     if (r.vertices.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
@@ -377,7 +364,7 @@ Mesh refine(const Mesh& m) {
     auto on_edge = [&](int a, double tau) {
       const auto ia = t[a], ib = t[(a + 1) % 3];
       const bool fwd = ia < ib;
-      const std::uint64_t k = (static_cast<std::uint64_t>(std::min(ia, ib)) << 32) | static_cast<std::uint64_t>(std::max(ia, ib));
+      const std::uint64_t k = edge_key(ia, ib);
       auto it = edge_nodes.find(k);
       if (it == edge_nodes.end()) {
         const Vec3& p = E.X[static_cast<std::size_t>(fwd ? a : (a + 1) % 3)];
@@ -577,10 +564,7 @@ MeshReport validate_and_orient(Mesh& m) {
 
   // edge adjacency: the 3 ne (undirected edge, element, local edge) records sorted by edge, so
   // that the elements on one edge are consecutive and in ascending order
-  auto ekey = [](std::int32_t a, std::int32_t b) {
-    return (static_cast<std::uint64_t>(std::min(a, b)) << 32) |
-           static_cast<std::uint64_t>(std::max(a, b));
-  };
+  const auto ekey = edge_key;
   struct EdgeRecord {
     std::uint64_t key;
     std::uint32_t element;

@@ -311,20 +311,17 @@ struct Elements {
   std::vector<Tri> tris;
   std::vector<QT> quads;
   std::vector<V3> cents, normals;
-  std::vector<double> diams;
   explicit Elements(const Mesh& mesh) : curved(mesh.curved()) {
     const std::size_t n = mesh.num_elements();
     tris.resize(n);
     cents.resize(n);
     normals.resize(n);
-    diams.resize(n);
     if (curved) quads.resize(n);
     for (std::size_t e = 0; e < n; ++e) {
       tris[e] = element(mesh, e);
       if (curved) quads[e] = detail::quadratic_element(mesh, e);
       cents[e] = curved ? mesh.centroid(e) : centroid(tris[e]);
       normals[e] = mesh.normal(e);
-      diams[e] = diam(tris[e]);
     }
   }
   /// Integrals over element j from a target x (normal nx) off it.
