@@ -3,13 +3,15 @@
 /// acoustics.hpp): a sweep over frequencies in Hz with a sound speed and density, scattering of a
 /// 1 Pa plane wave / point source or radiation by a prescribed normal velocity, optionally on a
 /// locally reacting (impedance) surface; levels in dB; field points (microphones or a plane cut).
-/// One plan per frequency (its operator depends on k); the mesh is read, validated and oriented
-/// once, and the velocity, impedance and field points are resolved on it once.
+/// A thin layer over the C++ plan bem::AcousticSweep (acoustic_sweep.hpp), which Python's
+/// AcousticBEM.sweep uses too: this file parses the options, reads the input files, asks for the
+/// x-z directivity cut, prints progress and runs the plots.
 ///
-/// The run folder (--out):
-///   run.json         the settings that define the results (mesh, frequencies, medium, problem,
-///                    velocity, impedance, incident field, field points, solver options); --resume
-///                    continues only a run with the same settings
+/// The run folder (--out; written by AcousticSweep::run):
+///   run.json         the settings that define the results (the plan's: digests of the mesh,
+///                    frequencies, velocities, impedances, directions and field points, the
+///                    medium, the problem, the solver options; and this command's options as
+///                    "labels"); --resume continues only a run with the same run.json
 ///   frequencies.csv  one row per finished frequency: index, frequency_hz, k (1/m), ka (k D / 2,
 ///                    D = body size), gmres_iterations, setup_seconds, solve_seconds,
 ///                    field_seconds (far field, power, field points), power_w
@@ -53,6 +55,7 @@
 
 #include "bem_cmd.hpp"
 #include "cli_util.hpp"
+#include "elliptica/bem/acoustic_sweep.hpp"
 #include "elliptica/bem/acoustics.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "elliptica/bem/plan.hpp"
@@ -72,8 +75,8 @@ namespace fs = std::filesystem;
 using cplx = std::complex<double>;
 using V3 = std::array<double, 3>;
 
-constexpr std::size_t kMaxFrequencies = 100000;
-constexpr std::size_t kMaxFieldPoints = 10000000;
+using bem::kMaxFieldPoints;
+constexpr std::size_t kMaxFrequencies = bem::kMaxSweepFrequencies;
 
 std::string num(double v) {
   std::ostringstream o;
@@ -122,42 +125,10 @@ cplx parse_complex(const std::string& s, const std::string& what) {
   return z;
 }
 
-/// A complex128 ('<c16') .npy file of shape (N,) (as surface.npy and numpy.save write); nullopt
-/// for any other .npy (read_array reads the real ones). IOError for a truncated file.
-std::optional<std::vector<cplx>> read_npy_complex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[8] = {};
-  if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY") return std::nullopt;
-  std::size_t hl = 0;
-  if (magic[6] == 1) {
-    unsigned char b[2];
-    if (!in.read(reinterpret_cast<char*>(b), 2)) return std::nullopt;
-    hl = b[0] | (std::size_t(b[1]) << 8);
-  } else {
-    unsigned char b[4];
-    if (!in.read(reinterpret_cast<char*>(b), 4)) return std::nullopt;
-    hl = b[0] | (std::size_t(b[1]) << 8) | (std::size_t(b[2]) << 16) | (std::size_t(b[3]) << 24);
-  }
-  std::string header(hl, ' ');
-  if (hl > 65536 || !in.read(header.data(), static_cast<std::streamsize>(hl))) return std::nullopt;
-  if (header.find("'<c16'") == std::string::npos || header.find("'fortran_order': False") == std::string::npos)
-    return std::nullopt;
-  const auto sp = header.find("'shape': (");
-  if (sp == std::string::npos) return std::nullopt;
-  const std::string shape = header.substr(sp + 10, header.find(')', sp) - sp - 10);
-  const auto parts = split(shape, ',');
-  if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && !parts[1].empty())) return std::nullopt;
-  const std::size_t n = static_cast<std::size_t>(std::stoull(parts[0]));
-  std::vector<cplx> v(n);
-  if (n > 0 && !in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(16 * n)))
-    throw IOError(path + ": truncated complex128 .npy file");
-  return v;
-}
-
 /// One complex value per element from a file: N rows of re, or re,im (.npy or text), or a
 /// complex128 .npy of N values.
 std::vector<cplx> read_element_values(const std::string& path, std::size_t n, const std::string& what) {
-  if (auto c = read_npy_complex(path)) {
+  if (auto c = bem::read_npy_complex(path)) {
     if (c->size() != n)
       throw InvalidArgument(what + " " + path + ": expected " + std::to_string(n) + " values (one per element), got " +
                             std::to_string(c->size()));
@@ -203,7 +174,6 @@ struct FieldPoints {
   std::vector<V3> points;
   std::size_t na = 0, nb = 0;  ///< grid dimensions (0 for a file)
   std::string plane;           ///< "xy" / "xz" / "yz" for a grid
-  std::vector<char> inside;    ///< 1 where the point is inside the body or on its surface
 };
 
 FieldPoints parse_field_points(const std::string& spec) {
@@ -257,26 +227,6 @@ FieldPoints parse_field_points(const std::string& spec) {
   return fp;
 }
 
-/// FNV-1a (64 bit) of a file's bytes, as 16 hex digits ("" when spec is not a file): run.json
-/// records it for each input file, so that --resume refuses a file whose content changed.
-std::string file_digest(const std::string& spec) {
-  std::error_code ec;
-  if (spec.empty() || !fs::is_regular_file(spec, ec)) return "";
-  std::ifstream in(spec, std::ios::binary);
-  std::uint64_t h = 1469598103934665603ULL;
-  char buf[65536];
-  while (in) {
-    in.read(buf, sizeof buf);
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ULL;
-    }
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
-
 /// The polar cut of the directivity: the x-z plane, angle t from +z towards +x, 1 degree steps.
 std::vector<V3> directivity_cut(std::vector<double>& angles) {
   std::vector<V3> d;
@@ -287,12 +237,6 @@ std::vector<V3> directivity_cut(std::vector<double>& angles) {
   }
   return d;
 }
-
-/// The rows of frequencies.csv of an earlier run (resume), by frequency index.
-constexpr int kRowColumns = 12;
-const char* kRowHeader =
-    "index,frequency_hz,k,ka,gmres_iterations,setup_seconds,solve_seconds,field_seconds,power_w,lw_db,ts_db,"
-    "max_spl_1m_db";
 
 }  // namespace
 
@@ -356,352 +300,90 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   // ---- mesh and everything resolved on it, before any output ------------------------------------
   std::string desc;
   bem::Mesh mesh = load_mesh(a, desc);
-  const bem::MeshReport rep = bem::validate_and_orient(mesh, ho.symmetry);  // the whole body with --symmetry
-  const bem::Mesh whole = ho.symmetry.empty() ? bem::Mesh{} : bem::whole_body(mesh, ho.symmetry);
-  const bem::Mesh& body = ho.symmetry.empty() ? mesh : whole;
-  const std::size_t n = mesh.num_elements();
-  const double D = bem::body_size(body);
-  const double kmin = bem::wavenumber(freqs.front(), medium), kmax = bem::wavenumber(*std::max_element(freqs.begin(), freqs.end()), medium);
+  bem::AcousticSweepOptions so;
+  so.medium = medium;
+  so.solver = ho;
+  if (impedance && !impedance_file) {
+    so.impedance = {parse_complex(a.impedance, "--impedance")};
+  } else if (impedance) {  // one impedance per element (Pa s/m); the element count of the mesh as read
+    so.impedance = read_element_values(a.impedance, mesh.num_elements(), "--impedance");
+  }
+  if (radiation) so.velocity = resolve_velocity(a.velocity, mesh);
+  if (incident_on) (point ? so.point_source : so.plane_wave) = dir;
+  if (monostatic) {
+    so.monostatic = sweep.directions;
+    so.monostatic_angles_deg = sweep.angles_deg;
+  } else {
+    so.directions = directivity_cut(so.direction_angles_deg);
+  }
+  so.field_points = fp.points;
+  so.grid_na = fp.na;
+  so.grid_nb = fp.nb;
+  if (!quiet && mesh.num_elements() > 2000) so.solver.progress = setup_progress();  // each frequency's set-up
+  const bem::AcousticSweep plan(std::move(mesh), freqs, std::move(so));
+  const bem::MeshReport& rep = plan.report();
+  const double D = plan.body_size();
+  const double fmax = *std::max_element(freqs.begin(), freqs.end());
+  const double kmin = bem::wavenumber(*std::min_element(freqs.begin(), freqs.end()), medium), kmax = bem::wavenumber(fmax, medium);
   os << "mesh: " << desc << "\n  elements " << rep.elements << ", components " << rep.components << ", volume " << rep.volume
      << " m^3, body size " << D << " m, max edge " << rep.max_edge << " m\n"
      << "medium: c = " << medium.sound_speed << " m/s, rho = " << medium.density << " kg/m^3 (rho c = " << medium.impedance()
      << " Pa s/m)\n"
      << "sweep: " << freqs.size() << " frequencies, " << freqs.front() << " .. " << freqs.back() << " Hz (k D = " << kmin * D
-     << " .. " << kmax * D << "), elements per wavelength at the highest " << bem::elements_per_wavelength(mesh, kmax) << "\n";
-  const std::string warn = bem::mesh_resolution_warning(mesh, kmax);
-  if (!warn.empty()) std::cerr << "elliptica: warning: at " << *std::max_element(freqs.begin(), freqs.end()) << " Hz: " << warn << "\n";
+     << " .. " << kmax * D << "), elements per wavelength at the highest " << bem::elements_per_wavelength(plan.mesh(), kmax) << "\n";
+  const std::string warn = plan.resolution_warning();
+  if (!warn.empty()) std::cerr << "elliptica: warning: at " << fmax << " Hz: " << warn << "\n";
   if (impedance && !impedance_file) {
-    ho.admittance = {beta};
     os << "impedance: Z = " << a.impedance << " Pa s/m, normalised admittance rho c / Z = " << beta << "\n";
-  } else if (impedance) {  // one impedance per element (Pa s/m)
-    const std::vector<cplx> z = read_element_values(a.impedance, n, "--impedance");
-    ho.admittance.resize(n);
-    for (std::size_t e = 0; e < n; ++e) {
-      try {
-        ho.admittance[e] = bem::admittance_from_impedance(z[e], medium);
-      } catch (const InvalidArgument& err) {
-        throw InvalidArgument("--impedance " + a.impedance + ", element " + std::to_string(e) + ": " + err.what());
-      }
-    }
+  } else if (impedance) {
     os << "impedance: per element from " << a.impedance << "\n";
   }
-  // the plan's own checks at both ends of the sweep (the low-frequency floor, the resolution)
-  for (double f : freqs) bem::HelmholtzBem::validate(mesh, bem::wavenumber(f, medium), ho);
-  std::vector<cplx> vn;
-  if (radiation) vn = resolve_velocity(a.velocity, mesh);
-  if (incident_on && point) {
-    if (bem::locate_point(body, dir) != bem::PointLocation::kOutside)
-      throw InvalidArgument("--incident point: the source lies inside the body or on its surface");
-  }
-  if (incident_on && point && ho.ground &&
-      !(dir[static_cast<std::size_t>(ho.ground->axis)] >= ho.ground->height))
-    throw InvalidArgument("--incident point: the source lies below the ground plane");
-  fp.inside.resize(fp.points.size());
-  std::size_t n_inside = 0;
-  for (std::size_t i = 0; i < fp.points.size(); ++i) {
-    fp.inside[i] = bem::locate_point(body, fp.points[i]) != bem::PointLocation::kOutside ||
-                   (ho.ground && !(fp.points[i][static_cast<std::size_t>(ho.ground->axis)] >= ho.ground->height));
-    n_inside += fp.inside[i];
-  }
-  if (!fp.points.empty())
+  if (!fp.points.empty()) {
+    const auto& ins = plan.inside();
+    const auto n_inside = static_cast<std::size_t>(std::count(ins.begin(), ins.end(), 1));
     os << "field points: " << fp.points.size() << (fp.na ? " (grid " + fp.plane + ")" : "") << ", " << n_inside
        << " inside the body, on its surface" << (ho.ground ? " or below the ground plane" : "")
        << " (reported as 0, inside = 1)\n";
+  }
 
-  // ---- run folder -------------------------------------------------------------------------------
-  Record run;
-  run.set("mesh", a.mesh)
+  // ---- the sweep, in its run folder -------------------------------------------------------------
+  // run.json: the plan's settings (data digests, medium, solver) and these labels of the command
+  bem::SweepRunOptions ro;
+  ro.folder = a.out;
+  ro.resume = a.resume;
+  ro.labels.set("mesh", a.mesh)
       .set("curve", a.curve ? a.crease : 0.0)
-      .set("elements", static_cast<long long>(n))
       .set("frequency", a.frequency)
-      .set("frequencies", static_cast<long long>(freqs.size()))
-      .set("sound_speed", medium.sound_speed)
-      .set("density", medium.density)
-      .set("problem", a.problem)
       .set("velocity", a.velocity)
       .set("impedance", a.impedance)
-      .set("bc", std::string(ho.bc == bem::BoundaryCondition::Neumann ? "neumann" : "dirichlet"))
       .set("incident", monostatic ? sweep.description : incident_on ? a.incident : std::string())
-      .set("directions", static_cast<long long>(sweep.directions.size()))
       .set("field_points", a.field_points)
       .set("grid_plane", fp.plane)
-      .set("grid_na", static_cast<long long>(fp.na))
-      .set("grid_nb", static_cast<long long>(fp.nb))
-      .set("tol", ho.gmres.rtol)
-      .set("operator", bem::to_string(ho.op.kind))
-      .set("precond", bem::to_string(ho.precond.kind))
-      .set("fmm_tol", ho.op.fmm.tolerance)
-      .set("alpha", a.alpha)
-      .set("restart", ho.gmres.restart)
-      .set("max_iter", ho.gmres.max_iterations)
-      .set("leaf", ho.op.fmm.tree.max_leaf)
-      .set("bd_level", ho.precond.bd_level)
-      .set("dense_max", static_cast<long long>(ho.op.dense_max_elements))
-      .set("mesh_digest", file_digest(a.mesh))
-      .set("velocity_digest", file_digest(a.velocity))
-      .set("impedance_digest", file_digest(a.impedance))
-      .set("field_points_digest", file_digest(a.field_points))
       .set("ground", a.ground)
       .set("symmetry", [&] {
         std::string t;
         for (const auto& sp : a.symmetry) t += (t.empty() ? "" : ";") + sp;
         return t;
       }());
-  const std::string run_text = to_json(run) + "\n";
-  const fs::path out(a.out);
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
-  const bool had_run = fs::exists(out / "run.json", ec);
-  std::vector<std::array<double, kRowColumns>> rows(freqs.size());
-  std::vector<char> done(freqs.size(), 0);
-  if (had_run && !a.resume)
-    throw InvalidArgument(a.out + " holds a frequency sweep (run.json): pass --resume to continue it, or choose another --out");
-  if (a.resume && had_run) {
-    std::ifstream in(out / "run.json");
-    std::stringstream old;
-    old << in.rdbuf();
-    if (old.str() != run_text)
-      throw InvalidArgument("--resume: the sweep in " + a.out +
-                            " was run with other settings (run.json differs); use another --out or the same options");
-    if (fs::exists(out / "frequencies.csv", ec)) {
-      const Array2D t = io::read_array((out / "frequencies.csv").string());
-      const std::size_t cols = t.ndim == 1 ? 1 : t.cols;
-      if (t.rows > 0 && cols != kRowColumns) throw IOError(a.out + "/frequencies.csv: unexpected columns; cannot resume");
-      for (std::size_t r = 0; r < t.rows; ++r) {
-        const double idx = t.values[r * cols];
-        if (!(idx >= 0 && idx < double(freqs.size()))) continue;
-        const auto i = static_cast<std::size_t>(idx);
-        char name[32];
-        std::snprintf(name, sizeof name, "f%04zu", i);
-        if (!fs::exists(out / name / (monostatic ? "monostatic.csv" : "surface.npy"), ec)) continue;  // lost: again
-        std::copy(t.values.begin() + static_cast<std::ptrdiff_t>(r * cols),
-                  t.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols), rows[i].begin());
-        done[i] = 1;
-      }
-    }
-  }
-  const bool created = !fs::exists(out, ec);
-  fs::create_directories(out, ec);
-  if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
-  if (!had_run) io::write_text_atomic((out / "run.json").string(), run_text);
-  // a run that fails before its first frequency is finished leaves nothing behind (not even
-  // run.json, which would make the next attempt ask for --resume)
-  struct FirstFrequencyGuard {
-    fs::path out;
-    bool armed, created;
-    ~FirstFrequencyGuard() {
-      if (!armed) return;
-      std::error_code e;
-      fs::remove(out / "run.json", e);
-      if (created) fs::remove(out, e);  // only if empty
-    }
-  } guard{out, !had_run, created};
-  const std::size_t n_done = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
-  if (n_done > 0) os << "resume: " << n_done << " of " << freqs.size() << " frequencies already done in " << a.out << "\n";
-
-  auto write_rows = [&] {
-    std::size_t m = 0;
-    for (char d : done) m += d;
-    Array2D t(m, kRowColumns);
-    std::size_t r = 0;
-    for (std::size_t i = 0; i < freqs.size(); ++i)
-      if (done[i]) std::copy(rows[i].begin(), rows[i].end(), t.values.begin() + static_cast<std::ptrdiff_t>(r++ * kRowColumns));
-    io::write_csv((out / "frequencies.csv").string(), t, kRowHeader);
-  };
-
-  // ---- the sweep ----------------------------------------------------------------------------------
-  std::vector<double> angles;
-  const std::vector<V3> cut = directivity_cut(angles);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const auto t_sweep = Clock::now();
-  double setup_total = 0, solve_total = 0;
-  int it_max = 0;
-  for (std::size_t i = 0; i < freqs.size(); ++i) {
-    if (done[i]) continue;
-    const double f = freqs[i];
-    const double k = bem::wavenumber(f, medium);
-    const auto t0 = Clock::now();
-    bem::HelmholtzBemOptions hf = ho;
-    if (!quiet && n > 2000) hf.progress = setup_progress();
-    const bem::HelmholtzBem plan(mesh, k, hf);
-    const double setup_plan_s = seconds_since(t0);
+  ro.log = [&os](const std::string& line) { os << line << "\n"; };
+  ro.progress = [&](const bem::FrequencyResult& r, std::size_t, std::size_t total) {
+    if (quiet) return;
     if (monostatic) {
-      // TS against the aspect at this frequency: one set-up, one GMRES per direction
-      const std::vector<bem::MonostaticResult> res = plan.solve_monostatic(sweep.directions);
-      const double setup_s = setup_plan_s;
-      double solve_s = 0;
-      int its = 0;
-      const bool angles = !sweep.angles_deg.empty();
-      const std::size_t cols = 8;
-      Array2D m(res.size(), cols);
-      double ts_max = -std::numeric_limits<double>::infinity();
-      for (std::size_t j = 0; j < res.size(); ++j) {
-        const auto& r = res[j];
-        solve_s += r.solve_seconds;
-        its = std::max(its, r.iterations);
-        ts_max = std::max(ts_max, r.ts_db);
-        const double row[cols] = {angles ? sweep.angles_deg[j] : double(j), r.direction[0], r.direction[1], r.direction[2],
-                                  r.u_inf.real(), r.u_inf.imag(), r.ts_db, double(r.iterations)};
-        std::copy(row, row + cols, m.values.begin() + static_cast<std::ptrdiff_t>(cols * j));
-      }
-      setup_total += setup_s;
-      solve_total += solve_s;
-      it_max = std::max(it_max, its);
-      char name[32];
-      std::snprintf(name, sizeof name, "f%04zu", i);
-      const fs::path dir_i = out / name;
-      fs::create_directories(dir_i, ec);
-      if (ec) throw IOError(dir_i.string() + ": cannot create (" + ec.message() + ")");
-      io::write_csv((dir_i / "monostatic.csv").string(), m,
-                    std::string(angles ? "angle_deg" : "index") + ",dx,dy,dz,re,im,ts_db,gmres_iterations");
-      rows[i] = {double(i), f, k, k * D / 2, double(its), setup_s, solve_s, 0.0, nan, nan, ts_max, nan};
-      done[i] = 1;
-      write_rows();
-      guard.armed = false;
-      if (!quiet)
-        std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %zu directions %.2f s, "
-                     "at most %d GMRES iterations, TS max %.2f dB\n",
-                     i + 1, freqs.size(), f, k * D, setup_s, res.size(), solve_s, its, ts_max);
-      continue;
+      std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %zu directions %.2f s, "
+                   "at most %d GMRES iterations, TS max %.2f dB\n",
+                   r.index + 1, total, r.frequency_hz, 2 * r.ka, r.setup_seconds, r.monostatic.size(), r.solve_seconds,
+                   r.iterations, r.ts_db);
+      return;
     }
-    bem::SurfaceSolution sol;
-    bem::IncidentField inc;
-    if (incident_on)  // 1 Pa plane wave, or 1 Pa at 1 m from the point source; + reflection (ground)
-      inc = point ? plan.point_source(dir, 4 * std::numbers::pi) : plan.plane_wave(dir);
-    if (radiation)
-      sol = plan.solve_radiation(bem::normal_velocity_data(vn, f, medium), incident_on ? &inc : nullptr);
-    else
-      sol = plan.solve(inc);
-    // the radiation companion operator is built at the first solve_radiation: set-up, not GMRES
-    const double setup_s = setup_plan_s + plan.setup().companion_seconds * (plan.setup().impedance ? 0 : 1);
-    const double solve_s = sol.solve_seconds;
-    const auto t_field = Clock::now();
-    setup_total += setup_s;
-    solve_total += solve_s;
-    it_max = std::max(it_max, sol.iterations);
-    // far field: directivity cut and the power, 1/(2 rho c) int |p_inf|^2 over the sphere (the
-    // half sphere above a ground plane; the rule exact for degree < 2 n_theta). The far-field
-    // route also for radiation: the surface integral 1/2 Re int p conj(v) loses accuracy as
-    // ka -> 0 (its O(h) error relative to a power ~ (ka)^2), the far field does not.
-    const std::vector<cplx> pcut = plan.far_field(sol, cut);
-    const int nth = std::clamp(static_cast<int>(std::ceil(k * D / 2)) + 12, 12, 200);
-    const bem::SphereRule rule =
-        ho.ground ? bem::hemisphere_rule(nth, ho.ground->axis) : bem::sphere_rule(nth);
-    const std::vector<cplx> pinf = plan.far_field(sol, rule.directions);
-    const double power = bem::far_field_power(pinf, rule, medium);
-    double ts = nan;
-    if (!radiation && incident_on && !point) ts = 20 * std::log10(std::abs(plan.far_field(sol, {{-dir[0], -dir[1], -dir[2]}})[0]));
-    // the mean of |p_inf|^2 over the (half) sphere, for the directivity index: 2 rho c P / area
-    const double mean2 = 2 * medium.impedance() * power / ((ho.ground ? 2 : 4) * std::numbers::pi);
-    double max_spl = -std::numeric_limits<double>::infinity();
-    Array2D dcsv(cut.size(), 8);
-    for (std::size_t j = 0; j < cut.size(); ++j) {
-      const bool below = ho.ground && cut[j][static_cast<std::size_t>(ho.ground->axis)] < 0;
-      const double spl = below ? nan : bem::spl_db(pcut[j]);  // |p| at 1 m = |p_inf| / 1 m
-      if (!below) max_spl = std::max(max_spl, spl);
-      const double di = mean2 > 0 && !below ? 10 * std::log10(std::norm(pcut[j]) / mean2) : nan;
-      const double row[8] = {angles[j], cut[j][0], cut[j][1], cut[j][2], pcut[j].real(), pcut[j].imag(), spl, di};
-      std::copy(row, row + 8, dcsv.values.begin() + static_cast<std::ptrdiff_t>(8 * j));
-    }
-    // field points: total pressure (scattered + incident; radiated for radiation)
-    std::vector<cplx> pf(fp.points.size());
-    if (!fp.points.empty()) {
-      std::vector<V3> outside;
-      std::vector<std::size_t> where;
-      for (std::size_t j = 0; j < fp.points.size(); ++j)
-        if (!fp.inside[j]) {
-          outside.push_back(fp.points[j]);
-          where.push_back(j);
-        }
-      if (!outside.empty()) {
-        const std::vector<cplx> ps = plan.scattered_field(sol, outside);
-        // the incident field (and its reflection in the ground plane); 4 pi G: 1 Pa at 1 m
-        std::vector<cplx> pi(outside.size());
-        if (incident_on)
-          pi = point ? plan.point_source_at(dir, outside, 4 * std::numbers::pi) : plan.plane_wave_at(dir, outside);
-        for (std::size_t j = 0; j < outside.size(); ++j) pf[where[j]] = ps[j] + pi[j];
-      }
-    }
-    const double field_s = seconds_since(t_field);
-    // ---- this frequency's files, as one set -----------------------------------------------------
-    char name[32];
-    std::snprintf(name, sizeof name, "f%04zu", i);
-    const fs::path dir_i = out / name;
-    fs::create_directories(dir_i, ec);
-    if (ec) throw IOError(dir_i.string() + ": cannot create (" + ec.message() + ")");
-    io::OutputSet files;
-    io::OutputFile& f_np = files.add((dir_i / "surface.npy").string());
-    io::OutputFile& f_vtu = files.add((dir_i / "surface.vtu").string());
-    io::OutputFile& f_dir = files.add((dir_i / "directivity.csv").string());
-    bem::write_npy_complex(f_np, ho.bc == bem::BoundaryCondition::Neumann ? sol.u : sol.dudn);
-    {
-      const std::vector<cplx>& p = ho.bc == bem::BoundaryCondition::Neumann ? sol.u : sol.dudn;
-      bem::CellField re{"re", 1, {}}, im{"im", 1, {}}, ab{"abs", 1, {}}, spl{"spl_db", 1, {}};
-      for (const cplx& v : p) {
-        re.values.push_back(v.real());
-        im.values.push_back(v.imag());
-        ab.values.push_back(std::abs(v));
-        spl.values.push_back(ho.bc == bem::BoundaryCondition::Neumann ? std::max(bem::spl_db(v), -1000.0) : 0.0);
-      }
-      bem::write_vtu(f_vtu, plan.mesh(), {re, im, ab, spl});
-    }
-    io::write_csv(f_dir, dcsv, "angle_deg,x,y,z,re,im,spl_1m_db,di_db");
-    if (!fp.points.empty()) {
-      io::OutputFile& f_fp = files.add((dir_i / "field_points.csv").string());
-      Array2D t(fp.points.size(), 8);
-      bem::CellField re{"re", 1, {}}, im{"im", 1, {}}, ab{"abs", 1, {}}, spl{"spl_db", 1, {}}, ins{"inside", 1, {}};
-      for (std::size_t j = 0; j < fp.points.size(); ++j) {
-        const cplx p = pf[j];
-        // inside: NaN in the CSV (0 dB is a level); 0 in the VTU (masked by its inside field)
-        const double s = fp.inside[j] ? 0.0 : std::max(bem::spl_db(p), -1000.0);
-        const double row[8] = {fp.points[j][0], fp.points[j][1], fp.points[j][2], p.real(), p.imag(), std::abs(p),
-                               fp.inside[j] ? nan : s, double(fp.inside[j])};
-        std::copy(row, row + 8, t.values.begin() + static_cast<std::ptrdiff_t>(8 * j));
-        re.values.push_back(p.real());
-        im.values.push_back(p.imag());
-        ab.values.push_back(std::abs(p));
-        spl.values.push_back(s);
-        ins.values.push_back(double(fp.inside[j]));
-      }
-      io::write_csv(f_fp, t, "x,y,z,re,im,abs,spl_db,inside");
-      if (fp.na) {
-        io::OutputFile& f_gv = files.add((dir_i / "field.vtu").string());
-        bem::write_vtu_grid(f_gv, fp.na, fp.nb, fp.points, {re, im, ab, spl, ins});
-      }
-    }
-    files.commit();
-    rows[i] = {double(i), f, k, k * D / 2, double(sol.iterations), setup_s, solve_s, field_s, power,
-               power > 0 ? 10 * std::log10(power / 1e-12) : nan, ts, max_spl};
-    done[i] = 1;
-    write_rows();
-    guard.armed = false;
-    if (!quiet)
-      std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %d GMRES iterations %.2f s, %s %.4g W (%.2f dB re 1 pW)%s\n",
-                   i + 1, freqs.size(), f, k * D, setup_s, sol.iterations, solve_s, radiation ? "radiated" : "scattered",
-                   power, power > 0 ? 10 * std::log10(power / 1e-12) : nan,
-                   std::isnan(ts) ? "" : (", TS " + num(ts) + " dB").c_str());
-  }
-  const double sweep_s = seconds_since(t_sweep);
-
-  // ---- summary ------------------------------------------------------------------------------------
-  {
-    Record s;
-    s.set("run", run)
-        .set("frequencies_computed", static_cast<long long>(freqs.size() - n_done))
-        .set("frequencies_resumed", static_cast<long long>(n_done))
-        .set("body_size_m", D)
-        .set("setup_seconds", setup_total)
-        .set("solve_seconds", solve_total)
-        .set("sweep_seconds", sweep_s)
-        .set("max_gmres_iterations", it_max)
-        // the normalised admittance of a scalar --impedance (null: rigid, or one per element)
-        .set("impedance_admittance_re", impedance && !impedance_file ? beta.real() : nan)
-        .set("impedance_admittance_im", impedance && !impedance_file ? beta.imag() : nan);
-    io::write_text_atomic((out / "summary.json").string(), to_json(s) + "\n");
-  }
-  os << "sweep: " << freqs.size() - n_done << " frequencies computed in " << sweep_s << " s (set-up " << setup_total
-     << " s, GMRES " << solve_total << " s, at most " << it_max << " iterations)\n"
-     << "written: " << (out / "frequencies.csv").string() << ", f0000.." << " per-frequency folders, summary.json\n";
+    std::fprintf(stderr, "bem: frequency %zu/%zu: %.6g Hz (k D = %.4g): set-up %.2f s, %d GMRES iterations %.2f s, %s %.4g W (%.2f dB re 1 pW)%s\n",
+                 r.index + 1, total, r.frequency_hz, 2 * r.ka, r.setup_seconds, r.iterations, r.solve_seconds,
+                 radiation ? "radiated" : "scattered", r.power_w, r.lw_db,
+                 std::isnan(r.ts_db) ? "" : (", TS " + num(r.ts_db) + " dB").c_str());
+  };
+  const bem::SweepSummary sum = plan.run(ro);
+  os << "sweep: " << sum.computed << " frequencies computed in " << sum.sweep_seconds << " s (set-up " << sum.setup_seconds
+     << " s, GMRES " << sum.solve_seconds << " s, at most " << sum.max_iterations << " iterations)\n"
+     << "written: " << (fs::path(a.out) / "frequencies.csv").string() << ", f0000.." << " per-frequency folders, summary.json\n";
   os.flush();
   if (!script.empty()) {
     const std::vector<std::string> args{a.out};

@@ -54,13 +54,14 @@ def main(argv=None):
         ax[0, 1].set_xlabel("frequency (Hz)")
         ax[0, 1].set_ylabel("target strength TS (dB re 1 m$^2$)")
         ax[0, 1].grid(True, alpha=0.3)
-    fig.suptitle(f"{run['mesh']}: {run['problem']}, c = {run['sound_speed']} m/s, rho = {run['density']} kg/m$^3$")
+    body = run.get("labels", {}).get("mesh") or f"{run['elements']} elements"  # the CLI labels its mesh
+    fig.suptitle(f"{body}: {run['problem']}, c = {run['sound_speed']} m/s, rho = {run['density']} kg/m$^3$")
     fig.tight_layout()
     save_png(fig, run_dir, "sweep.png")
     plt.close(fig)
 
     pick = np.unique(np.linspace(0, len(idx) - 1, min(6, len(idx))).round().astype(int))
-    if int(run.get("directions", 0)) > 0:
+    if int(run.get("monostatic", 0)) > 0:
         return monostatic_plots(run_dir, idx, f, pick, plt)
     fig = plt.figure(figsize=(6.5, 6))
     axp = fig.add_subplot(projection="polar")

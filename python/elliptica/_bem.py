@@ -245,6 +245,63 @@ class BemSolution:
 _D = BEM_DEFAULTS
 
 
+def _plan_options(*, bc=_D["bc"], alpha=None, precond=_D["precond"], operator=_D["operator"],
+                  fmm_tol=_D["fmm_tol"], dense_max=_D["dense_max"], bd_level=None, leaf=_D["leaf"], tol=_D["tol"],
+                  restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"], ifmm_eps=_D["ifmm_eps"],
+                  ifmm_sigma=_D["ifmm_sigma"], ifmm_top=_D["ifmm_top"], ifmm_bottom=_D["ifmm_bottom"],
+                  ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"], admittance=None, ground_plane=None,
+                  symmetry=None):
+    """The C++ options of a plan (``_core._BemOptions``) from :class:`HelmholtzBEM`'s keywords, checked
+    here with messages in Python's terms (the C++ plan checks the values again)."""
+    if bc not in ("neumann", "dirichlet"):
+        raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {_show(bc)}")
+    if precond not in ("bd", "ifmm", "none", None):
+        raise InvalidArgumentError(f"precond must be 'bd', 'ifmm' or 'none', got {_show(precond)}")
+    ifmm_eps = float(ifmm_eps)  # its range, and those of the other ifmm_* options: the C++ plan
+    if alpha is not None:
+        alpha = complex(alpha)
+        if not (np.isfinite(alpha.real) and np.isfinite(alpha.imag)) or alpha == 0:
+            raise InvalidArgumentError(f"alpha must be finite and nonzero, got {alpha}")
+    tol = float(tol)
+    if not (0 < tol < 1):
+        raise InvalidArgumentError(f"tol must be in (0, 1), got {tol}")
+    if operator not in ("auto", "dense", "fmm"):
+        raise InvalidArgumentError(f"operator must be 'auto', 'dense' or 'fmm', got {_show(operator)}")
+    fmm_tol = float(fmm_tol)
+    if fmm_tol != 0 and not (1e-14 < fmm_tol < 0.5):
+        raise InvalidArgumentError(f"fmm_tol must be in (1e-14, 0.5) or 0 (automatic), got {fmm_tol}")
+    if int(leaf) < 1:
+        raise InvalidArgumentError(f"leaf (bd_leaf) must be >= 1, got {leaf}")
+    if int(restart) < 1:
+        raise InvalidArgumentError(f"restart must be >= 1, got {restart}")
+    if int(max_iter) < 1:
+        raise InvalidArgumentError(f"max_iter must be >= 1, got {max_iter}")
+    if int(dense_max) < 0:
+        raise InvalidArgumentError(f"dense_max must be >= 0, got {dense_max}")
+    if bd_level is not None and int(bd_level) < 0:
+        raise InvalidArgumentError(f"bd_level must be >= 0 or None, got {bd_level}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {_show(threads)}")
+    if admittance is None:
+        adm = np.zeros(0, dtype=np.complex128)
+    else:
+        try:
+            adm = np.ascontiguousarray(np.atleast_1d(np.asarray(admittance, dtype=np.complex128)))
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got {_show(admittance)}") from None
+        if adm.ndim != 1:
+            raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got shape {adm.shape}")
+    gaxis, gheight, grefl = _ground(ground_plane)
+    sym = []
+    for plane in (symmetry or []):
+        ax, h, r = _plane(plane, "symmetry plane", ("symmetric", "antisymmetric"))
+        sym.append((float(ax), h, r))
+    return _core._BemOptions(bc, alpha, precond or "none", -1 if bd_level is None else int(bd_level), int(leaf), tol,
+                             int(restart), int(max_iter), operator, fmm_tol, int(dense_max), int(threads), ifmm_eps,
+                             int(ifmm_sigma), int(ifmm_top), int(ifmm_bottom), int(ifmm_order), int(ifmm_depth), adm,
+                             gaxis, gheight, grefl, sym)
+
+
 class HelmholtzBEM:
     """Plane-wave or point-source scattering by a closed surface: Burton-Miller collocation BEM
     (dense matrix or fast multipole operator) solved with GMRES, optionally right-preconditioned
@@ -360,8 +417,6 @@ class HelmholtzBEM:
                  ifmm_eps=_D["ifmm_eps"], ifmm_sigma=_D["ifmm_sigma"], ifmm_top=_D["ifmm_top"],
                  ifmm_bottom=_D["ifmm_bottom"], ifmm_order=_D["ifmm_order"], ifmm_depth=_D["ifmm_depth"],
                  admittance=None, ground_plane=None, symmetry=None):
-        if bd_leaf is not None:  # older name of ``leaf``
-            leaf = bd_leaf
         vertices, triangles, midside = _mesh_arrays(mesh)
         if vertices.shape[0] == 0 or triangles.shape[0] == 0:
             raise InvalidArgumentError("mesh is empty")
@@ -372,59 +427,17 @@ class HelmholtzBEM:
         except (TypeError, ValueError):
             raise InvalidArgumentError(f"k must be a number, got {_show(k)}") from None
         # k itself is checked by the C++ plan (one rule for every caller)
-        if bc not in ("neumann", "dirichlet"):
-            raise InvalidArgumentError(f"bc must be 'neumann' or 'dirichlet', got {_show(bc)}")
-        if precond not in ("bd", "ifmm", "none", None):
-            raise InvalidArgumentError(f"precond must be 'bd', 'ifmm' or 'none', got {_show(precond)}")
-        ifmm_eps = float(ifmm_eps)  # its range, and those of the other ifmm_* options: the C++ plan
-        if alpha is not None:
-            alpha = complex(alpha)
-            if not (np.isfinite(alpha.real) and np.isfinite(alpha.imag)) or alpha == 0:
-                raise InvalidArgumentError(f"alpha must be finite and nonzero, got {alpha}")
-        tol = float(tol)
-        if not (0 < tol < 1):
-            raise InvalidArgumentError(f"tol must be in (0, 1), got {tol}")
-        if operator not in ("auto", "dense", "fmm"):
-            raise InvalidArgumentError(f"operator must be 'auto', 'dense' or 'fmm', got {_show(operator)}")
-        fmm_tol = float(fmm_tol)
-        if fmm_tol != 0 and not (1e-14 < fmm_tol < 0.5):
-            raise InvalidArgumentError(f"fmm_tol must be in (1e-14, 0.5) or 0 (automatic), got {fmm_tol}")
-        if int(leaf) < 1:
-            raise InvalidArgumentError(f"leaf (bd_leaf) must be >= 1, got {leaf}")
-        if int(restart) < 1:
-            raise InvalidArgumentError(f"restart must be >= 1, got {restart}")
-        if int(max_iter) < 1:
-            raise InvalidArgumentError(f"max_iter must be >= 1, got {max_iter}")
-        if int(dense_max) < 0:
-            raise InvalidArgumentError(f"dense_max must be >= 0, got {dense_max}")
-        if bd_level is not None and int(bd_level) < 0:
-            raise InvalidArgumentError(f"bd_level must be >= 0 or None, got {bd_level}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {_show(threads)}")
+        options = _plan_options(bc=bc, alpha=alpha, precond=precond, operator=operator, fmm_tol=fmm_tol,
+                                dense_max=dense_max, bd_level=bd_level, leaf=leaf if bd_leaf is None else bd_leaf,
+                                tol=tol, restart=restart, max_iter=max_iter, threads=threads, ifmm_eps=ifmm_eps,
+                                ifmm_sigma=ifmm_sigma, ifmm_top=ifmm_top, ifmm_bottom=ifmm_bottom,
+                                ifmm_order=ifmm_order, ifmm_depth=ifmm_depth, admittance=admittance,
+                                ground_plane=ground_plane, symmetry=symmetry)
         self.bc = bc
         self.precond = precond or "none"
-        if admittance is None:
-            adm = np.zeros(0, dtype=np.complex128)
-        else:
-            try:
-                adm = np.ascontiguousarray(np.atleast_1d(np.asarray(admittance, dtype=np.complex128)))
-            except (TypeError, ValueError):
-                raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got {_show(admittance)}") from None
-            if adm.ndim != 1:
-                raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got shape {adm.shape}")
-        gaxis, gheight, grefl = _ground(ground_plane)
-        sym = []
-        for plane in (symmetry or []):
-            ax, h, r = _plane(plane, "symmetry plane", ("symmetric", "antisymmetric"))
-            sym.append((float(ax), h, r))
         self.symmetry = symmetry
         self.ground_plane = ground_plane
-        self._plan = _core._HelmholtzBEM(vertices, triangles, midside, k, bc, alpha, self.precond,
-                                         -1 if bd_level is None else int(bd_level), int(leaf), tol,
-                                         int(restart), int(max_iter), operator, fmm_tol, int(dense_max),
-                                         int(threads), ifmm_eps, int(ifmm_sigma), int(ifmm_top),
-                                         int(ifmm_bottom), int(ifmm_order), int(ifmm_depth), adm, gaxis, gheight,
-                                         grefl, sym)
+        self._plan = _core._HelmholtzBEM(vertices, triangles, midside, k, options)
 
     def solve(self, direction=None, *, point_source=None):
         """Solves for the incident plane wave ``e^{ik d.x}``, ``d = direction / |direction|``
@@ -717,130 +730,115 @@ def sphere_rule(n_theta, *, hemisphere_axis=None):
 
 
 class AcousticBEM:
-    """The acoustic BEM in physical units over a frequency sweep: one mesh (validated once), a
-    fluid (``sound_speed`` m/s, ``density`` kg/m^3; :data:`MEDIUM_DEFAULTS`), an optional
-    locally reacting surface of specific acoustic ``impedance`` Z (Pa s/m; scalar or ``(N,)``),
-    and the :class:`HelmholtzBEM` options (``**options``: keyword-only, as there), used for a
-    plan per frequency (the operators depend on k). The same computation as
-    ``elliptica bem --frequency`` (docs/bem.md, "Radiation, impedance surfaces and physical
-    units"). The mesh is validated by every plan (cheap next to the assembly).
+    """The acoustic BEM in physical units over a frequency sweep: one mesh, a fluid
+    (``sound_speed`` m/s, ``density`` kg/m^3; :data:`MEDIUM_DEFAULTS`), an optional locally
+    reacting surface of specific acoustic ``impedance`` Z (Pa s/m; scalar or ``(N,)``), and the
+    :class:`HelmholtzBEM` options (``**options``: keyword-only, as there) of the plan built at
+    each frequency (the operators depend on k). A thin layer over the C++ plan
+    ``bem::AcousticSweep``, the same computation and run folder as ``elliptica bem --frequency``
+    (docs/bem.md, "Radiation, impedance surfaces and physical units").
 
-    :meth:`sweep` returns a :class:`Record` of arrays over the frequencies.
+    :meth:`sweep` returns a :class:`Record` of arrays over the frequencies, and with ``out`` keeps
+    a run folder that an interrupted sweep resumes from (``resume=True``).
     """
 
     def __init__(self, mesh, *, sound_speed=None, density=None, impedance=None, **options):
         self.sound_speed, self.density = _medium(sound_speed, density)
         if "admittance" in options:
             raise InvalidArgumentError("AcousticBEM takes impedance (Pa s/m), not admittance")
-        # the option names now (their values are checked by the first plan, in sweep())
         import inspect
-        known = set(inspect.signature(HelmholtzBEM.__init__).parameters) - {"self", "mesh", "k"}
-        unknown = sorted(set(options) - known)
+        known = set(inspect.signature(_plan_options).parameters) - {"admittance"}
+        unknown = sorted(set(options) - known - {"bd_leaf"})
         if unknown:
             raise InvalidArgumentError(f"AcousticBEM: unknown HelmholtzBEM option(s) {', '.join(unknown)}; "
                                        f"known: {', '.join(sorted(known))}")
-        self._options = dict(options)
+        if "bd_leaf" in options:  # older name of ``leaf``
+            options["leaf"] = options.pop("bd_leaf")
+        self._options = _plan_options(**options)  # checked now
+        self._impedance = np.zeros(0, dtype=np.complex128)
         if impedance is not None:
-            z = np.atleast_1d(np.asarray(impedance, dtype=np.complex128))
-            self._options["admittance"] = np.array([admittance_from_impedance(v, sound_speed=self.sound_speed,
-                                                                              density=self.density) for v in z])
+            try:
+                z = np.ascontiguousarray(np.atleast_1d(np.asarray(impedance, dtype=np.complex128)))
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(f"impedance must be a number or an (N,) array, got {_show(impedance)}") from None
+            if z.ndim != 1:
+                raise InvalidArgumentError(f"impedance must be a number or an (N,) array, got shape {z.shape}")
+            for v in z:  # the values now (the C++ plan checks them again, naming the element)
+                admittance_from_impedance(v, sound_speed=self.sound_speed, density=self.density)
+            self._impedance = z
         if isinstance(mesh, (str, os.PathLike)):
             mesh = read_mesh(mesh)
-        _mesh_arrays(mesh)  # the shapes now
-        self._mesh = mesh
+        self._mesh = _mesh_arrays(mesh)  # the shapes now
 
     def sweep(self, frequencies, *, velocity=None, direction=None, point_source=None, field_points=None,
-              directions=None, progress=None):
+              directions=None, monostatic=None, progress=None, out=None, resume=False, keep_surface=False,
+              reuse_tree=True):
         """Solves at every frequency (Hz) of ``frequencies`` and returns a :class:`Record`:
 
-        - ``frequency`` ``ndarray((F,), float64)`` Hz, ``k`` 1/m, ``iterations`` int64,
-          ``setup_seconds``, ``solve_seconds``;
+        - ``frequency`` ``ndarray((F,), float64)`` Hz, ``k`` 1/m, ``ka`` (k times half the body
+          size), ``iterations`` int64, ``setup_seconds``, ``solve_seconds``, ``field_seconds``,
+          ``resumed`` bool (read back from ``out``, not computed by this call);
         - ``power_w``: radiated (``velocity`` given) or scattered power, the far-field integral
           ``1/(2 rho c) int |p_inf|^2`` over the sphere (the half sphere above a ground plane),
           W; ``lw_db`` (dB re 1 pW);
         - ``p_inf`` ``ndarray((F, D), complex128)`` (Pa m) at ``directions`` (``(D, 3)``, default
-          none) and ``field`` ``ndarray((F, M), complex128)`` (Pa; total pressure) at
-          ``field_points`` ``(M, 3)`` (exterior points; default none), ``spl_db`` of it;
-        - ``ts_db`` ``(F,)``: the target strength ``20 log10 |p_inf(-d)|`` for a plane wave.
+          none), ``max_spl_1m_db`` ``(F,)`` the largest SPL at 1 m over them, and ``field``
+          ``ndarray((F, M), complex128)`` (Pa; total pressure, 0 inside the body) at
+          ``field_points`` ``(M, 3)`` (default none), ``spl_db`` of it;
+        - ``ts_db`` ``(F,)``: the target strength ``20 log10 |p_inf(-d)|`` for a plane wave;
+        - with ``monostatic`` (``(J, 3)`` incident directions d_j, one set-up and J solves per
+          frequency): ``backscatter`` ``ndarray((F, J), complex128)`` ``p_inf(-d_j)`` (Pa m) and
+          ``monostatic_ts_db`` ``(F, J)``; ``ts_db`` is then the largest over the directions;
+        - ``surface`` ``ndarray((F, N), complex128)`` with ``keep_surface``: the surface pressure
+          (Pa; dp/dn in Pa/m for bc 'dirichlet').
 
         ``velocity``: outward normal velocity (m/s, ``(N,)`` in the element order of the plans'
         ``triangles``, or a scalar for a pulsating body): radiation; ``direction`` /
         ``point_source``: the incident field (1 Pa amplitude plane wave; point source of 1 Pa at
-        1 m). At least one of them. ``progress(i, F, frequency, record)`` after each frequency.
-        GIL released in each solve.
+        1 m), alone (scattering) or added to the radiation. At least one of velocity, direction,
+        point_source, monostatic.
+
+        ``out``: a run folder (run.json, frequencies.csv, fNNNN/ per frequency, summary.json; the
+        format of ``elliptica bem --frequency --out``), each frequency's files written when it
+        finishes; ``resume=True`` continues a folder with the same settings (run.json), reading the
+        finished frequencies back instead of computing them; without it a folder holding a sweep
+        is refused. ``reuse_tree``: the FMM's octree of the first frequency is reused by the later
+        ones. ``progress(i, F, frequency, row)`` after each computed frequency (``row``: a dict of
+        its scalars). GIL released during the work.
         """
-        f = np.atleast_1d(np.asarray(frequencies, dtype=np.float64))
+        try:
+            f = np.atleast_1d(np.asarray(frequencies, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(f"frequencies must be numbers, got {_show(frequencies)}") from None
         if f.ndim != 1 or f.size == 0 or not np.all(np.isfinite(f)) or np.any(f <= 0):
             raise InvalidArgumentError("frequencies must be a non-empty list of finite frequencies > 0 Hz")
-        if velocity is None and direction is None and point_source is None:
-            raise InvalidArgumentError("give velocity (radiation), direction or point_source (scattering)")
-        if velocity is not None and point_source is not None:
-            raise InvalidArgumentError("radiation (velocity) takes a plane wave (direction) as incident field, "
-                                       "not a point source")
+        if velocity is None and direction is None and point_source is None and monostatic is None:
+            raise InvalidArgumentError("give velocity (radiation), direction, point_source or monostatic (scattering)")
         if direction is not None and point_source is not None:
             raise InvalidArgumentError("give either direction (plane wave) or point_source, not both")
-        dirs = None if directions is None else _points(directions, "directions")
-        pts = None if field_points is None else _points(field_points, "field_points")
-        out = {name: [] for name in ("k", "iterations", "setup_seconds", "solve_seconds", "power_w", "ts_db",
-                                     "p_inf", "field")}
-        rule_cache = {}
-        for i, fi in enumerate(f):
-            k = acoustic_wavenumber(fi, sound_speed=self.sound_speed, density=self.density)
-            plan = HelmholtzBEM(self._mesh, k, **self._options)
-            if velocity is not None:
-                v = np.broadcast_to(np.asarray(velocity, dtype=np.complex128), (plan.triangles.shape[0],))
-                g = normal_velocity_data(v, fi, sound_speed=self.sound_speed, density=self.density)
-                sol = plan.solve_radiation(g, direction=direction, point_source=point_source)
-            elif point_source is not None:
-                sol = plan.solve(point_source=point_source)
-            else:
-                sol = plan.solve(direction)
-            # power from the far field (the surface integral loses accuracy as ka -> 0), over
-            # the half sphere above a ground plane
-            nth = int(min(200, max(12, np.ceil(abs(k) * _body_radius(plan)) + 12)))
-            gax = _ground(self._options.get("ground_plane"))[0]
-            if nth not in rule_cache:
-                rule_cache[nth] = sphere_rule(nth, hemisphere_axis=None if gax < 0 else gax)
-            rd, rw = rule_cache[nth]
-            scale = 4 * np.pi if point_source is not None else 1.0  # the 1 Pa-at-1 m source: 4 pi G
-            pinf = scale * plan.far_field(sol, rd)
-            power = float(rw @ np.abs(pinf) ** 2) / (2 * self.density * self.sound_speed)
-            ts = np.nan
-            if velocity is None and point_source is None:
-                d = np.asarray(direction, dtype=np.float64)
-                d = d / np.linalg.norm(d)
-                ts = 20 * np.log10(abs(plan.far_field(sol, -d[None, :])[0]))
-            out["k"].append(k)
-            out["iterations"].append(sol.info.iterations)
-            out["setup_seconds"].append(sol.info.assembly_seconds + plan.setup.companion_seconds)
-            out["solve_seconds"].append(sol.info.solve_seconds)
-            out["power_w"].append(power)
-            out["ts_db"].append(ts)
-            if dirs is not None:
-                out["p_inf"].append(scale * plan.far_field(sol, dirs))
-            if pts is not None:
-                p = scale * plan.scattered_field(sol, pts)
-                if point_source is not None:  # the incident field, 1 Pa (at 1 m for the point source)
-                    p = p + plan.incident_field(pts, point_source=point_source, amplitude=4 * np.pi)
-                elif direction is not None:
-                    p = p + plan.incident_field(pts, direction=direction)
-                out["field"].append(p)
-            if progress is not None:
-                progress(i, f.size, float(fi), out)
-        power = np.array(out["power_w"])
-        rec = dict(frequency=f, k=np.array(out["k"]), iterations=np.array(out["iterations"], dtype=np.int64),
-                   setup_seconds=np.array(out["setup_seconds"]), solve_seconds=np.array(out["solve_seconds"]),
-                   power_w=power, lw_db=10 * np.log10(np.where(power > 0, power, np.nan) / 1e-12),
-                   ts_db=np.array(out["ts_db"]))
-        if dirs is not None:
-            rec["p_inf"] = np.array(out["p_inf"])
-        if pts is not None:
-            rec["field"] = np.array(out["field"])
-            rec["spl_db"] = spl_db(rec["field"])
-        return Record(rec)
-
-
-def _body_radius(plan):
-    v = plan.vertices
-    c = v.mean(axis=0)
-    return float(np.max(np.linalg.norm(v - c, axis=1)))
+        empty = np.zeros((0, 3))
+        vel = np.zeros(0, dtype=np.complex128)
+        if velocity is not None:
+            vel = np.ascontiguousarray(np.atleast_1d(np.asarray(velocity, dtype=np.complex128)))
+            if vel.ndim != 1:
+                raise InvalidArgumentError(f"velocity must be a number or an (N,) array, got shape {vel.shape}")
+        kind, where = 0, (0.0, 0.0, 0.0)
+        if direction is not None:
+            kind, where = 1, tuple(float(x) for x in _points(np.reshape(direction, (1, -1)), "direction")[0])
+        if point_source is not None:
+            kind, where = 2, tuple(float(x) for x in _points(np.reshape(point_source, (1, -1)), "point_source")[0])
+        dirs = empty if directions is None else _points(directions, "directions")
+        pts = empty if field_points is None else _points(field_points, "field_points")
+        mono = empty if monostatic is None else _points(monostatic, "monostatic")
+        if out is None and resume:
+            raise InvalidArgumentError("resume=True needs the run folder out")
+        v, t, m = self._mesh
+        plan = _core._AcousticSweep(v, t, m, [float(x) for x in f], self.sound_speed, self.density, self._options,
+                                    self._impedance, vel, kind, where, mono, dirs, pts, bool(reuse_tree))
+        d = plan.run("" if out is None else os.fspath(out), bool(resume), bool(keep_surface), progress)
+        d["resumed"] = d["resumed"].astype(bool)
+        for key in ("computed", "resumed_count", "sweep_seconds"):
+            d.pop(key)
+        if "field" in d:
+            d["spl_db"] = spl_db(d["field"])
+        return Record(d)

@@ -8,6 +8,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -24,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "elliptica/bem/acoustic_sweep.hpp"
 #include "elliptica/bem/acoustics.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
@@ -110,20 +112,15 @@ struct PySolution {
   const void* owner = nullptr;
 };
 
-/// Plan (dense or FMM operator, optional BD preconditioner); no solution state. The mutex
-/// serialises calls from several Python threads (the GIL is released during the work).
-struct PyHelmholtzBem {
-  std::unique_ptr<bem::HelmholtzBem> plan;
-  bem::MeshReport report;
-  std::mutex mutex;
-
-  PyHelmholtzBem(const InPts& vertices, const InTri& triangles, const InPts& midside, cplx k, const std::string& bc, std::optional<cplx> alpha,
-                 const std::string& precond, int bd_level, int leaf, double tol, int restart, int max_iter,
-                 const std::string& op, double fmm_tol, long dense_max, int threads, double ifmm_eps, int ifmm_sigma,
-                 int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth, const InC& admittance, int ground_axis,
-                 double ground_height, double ground_reflection, const std::vector<std::array<double, 3>>& symmetry) {
-    bem::Mesh m = make_mesh(vertices, triangles, &midside);
-    bem::HelmholtzBemOptions o;
+/// The options of a HelmholtzBEM plan, from Python's keywords (checked there; the C++ plan checks
+/// the values again): shared by HelmholtzBEM and AcousticBEM (one conversion).
+struct PyBemOptions {
+  bem::HelmholtzBemOptions o;
+  PyBemOptions(const std::string& bc, std::optional<cplx> alpha, const std::string& precond, int bd_level, int leaf,
+               double tol, int restart, int max_iter, const std::string& op, double fmm_tol, long dense_max, int threads,
+               double ifmm_eps, int ifmm_sigma, int ifmm_top, int ifmm_bottom, int ifmm_order, int ifmm_depth,
+               const InC& admittance, int ground_axis, double ground_height, double ground_reflection,
+               const std::vector<std::array<double, 3>>& symmetry) {
     o.admittance = cvec(admittance);
     if (ground_axis >= 0) o.ground = bem::GroundPlane{ground_axis, ground_height, ground_reflection};
     for (const auto& sp : symmetry) o.symmetry.push_back(bem::MirrorPlane{static_cast<int>(sp[0]), sp[1], sp[2]});
@@ -153,6 +150,19 @@ struct PyHelmholtzBem {
     o.precond.ifmm.ifmm.bottom = ifmm_bottom;
     o.precond.ifmm.order = ifmm_order;
     o.precond.ifmm.depth = ifmm_depth;
+  }
+};
+
+/// Plan (dense or FMM operator, optional BD preconditioner); no solution state. The mutex
+/// serialises calls from several Python threads (the GIL is released during the work).
+struct PyHelmholtzBem {
+  std::unique_ptr<bem::HelmholtzBem> plan;
+  bem::MeshReport report;
+  std::mutex mutex;
+
+  PyHelmholtzBem(const InPts& vertices, const InTri& triangles, const InPts& midside, cplx k, const PyBemOptions& opts) {
+    bem::Mesh m = make_mesh(vertices, triangles, &midside);
+    bem::HelmholtzBemOptions o = opts.o;
     nb::gil_scoped_release release;
     report = bem::validate_and_orient(m, o.symmetry);
     plan = std::make_unique<bem::HelmholtzBem>(std::move(m), k, o);
@@ -337,6 +347,115 @@ struct PyHelmholtzBem {
 
 }  // namespace
 
+/// bem::AcousticSweep (acoustic_sweep.hpp) for AcousticBEM.sweep: constructed with every input
+/// resolved (GIL released), run() returns a dict of arrays over the frequencies.
+struct PyAcousticSweep {
+  std::unique_ptr<bem::AcousticSweep> plan;
+
+  PyAcousticSweep(const InPts& vertices, const InTri& triangles, const InPts& midside, const std::vector<double>& freqs,
+                  double sound_speed, double density, const PyBemOptions& opts, const InC& impedance, const InC& velocity,
+                  int incident_kind, std::array<double, 3> incident, const InPts& monostatic, const InPts& directions,
+                  const InPts& field_points, bool reuse_tree) {
+    bem::Mesh m = make_mesh(vertices, triangles, &midside);
+    bem::AcousticSweepOptions o;
+    o.medium = medium(sound_speed, density);
+    o.solver = opts.o;
+    o.impedance = cvec(impedance);
+    o.velocity = cvec(velocity);
+    if (incident_kind == 1) o.plane_wave = incident;
+    if (incident_kind == 2) o.point_source = incident;
+    o.monostatic = points3(monostatic, "monostatic");
+    o.directions = points3(directions, "directions");
+    o.field_points = points3(field_points, "field_points");
+    o.reuse_tree = reuse_tree;
+    nb::gil_scoped_release release;
+    plan = std::make_unique<bem::AcousticSweep>(std::move(m), freqs, std::move(o));
+  }
+
+  nb::dict run(const std::string& folder, bool resume, bool keep_surface, nb::object progress) {
+    bem::SweepRunOptions ro;
+    ro.folder = folder;
+    ro.resume = resume;
+    ro.keep_surface = keep_surface;
+    if (!progress.is_none())
+      ro.progress = [progress](const bem::FrequencyResult& r, std::size_t, std::size_t total) {
+        nb::gil_scoped_acquire acquire;
+        nb::dict row;
+        row["frequency"] = r.frequency_hz;
+        row["k"] = r.k;
+        row["iterations"] = r.iterations;
+        row["setup_seconds"] = r.setup_seconds;
+        row["solve_seconds"] = r.solve_seconds;
+        row["power_w"] = r.power_w;
+        row["ts_db"] = r.ts_db;
+        progress(r.index, total, r.frequency_hz, row);
+      };
+    bem::SweepSummary S;
+    {
+      nb::gil_scoped_release release;
+      S = plan->run(ro);
+    }
+    const auto& R = S.results;
+    const std::size_t F = R.size();
+    auto column = [&](auto get) {
+      std::vector<double> v(F);
+      for (std::size_t i = 0; i < F; ++i) v[i] = get(R[i]);
+      return vec_to_numpy(std::move(v));
+    };
+    nb::dict d;
+    d["frequency"] = column([](const auto& r) { return r.frequency_hz; });
+    d["k"] = column([](const auto& r) { return r.k; });
+    d["ka"] = column([](const auto& r) { return r.ka; });
+    {
+      std::vector<std::int64_t> it(F);
+      std::vector<std::uint8_t> res(F);
+      for (std::size_t i = 0; i < F; ++i) {
+        it[i] = R[i].iterations;
+        res[i] = R[i].resumed;
+      }
+      d["iterations"] = vec_to_numpy(std::move(it));
+      d["resumed"] = vec_to_numpy(std::move(res));
+    }
+    d["setup_seconds"] = column([](const auto& r) { return r.setup_seconds; });
+    d["solve_seconds"] = column([](const auto& r) { return r.solve_seconds; });
+    d["field_seconds"] = column([](const auto& r) { return r.field_seconds; });
+    d["power_w"] = column([](const auto& r) { return r.power_w; });
+    d["lw_db"] = column([](const auto& r) { return r.lw_db; });
+    d["ts_db"] = column([](const auto& r) { return r.ts_db; });
+    d["max_spl_1m_db"] = column([](const auto& r) { return r.max_spl_1m_db; });
+    auto matrix = [&](const char* name, auto get, std::size_t cols) {
+      if (cols == 0) return;
+      std::vector<cplx> v;
+      v.reserve(F * cols);
+      for (const auto& r : R) {
+        const std::vector<cplx> row = get(r);
+        if (row.size() != cols) throw InvalidArgument(std::string("acoustic sweep: inconsistent ") + name + " rows");
+        v.insert(v.end(), row.begin(), row.end());
+      }
+      d[name] = vec_to_numpy(std::move(v), cols);
+    };
+    const auto& o = plan->options();
+    matrix("p_inf", [](const auto& r) { return r.p_inf; }, o.directions.size());
+    matrix("field", [](const auto& r) { return r.field; }, o.field_points.size());
+    if (keep_surface) matrix("surface", [](const auto& r) { return r.surface; }, plan->mesh().num_elements());
+    if (!o.monostatic.empty()) {
+      matrix("backscatter", [](const auto& r) {
+        std::vector<cplx> u;
+        for (const auto& m : r.monostatic) u.push_back(m.u_inf);
+        return u;
+      }, o.monostatic.size());
+      std::vector<double> ts;
+      for (const auto& r : R)
+        for (const auto& m : r.monostatic) ts.push_back(m.ts_db);
+      d["monostatic_ts_db"] = vec_to_numpy(std::move(ts), o.monostatic.size());
+    }
+    d["computed"] = S.computed;
+    d["resumed_count"] = S.resumed;
+    d["sweep_seconds"] = S.sweep_seconds;
+    return d;
+  }
+};
+
 void init_bem(nb::module_& m) {
   m.def(
       "bem_read_mesh",
@@ -449,14 +568,29 @@ void init_bem(nb::module_& m) {
         return d;
       });
 
+  nb::class_<PyBemOptions>(m, "_BemOptions")
+      .def(nb::init<const std::string&, std::optional<cplx>, const std::string&, int, int, double, int, int, const std::string&,
+                    double, long, int, double, int, int, int, int, int, const InC&, int, double, double,
+                    const std::vector<std::array<double, 3>>&>(),
+           "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a, "restart"_a, "max_iter"_a, "operator"_a,
+           "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a, "ifmm_top"_a, "ifmm_bottom"_a,
+           "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a, "ground_axis"_a, "ground_height"_a, "ground_reflection"_a,
+           "symmetry"_a);
+
+  nb::class_<PyAcousticSweep>(m, "_AcousticSweep")
+      .def(nb::init<const InPts&, const InTri&, const InPts&, const std::vector<double>&, double, double, const PyBemOptions&,
+                    const InC&, const InC&, int, std::array<double, 3>, const InPts&, const InPts&, const InPts&, bool>(),
+           "vertices"_a, "triangles"_a, "midside"_a, "frequencies"_a, "sound_speed"_a, "density"_a, "options"_a,
+           "impedance"_a, "velocity"_a, "incident_kind"_a, "incident"_a, "monostatic"_a, "directions"_a, "field_points"_a,
+           "reuse_tree"_a)
+      .def("run", &PyAcousticSweep::run, "folder"_a, "resume"_a, "keep_surface"_a, "progress"_a.none())
+      .def_prop_ro("body_size", [](PyAcousticSweep& s) { return s.plan->body_size(); })
+      .def_prop_ro("settings", [](PyAcousticSweep& s) { return record_dict(s.plan->settings()); })
+      .def_prop_ro("resolution_warning", [](PyAcousticSweep& s) { return s.plan->resolution_warning(); });
+
   nb::class_<PyHelmholtzBem>(m, "_HelmholtzBEM")
-      .def(nb::init<const InPts&, const InTri&, const InPts&, cplx, const std::string&, std::optional<cplx>, const std::string&, int,
-                    int, double, int, int, const std::string&, double, long, int, double, int, int, int, int, int,
-                    const InC&, int, double, double, const std::vector<std::array<double, 3>>&>(),
-           "vertices"_a, "triangles"_a, "midside"_a, "k"_a, "bc"_a, "alpha"_a.none(), "precond"_a, "bd_level"_a, "leaf"_a, "tol"_a,
-           "restart"_a, "max_iter"_a, "operator"_a, "fmm_tol"_a, "dense_max"_a, "threads"_a, "ifmm_eps"_a, "ifmm_sigma"_a,
-           "ifmm_top"_a, "ifmm_bottom"_a, "ifmm_order"_a, "ifmm_depth"_a, "admittance"_a, "ground_axis"_a,
-           "ground_height"_a, "ground_reflection"_a, "symmetry"_a)
+      .def(nb::init<const InPts&, const InTri&, const InPts&, cplx, const PyBemOptions&>(), "vertices"_a, "triangles"_a,
+           "midside"_a, "k"_a, "options"_a)
       .def("solve", &PyHelmholtzBem::solve, "v"_a, "point"_a)
       .def("solve_radiation", &PyHelmholtzBem::solve_radiation, "g"_a, "v"_a, "kind"_a)
       .def("surface_power", &PyHelmholtzBem::surface_power, "solution"_a, "frequency"_a, "sound_speed"_a, "density"_a)

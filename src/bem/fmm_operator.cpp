@@ -128,6 +128,7 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   I.fmm = std::make_unique<fmm::HelmholtzFmm>(cent, nrm, ys, nys, owner, k, fo);
   if (fo.tree.depth >= 0) I.depth_cap = std::max(I.depth_cap, fo.tree.depth);
   I.fmm_options = fo;
+  I.fmm_options.prebuilt_tree.reset();  // companion FMMs (make_fmm) build their own trees
   I.fmm_setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // near-field pairs: elements in adjacent leaves
   const auto& tree = I.fmm->tree();

@@ -429,6 +429,9 @@ const LinearOperator<cplx>* HelmholtzBem::preconditioner() const {
   return impl_->bd.get();
 }
 const CMatrix* HelmholtzBem::dense_matrix() const { return impl_->dense_op ? &impl_->dense : nullptr; }
+std::shared_ptr<const fmm::Octree> HelmholtzBem::fmm_tree() const {
+  return impl_->fmm_op ? impl_->fmm_op->fmm().tree_ptr() : nullptr;
+}
 const std::vector<cplx>& HelmholtzBem::ones_image() const { return impl_->ones_image; }
 krylov::Options HelmholtzBem::gmres_options() const {
   krylov::Options g = impl_->opt.gmres;

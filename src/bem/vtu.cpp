@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -175,6 +176,47 @@ void write_npy_complex(const std::string& path, const std::vector<std::complex<d
 }
 void write_npy_complex(io::OutputFile& out, const std::vector<std::complex<double>>& v) {
   out.write(npy_complex_bytes(v));
+}
+
+std::optional<std::vector<std::complex<double>>> read_npy_complex(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY") return std::nullopt;
+  std::size_t hl = 0;
+  if (magic[6] == 1) {
+    unsigned char b[2];
+    if (!in.read(reinterpret_cast<char*>(b), 2)) return std::nullopt;
+    hl = b[0] | (std::size_t(b[1]) << 8);
+  } else {
+    unsigned char b[4];
+    if (!in.read(reinterpret_cast<char*>(b), 4)) return std::nullopt;
+    hl = b[0] | (std::size_t(b[1]) << 8) | (std::size_t(b[2]) << 16) | (std::size_t(b[3]) << 24);
+  }
+  if (hl > 65536) return std::nullopt;
+  std::string header(hl, ' ');
+  if (!in.read(header.data(), static_cast<std::streamsize>(hl))) return std::nullopt;
+  if (header.find("'<c16'") == std::string::npos || header.find("'fortran_order': False") == std::string::npos)
+    return std::nullopt;
+  const auto sp = header.find("'shape': (");
+  if (sp == std::string::npos) return std::nullopt;
+  const auto close = header.find(')', sp);
+  if (close == std::string::npos) return std::nullopt;
+  std::string shape = header.substr(sp + 10, close - sp - 10);  // "N," or "N"
+  while (!shape.empty() && (shape.back() == ',' || shape.back() == ' ')) shape.pop_back();
+  if (shape.empty() || shape.find_first_not_of("0123456789") != std::string::npos || shape.size() > 15)
+    return std::nullopt;
+  const std::size_t n = static_cast<std::size_t>(std::stoull(shape));
+  // the data must be there before anything is allocated for it
+  const auto data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto file_end = in.tellg();
+  in.seekg(data_start);
+  if (data_start < 0 || file_end < data_start || static_cast<std::size_t>(file_end - data_start) / 16 < n)
+    throw IOError(path + ": truncated complex128 .npy file (shape (" + shape + ",))");
+  std::vector<std::complex<double>> v(n);
+  if (n > 0 && !in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(16 * n)))
+    throw IOError(path + ": truncated complex128 .npy file");
+  return v;
 }
 
 }  // namespace elliptica::bem

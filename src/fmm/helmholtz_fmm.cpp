@@ -107,7 +107,7 @@ struct HelmholtzFmm::Impl {
   cplx k;       // wavenumber of the kernels (0 when |k| x extent < kStaticKernelKappa, see build)
   cplx k_user;  // the wavenumber given
   HelmholtzFmmOptions opt;
-  std::unique_ptr<Octree> tree;
+  std::shared_ptr<const Octree> tree;
   int p = 0, p3 = 0, L = 0;
   double e = 0;
   double setup_seconds = 0;
@@ -392,6 +392,28 @@ void HelmholtzFmm::Impl::setup_batches() {
   }
 }
 
+namespace {
+/// HelmholtzFmmOptions::prebuilt_tree must be a tree over exactly these points: as many, and
+/// each inside its leaf box (the property the FMM's interpolation and near field rely on).
+void check_prebuilt_tree(const Octree& t, const std::vector<Point3>& pts) {
+  if (t.permutation().size() != pts.size())
+    throw InvalidArgument("HelmholtzFmm: prebuilt_tree holds " + std::to_string(t.permutation().size()) +
+                          " points, the FMM has " + std::to_string(pts.size()) + " targets");
+  const auto& nodes = t.nodes();
+  const auto& perm = t.permutation();
+  for (int id : t.level_nodes(t.leaf_level())) {
+    const auto& nd = nodes[static_cast<std::size_t>(id)];
+    for (std::int64_t s = nd.begin; s < nd.end; ++s) {
+      const auto& x = pts[static_cast<std::size_t>(perm[static_cast<std::size_t>(s)])];
+      for (int d = 0; d < 3; ++d)
+        if (!(std::abs(x[d] - nd.center[d]) <= nd.half_width * (1 + 1e-12)))
+          throw InvalidArgument("HelmholtzFmm: prebuilt_tree is not a tree over these points (target " +
+                                std::to_string(perm[static_cast<std::size_t>(s)]) + " lies outside its leaf box)");
+    }
+  }
+}
+}  // namespace
+
 void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!std::isfinite(k.real()) || !std::isfinite(k.imag()) || k.imag() < 0 || k == cplx(0))
@@ -432,7 +454,10 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
     if (std::abs(k) * extent < kStaticKernelKappa) k = cplx(0, 0);
   }
   OctreeOptions topt = opt.tree;
-  if (topt.depth < 0 && topt.max_leaf <= 0) {
+  if (opt.prebuilt_tree) {
+    check_prebuilt_tree(*opt.prebuilt_tree, tpts);
+    topt.depth = 0;  // no depth search: the tree is given
+  } else if (topt.depth < 0 && topt.max_leaf <= 0) {
     if (!opt.near_field) {
       topt.max_leaf = 64;  // the caller's near-field blocks grow with the leaves: keep them small
     } else {
@@ -456,7 +481,10 @@ void HelmholtzFmm::Impl::build(const std::vector<std::int64_t>& owner) {
       topt.depth = best;
     }
   }
-  tree = std::make_unique<Octree>(tpts, topt);  // validates the points
+  if (opt.prebuilt_tree)
+    tree = opt.prebuilt_tree;
+  else
+    tree = std::make_shared<const Octree>(tpts, topt);  // validates the points
   L = tree->leaf_level();
   const auto& nodes = tree->nodes();
   const auto& perm = tree->permutation();
@@ -559,6 +587,7 @@ HelmholtzFmm::HelmholtzFmm(const std::vector<Point3>& points, const std::vector<
 }
 
 const Octree& HelmholtzFmm::tree() const { return *impl_->tree; }
+std::shared_ptr<const Octree> HelmholtzFmm::tree_ptr() const { return impl_->tree; }
 int HelmholtzFmm::order() const { return impl_->p; }
 cplx HelmholtzFmm::k() const { return impl_->k_user; }
 std::size_t HelmholtzFmm::num_targets() const { return impl_->tpts.size(); }

@@ -173,3 +173,58 @@ def test_acoustic_bem_checks_option_names_at_construction():
         el.AcousticBEM(el.icosphere(1), tolerance=1e-6)
     with pytest.raises(el.InvalidArgumentError, match="mesh must be"):
         el.AcousticBEM(42)
+
+
+def test_sweep_run_folder_resume_matches_the_cli_format(tmp_path):
+    # the run folder of AcousticBEM.sweep(out=...) is the CLI's (bem::AcousticSweep writes both):
+    # an interrupted sweep resumes, reading the finished frequencies back bit-identical
+    mesh = el.icosphere(1, order=2)
+    a = el.AcousticBEM(mesh, tol=1e-8)
+    f = [27.3, 54.6, 81.9]
+    out = tmp_path / "run"
+    kw = dict(velocity=1e-3, directions=[[0, 0, 1.0], [1, 0, 0]], field_points=[[0, 0, 2.0], [0, 0, 0.1]],
+              out=out, keep_surface=True)
+    r1 = a.sweep(f, **kw)
+    assert not r1.resumed.any() and r1.surface.shape == (3, 80) and r1.field[:, 1].tolist() == [0, 0, 0]
+    header = (out / "frequencies.csv").read_text().splitlines()[0].lstrip("# ")
+    assert header.startswith("index,frequency_hz,k,ka,gmres_iterations") and header.endswith("max_spl_1m_db")
+    for name in ("run.json", "summary.json", "f0000/surface.npy", "f0001/directivity.csv", "f0002/field_points.csv"):
+        assert (out / name).exists(), name
+    np.testing.assert_array_equal(np.load(out / "f0001" / "surface.npy"), r1.surface[1])
+    with pytest.raises(el.InvalidArgumentError, match="resume"):
+        a.sweep(f, **kw)
+    import shutil
+    shutil.rmtree(out / "f0002")
+    seen = []
+    r2 = a.sweep(f, resume=True, progress=lambda i, n, fi, row: seen.append(i), **kw)
+    assert seen == [2] and r2.resumed.tolist() == [True, True, False]
+    for key in ("p_inf", "field", "surface", "power_w", "iterations", "k"):
+        np.testing.assert_array_equal(getattr(r2, key), getattr(r1, key), err_msg=key)
+    with pytest.raises(el.InvalidArgumentError, match="other settings"):
+        a.sweep(f, resume=True, **dict(kw, velocity=2e-3))
+    with pytest.raises(el.InvalidArgumentError, match="needs the run folder"):
+        a.sweep(f, velocity=1e-3, resume=True)
+
+
+def test_sweep_monostatic_and_progress_errors(tmp_path):
+    mesh = el.icosphere(2)
+    a = el.AcousticBEM(mesh, tol=1e-6)
+    d = [[0, 0, 1.0], [1, 0, 0], [0, 1, 0]]
+    r = a.sweep([54.6, 70.0], monostatic=d)
+    assert r.backscatter.shape == (2, 3) and r.monostatic_ts_db.shape == (2, 3)
+    np.testing.assert_allclose(r.monostatic_ts_db, 20 * np.log10(np.abs(r.backscatter)), rtol=1e-12)
+    np.testing.assert_allclose(r.ts_db, r.monostatic_ts_db.max(axis=1))
+    # a sphere: the same backscatter from every direction, to the discretisation (320 flat elements)
+    np.testing.assert_allclose(np.abs(r.backscatter), np.broadcast_to(np.abs(r.backscatter[:, :1]), (2, 3)), rtol=0.02)
+
+    def stop(i, n, fi, row):
+        if i == 1:
+            raise KeyboardInterrupt
+    out = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        a.sweep([54.6, 70.0, 80.0], direction=(0, 0, 1), out=out, progress=stop)
+    # the frequencies finished before the interruption are kept, and a resume completes the sweep
+    done = np.loadtxt(out / "frequencies.csv", delimiter=",", skiprows=1, ndmin=2)
+    assert done.shape[0] == 2
+    r = a.sweep([54.6, 70.0, 80.0], direction=(0, 0, 1), out=out, resume=True)
+    assert r.resumed.tolist() == [True, True, False]

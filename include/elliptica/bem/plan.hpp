@@ -303,6 +303,10 @@ class HelmholtzBem {
   /// The dense system matrix (sound-hard below kStaticCorrectionKD: with the corrected diagonal);
   /// nullptr with the FMM operator.
   const CMatrix* dense_matrix() const;
+  /// The octree of the FMM operator (over the collocation points; k-independent for the BEM's
+  /// FMM, whose depth follows from op.fmm.tree alone), for op.fmm.prebuilt_tree of a plan on the
+  /// same mesh at another k; nullptr with the dense operator.
+  std::shared_ptr<const fmm::Octree> fmm_tree() const;
   /// Sound-hard: A 1, the image of the constant (the GMRES deflation vector of helmholtz.hpp,
   /// "Low frequency" (2)); empty for sound-soft.
   const std::vector<cplx>& ones_image() const;

@@ -5,6 +5,7 @@
 /// atomically (temporary file in the target's folder, then rename; IOError on failure).
 #include <array>
 #include <complex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,5 +41,9 @@ void write_vtu_grid(io::OutputFile& out, std::size_t na, std::size_t nb, const s
 /// Writes a 1-D complex128 ('<c16') .npy file, format 1.0, shape (N,).
 void write_npy_complex(const std::string& path, const std::vector<std::complex<double>>& v);
 void write_npy_complex(io::OutputFile& out, const std::vector<std::complex<double>>& v);
+/// Reads a complex128 ('<c16', C order) .npy file of shape (N,), as write_npy_complex and
+/// numpy.save write it; nullopt for a file that is not one (not .npy, another dtype or shape:
+/// io::read_array reads the real ones). IOError for a truncated file.
+std::optional<std::vector<std::complex<double>>> read_npy_complex(const std::string& path);
 
 }  // namespace elliptica::bem

@@ -87,6 +87,12 @@ struct HelmholtzFmmOptions {
   /// (times #targets/#sources), without near_field (BEM: the caller's near-field blocks grow with
   /// the leaves) max_leaf = 64.
   OctreeOptions tree{0, 12, -1};
+  /// An octree over exactly the target points (the same points, in the same order), e.g. the
+  /// tree() of an earlier FMM over them at another k (a frequency sweep): used instead of
+  /// building one (`tree` above is then ignored). The constructor checks that it holds as many
+  /// points as there are targets and that every target lies in its leaf box (InvalidArgument
+  /// otherwise). Empty (the default): the tree is built.
+  std::shared_ptr<const Octree> prebuilt_tree;
   double tolerance = 1e-5;         ///< target relative accuracy, in (1e-14, 0.5)
   int order = 0;                   ///< p (Chebyshev nodes per axis); 0: from tolerance and k
   bool compress_m2l = true;        ///< low-rank (ACA + SVD) compression of the M2L matrices
@@ -151,6 +157,8 @@ class HelmholtzFmm {
                   unsigned outputs = kPotential | kNormalDerivative) const;
 
   const Octree& tree() const;
+  /// The same octree, shared (e.g. for HelmholtzFmmOptions::prebuilt_tree of a later FMM).
+  std::shared_ptr<const Octree> tree_ptr() const;
   int order() const;
   cplx k() const;
   std::size_t num_targets() const;
