@@ -245,6 +245,20 @@ class BemSolution:
 _D = BEM_DEFAULTS
 
 
+def _complex_values(x, what):
+    """``ndarray((n,), complex128)`` of a number or a 1-D array (n = 0 for None);
+    InvalidArgumentError naming ``what`` otherwise."""
+    if x is None:
+        return np.zeros(0, dtype=np.complex128)
+    try:
+        a = np.ascontiguousarray(np.atleast_1d(np.asarray(x, dtype=np.complex128)))
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{what} must be a number or an (N,) array, got {_show(x)}") from None
+    if a.ndim != 1:
+        raise InvalidArgumentError(f"{what} must be a number or an (N,) array, got shape {a.shape}")
+    return a
+
+
 def _plan_options(*, bc=_D["bc"], alpha=None, precond=_D["precond"], operator=_D["operator"],
                   fmm_tol=_D["fmm_tol"], dense_max=_D["dense_max"], bd_level=None, leaf=_D["leaf"], tol=_D["tol"],
                   restart=_D["restart"], max_iter=_D["max_iter"], threads=_D["threads"], ifmm_eps=_D["ifmm_eps"],
@@ -282,15 +296,7 @@ def _plan_options(*, bc=_D["bc"], alpha=None, precond=_D["precond"], operator=_D
         raise InvalidArgumentError(f"bd_level must be >= 0 or None, got {bd_level}")
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
         raise InvalidArgumentError(f"threads must be an integer >= 0 (0: all available), got {_show(threads)}")
-    if admittance is None:
-        adm = np.zeros(0, dtype=np.complex128)
-    else:
-        try:
-            adm = np.ascontiguousarray(np.atleast_1d(np.asarray(admittance, dtype=np.complex128)))
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got {_show(admittance)}") from None
-        if adm.ndim != 1:
-            raise InvalidArgumentError(f"admittance must be a number or an (N,) array, got shape {adm.shape}")
+    adm = _complex_values(admittance, "admittance")
     gaxis, gheight, grefl = _ground(ground_plane)
     sym = []
     for plane in (symmetry or []):
@@ -755,17 +761,9 @@ class AcousticBEM:
         if "bd_leaf" in options:  # older name of ``leaf``
             options["leaf"] = options.pop("bd_leaf")
         self._options = _plan_options(**options)  # checked now
-        self._impedance = np.zeros(0, dtype=np.complex128)
-        if impedance is not None:
-            try:
-                z = np.ascontiguousarray(np.atleast_1d(np.asarray(impedance, dtype=np.complex128)))
-            except (TypeError, ValueError):
-                raise InvalidArgumentError(f"impedance must be a number or an (N,) array, got {_show(impedance)}") from None
-            if z.ndim != 1:
-                raise InvalidArgumentError(f"impedance must be a number or an (N,) array, got shape {z.shape}")
-            for v in z:  # the values now (the C++ plan checks them again, naming the element)
-                admittance_from_impedance(v, sound_speed=self.sound_speed, density=self.density)
-            self._impedance = z
+        self._impedance = _complex_values(impedance, "impedance")
+        for v in self._impedance:  # the values now (the C++ plan checks them again, naming the element)
+            admittance_from_impedance(v, sound_speed=self.sound_speed, density=self.density)
         if isinstance(mesh, (str, os.PathLike)):
             mesh = read_mesh(mesh)
         self._mesh = _mesh_arrays(mesh)  # the shapes now
@@ -817,11 +815,7 @@ class AcousticBEM:
         if direction is not None and point_source is not None:
             raise InvalidArgumentError("give either direction (plane wave) or point_source, not both")
         empty = np.zeros((0, 3))
-        vel = np.zeros(0, dtype=np.complex128)
-        if velocity is not None:
-            vel = np.ascontiguousarray(np.atleast_1d(np.asarray(velocity, dtype=np.complex128)))
-            if vel.ndim != 1:
-                raise InvalidArgumentError(f"velocity must be a number or an (N,) array, got shape {vel.shape}")
+        vel = _complex_values(velocity, "velocity")
         kind, where = 0, (0.0, 0.0, 0.0)
         if direction is not None:
             kind, where = 1, tuple(float(x) for x in _points(np.reshape(direction, (1, -1)), "direction")[0])
