@@ -410,9 +410,9 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
 
   // ---- run folder -------------------------------------------------------------------------------
   Record run;
-  run.set("mesh", a.mesh)
-      .set("curve", a.curve ? a.crease : 0.0)
-      .set("elements", static_cast<long long>(n))
+  run.set("mesh", a.mesh).set("curve", a.curve ? a.crease : 0.0);
+  if (a.loop >= 0) run.set("loop", static_cast<long long>(a.loop));  // only then: earlier run.json files stay valid
+  run.set("elements", static_cast<long long>(n))
       .set("frequency", a.frequency)
       .set("frequencies", static_cast<long long>(freqs.size()))
       .set("sound_speed", medium.sound_speed)
