@@ -353,6 +353,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   ro.resume = a.resume;
   ro.labels.set("mesh", a.mesh)
       .set("curve", a.curve ? a.crease : 0.0)
+      .set("loop", static_cast<long long>(a.loop))
       .set("frequency", a.frequency)
       .set("velocity", a.velocity)
       .set("impedance", a.impedance)

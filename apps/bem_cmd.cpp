@@ -122,6 +122,22 @@ bem::Mesh load_mesh(const std::string& spec, std::string& description) {
 }
 
 bem::Mesh load_mesh(const BemArgs& a, std::string& description) {
+  if (a.loop != -1) {  // -1: not given
+    if (a.curve)
+      throw InvalidArgument("--loop and --curve exclude each other: --loop puts the curved elements on the Loop limit "
+                            "surface of the mesh, --curve on the vertex-normal surface through its vertices");
+    if (!a.symmetry.empty())
+      throw InvalidArgument("--loop with --symmetry: the Loop surface of a part is not the whole body's near its cut (the "
+                            "subdivision rules reach across it); subdivide the whole body, or give a curved (6-node) .msh part");
+    if (a.loop < 0 || a.loop > 8) throw InvalidArgument("--loop: levels must be in [0, 8], got " + std::to_string(a.loop));
+    if (a.crease != 45.0) throw InvalidArgument("--crease applies with --curve only");
+    bem::Mesh m = load_mesh(a.mesh, description);
+    if (m.curved()) throw InvalidArgument("--loop: the mesh already has curved 6-node elements (it must be a flat control mesh)");
+    bem::validate_and_orient(m);  // closed, consistently oriented outward: what the subdivision needs
+    description += ", Loop subdivision limit surface at " + std::to_string(a.loop) + (a.loop == 1 ? " level" : " levels") +
+                   " (curved 6-node elements, " + std::to_string(m.num_elements()) + " x 4^" + std::to_string(a.loop) + ")";
+    return bem::loop_subdivision_surface(m, a.loop);
+  }
   if (!a.curve) {
     if (a.crease != 45.0) throw InvalidArgument("--crease applies with --curve only");
     return load_mesh(a.mesh, description);
@@ -776,6 +792,9 @@ CLI::App* add_bem_command(CLI::App& app, BemArgs& g) {
                                   "elements on the smooth surface through its vertices (docs/bem.md, \"Curved elements\")");
   c->add_option("--crease", g.crease, "with --curve: edges whose faces meet at more than DEG degrees stay straight")
       ->check(CLI::Range(1e-9, 180.0));
+  c->add_option("--loop", g.loop, "replace a flat closed mesh (the control mesh) by its Loop subdivision limit surface at N "
+                "levels (0-8): curved 6-node elements, T*4^N, all on one smooth surface (docs/bem.md, \"Curved elements\")")
+      ->check(CLI::Range(0, 8));
   // exactly one of --k (dimensionless) and --frequency (physical units): a usage error otherwise
   CLI::Option_group* wave = c->add_option_group("wavenumber", "--k or --frequency (exactly one)");
   wave->add_option("--k", g.k, "wavenumber RE[,IM] (Re k > 0, Im k >= 0; 1/length unit); or --frequency");

@@ -28,6 +28,7 @@ struct BemArgs {
   std::string mesh;
   bool curve = false;     ///< --curve: curve a flat mesh by its vertex normals (bem::curve_by_vertex_normals)
   double crease = 45.0;   ///< --crease DEG: feature edges sharper than this stay straight (with --curve)
+  int loop = -1;          ///< --loop N: the Loop limit surface at N levels (bem::loop_subdivision_surface); -1: off
   std::string k;  ///< --k RE[,IM] (1/length unit); excludes --frequency
   // acoustic units (--frequency: a frequency sweep in Hz, bem_acoustics_cmd.cpp)
   std::string frequency;  ///< F | F1,F2,... | FROM:TO:STEP (Hz)
@@ -81,8 +82,10 @@ namespace bem_detail {
 /// "sphere:R,REF" (icosphere), "octasphere:R,REF", "ellipsoid:A,B,C,REF" or a mesh file
 /// (.msh/.obj/.stl); `description` gets a one-line description. InvalidArgument / IOError.
 bem::Mesh load_mesh(const std::string& spec, std::string& description);
-/// load_mesh, then with a.curve the mesh validated, oriented and curved by its vertex normals
-/// (InvalidArgument: --curve on a curved mesh or with --symmetry; --crease without --curve).
+/// load_mesh, then with a.curve the mesh validated, oriented and curved by its vertex normals, with
+/// a.loop >= 0 validated, oriented and replaced by its Loop limit surface at a.loop levels
+/// (InvalidArgument: --curve or --loop on a curved mesh or with --symmetry, both together, --loop
+/// outside [0, 8]; --crease without --curve).
 bem::Mesh load_mesh(const BemArgs& a, std::string& description);
 /// --ground AXIS=H[,rigid|soft] (AXIS x, y or z; default rigid): InvalidArgument otherwise.
 bem::GroundPlane parse_ground(const std::string& spec);

@@ -96,8 +96,8 @@ triangulated surface (sound-hard or sound-soft) with the Burton-Miller collocati
 matrix or FMM-accelerated operator) and GMRES, optionally preconditioned by the block-diagonal
 octree preconditioner; ``solve`` returns a :class:`BemSolution` (surface
 field + solve information), from which ``far_field`` and ``scattered_field`` are evaluated. Conventions: ``e^{-i omega t}``, ``G = e^{ikr}/(4 pi r)``, outward normals, far field
-``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl/.off, :func:`curve_mesh` and
-:func:`refine_mesh` make curved 6-node elements and refine, :func:`icosphere` (and :func:`octasphere`) makes
+``u_sc ~ e^{ik|x|}/|x| u_inf``. :func:`read_mesh` reads .msh/.obj/.stl/.off, :func:`curve_mesh`,
+:func:`loop_surface` and :func:`refine_mesh` make curved 6-node elements and refine, :func:`icosphere` (and :func:`octasphere`) makes
 sphere meshes.
 """
 
@@ -153,11 +153,11 @@ __all__ += ["poisson_fd", "seed_problem_2d", "MultigridPlan", "chebyshev_cg", "o
             "SolveInfo", "SolveResult"]
 
 from ._bem import (BEM_DEFAULTS, MEDIUM_DEFAULTS, AcousticBEM, BemSolution, HelmholtzBEM, acoustic_wavenumber,
-                   admittance_from_impedance, curve_mesh, icosphere, normal_velocity_data, octasphere, read_mesh,
-                   refine_mesh, sphere_rule, spl_db)
+                   admittance_from_impedance, curve_mesh, icosphere, loop_surface, normal_velocity_data, octasphere,
+                   read_mesh, refine_mesh, sphere_rule, spl_db)
 
 __all__ += ["HelmholtzBEM", "BemSolution", "BEM_DEFAULTS", "read_mesh", "icosphere", "octasphere", "curve_mesh",
-            "refine_mesh", "MEDIUM_DEFAULTS",
+            "refine_mesh", "loop_surface", "MEDIUM_DEFAULTS",
             "AcousticBEM", "acoustic_wavenumber", "admittance_from_impedance", "normal_velocity_data", "spl_db",
             "sphere_rule"]
 

@@ -35,7 +35,8 @@ from ._format import show as _show
 from ._fmm import points3
 from ._record import Record
 
-__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "curve_mesh", "refine_mesh", "BEM_DEFAULTS",
+__all__ = ["HelmholtzBEM", "BemSolution", "Record", "read_mesh", "icosphere", "octasphere", "curve_mesh", "refine_mesh", "loop_surface",
+           "BEM_DEFAULTS",
            "MEDIUM_DEFAULTS", "AcousticBEM", "acoustic_wavenumber", "normal_velocity_data",
            "admittance_from_impedance", "spl_db", "sphere_rule"]
 
@@ -125,6 +126,31 @@ def curve_mesh(mesh, *, crease_degrees=45.0):
     if m.shape[0]:
         raise InvalidArgumentError("curve_mesh: the mesh is already curved")
     return _mesh_tuple(_core.bem_curve(v, t, float(crease_degrees)))
+
+
+def loop_surface(mesh, *, levels=1):
+    """Curved 6-node mesh on the Loop subdivision limit surface of a flat closed mesh (the control
+    mesh, e.g. a scanned STL / OBJ / OFF body): ``levels`` Loop steps (``T * 4**levels`` triangles,
+    the child order of :func:`refine_mesh`), every corner and midside node moved to its limit
+    position. All levels lie on the SAME smooth surface (C2, C1 at vertices of valence other than
+    6), so they form a convergence sequence beyond O(h); the surface approximates the control mesh,
+    it does not pass through its vertices (convex parts shrink by O(h_control^2)). The mesh is
+    validated and oriented outward first. C++ ``bem::loop_subdivision_surface`` (docs/bem.md,
+    "Curved elements").
+
+    Returns ``(vertices, triangles, midside)`` (``midside`` ``ndarray((T * 4**levels, 3, 3),
+    float64)``; vertex i < V is the limit position of control vertex i after validation).
+    InvalidArgumentError for an invalid, open, non-manifold or already curved mesh, ``levels`` not
+    an integer in [0, 8], or more than 50 million resulting elements.
+    """
+    v, t, m = _mesh_arrays(mesh)
+    if m.shape[0]:
+        raise InvalidArgumentError("loop_surface: the mesh is already curved (it must be a flat control mesh)")
+    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
+        raise InvalidArgumentError(f"levels must be an integer, got {_show(levels)}")
+    if not 0 <= levels <= 8:
+        raise InvalidArgumentError(f"levels must be in [0, 8], got {_show(levels)}")
+    return _mesh_tuple(_core.bem_loop(v, t, int(levels)))
 
 
 def refine_mesh(mesh):

@@ -490,6 +490,18 @@ void init_bem(nb::module_& m) {
       },
       "vertices"_a, "triangles"_a, "crease_degrees"_a);
   m.def(
+      "bem_loop",
+      [](const InPts& v, const InTri& t, int levels) {
+        bem::Mesh mesh = make_mesh(v, t);
+        {
+          nb::gil_scoped_release release;
+          bem::validate_and_orient(mesh);
+          mesh = bem::loop_subdivision_surface(mesh, levels);
+        }
+        return mesh_to_numpy(mesh);
+      },
+      "vertices"_a, "triangles"_a, "levels"_a);
+  m.def(
       "bem_refine",
       [](const InPts& v, const InTri& t, const InPts& midside) { return mesh_to_numpy(bem::refine(make_mesh(v, t, &midside))); },
       "vertices"_a, "triangles"_a, "midside"_a);

@@ -59,6 +59,16 @@ std::uint64_t edge_key(std::int32_t a, std::int32_t b) {
   return (static_cast<std::uint64_t>(std::min(a, b)) << 32) | static_cast<std::uint64_t>(std::max(a, b));
 }
 
+/// "(a,b)": an edge in error messages.
+std::string edge_str(std::int32_t a, std::int32_t b) {
+  std::string s = "(";  // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "(" + std::string
+  s += std::to_string(a);
+  s += ',';
+  s += std::to_string(b);
+  s += ')';
+  return s;
+}
+
 }  // namespace
 
 Mesh refine(const Mesh& m);  // below
@@ -391,19 +401,266 @@ Mesh refine(const Mesh& m) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Validation
+// Loop subdivision limit surface
 // ---------------------------------------------------------------------------------------------
 
 namespace {
 
-std::string edge_str(std::int32_t a, std::int32_t b) {
-  std::string s = "(";  // appended piecewise: GCC 12 warns (-Wrestrict, falsely) on "(" + std::string
-  s += std::to_string(a);
-  s += ',';
-  s += std::to_string(b);
-  s += ')';
-  return s;
+/// Output size limit of loop_subdivision_surface() (elements; about 130 bytes each).
+constexpr std::uint64_t kLoopMaxElements = 50'000'000;
+static_assert(3 * kLoopMaxElements < std::numeric_limits<std::uint32_t>::max(),
+              "half-edge ids of the finest level must fit in 32 bits");
+
+/// One level of Loop subdivision: positions, triangles and, per half-edge h = 3 e + j (the edge
+/// t[e][j] -> t[e][(j+1)%3]), the opposite half-edge twin[h] of the neighbouring triangle.
+struct LoopLevel {
+  std::vector<Vec3> p;
+  std::vector<std::array<std::int32_t, 3>> t;
+  std::vector<std::uint32_t> twin;
+};
+
+/// Loop's even-vertex weight beta(n) and the limit weight chi(n) = 1 / (3 / (8 beta) + n) per
+/// valence n (index n of the tables; n = 0, an unused vertex, keeps its position).
+struct LoopWeights {
+  std::vector<double> beta, chi;
+  explicit LoopWeights(std::size_t max_valence) : beta(max_valence + 1, 0.0), chi(max_valence + 1, 0.0) {
+    for (std::size_t n = 1; n <= max_valence; ++n) {
+      const double dn = static_cast<double>(n);
+      const double c = 3.0 / 8.0 + 0.25 * std::cos(2 * std::numbers::pi / dn);
+      beta[n] = (5.0 / 8.0 - c * c) / dn;
+      chi[n] = 1.0 / (3.0 / (8.0 * beta[n]) + dn);
+    }
+  }
+};
+
+/// (1 - n w) v + w s: the even and the limit masks (s: the sum of the n neighbours).
+Vec3 ring_mask(const Vec3& v, const Vec3& s, std::int32_t n, double w) {
+  const double c = 1.0 - static_cast<double>(n) * w;
+  return {c * v[0] + w * s[0], c * v[1] + w * s[1], c * v[2] + w * s[2]};
 }
+
+/// Valence and neighbour sum of every vertex: on a closed, consistently oriented surface every
+/// neighbour b of a is met exactly once as a directed edge a -> b.
+void loop_rings(const LoopLevel& L, std::vector<std::int32_t>& n, std::vector<Vec3>& s) {
+  n.assign(L.p.size(), 0);
+  s.assign(L.p.size(), Vec3{0, 0, 0});
+  for (const auto& t : L.t)
+    for (int j = 0; j < 3; ++j) {
+      const auto a = static_cast<std::size_t>(t[j]);
+      const Vec3& b = L.p[static_cast<std::size_t>(t[(j + 1) % 3])];
+      ++n[a];
+      for (int d = 0; d < 3; ++d) s[a][d] += b[d];
+    }
+}
+
+/// The odd vertex of the edge of half-edge h: 3/8 (a + b) + 1/8 (c + d), evaluated from the lower
+/// of h and its twin, so that both half-edges give bit-identical points.
+Vec3 loop_odd(const LoopLevel& L, std::uint32_t h) {
+  h = std::min(h, L.twin[h]);
+  const std::uint32_t g = L.twin[h];
+  const auto& te = L.t[h / 3];
+  const std::uint32_t j = h % 3;
+  const Vec3& a = L.p[static_cast<std::size_t>(te[j])];
+  const Vec3& b = L.p[static_cast<std::size_t>(te[(j + 1) % 3])];
+  const Vec3& c = L.p[static_cast<std::size_t>(te[(j + 2) % 3])];
+  const Vec3& d = L.p[static_cast<std::size_t>(L.t[g / 3][(g % 3 + 2) % 3])];
+  Vec3 r;
+  for (int k = 0; k < 3; ++k) r[k] = 0.375 * (a[k] + b[k]) + 0.125 * (c[k] + d[k]);
+  return r;
+}
+
+/// One Loop step: the topology of refine() (children (t0, ab, ca), (t1, bc, ab), (t2, ca, bc),
+/// (ab, bc, ca); new vertices numbered in the order of their edges' first half-edges) with Loop's
+/// positions; the children's twins follow from the parents' (no search).
+LoopLevel loop_step(const LoopLevel& L, const std::vector<std::int32_t>& n, const std::vector<Vec3>& s,
+                    const LoopWeights& w) {
+  const std::size_t nv = L.p.size(), nt = L.t.size();
+  std::vector<std::int32_t> odd(3 * nt);
+  std::int32_t next = static_cast<std::int32_t>(nv);
+  for (std::uint32_t h = 0; h < 3 * nt; ++h) odd[h] = L.twin[h] > h ? next++ : odd[L.twin[h]];
+  LoopLevel R;
+  R.p.resize(static_cast<std::size_t>(next));
+  for (std::size_t v = 0; v < nv; ++v)
+    R.p[v] = n[v] > 0 ? ring_mask(L.p[v], s[v], n[v], w.beta[static_cast<std::size_t>(n[v])]) : L.p[v];
+  for (std::uint32_t h = 0; h < 3 * nt; ++h)
+    if (L.twin[h] > h) R.p[static_cast<std::size_t>(odd[h])] = loop_odd(L, h);
+  R.t.resize(4 * nt);
+  R.twin.resize(12 * nt);
+  auto child_half = [](std::size_t e, std::uint32_t c, std::uint32_t k) {
+    return static_cast<std::uint32_t>(3 * (4 * e + c) + k);
+  };
+  for (std::size_t e = 0; e < nt; ++e) {
+    const auto& t = L.t[e];
+    const std::int32_t x = odd[3 * e], y = odd[3 * e + 1], z = odd[3 * e + 2];
+    R.t[4 * e] = {t[0], x, z};
+    R.t[4 * e + 1] = {t[1], y, x};
+    R.t[4 * e + 2] = {t[2], z, y};
+    R.t[4 * e + 3] = {x, y, z};
+    for (std::uint32_t j = 0; j < 3; ++j) {
+      // inner edges: edge 1 of corner child j against edge (j + 2) % 3 of the middle child
+      R.twin[child_half(e, j, 1)] = child_half(e, 3, (j + 2) % 3);
+      R.twin[child_half(e, 3, (j + 2) % 3)] = child_half(e, j, 1);
+      // the halves of parent edge j (twin: edge k of element f, traversed the other way):
+      // t_j -> mid is edge 0 of child j, its twin mid -> t_j edge 2 of f's child (k + 1) % 3;
+      // mid -> t_{j+1} is edge 2 of child (j + 1) % 3, its twin edge 0 of f's child k
+      const std::uint32_t g = L.twin[3 * e + j], k = g % 3;
+      const std::size_t f = g / 3;
+      R.twin[child_half(e, j, 0)] = child_half(f, (k + 1) % 3, 2);
+      R.twin[child_half(e, (j + 1) % 3, 2)] = child_half(f, k, 0);
+    }
+  }
+  return R;
+}
+
+/// The control mesh as level 0 with its twins, checked: closed, edge-manifold, consistently
+/// oriented, every vertex one fan of at least 3 triangles.
+LoopLevel loop_control(const Mesh& m) {
+  const char* fn = "loop_subdivision_surface: ";
+  const std::size_t ne = m.triangles.size(), nv = m.vertices.size();
+  for (std::size_t e = 0; e < ne; ++e) {
+    check_element(m, e, "loop_subdivision_surface");
+    const auto& t = m.triangles[e];
+    if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])
+      throw InvalidArgument(std::string(fn) + "element " + std::to_string(e) + " has a repeated vertex index (" +
+                            std::to_string(t[0]) + ", " + std::to_string(t[1]) + ", " + std::to_string(t[2]) + ")");
+  }
+  for (std::size_t v = 0; v < nv; ++v)
+    for (double x : m.vertices[v])
+      if (!std::isfinite(x))
+        throw InvalidArgument(std::string(fn) + "vertex " + std::to_string(v) + " has a non-finite coordinate");
+  LoopLevel L;
+  L.p = m.vertices;
+  L.t = m.triangles;
+  L.twin.resize(3 * ne);
+  // the 3 ne half-edges sorted by undirected edge (then by id): each edge must hold exactly two,
+  // in opposite directions
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> recs(3 * ne);
+  for (std::uint32_t h = 0; h < 3 * ne; ++h) recs[h] = {edge_key(L.t[h / 3][h % 3], L.t[h / 3][(h % 3 + 1) % 3]), h};
+  std::sort(recs.begin(), recs.end());
+  auto from = [&](std::uint32_t h) { return L.t[h / 3][h % 3]; };
+  auto to = [&](std::uint32_t h) { return L.t[h / 3][(h % 3 + 1) % 3]; };
+  for (std::size_t i = 0; i < recs.size();) {
+    std::size_t k = i;
+    while (k < recs.size() && recs[k].first == recs[i].first) ++k;
+    const std::uint32_t h = recs[i].second;
+    const std::string edge = "edge " + edge_str(from(h), to(h)) + " of element " + std::to_string(h / 3);
+    if (k - i == 1)
+      throw InvalidArgument(std::string(fn) + "the mesh is not closed: " + edge +
+                            " has no neighbour (Loop subdivision needs a closed surface)");
+    if (k - i > 2) {
+      std::string list;
+      for (std::size_t r = i; r < k; ++r) list += (list.empty() ? "" : ", ") + std::to_string(recs[r].second / 3);
+      throw InvalidArgument(std::string(fn) + "non-manifold " + edge + " is shared by " + std::to_string(k - i) +
+                            " elements (" + list + ")");
+    }
+    const std::uint32_t g = recs[i + 1].second;
+    if (from(h) == from(g))
+      throw InvalidArgument(std::string(fn) + "the mesh is not consistently oriented: " + edge +
+                            " is traversed in the same direction by element " + std::to_string(g / 3) +
+                            " (orient it with validate_and_orient() first)");
+    L.twin[h] = g;
+    L.twin[g] = h;
+    i = k;
+  }
+  recs = {};
+  // vertex fans: the outgoing half-edges of v are one cycle of h -> twin(previous half-edge of h)
+  std::vector<std::int32_t> corners(nv, 0);
+  std::vector<std::uint32_t> first(nv, 0);
+  for (std::uint32_t h = 3 * static_cast<std::uint32_t>(ne); h-- > 0;) {
+    const auto v = static_cast<std::size_t>(from(h));
+    ++corners[v];
+    first[v] = h;
+  }
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (corners[v] == 0) continue;
+    std::int32_t fan = 0;
+    std::uint32_t h = first[v];
+    do {
+      ++fan;
+      h = L.twin[3 * (h / 3) + (h % 3 + 2) % 3];
+    } while (h != first[v]);
+    if (fan != corners[v])
+      throw InvalidArgument(std::string(fn) + "vertex " + std::to_string(v) + " is not a manifold vertex: its " +
+                            std::to_string(corners[v]) + " elements form more than one fan (surfaces touching at a "
+                            "point); Loop subdivision needs a 2-manifold surface");
+    if (fan < 3)
+      throw InvalidArgument(std::string(fn) + "vertex " + std::to_string(v) + " has only " + std::to_string(fan) +
+                            " elements (two triangles on the same vertices)");
+  }
+  return L;
+}
+
+}  // namespace
+
+Mesh loop_subdivision_surface(const Mesh& control, int levels) {
+  const char* fn = "loop_subdivision_surface: ";
+  if (control.curved())
+    throw InvalidArgument(std::string(fn) + "the control mesh is curved (6-node elements); it must be flat");
+  if (control.triangles.empty()) throw InvalidArgument(std::string(fn) + "the control mesh has no triangles");
+  if (levels < 0 || levels > 8)
+    throw InvalidArgument(std::string(fn) + "levels must be in [0, 8], got " + std::to_string(levels));
+  // sizes of the result before anything is allocated: T_{l+1} = 4 T_l, V_{l+1} = V_l + E_l,
+  // E_{l+1} = 2 E_l + 3 T_l (E_0 = 3 T / 2 on a closed surface)
+  {
+    std::uint64_t t = control.triangles.size(), v = control.vertices.size(), e = 3 * t / 2;
+    for (int l = 0; l < levels; ++l) {
+      v += e;
+      e = 2 * e + 3 * t;
+      t *= 4;
+    }
+    if (t > kLoopMaxElements)
+      throw InvalidArgument(std::string(fn) + std::to_string(control.triangles.size()) + " triangles at " +
+                            std::to_string(levels) + " levels would give " + std::to_string(t) +
+                            " elements, more than the limit of " + std::to_string(kLoopMaxElements) +
+                            " (about 130 bytes each); use fewer levels");
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
+      throw InvalidArgument(std::string(fn) + "the result would have more than 2^31 - 1 vertices");
+  }
+  LoopLevel L = loop_control(control);
+  std::vector<std::int32_t> n;
+  std::vector<Vec3> s;
+  loop_rings(L, n, s);
+  const LoopWeights w(static_cast<std::size_t>(std::max(6, *std::max_element(n.begin(), n.end()))));
+  for (int l = 0; l < levels; ++l) {
+    L = loop_step(L, n, s, w);
+    loop_rings(L, n, s);
+  }
+  // corners: limit positions of the level-`levels` vertices
+  Mesh out;
+  out.vertices.resize(L.p.size());
+  for (std::size_t v = 0; v < L.p.size(); ++v)
+    out.vertices[v] = n[v] > 0 ? ring_mask(L.p[v], s[v], n[v], w.chi[static_cast<std::size_t>(n[v])]) : L.p[v];
+  // midside nodes: the limit position of the edge's odd vertex one step further, which is
+  // regular (valence 6); its neighbours there are the even updates of the edge's ends and the
+  // odd vertices of the other two edges of both its triangles
+  const std::size_t nt = L.t.size();
+  out.midside.resize(nt);
+  const double chi6 = w.chi[6];
+  for (std::uint32_t h = 0; h < 3 * nt; ++h) {
+    const std::uint32_t g = L.twin[h];
+    if (g < h) continue;
+    const std::uint32_t e = h / 3, j = h % 3, f = g / 3, k = g % 3;
+    const auto a = static_cast<std::size_t>(L.t[e][j]), b = static_cast<std::size_t>(L.t[e][(j + 1) % 3]);
+    const std::array<Vec3, 6> ring = {ring_mask(L.p[a], s[a], n[a], w.beta[static_cast<std::size_t>(n[a])]),
+                                      ring_mask(L.p[b], s[b], n[b], w.beta[static_cast<std::size_t>(n[b])]),
+                                      loop_odd(L, 3 * e + (j + 1) % 3), loop_odd(L, 3 * e + (j + 2) % 3),
+                                      loop_odd(L, 3 * f + (k + 1) % 3), loop_odd(L, 3 * f + (k + 2) % 3)};
+    Vec3 sum = {0, 0, 0};
+    for (const auto& r : ring)
+      for (int d = 0; d < 3; ++d) sum[d] += r[d];
+    const Vec3 mid = ring_mask(loop_odd(L, h), sum, 6, chi6);
+    out.midside[e][j] = mid;
+    out.midside[f][k] = mid;
+  }
+  out.triangles = std::move(L.t);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+namespace {
 
 struct CoordKey {
   std::array<std::uint64_t, 3> bits;

@@ -1,6 +1,7 @@
 """`elliptica bem --mesh FILE`: self-intersecting and nested surfaces are refused (exit 2) with the
 offending elements / components named; disjoint bodies and bodies touching at a shared vertex are
-accepted. The meshes are written here (OBJ and ASCII STL) from a refined octahedron projected to
+accepted; --loop (the Loop limit surface of a flat control mesh) runs and is refused where it must
+be. The meshes are written here (OBJ and ASCII STL) from a refined octahedron projected to
 the sphere, so these tests depend on the command-line tool only.
 
 The binary is taken from ELLIPTICA_CLI, else from PATH.
@@ -147,3 +148,28 @@ def test_disjoint_and_vertex_touching_spheres_accepted(cli, tmp_path):
     r = bem(cli, write_obj(tmp_path / "tips.obj", join(sphere(1), sphere(1, 1.0, (2.0, 0.0, 0.0)))), tmp_path / "o3")
     assert r.returncode == 0, r.stderr
     assert "components 2" in r.stdout and "merged duplicate vertices 1" in r.stdout
+
+
+def test_loop_limit_surface(cli, tmp_path):
+    # --loop N: the flat control mesh (an octahedron) replaced by its Loop limit surface at N
+    # levels, curved 6-node elements; refused with --curve, --symmetry and on a curved mesh
+    path = write_obj(tmp_path / "octahedron.obj", sphere(0))
+    r = run(cli, "bem", "--mesh", path, "--loop", "1", "--k", "0.5", "--bc", "dirichlet", "--out", tmp_path / "o",
+            "--no-plots", "--far-field-points", "4", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    assert "Loop subdivision limit surface at 1 level (curved 6-node elements, 8 x 4^1)" in r.stdout, r.stdout
+    assert "elements 32, vertices 18," in r.stdout, r.stdout
+    for extra, message in [(["--curve"], "--loop and --curve exclude each other"),
+                           (["--symmetry", "z=0"], "--loop with --symmetry"),
+                           (["--crease", "30"], "--crease applies with --curve only")]:
+        r = run(cli, "bem", "--mesh", path, "--loop", "1", *extra, "--k", "0.5", "--out", tmp_path / "x", "--no-plots")
+        assert r.returncode == INVALID and message in r.stderr, (extra, r.returncode, r.stderr)
+    r = run(cli, "bem", "--mesh", "sphere:1,0,curved", "--loop", "1", "--k", "0.5", "--out", tmp_path / "x", "--no-plots")
+    assert r.returncode == INVALID and "--loop: the mesh already has curved 6-node elements" in r.stderr, r.stderr
+    v, t = sphere(0)
+    r = run(cli, "bem", "--mesh", write_obj(tmp_path / "open.obj", (v, t[:-1])), "--loop", "1", "--k", "0.5",
+            "--out", tmp_path / "x", "--no-plots")
+    assert r.returncode == INVALID and "not closed: edge (" in r.stderr, r.stderr
+    r = run(cli, "bem", "--mesh", path, "--loop", "9", "--k", "0.5", "--out", tmp_path / "x", "--no-plots")
+    assert r.returncode != 0 and "--loop" in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()

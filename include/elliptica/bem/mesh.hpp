@@ -140,6 +140,54 @@ Mesh curve_by_vertex_normals(const Mesh& m, double crease_degrees = 45.0);
 /// the result would exceed 2^31 - 1 vertices.
 Mesh refine(const Mesh& m);
 
+/// Curved second-order mesh on the Loop subdivision limit surface of a flat control mesh (C. Loop,
+/// "Smooth subdivision surfaces based on triangles", MS thesis, Univ. of Utah 1987): a smooth
+/// surface (C2, C1 at the extraordinary vertices, those of valence != 6; Zorin 2000, in the
+/// SIGGRAPH 2000 course notes below)
+/// that approximates, but does not interpolate, the control mesh: it lies inside convex parts by
+/// O(h_control^2) (about h^2 / 4 at a regular vertex of a sphere-like mesh; a coarse body shrinks
+/// a lot: an octahedron's vertices go to 24/55 of their radius).
+/// Every call with the same control mesh interpolates the SAME surface, so the meshes of levels
+/// 0, 1, 2, ... are a convergence sequence on one smooth body (unlike curve_by_vertex_normals() +
+/// refine(), whose limit has normal kinks at the coarse edges).
+///
+/// Steps: `levels` Loop steps with the topology of refine() (every triangle split in 4, the same
+/// child order and new-vertex numbering), odd (edge) vertex 3/8 (a + b) + 1/8 (c + d) for the
+/// edge (a, b) whose two triangles have third vertices c and d, even vertex of valence n
+/// (1 - n beta) v + beta sum(neighbours), beta = (1/n) (5/8 - (3/8 + 1/4 cos(2 pi / n))^2)
+/// (Loop 1987; Zorin & Schroder, "Subdivision for Modeling and Animation", SIGGRAPH 2000 course
+/// notes, ch. 4). Then every node is put on the limit surface with the limit mask
+/// v_inf = (1 - n chi) v + chi sum(neighbours), chi = 1 / (3 / (8 beta) + n) (Hoppe et al.,
+/// "Piecewise smooth surface reconstruction", SIGGRAPH 1994; pbrt, Pharr, Jakob & Humphreys,
+/// sec. 3.8; regular valence 6: 1/2 centre + 1/12 each neighbour): it is the left eigenvector of
+/// eigenvalue 1 of the local subdivision matrix, so the limit position of a vertex is the same
+/// from every level. Output: the level-`levels` triangles, vertex i at the limit position of the
+/// level-`levels` vertex i (the control vertices keep their indices 0 .. V-1); the midside node of
+/// every edge at the limit position of the edge's odd vertex of level `levels` + 1 (one more Loop
+/// step, computed once per edge from its lower half-edge, so neighbours get bit-identical nodes).
+/// The corners and midside nodes of level L are corners of level L + 1. Orientation: that of the
+/// control mesh. Control vertices used by no triangle are kept where they are.
+/// Sizes: T 4^levels triangles and midside entries, V + (T / 2) (4^levels - 1) vertices for a
+/// control mesh of T triangles and V vertices (each level adds one vertex per edge, E = 3 T / 2).
+///
+/// Geometry error (curved quadratic interpolation of a smooth surface): O(h^3) pointwise, the
+/// enclosed volume and the area O(h^4) (measured orders 3.9-4.1; tests/test_bem_loop.cpp).
+/// Cost: O(T 4^levels) time, about 0.2 us and 130 bytes per output element (the last level's
+/// positions, triangles and half-edge twins, and the output); no hash tables (the half-edge twins
+/// of the control mesh are found by sorting, those of the later levels follow from the split rule).
+///
+/// Input: a flat, closed, consistently oriented 2-manifold triangle mesh (validate_and_orient()
+/// first, as for curve_by_vertex_normals()). Throws InvalidArgument if `control` is curved or has
+/// no triangles, levels is not in [0, 8], the output would have more than 50 million elements
+/// (T 4^levels, checked before anything is allocated; the message names the number), a vertex
+/// index is out of range or repeated within a triangle, a coordinate is not finite, and, naming
+/// the edge (vertex indices) and its elements, for an edge of one triangle only (an open surface),
+/// an edge of more than two (non-manifold), or an edge traversed in the same direction by its two
+/// triangles (inconsistent orientation); naming the vertex, for a vertex whose triangles form more
+/// than one fan (surfaces touching at a point, which validate_and_orient() accepts) or that has
+/// fewer than 3 triangles.
+Mesh loop_subdivision_surface(const Mesh& control, int levels);
+
 // ---------------------------------------------------------------------------------------------
 // Validation
 // ---------------------------------------------------------------------------------------------
