@@ -556,10 +556,8 @@ int run_bem(const BemArgs& a) {
 
   if (!a.ground.empty()) ho.ground = bem_detail::parse_ground(a.ground);
   for (const auto& sp : a.symmetry) ho.symmetry.push_back(bem_detail::parse_symmetry(sp));
-  if ((ho.ground || !ho.symmetry.empty()) &&
-      (ho.op.kind == bem::OperatorKind::Fmm || ho.precond.kind == bem::PreconditionerKind::Ifmm))
-    throw InvalidArgument("--ground and --symmetry are built on the dense operator: use --operator dense or auto, "
-                          "--precond bd or none");
+  if ((ho.ground || !ho.symmetry.empty()) && ho.precond.kind == bem::PreconditionerKind::Ifmm)
+    throw InvalidArgument("--ground and --symmetry do not work with --precond ifmm: use --precond bd or none");
   if (acoustic) {
     bem_detail::AcousticDirections ad;
     if (sweep.active) {

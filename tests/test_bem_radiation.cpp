@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "elliptica/bem/acoustics.hpp"
+#include "elliptica/bem/fmm_operator.hpp"
 #include "elliptica/bem/helmholtz.hpp"
 #include "elliptica/bem/mesh.hpp"
 #include "elliptica/bem/plan.hpp"
@@ -453,7 +454,9 @@ TEST(BemGroundPlane, RefusesBadInput) {
   EXPECT_THROW(HelmholtzBem(above, cd(1, 0), o), InvalidArgument);
   o.ground->axis = 2;
   o.op.kind = OperatorKind::Fmm;
+  o.precond.kind = PreconditionerKind::Ifmm;  // the IFMM does not take images
   EXPECT_THROW(HelmholtzBem(above, cd(1, 0), o), InvalidArgument);
+  o.precond.kind = PreconditionerKind::BlockDiagonal;
   o.op.kind = OperatorKind::Auto;
   const HelmholtzBem plan(above, cd(1, 0), o);
   EXPECT_EQ(plan.setup().op, OperatorKind::Dense);
@@ -659,6 +662,7 @@ TEST(BemSymmetry, RefusesBadInput) {
   EXPECT_THROW(HelmholtzBem(part, cd(1, 0), o), InvalidArgument);
   o.symmetry = {MirrorPlane{2, 0.0, 1.0}};
   o.op.kind = OperatorKind::Fmm;
+  o.precond.kind = PreconditionerKind::Ifmm;  // the IFMM does not take images
   EXPECT_THROW(HelmholtzBem(part, cd(1, 0), o), InvalidArgument);
   // a cut that does not lie on the plane: the whole body is not closed
   Mesh shifted = translated(part, {0, 0, 0.05});
@@ -670,4 +674,80 @@ TEST(BemSymmetry, RefusesBadInput) {
   for (const auto& t : rounded.triangles)
     for (auto v : t) zmin = std::min(zmin, rounded.vertices[static_cast<std::size_t>(v)][2]);
   EXPECT_EQ(zmin, 0.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The FMM operator of the image Green's function (FmmOperatorOptions::planes): its entries are the
+// dense operator's with images (the same quadrature: to rounding), its matvec agrees to the FMM
+// tolerance, and so do the solutions. Rigid and pressure-release ground, sound-hard and
+// sound-soft, and a half model (symmetry plane) over a ground plane: factors +1 and -1, one and
+// three images.
+TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
+  const int ref = kSanitized ? 2 : 3;
+  const Mesh sphere = translated(icosphere(ref, 0.5), {0.1, 0.0, 0.7});
+  const Mesh half = cut(translated(octasphere(ref, 0.5), {0.0, 0.0, 0.7}), {1});
+  struct Case {
+    const char* name;
+    const Mesh* mesh;
+    std::vector<MirrorPlane> symmetry;
+    double reflection;
+    BoundaryCondition bc;
+  };
+  const std::vector<Case> cases = {
+      {"rigid ground, sound-hard", &sphere, {}, 1.0, BoundaryCondition::Neumann},
+      {"soft ground, sound-soft", &sphere, {}, -1.0, BoundaryCondition::Dirichlet},
+      {"half model (y = 0, symmetric) over soft ground", &half, {MirrorPlane{1, 0.0, 1.0}}, -1.0,
+       BoundaryCondition::Neumann},
+  };
+  const double k = 3.0;
+  for (const auto& c : cases) {
+    Mesh m = *c.mesh;
+    if (!c.symmetry.empty()) validate_and_orient(m, c.symmetry);
+    HelmholtzBemOptions o;
+    o.ground = GroundPlane{2, 0.0, c.reflection};
+    o.symmetry = c.symmetry;
+    o.bc = c.bc;
+    o.gmres.rtol = 1e-10;
+    o.op.fmm.tolerance = 1e-6;
+    o.op.fmm.tree.max_leaf = 16;
+    o.op.kind = OperatorKind::Dense;
+    const HelmholtzBem dense(m, cd(k, 0), o);
+    o.op.kind = OperatorKind::Fmm;
+    const HelmholtzBem fmm(m, cd(k, 0), o);
+    ASSERT_EQ(fmm.setup().op, OperatorKind::Fmm) << c.name;
+    const auto* op = dynamic_cast<const HelmholtzBemFmmOperator*>(&fmm.system_operator());
+    ASSERT_NE(op, nullptr);
+    const std::size_t n = m.num_elements();
+    if (!kSanitized) {
+      EXPECT_LT(fmm.setup().near_entries, n * n / 2) << c.name;  // the FMM does part of the work
+    }
+    // entries of a few rows, all columns (near ones stored, far ones computed): the dense
+    // matrix's, to rounding
+    const std::vector<std::int64_t> rows = {0, static_cast<std::int64_t>(n / 3), static_cast<std::int64_t>(n - 1)};
+    std::vector<std::int64_t> cols(n);
+    for (std::size_t j = 0; j < n; ++j) cols[j] = static_cast<std::int64_t>(j);
+    std::vector<cd> e(rows.size() * n);
+    op->entries(rows, cols, e.data());
+    double diff = 0, norm = 0;
+    for (std::size_t a = 0; a < rows.size(); ++a)
+      for (std::size_t j = 0; j < n; ++j) {
+        const cd ref_e = (*dense.dense_matrix())(static_cast<std::size_t>(rows[a]), j);
+        diff = std::max(diff, std::abs(e[a * n + j] - ref_e));
+        norm = std::max(norm, std::abs(ref_e));
+      }
+    EXPECT_LT(diff, 1e-11 * norm) << c.name;
+    // the matvec, to the FMM tolerance
+    std::vector<cd> x(n), y_d(n), y_f(n);
+    for (std::size_t j = 0; j < n; ++j) x[j] = cd(std::cos(0.7 * double(j)), std::sin(0.3 * double(j)));
+    dense.system_operator().apply(x.data(), y_d.data());
+    op->apply(x.data(), y_f.data());
+    const double dmv = rel_l2(y_f, y_d);
+    EXPECT_LT(dmv, 1e-5) << c.name;
+    // the solutions (10 x the tolerance for a moderate condition number, as in FmmOperatorEqualsDense)
+    const auto sd = dense.solve_plane_wave({0.6, 0.0, -0.8}), sf = fmm.solve_plane_wave({0.6, 0.0, -0.8});
+    const double ds = c.bc == BoundaryCondition::Neumann ? rel_l2(sf.u, sd.u) : rel_l2(sf.dudn, sd.dudn);
+    std::printf("[fmm images] %s: %zu elements, near %zu, entries %.1e, matvec %.1e, solution %.1e\n", c.name, n,
+                fmm.setup().near_entries, diff / norm, dmv, ds);
+    EXPECT_LT(ds, 1e-4) << c.name;
+  }
 }

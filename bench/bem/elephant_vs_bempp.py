@@ -3,13 +3,19 @@
 Debian package libcgal-demo: 2775 vertices, 5558 triangles, about 0.72 x 1 x 0.6), flat against
 curved elements, against Bempp-cl, side by side in one run on the same machine.
 
-The body. CGAL's elephant is a flat triangulation whose vertices sample a smooth surface. The
-smooth surface used here is the one that `elliptica.curve_mesh` (PN-triangle midside nodes from
-the vertex normals, crease angle 45 degrees) puts through the vertices: C0 = curve_mesh(elephant)
-and its uniform refinements C1 = refine_mesh(C0), C2 = refine_mesh(C1) (22232 and 88928
-elements) all describe that same surface. The flat meshes F0, F1, F2 are the triangles of C0, C1,
-C2 without their midside nodes (F0 is CGAL's elephant itself): polyhedra inscribed in the surface,
-as an STL export at finer and finer resolution would give.
+The body. CGAL's elephant is a flat triangulation whose vertices sample a smooth surface. Two
+smooth surfaces can be put through it (--surface):
+- loop (the default): the Loop subdivision limit surface of CGAL's mesh (C^2 except at its
+  extraordinary vertices, C^1 there), a smoothed elephant (1.2% less volume). C_L =
+  elliptica.loop_surface(elephant, levels=L) for L = 0, 1, 2 (5558, 22232, 88928 elements) puts
+  every corner and midside node on that one surface, so the curved sequence converges to it.
+- pn: the surface that `elliptica.curve_mesh` (PN-triangle midside nodes from the vertex normals,
+  crease angle 45 degrees) puts through CGAL's vertices, C0 = curve_mesh(elephant), C1 =
+  refine_mesh(C0), C2 = refine_mesh(C1). That surface has a normal jump at each of the coarse
+  mesh's edges, which holds the observed order below 1 (the study of stop 46).
+The flat meshes F0, F1, F2 are the triangles of C0, C1, C2 without their midside nodes:
+polyhedra inscribed in the surface, as an STL export at finer and finer resolution would give
+(with pn, F0 is CGAL's elephant itself).
 
 The problem: plane wave e^{ik d.x}, d = (1, 0, 0),
 k = 5 (k x length = 5, 17 flat elements per wavelength on F0), sound-soft (u = 0). Quantity: the
@@ -68,12 +74,15 @@ def mie_soft_far(k, cos_theta, terms=40):
     return -1j / k * s
 
 
-def meshes(path):
+def meshes(path, surface):
     import elliptica as el
     flat = el.read_mesh(path)
-    c0 = el.curve_mesh(flat)
-    c1 = el.refine_mesh(c0)
-    c2 = el.refine_mesh(c1)
+    if surface == "loop":  # C_L: the Loop limit surface of the elephant at L levels (5558 x 4^L elements)
+        c0, c1, c2 = (el.loop_surface(flat, levels=lv) for lv in (0, 1, 2))
+    else:  # the PN-triangle surface through CGAL's vertices, refined on its own maps
+        c0 = el.curve_mesh(flat)
+        c1 = el.refine_mesh(c0)
+        c2 = el.refine_mesh(c1)
     return {"C0": c0, "C1": c1, "C2": c2, "F0": c0[:2], "F1": c1[:2], "F2": c2[:2]}
 
 
@@ -88,7 +97,7 @@ def run_ours(args):
     ref = mie_soft_far(2.0, dirs[:, 0])
     check = float(np.linalg.norm(u - ref) / np.linalg.norm(ref))
     print(f"ours: unit-sphere self-check (curved, 320 elements, ka 2): far-field error {check:.2e}", file=sys.stderr)
-    ms = meshes(args.mesh)
+    ms = meshes(args.mesh, args.surface)
     far = {}
     for name in args.ours.split(","):
         t0 = time.perf_counter()
@@ -146,7 +155,7 @@ def run_bempp(args):
     check = float(np.linalg.norm(u - ref) / np.linalg.norm(ref))
     print(f"bempp: unit-sphere self-check (P1, 320 elements, ka 2): far-field error {check:.2e}; JIT {jit:.0f} s",
           file=sys.stderr)
-    ms = meshes(args.mesh)
+    ms = meshes(args.mesh, args.surface)
     rows, far = [], {}
     for name in args.bempp.split(","):
         v, t = ms[name]
@@ -167,6 +176,10 @@ def main():
     ap.add_argument("--directions", type=int, default=200)
     ap.add_argument("--ours", default="F0,F1,F2,C0,C1,C2")
     ap.add_argument("--bempp", default="F0")
+    ap.add_argument("--surface", choices=["pn", "loop"], default="loop",
+                    help="the smooth surface: loop (the Loop subdivision limit surface of CGAL's mesh, smooth: "
+                         "elliptica.loop_surface) or pn (PN triangles through CGAL's vertices, normal kinks at "
+                         "the coarse edges: elliptica.curve_mesh + refine_mesh)")
     ap.add_argument("--bempp-python", default=sys.executable,
                     help="a Python with bempp-cl 0.4.2 and elliptica (e.g. a venv with system site packages)")
     ap.add_argument("--child", choices=["ours", "bempp"], help=argparse.SUPPRESS)
@@ -179,7 +192,8 @@ def main():
     rows, far = [], {}
     for lib, py in [("ours", sys.executable), ("bempp", args.bempp_python)]:
         cmd = [py, __file__, "--child", lib, "--mesh", args.mesh, "--k", str(args.k), "--threads", str(args.threads),
-               "--directions", str(args.directions), "--ours", args.ours, "--bempp", args.bempp]
+               "--directions", str(args.directions), "--ours", args.ours, "--bempp", args.bempp,
+               "--surface", args.surface]
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         if p.returncode != 0:
@@ -220,7 +234,9 @@ def main():
     lines = [f"# CGAL's elephant, sound-soft, k = {args.k:g}: far-field error against time", "",
              f"CPU: {cpu}; {args.threads} threads; load average {os.getloadavg()[0]:.2f}", "",
              f"Command: `python3 bench/bem/elephant_vs_bempp.py --mesh {args.mesh} --out {args.out} "
-             f"--threads {args.threads} --k {args.k:g} --ours {args.ours} --bempp {args.bempp}`", "",
+             f"--threads {args.threads} --k {args.k:g} --ours {args.ours} --bempp {args.bempp} --surface {args.surface}`", "",
+             f"Surface: {'the Loop subdivision limit surface of CGAL elephant (loop_surface, levels 0, 1, 2)' if args.surface == 'loop' else 'PN triangles through CGAL elephant vertices (curve_mesh, refine_mesh)'}; "
+             "F meshes: the same triangles without midside nodes.", "",
              f"Observed orders from the differences of successive far fields (no reference needed): curved "
              f"log2(|C1 - C0| / |C2 - C1|) = {order:.2f}, flat {order_flat:.2f}.", "",
              f"Reference: Richardson extrapolation of the curved C1 / C2 far fields with order {p_r:.2f}; "
@@ -249,7 +265,7 @@ def main():
                 ax.loglog(*zip(*pts), mk, label=lab)
         ax.set_xlabel("set-up + solve time (s)")
         ax.set_ylabel("far-field error")
-        ax.set_title(f"CGAL elephant, sound-soft, k = {args.k:g}")
+        ax.set_title(f"CGAL elephant ({args.surface} surface), sound-soft, k = {args.k:g}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
         fig.tight_layout()

@@ -413,14 +413,15 @@ class HelmholtzBEM:
     ground_plane : (axis, height[, kind]), optional
         A rigid (``'rigid'``, default) or pressure-release (``'soft'``) plane ``x[axis] = height``
         (axis ``'x'``, ``'y'``, ``'z'``) bounding the fluid half-space the body lies in (method of
-        images; dense operator). Incident fields get their reflection, far and scattered fields
+        images; dense or FMM operator, not ``precond='ifmm'``). Incident fields get their reflection, far and scattered fields
         their image. Default None: free space.
     symmetry : list of (axis, position[, kind]), optional
         Symmetry planes of the body (at most 3 with the ground, distinct axes): the mesh is the
         part with ``x[axis] >= position`` (its cut edges exactly on the planes), kind
         ``'symmetric'`` (default: the field is even across the plane) or ``'antisymmetric'``
         (odd). The plan solves the whole body (the mesh and its mirror images) with N unknowns;
-        incident fields must share the symmetry. Dense operator. Default None.
+        incident fields must share the symmetry. Dense or FMM operator (the FMM works on the whole
+        body). Default None.
     threads : int
         OpenMP threads of the set-up, the matvecs, BD and GMRES (0: all available). Used through
         local clauses: the process-wide OpenMP setting is not changed.

@@ -17,10 +17,12 @@
 namespace elliptica::bem {
 
 struct HelmholtzBemFmmOperator::Impl {
-  std::size_t n = 0;
+  std::size_t n = 0;            // elements of the mesh (rows, columns of the operator)
+  std::size_t nw = 0;           // elements of W: the mesh and its mirror images ((1 + M) n)
+  std::vector<double> factor;   // f of each block of n elements of W (1 for the mesh itself)
   cplx k, alpha;
   BoundaryCondition bc;
-  Mesh mesh;                    // kept for entries() outside the near field
+  Mesh mesh;                    // W (the mesh, or with planes the whole set), for entries() outside the near field
   QuadratureOptions quadrature;
   int threads = 1;  // resolved OpenMP threads (near field, FMM, apply)
   std::unique_ptr<fmm::HelmholtzFmm> fmm;
@@ -36,6 +38,12 @@ struct HelmholtzBemFmmOperator::Impl {
   std::vector<cplx> val;
   std::vector<cplx> ones_image;  // sound-hard: A 1
   double setup_seconds = 0, fmm_setup_seconds = 0;
+
+  // The density on W of x (n values): f_m x on the m-th block.
+  cplx xw(const cplx* x, std::int64_t j) const {
+    const auto b = static_cast<std::size_t>(j) / n;
+    return factor[b] * x[static_cast<std::size_t>(j) - b * n];
+  }
 
   // Burton-Miller combination of the operator entries of `pairs` (without the 1/2 I).
   void combine(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, cplx* out) const {
@@ -60,7 +68,14 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   if (I.n == 0) throw InvalidArgument("bem: FMM operator: empty mesh");
   I.k = k;
   I.bc = opt.bc;
-  I.mesh = mesh;
+  I.factor = {1.0};
+  if (opt.planes.empty()) {
+    I.mesh = mesh;
+  } else {
+    for (const MirrorImage& im : mirror_images(opt.planes)) I.factor.push_back(im.factor);  // validates the planes
+    I.mesh = whole_body(mesh, opt.planes);  // the mesh, then its images in mirror_images' order
+  }
+  I.nw = I.mesh.num_elements();
   I.quadrature = opt.quadrature;
   if (opt.threads < 0)
     throw InvalidArgument("bem: FMM operator: threads must be >= 0 (0: all available), got " + std::to_string(opt.threads));
@@ -70,13 +85,14 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   const double kd = detail::validate_low_frequency(opt.bc, mesh, k);
   I.alpha = detail::coupling(opt.alpha, mesh, k);
   const auto& rule = quadrature::triangle_rule(opt.quadrature.far_points);  // validates far_points
-  std::vector<fmm::Point3> cent(I.n), nrm(I.n), ys, nys;
+  const Mesh& W = I.mesh;
+  std::vector<fmm::Point3> cent(I.nw), nrm(I.nw), ys, nys;
   std::vector<std::int64_t> owner;
-  for (std::size_t e = 0; e < I.n; ++e) {
-    cent[e] = mesh.centroid(e);
-    nrm[e] = mesh.normal(e);
-    if (mesh.curved()) {  // sources at the mapped rule points, with their own normals and |nJ| w / 2
-      const auto E = detail::quadratic_element(mesh, e);
+  for (std::size_t e = 0; e < I.nw; ++e) {
+    cent[e] = W.centroid(e);
+    nrm[e] = W.normal(e);
+    if (W.curved()) {  // sources at the mapped rule points, with their own normals and |nJ| w / 2
+      const auto E = detail::quadratic_element(W, e);
       for (const auto& p : rule) {
         fmm::Point3 y, nj;
         E.eval(p.l0, p.l1, p.l2, y, nj);
@@ -89,9 +105,9 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
       }
       continue;
     }
-    const auto& t = mesh.triangles[e];
-    const auto &a = mesh.vertices[t[0]], &b = mesh.vertices[t[1]], &c = mesh.vertices[t[2]];
-    const double A = mesh.area(e);
+    const auto& t = W.triangles[e];
+    const auto &a = W.vertices[t[0]], &b = W.vertices[t[1]], &c = W.vertices[t[2]];
+    const double A = W.area(e);
     for (const auto& p : rule) {
       ys.push_back({p.l0 * a[0] + p.l1 * b[0] + p.l2 * c[0], p.l0 * a[1] + p.l1 * b[1] + p.l2 * c[1],
                     p.l0 * a[2] + p.l1 * b[2] + p.l2 * c[2]});
@@ -139,9 +155,10 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
     // the rows are gathered) and its value (16), plus one chunk of (row, column) pairs.
     double entries = 0;
     for (int id : tree.level_nodes(tree.leaf_level())) {
-      double nbs = 0;
+      double nbs = 0, rows = 0;
       for (int nb : tree.neighbours(id)) nbs += double(nodes[nb].end - nodes[nb].begin);
-      entries += double(nodes[id].end - nodes[id].begin) * nbs;
+      for (std::int64_t s = nodes[id].begin; s < nodes[id].end; ++s) rows += perm[s] < static_cast<std::int64_t>(I.n);
+      entries += rows * nbs;
     }
     const double chunk = entries / (opt.progress ? 50.0 : 1.0);
     require_memory(32.0 * entries + 16.0 * chunk,
@@ -150,6 +167,7 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   std::vector<std::vector<std::int64_t>> cols(I.n);
   for (int id : tree.level_nodes(tree.leaf_level()))
     for (std::int64_t s = nodes[id].begin; s < nodes[id].end; ++s) {
+      if (perm[s] >= static_cast<std::int64_t>(I.n)) continue;  // an image's row: not an unknown
       auto& cl = cols[perm[s]];
       for (int nb : tree.neighbours(id))
         for (std::int64_t u = nodes[nb].begin; u < nodes[nb].end; ++u) cl.push_back(perm[u]);
@@ -210,6 +228,7 @@ std::unique_ptr<fmm::HelmholtzFmm> HelmholtzBemFmmOperator::make_fmm(int order, 
   if (depth < 0 || depth > I.depth_cap)
     throw InvalidArgument("bem: FMM operator: tree depth " + std::to_string(depth) + " outside [0, " + std::to_string(I.depth_cap) +
                           "] (leaves must stay wider than 4 x the elements' extent)");
+  if (I.nw != I.n) throw InvalidArgument("bem: FMM operator: companion FMMs (the IFMM) do not take ground or symmetry planes");
   auto fo = I.fmm_options;
   fo.order = order;
   fo.tree.depth = depth;
@@ -240,6 +259,7 @@ void HelmholtzBemFmmOperator::entries(const std::vector<std::int64_t>& rows, con
   const auto n = static_cast<std::int64_t>(I.n);
   std::vector<std::pair<std::int64_t, std::int64_t>> missing;
   std::vector<std::size_t> missing_at;
+  std::vector<double> missing_factor;
   for (std::size_t a = 0; a < rows.size(); ++a) {
     const std::int64_t i = rows[a];
     if (i < 0 || i >= n) throw InvalidArgument("bem: FMM operator entries: row index " + std::to_string(i) + " out of range");
@@ -248,22 +268,25 @@ void HelmholtzBemFmmOperator::entries(const std::vector<std::int64_t>& rows, con
     for (std::size_t b = 0; b < cols.size(); ++b) {
       const std::int64_t j = cols[b];
       if (j < 0 || j >= n) throw InvalidArgument("bem: FMM operator entries: column index " + std::to_string(j) + " out of range");
-      const auto* it = std::lower_bound(b0, b1, j);
-      cplx v;
-      if (it != b1 && *it == j) {
-        v = I.val[static_cast<std::size_t>(it - I.col.data())];
-      } else {
-        missing.push_back({i, j});
-        missing_at.push_back(a * cols.size() + b);
-        v = 0;
+      cplx v = i == j ? 0.5 : 0.0;
+      for (std::size_t m = 0; m < I.factor.size(); ++m) {  // the column's element and its images
+        const std::int64_t jm = j + static_cast<std::int64_t>(m) * n;
+        const auto* it = std::lower_bound(b0, b1, jm);
+        if (it != b1 && *it == jm) {
+          v += I.factor[m] * I.val[static_cast<std::size_t>(it - I.col.data())];
+        } else {
+          missing.push_back({i, jm});
+          missing_at.push_back(a * cols.size() + b);
+          missing_factor.push_back(I.factor[m]);
+        }
       }
-      out[a * cols.size() + b] = v + (i == j ? 0.5 : 0.0);
+      out[a * cols.size() + b] = v;
     }
   }
   if (!missing.empty()) {
     std::vector<cplx> v(missing.size());
     I.combine(missing, v.data());
-    for (std::size_t t = 0; t < missing.size(); ++t) out[missing_at[t]] += v[t];
+    for (std::size_t t = 0; t < missing.size(); ++t) out[missing_at[t]] += missing_factor[t] * v[t];
   }
 }
 
@@ -271,8 +294,8 @@ void HelmholtzBemFmmOperator::apply(const cplx* x, cplx* y) const {
   const auto& I = *impl_;
   const std::size_t ns = I.src_elem.size();
   std::vector<cplx> dens(ns);
-  for (std::size_t s = 0; s < ns; ++s) dens[s] = I.src_weight[s] * x[I.src_elem[s]];
-  std::vector<cplx> pot(I.n), dn(I.n);
+  for (std::size_t s = 0; s < ns; ++s) dens[s] = I.src_weight[s] * I.xw(x, I.src_elem[s]);
+  std::vector<cplx> pot(I.nw), dn(I.nw);
   if (I.bc == BoundaryCondition::Neumann) I.fmm->apply(nullptr, dens.data(), pot.data(), dn.data());
   else I.fmm->apply(dens.data(), nullptr, pot.data(), dn.data());
   const cplx beta = 1.0 / I.alpha;
@@ -282,7 +305,11 @@ void HelmholtzBemFmmOperator::apply(const cplx* x, cplx* y) const {
     cplx v = 0.5 * x[i];
     if (I.bc == BoundaryCondition::Neumann) v += -pot[i] - I.alpha * dn[i];
     else v += dn[i] + beta * pot[i];
-    for (std::int64_t t = I.row_ptr[i]; t < I.row_ptr[i + 1]; ++t) v += I.val[t] * x[I.col[t]];
+    if (I.nw == I.n) {
+      for (std::int64_t t = I.row_ptr[i]; t < I.row_ptr[i + 1]; ++t) v += I.val[t] * x[I.col[t]];
+    } else {
+      for (std::int64_t t = I.row_ptr[i]; t < I.row_ptr[i + 1]; ++t) v += I.val[t] * I.xw(x, I.col[t]);
+    }
     y[i] = v;
   }
 }

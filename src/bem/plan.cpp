@@ -237,9 +237,9 @@ void HelmholtzBem::validate(const Mesh& mesh, cplx k, const HelmholtzBemOptions&
     std::vector<MirrorPlane> planes = opt.symmetry;
     if (opt.ground) planes.push_back(*opt.ground);
     (void)mirror_images(planes);  // at most 3, distinct axes
-    if (opt.op.kind == OperatorKind::Fmm || opt.precond.kind == PreconditionerKind::Ifmm)
-      throw InvalidArgument("bem: ground and symmetry planes (image Green's functions) are built on the dense operator: "
-                            "use op.kind dense or auto (--operator dense) and precond bd or none");
+    if (opt.precond.kind == PreconditionerKind::Ifmm)
+      throw InvalidArgument("bem: ground and symmetry planes (image Green's functions) do not work with the IFMM "
+                            "preconditioner: use precond bd or none");
   }
   if (opt.precond.kind == PreconditionerKind::Ifmm) {
     if (opt.op.kind == OperatorKind::Dense)
@@ -276,9 +276,8 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   S.elements = n;
   S.op = I.opt.op.kind;
   if (S.op == OperatorKind::Auto)
-    S.op = I.opt.ground || !I.opt.symmetry.empty() || (n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm)
-               ? OperatorKind::Dense
-               : OperatorKind::Fmm;
+    S.op = n <= I.opt.op.dense_max_elements && I.opt.precond.kind != PreconditionerKind::Ifmm ? OperatorKind::Dense
+                                                                                                : OperatorKind::Fmm;
   S.precond = I.opt.precond.kind;
   const auto& progress = I.opt.progress;
 
@@ -316,6 +315,8 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     fo.quadrature = I.opt.quadrature;
     fo.fmm = I.opt.op.fmm;
     fo.threads = threads;
+    fo.planes = I.opt.symmetry;  // the image Green's function: the planes in the order of I.images
+    if (I.opt.ground) fo.planes.push_back(*I.opt.ground);
     const bool automatic_tolerance = !(fo.fmm.tolerance > 0);
     if (automatic_tolerance) fo.fmm.tolerance = std::min(I.opt.gmres.rtol, 1e-3);
     if (progress) {
@@ -359,7 +360,14 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     const fmm::Octree* tree = nullptr;
     BlockFunction block;
     if (I.fmm_op) {
-      tree = &I.fmm_op->fmm().tree();
+      // the FMM's octree is over the mesh's collocation points; with mirror planes it is over the
+      // images' too, and the blocks need one over the unknowns only
+      if (I.images.empty()) {
+        tree = &I.fmm_op->fmm().tree();
+      } else {
+        own_tree = std::make_unique<fmm::Octree>(centroids(I.mesh), tree_opt);
+        tree = own_tree.get();
+      }
       const HelmholtzBemFmmOperator* op = I.fmm_op.get();
       const HelmholtzBemFmmOperator* opd = I.fmm_d.get();
       if (S.impedance) {

@@ -185,7 +185,7 @@ def test_resume_continues_only_the_same_run(cli, tmp_path):
     (["--k", "1", "--ground", "w=0"], INVALID, "AXIS"),
     (["--k", "1", "--ground", "z=0"], INVALID, "above the ground plane"),
     (["--k", "1", "--ground", "z=-2,hard"], INVALID, "rigid or soft"),
-    (["--k", "1", "--ground", "z=-2", "--operator", "fmm"], INVALID, "dense operator"),
+    (["--k", "1", "--ground", "z=-2", "--operator", "fmm", "--precond", "ifmm"], INVALID, "--precond ifmm"),
 ])
 def test_bad_input(cli, tmp_path, args, code, msg):
     out = tmp_path / "bad"

@@ -121,8 +121,12 @@ def test_ground_plane_equals_the_mirror_image_body():
         half.scattered_field(sh, [[0.0, 0.0, -1.0]])
     with pytest.raises(el.InvalidArgumentError, match="ground_plane"):
         el.HelmholtzBEM((v, t), k, ground_plane=("w", 0.0))
-    with pytest.raises(el.InvalidArgumentError, match="dense operator"):
-        el.HelmholtzBEM((v, t), k, ground_plane=("z", 0.0), operator="fmm")
+    # the FMM operator over the body and its image: the dense solution, to the FMM tolerance
+    fm = el.HelmholtzBEM((v, t), k, ground_plane=("z", 0.0, "rigid"), tol=1e-11, operator="fmm", fmm_tol=1e-7)
+    assert fm.setup["operator"] == "fmm"
+    np.testing.assert_allclose(fm.solve(d).u, sh.u, rtol=1e-5, atol=1e-5 * np.abs(sh.u).max())
+    with pytest.raises(el.InvalidArgumentError, match="IFMM"):
+        el.HelmholtzBEM((v, t), k, ground_plane=("z", 0.0), operator="fmm", precond="ifmm")
 
 
 def test_symmetry_half_model_equals_the_whole_body():

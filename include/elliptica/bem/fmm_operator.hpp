@@ -50,6 +50,15 @@ struct FmmOperatorOptions {
   /// Called during the near-field assembly with the fraction done (0..1], from the calling
   /// thread; may be empty.
   std::function<void(double)> progress;
+  /// Ground and symmetry planes (helmholtz.hpp, MirrorPlane; at most 3, distinct axes): the
+  /// operator of the image Green's function, A(i, j) = A_0(i, j) + sum_m f_m A_0(i, j_m), j_m the
+  /// image of element j in the m-th of mirror_images(planes) and f_m its factor: the same
+  /// matrix as assemble_dense with those images. Built over the whole set W = whole_body(mesh,
+  /// planes) (the mesh and its images, (1 + M) N elements): the FMM runs over W's collocation
+  /// points and quadrature sources with the density f_m x on image m, the near field is kept for
+  /// the mesh's rows only (columns over W). Costs about (1 + M) times the free-space FMM and
+  /// near field of a mesh of N elements. Empty: free space.
+  std::vector<MirrorPlane> planes;
 };
 
 /// y = A x (elliptica::LinearOperator<cplx>: x, y of size() values in caller storage, not
@@ -86,7 +95,8 @@ class HelmholtzBemFmmOperator final : public LinearOperator<cplx> {
   /// A second Chebyshev FMM over the same centroids and quadrature sources (so the same root box),
   /// with its own order p (>= 1; 0: from the operator's tolerance) and exact tree depth (leaf
   /// level, in [0, max_tree_depth()]), M2L uncompressed: the operators of the IFMM
-  /// (bem/ifmm_preconditioner.hpp). InvalidArgument for a depth outside that range.
+  /// (bem/ifmm_preconditioner.hpp). InvalidArgument for a depth outside that range, or for an
+  /// operator with mirror planes (the IFMM does not take them).
   std::unique_ptr<fmm::HelmholtzFmm> make_fmm(int order, int depth) const;
   /// Deepest leaf level of make_fmm (leaves at least 2 x the largest centroid-to-quadrature-point
   /// distance wide, the FMM's own limit; the matvec tree keeps 4 x), or the explicit tree depth.

@@ -139,8 +139,10 @@ struct HelmholtzBemOptions {
   /// body); the IFMM preconditioner does not take it (InvalidArgument).
   std::vector<cplx> admittance;
   /// A rigid or pressure-release plane bounding the half-space the body lies in (helmholtz.hpp,
-  /// GroundPlane: method of images). Dense operator only (op.kind Auto then chooses Dense; Fmm and
-  /// the IFMM are refused, InvalidArgument). solve_plane_wave / solve_monostatic / plane_wave()
+  /// GroundPlane: method of images). Both operators: the dense one adds the image entries, the FMM
+  /// operator runs over the body and its images (FmmOperatorOptions::planes, about (1 + M) times
+  /// the FMM work for M images); the IFMM preconditioner is refused (InvalidArgument).
+  /// solve_plane_wave / solve_monostatic / plane_wave()
   /// and point_source() of this plan add the reflected incident field; far_field and
   /// scattered_field add the image; points below the plane are refused (points on it are the
   /// microphones of a hemi-anechoic room: p doubles on a rigid plane, vanishes on a soft one).
@@ -153,8 +155,8 @@ struct HelmholtzBemOptions {
   /// Incident fields must have the symmetry: a plane wave needs d[axis] = 0 and a point source
   /// x0[axis] = height for every plane (all of them +1; InvalidArgument otherwise); radiation data
   /// are the user's (the mirrored elements carry the mirrored velocity times the reflection).
-  /// Far and exterior fields are those of the whole body; points inside it are refused. Dense
-  /// operator only, like the ground plane.
+  /// Far and exterior fields are those of the whole body; points inside it are refused. Both
+  /// operators, like the ground plane (with the FMM the work is that of the whole body).
   std::vector<MirrorPlane> symmetry;
   /// OpenMP threads of everything the plan runs: the assembly, the FMM set-up and matvec, the BD
   /// set-up and applications, the dense matvec and GMRES's vector kernels; 0: omp_get_max_threads().
