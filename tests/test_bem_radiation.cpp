@@ -683,9 +683,9 @@ TEST(BemSymmetry, RefusesBadInput) {
 // sound-soft, and a half model (symmetry plane) over a ground plane: factors +1 and -1, one and
 // three images.
 TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
-  const int ref = kSanitized ? 2 : 3;
-  const Mesh sphere = translated(icosphere(ref, 0.5), {0.1, 0.0, 0.7});
-  const Mesh half = cut(translated(octasphere(ref, 0.5), {0.0, 0.0, 0.7}), {1});
+  // 320 and 256 elements (640 and 1024 with the images), leaves of at most 16: most pairs far
+  const Mesh sphere = translated(icosphere(2, 0.5), {0.1, 0.0, 0.7});
+  const Mesh half = cut(translated(octasphere(3, 0.5), {0.0, 0.0, 0.7}), {1});
   struct Case {
     const char* name;
     const Mesh* mesh;
@@ -707,8 +707,8 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     o.ground = GroundPlane{2, 0.0, c.reflection};
     o.symmetry = c.symmetry;
     o.bc = c.bc;
-    o.gmres.rtol = 1e-10;
-    o.op.fmm.tolerance = 1e-6;
+    o.gmres.rtol = 1e-9;
+    o.op.fmm.tolerance = 1e-5;
     o.op.fmm.tree.max_leaf = 16;
     o.op.kind = OperatorKind::Dense;
     const HelmholtzBem dense(m, cd(k, 0), o);
@@ -718,9 +718,8 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     const auto* op = dynamic_cast<const HelmholtzBemFmmOperator*>(&fmm.system_operator());
     ASSERT_NE(op, nullptr);
     const std::size_t n = m.num_elements();
-    if (!kSanitized) {
-      EXPECT_LT(fmm.setup().near_entries, n * n / 2) << c.name;  // the FMM does part of the work
-    }
+    const std::size_t copies = 2 * (c.symmetry.empty() ? 1 : 2);  // the body and its images
+    EXPECT_LT(fmm.setup().near_entries, copies * n * n / 2) << c.name;  // the FMM does part of the work
     // entries of a few rows, all columns (near ones stored, far ones computed): the dense
     // matrix's, to rounding
     const std::vector<std::int64_t> rows = {0, static_cast<std::int64_t>(n / 3), static_cast<std::int64_t>(n - 1)};
@@ -742,12 +741,14 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     dense.system_operator().apply(x.data(), y_d.data());
     op->apply(x.data(), y_f.data());
     const double dmv = rel_l2(y_f, y_d);
-    EXPECT_LT(dmv, 1e-5) << c.name;
+    EXPECT_LT(dmv, 2e-5) << c.name;  // 2 x the FMM tolerance
     // the solutions (10 x the tolerance for a moderate condition number, as in FmmOperatorEqualsDense)
     const auto sd = dense.solve_plane_wave({0.6, 0.0, -0.8}), sf = fmm.solve_plane_wave({0.6, 0.0, -0.8});
     const double ds = c.bc == BoundaryCondition::Neumann ? rel_l2(sf.u, sd.u) : rel_l2(sf.dudn, sd.dudn);
-    std::printf("[fmm images] %s: %zu elements, near %zu, entries %.1e, matvec %.1e, solution %.1e\n", c.name, n,
-                fmm.setup().near_entries, diff / norm, dmv, ds);
+    std::printf("[fmm images] %s: %zu elements, near %zu, entries %.1e, matvec %.1e, solution %.1e; set-up dense %.2f s, "
+                "fmm %.2f s (FMM %.2f s, BD %.2f s)\n", c.name, n, fmm.setup().near_entries, diff / norm, dmv, ds,
+                dense.setup().operator_seconds, fmm.setup().operator_seconds, fmm.setup().fmm_seconds,
+                fmm.setup().precond_seconds);
     EXPECT_LT(ds, 1e-4) << c.name;
   }
 }
