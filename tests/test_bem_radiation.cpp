@@ -707,8 +707,10 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     o.ground = GroundPlane{2, 0.0, c.reflection};
     o.symmetry = c.symmetry;
     o.bc = c.bc;
-    o.gmres.rtol = 1e-9;
-    o.op.fmm.tolerance = 1e-5;
+    // the sanitized build (about 20x slower) with a lower FMM order
+    const double fmm_tol = kSanitized ? 1e-3 : 1e-5;
+    o.gmres.rtol = fmm_tol * 1e-4;
+    o.op.fmm.tolerance = fmm_tol;
     o.op.fmm.tree.max_leaf = 16;
     o.op.kind = OperatorKind::Dense;
     const HelmholtzBem dense(m, cd(k, 0), o);
@@ -741,7 +743,7 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     dense.system_operator().apply(x.data(), y_d.data());
     op->apply(x.data(), y_f.data());
     const double dmv = rel_l2(y_f, y_d);
-    EXPECT_LT(dmv, 2e-5) << c.name;  // 2 x the FMM tolerance
+    EXPECT_LT(dmv, 2 * fmm_tol) << c.name;
     // the solutions (10 x the tolerance for a moderate condition number, as in FmmOperatorEqualsDense)
     const auto sd = dense.solve_plane_wave({0.6, 0.0, -0.8}), sf = fmm.solve_plane_wave({0.6, 0.0, -0.8});
     const double ds = c.bc == BoundaryCondition::Neumann ? rel_l2(sf.u, sd.u) : rel_l2(sf.dudn, sd.dudn);
@@ -749,6 +751,6 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
                 "fmm %.2f s (FMM %.2f s, BD %.2f s)\n", c.name, n, fmm.setup().near_entries, diff / norm, dmv, ds,
                 dense.setup().operator_seconds, fmm.setup().operator_seconds, fmm.setup().fmm_seconds,
                 fmm.setup().precond_seconds);
-    EXPECT_LT(ds, 1e-4) << c.name;
+    EXPECT_LT(ds, 10 * fmm_tol) << c.name;
   }
 }
