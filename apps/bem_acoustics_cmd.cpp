@@ -308,6 +308,9 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   } else if (impedance) {  // one impedance per element (Pa s/m); the element count of the mesh as read
     so.impedance = read_element_values(a.impedance, mesh.num_elements(), "--impedance");
   }
+  // translate:UX,UY,UZ needs the outward normals: orient first (the plan validates again, at no
+  // change)
+  bem::validate_and_orient(mesh, ho.symmetry);
   if (radiation) so.velocity = resolve_velocity(a.velocity, mesh);
   if (incident_on) (point ? so.point_source : so.plane_wave) = dir;
   if (monostatic) {
@@ -351,6 +354,7 @@ int run_acoustics(const BemArgs& a, bem::HelmholtzBemOptions ho, const std::stri
   bem::SweepRunOptions ro;
   ro.folder = a.out;
   ro.resume = a.resume;
+  ro.keep_fields = false;  // in the files; a large grid over many frequencies would not fit
   ro.labels.set("mesh", a.mesh)
       .set("curve", a.curve ? a.crease : 0.0)
       .set("loop", static_cast<long long>(a.loop))

@@ -145,9 +145,8 @@ TEST(AcousticSweep, FmmTreeHandedToTheNextFrequency) {
   // a tree over other points is refused
   HelmholtzBemOptions bad = ho;
   bad.op.fmm.prebuilt_tree = HelmholtzBem(icosphere(kSanitized ? 1 : 2, 1.0), 2.0, ho).fmm_tree();
-  if (bad.op.fmm.prebuilt_tree) {
-    EXPECT_THROW(HelmholtzBem(mesh, 3.0, bad), InvalidArgument);
-  }
+  ASSERT_NE(bad.op.fmm.prebuilt_tree, nullptr);
+  EXPECT_THROW(HelmholtzBem(mesh, 3.0, bad), InvalidArgument);
   // and through the sweep: its second frequency (with the first one's tree) has the numbers of the
   // plan with its own tree
   AcousticSweepOptions o;
@@ -207,6 +206,15 @@ TEST(AcousticSweep, RunFolderAndResume) {
     EXPECT_EQ(a.power_w, b.power_w) << i;
     EXPECT_EQ(a.iterations, b.iterations) << i;
   }
+  // without keep_fields (the CLI) the results keep the scalars only
+  SweepRunOptions lean = ro;
+  lean.keep_fields = false;
+  lean.keep_surface = false;
+  lean.progress = {};
+  const SweepSummary third = sweep.run(lean);
+  EXPECT_EQ(third.resumed, 3u);
+  EXPECT_TRUE(third.results[0].p_inf.empty() && third.results[0].field.empty() && third.results[0].surface.empty());
+  EXPECT_EQ(third.results[2].power_w, first.results[2].power_w);
   // other settings: refused
   const AcousticSweep other(mesh, f, pulsating(2e-3));
   try {
@@ -279,6 +287,27 @@ TEST(AcousticSweep, RefusesBadInput) {
   o = ok;
   o.direction_angles_deg = {1, 2};
   refuses({100}, o, "direction_angles_deg");
+  // a half model (symmetry plane z = 0): an incident field without that symmetry is refused by the
+  // constructor, before any frequency's set-up
+  const Mesh whole = octasphere(1, 0.5);
+  Mesh half = whole;
+  half.triangles.clear();
+  for (const auto& t : whole.triangles) {
+    bool upper = true;
+    for (auto v : t) upper = upper && whole.vertices[static_cast<std::size_t>(v)][2] >= 0;
+    if (upper) half.triangles.push_back(t);
+  }
+  AcousticSweepOptions h;
+  h.solver.symmetry = {MirrorPlane{2, 0.0, 1.0}};
+  h.plane_wave = V3{0, 0, 1};
+  try {
+    AcousticSweep s(half, {100}, h);
+    ADD_FAILURE() << "a plane wave along the symmetry plane's normal accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("not symmetric"), std::string::npos) << e.what();
+  }
+  h.plane_wave = V3{1, 0, 0};
+  EXPECT_NO_THROW(AcousticSweep(half, {100}, h));
 }
 
 TEST(AcousticSweep, NpyComplexReader) {

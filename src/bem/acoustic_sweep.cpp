@@ -21,6 +21,7 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/io.hpp"
 #include "elliptica/core/output.hpp"
+#include "elliptica/core/resources.hpp"
 #include "elliptica/fmm/octree.hpp"
 
 namespace elliptica::bem {
@@ -111,7 +112,7 @@ struct AcousticSweep::Impl {
   FrequencyResult solve(std::size_t i) const;
   Record settings() const;
   void write_frequency(const fs::path& out, const FrequencyResult& r) const;
-  FrequencyResult read_frequency(const fs::path& out, const double* row, bool keep_surface) const;
+  FrequencyResult read_frequency(const fs::path& out, const double* row, bool keep_surface, bool keep_fields) const;
 };
 
 AcousticSweep::AcousticSweep(Mesh mesh, std::vector<double> frequencies_hz, AcousticSweepOptions opt)
@@ -201,8 +202,15 @@ AcousticSweep::AcousticSweep(Mesh mesh, std::vector<double> frequencies_hz, Acou
       if (!std::isfinite(I.vn[e].real()) || !std::isfinite(I.vn[e].imag()))
         throw InvalidArgument("acoustic sweep: velocity of element " + std::to_string(e) + " is not finite");
   }
-  // every frequency's plan options, before anything is computed
-  for (double f : I.freqs) HelmholtzBem::validate(I.mesh, wavenumber(f, opt.medium), I.ho);
+  // the plan options at both ends of the sweep, before anything is computed: the k-dependent
+  // rules are monotone in k (the low-frequency floor at the lowest, the resolution at the highest)
+  HelmholtzBem::validate(I.mesh, wavenumber(*std::min_element(I.freqs.begin(), I.freqs.end()), opt.medium), I.ho);
+  HelmholtzBem::validate(I.mesh, wavenumber(*std::max_element(I.freqs.begin(), I.freqs.end()), opt.medium), I.ho);
+  // incident fields with the symmetry of the symmetry planes (else the first frequency's plan would
+  // refuse them after its set-up)
+  if (I.plane) check_symmetric_incidence(I.ho.symmetry, *I.plane, false);
+  if (opt.point_source) check_symmetric_incidence(I.ho.symmetry, *opt.point_source, true);
+  for (const auto& d : I.mono) check_symmetric_incidence(I.ho.symmetry, d, false);
   const auto& g = I.ho.ground;
   if (opt.point_source) {
     if (locate_point(I.body(), *opt.point_source) != PointLocation::kOutside)
@@ -293,6 +301,8 @@ Record AcousticSweep::Impl::settings() const {
       .set("operator", to_string(ho.op.kind))
       .set("precond", to_string(ho.precond.kind))
       .set("fmm_tol", ho.op.fmm.tolerance)
+      .set("fmm_order", ho.op.fmm.order)
+      .set("compress_m2l", ho.op.fmm.compress_m2l)
       .set("alpha", ho.alpha ? num(ho.alpha->real()) + "," + num(ho.alpha->imag()) : std::string("auto"))
       .set("restart", ho.gmres.restart)
       .set("max_iter", ho.gmres.max_iterations)
@@ -464,7 +474,8 @@ void AcousticSweep::Impl::write_frequency(const fs::path& out, const FrequencyRe
 
 /// A finished frequency read back from its row of frequencies.csv and its folder (resume).
 /// IOError for files that do not fit this sweep.
-FrequencyResult AcousticSweep::Impl::read_frequency(const fs::path& out, const double* row, bool keep_surface) const {
+FrequencyResult AcousticSweep::Impl::read_frequency(const fs::path& out, const double* row, bool keep_surface,
+                                                    bool keep_fields) const {
   FrequencyResult r;
   r.index = static_cast<std::size_t>(row[0]);
   r.frequency_hz = row[1];
@@ -501,6 +512,7 @@ FrequencyResult AcousticSweep::Impl::read_frequency(const fs::path& out, const d
     }
     return r;
   }
+  if (!keep_fields) return r;
   if (!dirs.empty()) {
     const Array2D t = table("directivity.csv", dirs.size());
     for (std::size_t j = 0; j < dirs.size(); ++j) r.p_inf.emplace_back(t.values[8 * j + 4], t.values[8 * j + 5]);
@@ -526,15 +538,22 @@ SweepSummary AcousticSweep::run(const SweepRunOptions& ro) const {
   S.results.resize(F);
   std::vector<char> done(F, 0);
   const auto t_sweep = Clock::now();
+  // what the results keep for every frequency, before the sweep starts
+  {
+    const double per = double(ro.keep_fields ? I.dirs.size() + I.opt.field_points.size() + I.mono.size() : 0) +
+                       double(ro.keep_surface ? I.mesh.num_elements() : 0);
+    require_memory(16.0 * per * double(F), "acoustic sweep: the fields kept for " + std::to_string(F) + " frequencies");
+  }
   auto account = [&](FrequencyResult& r, std::size_t finished) {
     S.setup_seconds += r.setup_seconds;
     S.solve_seconds += r.solve_seconds;
     S.max_iterations = std::max(S.max_iterations, r.iterations);
     ++S.computed;
     if (ro.progress) ro.progress(r, finished, F);
-    if (!ro.keep_surface) {
-      r.surface.clear();
-      r.surface.shrink_to_fit();
+    if (!ro.keep_surface) std::vector<cplx>().swap(r.surface);
+    if (!ro.keep_fields) {
+      std::vector<cplx>().swap(r.p_inf);
+      std::vector<cplx>().swap(r.field);
     }
   };
   if (ro.folder.empty()) {
@@ -571,7 +590,7 @@ SweepSummary AcousticSweep::run(const SweepRunOptions& ro) const {
         if (!(row[0] >= 0 && row[0] < double(F)) || row[0] != std::floor(row[0])) continue;
         const auto i = static_cast<std::size_t>(row[0]);
         if (!fs::exists(out / folder_name(i) / (I.monostatic ? "monostatic.csv" : "surface.npy"), ec)) continue;  // lost: again
-        S.results[i] = I.read_frequency(out, row, ro.keep_surface);
+        S.results[i] = I.read_frequency(out, row, ro.keep_surface, ro.keep_fields);
         std::copy(row, row + kRowColumns, rows[i].begin());
         done[i] = 1;
       }
@@ -590,7 +609,8 @@ SweepSummary AcousticSweep::run(const SweepRunOptions& ro) const {
       if (!armed) return;
       std::error_code e;
       fs::remove(out / "run.json", e);
-      if (created) fs::remove(out, e);  // only if empty
+      fs::remove(out / folder_name(0), e);  // only if empty (its files are written as one set)
+      if (created) fs::remove(out, e);      // only if empty
     }
   } guard{out, !had_run, created};
   S.resumed = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));

@@ -82,7 +82,8 @@ HelmholtzBemFmmOperator::HelmholtzBemFmmOperator(const Mesh& mesh, cplx k, const
   I.threads = resolve_threads(opt.threads);
   validate_wavenumber(k);
   detail::validate_mesh(mesh);
-  const double kd = detail::validate_low_frequency(opt.bc, mesh, k);
+  const double kd_mesh = detail::validate_low_frequency(opt.bc, mesh, k);
+  const double kd = opt.correction_kd >= 0 ? opt.correction_kd : kd_mesh;
   I.alpha = detail::coupling(opt.alpha, mesh, k);
   const auto& rule = quadrature::triangle_rule(opt.quadrature.far_points);  // validates far_points
   const Mesh& W = I.mesh;

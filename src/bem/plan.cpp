@@ -270,6 +270,11 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     if (!planes.empty()) I.images = mirror_images(planes);
   }
   I.alpha = detail::coupling(I.opt.alpha, I.body(), k);
+  // the static low-frequency correction (helmholtz.hpp, "Low frequency" (1)) maps 1 to its static
+  // image 1; with an antisymmetric plane the folded operator's 1 is +1 on the part and -1 on its
+  // mirror image, whose static image is not 1: no correction there (kd = infinity)
+  bool antisymmetric = false;
+  for (const auto& p : I.opt.symmetry) antisymmetric = antisymmetric || p.reflection < 0;
   const int threads = I.opt.threads;
   const std::size_t n = I.mesh.num_elements();
   auto& S = I.setup;
@@ -283,6 +288,7 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
 
   const fmm::OctreeOptions tree_opt = I.opt.op.fmm.tree;
   I.kd = std::abs(k) * body_size(I.body());
+  const double correction_kd = antisymmetric ? std::numeric_limits<double>::infinity() : I.kd;
   if (!I.opt.admittance.empty()) {
     S.impedance = true;
     I.gamma.resize(n);
@@ -293,7 +299,7 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
   if (S.op == OperatorKind::Dense) {
     if (progress) progress("assembly", 0.0);
     detail::DenseSystem sys =
-        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, I.kd, threads,
+        detail::assemble_dense_system(I.mesh, k, I.opt.bc, I.alpha, I.opt.quadrature, correction_kd, threads,
                                       I.images_or_null());
     I.dense = std::move(sys.A);
     I.ones_image = std::move(sys.ones_image);
@@ -315,6 +321,7 @@ HelmholtzBem::HelmholtzBem(Mesh mesh, cplx k, HelmholtzBemOptions opt) : impl_(s
     fo.quadrature = I.opt.quadrature;
     fo.fmm = I.opt.op.fmm;
     fo.threads = threads;
+    fo.correction_kd = correction_kd;  // the whole body's k D (symmetry planes), as the dense path
     fo.planes = I.opt.symmetry;  // the image Green's function: the planes in the order of I.images
     if (I.opt.ground) fo.planes.push_back(*I.opt.ground);
     const bool automatic_tolerance = !(fo.fmm.tolerance > 0);
@@ -541,8 +548,6 @@ IncidentField add_image(IncidentField a, const IncidentField& b, cplx s) {
 }
 }  // namespace
 
-namespace {
-/// Symmetry planes take incident fields with their symmetry only (plan.hpp, symmetry).
 void check_symmetric_incidence(const std::vector<MirrorPlane>& symmetry, const std::array<double, 3>& v, bool point) {
   for (const auto& p : symmetry) {
     const auto a = static_cast<std::size_t>(p.axis);
@@ -557,7 +562,6 @@ void check_symmetric_incidence(const std::vector<MirrorPlane>& symmetry, const s
                             " (split it into symmetric and antisymmetric parts, or solve the whole body)");
   }
 }
-}  // namespace
 
 IncidentField HelmholtzBem::plane_wave(std::array<double, 3> d) const {
   const auto& I = *impl_;

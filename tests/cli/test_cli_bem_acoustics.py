@@ -349,6 +349,27 @@ def test_symmetry_half_model_from_a_mesh_file(cli, tmp_path):
     assert r.returncode == INVALID  # an open surface without --symmetry
 
 
+def test_translate_velocity_on_an_inward_oriented_mesh(cli, tmp_path):
+    # translate:U takes U.n with the outward normals: a file whose triangles face inward is oriented
+    # first, so it radiates exactly as the generated (outward) mesh
+    import elliptica as el
+    v, t = el.octasphere(2, 0.5)
+    with open(tmp_path / "inward.obj", "w") as f:
+        for p in v:
+            f.write(f"v {float(p[0])!r} {float(p[1])!r} {float(p[2])!r}\n")
+        for tri in t:
+            f.write(f"f {tri[0] + 1} {tri[2] + 1} {tri[1] + 1}\n")
+    common = ["--frequency", "200", "--problem", "radiation", "--velocity", "translate:0,0,0.01", "--no-plots", "-q"]
+    r = run(cli, "bem", "--mesh", "octasphere:0.5,2", *common, "--out", tmp_path / "gen")
+    assert r.returncode == 0, r.stderr
+    r = run(cli, "bem", "--mesh", tmp_path / "inward.obj", *common, "--out", tmp_path / "file")
+    assert r.returncode == 0, r.stderr
+    _, a = read_csv(tmp_path / "gen" / "f0000" / "directivity.csv")
+    _, b = read_csv(tmp_path / "file" / "f0000" / "directivity.csv")
+    # the far field itself (the power alone cannot tell the sign of the velocity)
+    np.testing.assert_allclose(b[:, 4:6], a[:, 4:6], rtol=1e-8, atol=1e-10 * np.abs(a[:, 4:6]).max())
+
+
 def test_frequency_range_decimal_steps_and_curved_mesh(cli, tmp_path):
     # FROM:TO:STEP with a decimal step gives the decimal frequencies (rounded to 12 digits, not
     # 0.30000000000000004), and a curved mesh runs through the sweep: the pulsating sphere's power

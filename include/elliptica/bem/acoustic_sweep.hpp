@@ -11,9 +11,10 @@
 /// through the list, optionally in a run folder that an interrupted sweep resumes from.
 ///
 /// Reuse across frequencies: the validated mesh and everything resolved on it; with the FMM
-/// operator, the octree over the collocation points is built at the first frequency computed
-/// and handed to the later plans (fmm::HelmholtzFmmOptions::prebuilt_tree; the BD
-/// preconditioner uses the same tree). The k-dependent parts (the M2L operators, the near-field
+/// operator, the octree over the collocation points (and those of the ground / symmetry images)
+/// is built at the first frequency computed and handed to the later plans
+/// (fmm::HelmholtzFmmOptions::prebuilt_tree; in free space the BD preconditioner uses the same
+/// tree). The k-dependent parts (the M2L operators, the near-field
 /// quadrature, the BD blocks and their LU factors) are rebuilt at each frequency; they are
 /// nearly all of a set-up (docs/bem.md, "Frequency sweeps from the CLI").
 ///
@@ -129,6 +130,10 @@ struct SweepRunOptions {
                                ///< holding a run.json is refused
   Record labels;               ///< the caller's own settings, written into run.json as "labels"
   bool keep_surface = false;   ///< keep FrequencyResult::surface (N values per frequency)
+  /// keep p_inf, field and monostatic results of every frequency in the summary (and read them
+  /// back on resume); false (the CLI: they are in the files) drops them after each frequency's
+  /// files and progress. What is kept is checked against the memory first (OutOfResources).
+  bool keep_fields = true;
   /// After every frequency computed, with the number finished (resumed included) and the total.
   std::function<void(const FrequencyResult&, std::size_t, std::size_t)> progress;
   /// One-line messages (e.g. how many frequencies a resume found); may be empty.
@@ -150,7 +155,10 @@ class AcousticSweep {
   /// symmetry planes), the problem (velocity / incident field / monostatic rules above; sizes 1 or
   /// N), the impedances (admittance_from_impedance per value, naming the element), the point
   /// source (outside the body, above the ground), the field points (finite, at most
-  /// kMaxFieldPoints, grid dimensions), and every frequency's plan (HelmholtzBem::validate).
+  /// kMaxFieldPoints, grid dimensions), the plan options at the lowest and highest frequency
+  /// (HelmholtzBem::validate: its k-dependent rules are monotone in k) and the symmetry of the
+  /// incident fields (check_symmetric_incidence). The FMM's own limits (box size in wavelengths,
+  /// tolerance at the order cap) need its octree and are met at the first frequency beyond them.
   AcousticSweep(Mesh mesh, std::vector<double> frequencies_hz, AcousticSweepOptions opt);
   ~AcousticSweep();
   AcousticSweep(AcousticSweep&&) noexcept;

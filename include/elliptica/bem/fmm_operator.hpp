@@ -59,6 +59,11 @@ struct FmmOperatorOptions {
   /// the mesh's rows only (columns over W). Costs about (1 + M) times the free-space FMM and
   /// near field of a mesh of N elements. Empty: free space.
   std::vector<MirrorPlane> planes;
+  /// k D of the static low-frequency correction of sound-hard operators (helmholtz.hpp, "Low
+  /// frequency" (1): applied below kStaticCorrectionKD): < 0 (the default) |k| body_size(mesh);
+  /// the plan passes the whole body's (symmetry planes), or +infinity, which switches the
+  /// correction off (an antisymmetric plane: the folded image of 1 is not the static identity's).
+  double correction_kd = -1;
 };
 
 /// y = A x (elliptica::LinearOperator<cplx>: x, y of size() values in caller storage, not

@@ -275,6 +275,11 @@ struct MonostaticOptions {
   std::function<void(int, double)> gmres_progress;
 };
 
+/// Symmetry planes take incident fields with their symmetry only (HelmholtzBemOptions::symmetry):
+/// InvalidArgument for any incident field with an antisymmetric plane, a plane wave (direction v,
+/// point = false) with v[axis] != 0, or a point source (location v) off a plane.
+void check_symmetric_incidence(const std::vector<MirrorPlane>& symmetry, const std::array<double, 3>& v, bool point);
+
 class HelmholtzBem {
  public:
   /// Validates the mesh (use validate_and_orient first for files: this constructor only checks
@@ -305,9 +310,10 @@ class HelmholtzBem {
   /// The dense system matrix (sound-hard below kStaticCorrectionKD: with the corrected diagonal);
   /// nullptr with the FMM operator.
   const CMatrix* dense_matrix() const;
-  /// The octree of the FMM operator (over the collocation points; k-independent for the BEM's
-  /// FMM, whose depth follows from op.fmm.tree alone), for op.fmm.prebuilt_tree of a plan on the
-  /// same mesh at another k; nullptr with the dense operator.
+  /// The octree of the FMM operator (over the collocation points, with ground or symmetry planes
+  /// those of the images too; k-independent for the BEM's FMM, whose depth follows from
+  /// op.fmm.tree alone), for op.fmm.prebuilt_tree of a plan on the same mesh and planes at another
+  /// k; nullptr with the dense operator.
   std::shared_ptr<const fmm::Octree> fmm_tree() const;
   /// Sound-hard: A 1, the image of the constant (the GMRES deflation vector of helmholtz.hpp,
   /// "Low frequency" (2)); empty for sound-soft.
