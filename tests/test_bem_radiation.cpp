@@ -676,6 +676,29 @@ TEST(BemSymmetry, RefusesBadInput) {
   EXPECT_EQ(zmin, 0.0);
 }
 
+namespace {
+/// Largest |entry difference| / largest |entry| between the FMM operator's entries() and the dense
+/// plan's matrix over three rows (first, middle, last) and all columns; the diagonal skipped when
+/// skip_diagonal.
+double entries_against_dense(const HelmholtzBemFmmOperator& op, const HelmholtzBem& dense, bool skip_diagonal) {
+  const std::size_t n = op.size();
+  const std::vector<std::int64_t> rows = {0, static_cast<std::int64_t>(n / 2), static_cast<std::int64_t>(n - 1)};
+  std::vector<std::int64_t> cols(n);
+  for (std::size_t j = 0; j < n; ++j) cols[j] = static_cast<std::int64_t>(j);
+  std::vector<cd> e(rows.size() * n);
+  op.entries(rows, cols, e.data());
+  double diff = 0, norm = 0;
+  for (std::size_t a = 0; a < rows.size(); ++a)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (skip_diagonal && static_cast<std::int64_t>(j) == rows[a]) continue;
+      const cd ref = (*dense.dense_matrix())(static_cast<std::size_t>(rows[a]), j);
+      diff = std::max(diff, std::abs(e[a * n + j] - ref));
+      norm = std::max(norm, std::abs(ref));
+    }
+  return diff / norm;
+}
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // The FMM operator of the image Green's function (FmmOperatorOptions::planes): its entries are the
 // dense operator's with images (the same quadrature: to rounding), its matvec agrees to the FMM
@@ -724,19 +747,8 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     EXPECT_LT(fmm.setup().near_entries, copies * n * n / 2) << c.name;  // the FMM does part of the work
     // entries of a few rows, all columns (near ones stored, far ones computed): the dense
     // matrix's, to rounding
-    const std::vector<std::int64_t> rows = {0, static_cast<std::int64_t>(n / 3), static_cast<std::int64_t>(n - 1)};
-    std::vector<std::int64_t> cols(n);
-    for (std::size_t j = 0; j < n; ++j) cols[j] = static_cast<std::int64_t>(j);
-    std::vector<cd> e(rows.size() * n);
-    op->entries(rows, cols, e.data());
-    double diff = 0, norm = 0;
-    for (std::size_t a = 0; a < rows.size(); ++a)
-      for (std::size_t j = 0; j < n; ++j) {
-        const cd ref_e = (*dense.dense_matrix())(static_cast<std::size_t>(rows[a]), j);
-        diff = std::max(diff, std::abs(e[a * n + j] - ref_e));
-        norm = std::max(norm, std::abs(ref_e));
-      }
-    EXPECT_LT(diff, 1e-11 * norm) << c.name;
+    const double entries = entries_against_dense(*op, dense, false);
+    EXPECT_LT(entries, 1e-11) << c.name;
     // the matvec, to the FMM tolerance
     std::vector<cd> x(n), y_d(n), y_f(n);
     for (std::size_t j = 0; j < n; ++j) x[j] = cd(std::cos(0.7 * double(j)), std::sin(0.3 * double(j)));
@@ -748,7 +760,7 @@ TEST(BemFmmImages, EqualsTheDenseOperatorWithImages) {
     const auto sd = dense.solve_plane_wave({0.6, 0.0, -0.8}), sf = fmm.solve_plane_wave({0.6, 0.0, -0.8});
     const double ds = c.bc == BoundaryCondition::Neumann ? rel_l2(sf.u, sd.u) : rel_l2(sf.dudn, sd.dudn);
     std::printf("[fmm images] %s: %zu elements, near %zu, entries %.1e, matvec %.1e, solution %.1e; set-up dense %.2f s, "
-                "fmm %.2f s (FMM %.2f s, BD %.2f s)\n", c.name, n, fmm.setup().near_entries, diff / norm, dmv, ds,
+                "fmm %.2f s (FMM %.2f s, BD %.2f s)\n", c.name, n, fmm.setup().near_entries, entries, dmv, ds,
                 dense.setup().operator_seconds, fmm.setup().operator_seconds, fmm.setup().fmm_seconds,
                 fmm.setup().precond_seconds);
     EXPECT_LT(ds, 10 * fmm_tol) << c.name;
@@ -780,23 +792,10 @@ TEST(BemFmmImages, LowFrequencyCorrectionAsTheDenseOperator) {
     const auto* op = dynamic_cast<const HelmholtzBemFmmOperator*>(&fmm.system_operator());
     ASSERT_NE(op, nullptr);
     const std::size_t n = half.num_elements();
-    const std::vector<std::int64_t> rows = {0, static_cast<std::int64_t>(n / 2), static_cast<std::int64_t>(n - 1)};
-    std::vector<std::int64_t> cols(n);
-    for (std::size_t j = 0; j < n; ++j) cols[j] = static_cast<std::int64_t>(j);
-    std::vector<cd> e(rows.size() * n);
-    op->entries(rows, cols, e.data());
     // the off-diagonal entries are the same quadrature; the diagonal too when there is no
     // correction (antisymmetric). With it, each operator maps 1 exactly to 1 (its own A 1, FMM
     // error included, is what the diagonal absorbs).
-    double diff = 0, norm = 0;
-    for (std::size_t a = 0; a < rows.size(); ++a)
-      for (std::size_t j = 0; j < n; ++j) {
-        const cd ref_e = (*dense.dense_matrix())(static_cast<std::size_t>(rows[a]), j);
-        if (refl > 0 && static_cast<std::int64_t>(j) == rows[a]) continue;
-        diff = std::max(diff, std::abs(e[a * n + j] - ref_e));
-        norm = std::max(norm, std::abs(ref_e));
-      }
-    EXPECT_LT(diff, 1e-11 * norm) << "reflection " << refl;
+    EXPECT_LT(entries_against_dense(*op, dense, refl > 0), 1e-11) << "reflection " << refl;
     const std::vector<cd> ones(n, cd(1, 0));
     std::vector<cd> a1_d(n), a1_f(n);
     dense.system_operator().apply(ones.data(), a1_d.data());
