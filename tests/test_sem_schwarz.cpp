@@ -607,3 +607,112 @@ TEST(SemSchwarz, BadInput) {
   EXPECT_NO_THROW(mg::Smoother(*A, ras, o));
 }
 
+
+// ------------------------------------------------------------------------------------------
+// Issue 33: the batched local solves and the elements' lengths along their GLL lines
+
+TEST(SemSchwarz, BatchedLocalSolvesEqualTheElementwiseDefinitionOnKershaw) {
+  // The batched apply (kFdmLanes elements per SIMD vector, colour by colour) against the
+  // definition written element by element with the public pieces: gather r on each kept extended
+  // grid (weighted: W^1/2 r), fdm_solve, add back (RAS: only the nodes the element owns, the first
+  // element having the node among its own); a Kershaw mesh (every element its own factors) with
+  // interior and boundary elements (extended grids of 4 kept shapes), p = 2, 3, 5. ~0.1 s.
+  for (int p : {2, 3, 5}) {
+    auto A = laplacian(mg::kershaw_mesh(kSanitized ? 3 : 6, 0.3), p);
+    const mg::SemSpace& V = A->space();
+    const std::size_t n = A->size(), ne = V.num_elements();
+    const int N = p + 1, M = p + 3;
+    const auto r = random_vector(n, 33);
+    for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS}) {
+      mg::SemSchwarz S(A, kind, 1);
+      std::vector<double> mult(n, 0.0);
+      for (std::size_t e = 0; e < ne; ++e)
+        for (std::int32_t g : kept_ids(S, e, p))
+          if (g >= 0) mult[static_cast<std::size_t>(g)] += 1.0;
+      std::vector<std::int64_t> owner(n, -1);
+      const auto& l2g = V.local_to_global();
+      for (std::size_t e = 0; e < ne; ++e)
+        for (std::size_t q = 0; q < V.nodes_per_element(); ++q) {
+          const auto g = static_cast<std::size_t>(l2g[e * V.nodes_per_element() + q]);
+          if (g < n && owner[g] < 0) owner[g] = static_cast<std::int64_t>(e);
+        }
+      std::vector<double> ref(n, 0.0);
+      for (std::size_t e = 0; e < ne; ++e) {
+        const auto ids = kept_ids(S, e, p);
+        std::vector<double> u(ids.size()), w(ids.size());
+        for (std::size_t q = 0; q < ids.size(); ++q) {
+          const std::int32_t g = ids[q];
+          u[q] = g < 0 ? 0.0 : r[static_cast<std::size_t>(g)] / (kind == mg::SchwarzKind::ASMWeighted ? std::sqrt(mult[static_cast<std::size_t>(g)]) : 1.0);
+        }
+        mg::fdm_solve(S.fdm(e, 0), S.fdm(e, 1), S.fdm(e, 2), u.data(), w.data());
+        const mg::FdmAxis& fr = S.fdm(e, 0);
+        const mg::FdmAxis& fs = S.fdm(e, 1);
+        std::size_t q = 0;
+        for (int k = S.fdm(e, 2).lo; k < S.fdm(e, 2).lo + S.fdm(e, 2).n; ++k)
+          for (int j = fs.lo; j < fs.lo + fs.n; ++j)
+            for (int i = fr.lo; i < fr.lo + fr.n; ++i, ++q) {
+              const std::int32_t g = ids[q];
+              if (g < 0) continue;
+              const bool own = i >= 1 && i <= N && j >= 1 && j <= N && k >= 1 && k <= N && owner[static_cast<std::size_t>(g)] == static_cast<std::int64_t>(e);
+              if (kind == mg::SchwarzKind::RAS) {
+                if (own) ref[static_cast<std::size_t>(g)] = u[q];
+              } else {
+                ref[static_cast<std::size_t>(g)] += u[q];
+              }
+            }
+        (void)M;
+      }
+      if (kind == mg::SchwarzKind::ASMWeighted)
+        for (std::size_t g = 0; g < n; ++g) ref[g] /= std::sqrt(mult[g]);
+      std::vector<double> z(n);
+      S.apply(r.data(), z.data());
+      double err = 0, nrm = 0;
+      for (std::size_t g = 0; g < n; ++g) {
+        err = std::max(err, std::abs(z[g] - ref[g]));
+        nrm = std::max(nrm, std::abs(ref[g]));
+      }
+      EXPECT_LT(err, 1e-13 * nrm) << "p " << p << " kind " << int(kind);
+    }
+  }
+}
+
+TEST(SemSchwarz, FdmLengthIsTheHarmonicMeanOverTheGllLines) {
+  // One element, a wedge: x in [0, 1], z in [0, 1], y from 0 to a height growing linearly in x
+  // from a to b (the shape of a Kershaw transition element). The lines along s (y) at the GLL
+  // points x_j have lengths L_j = a + (b - a) (1 + xi_j) / 2; the FDM length is
+  // (sum w_j w_k / sum w_j w_k L_j^-2)^(1/2). Read back from the 1-D mass B = h/2 w (every face
+  // Dirichlet: the kept points are the element's interior nodes 1 .. p - 1).
+  const double a = 0.05, b = 1.95;
+  mg::HexMesh m;
+  m.vertices = {0, 0, 0, 1, 0, 0, 0, a, 0, 1, b, 0, 0, 0, 1, 1, 0, 1, 0, a, 1, 1, b, 1};
+  m.elements = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (int p : {3, 5, 7}) {
+    auto A = laplacian(m, p);
+    mg::SemSchwarz S(A, mg::SchwarzKind::ASM, 1);
+    const mg::GllRule g = mg::gll_rule(p);
+    double num = 0, den = 0, mean_edges = 0.5 * (a + b);
+    for (int j = 0; j <= p; ++j)
+      for (int k = 0; k <= p; ++k) {
+        const double L = a + (b - a) * (1.0 + g.nodes[std::size_t(j)]) / 2.0;
+        num += g.weights[std::size_t(j)] * g.weights[std::size_t(k)];
+        den += g.weights[std::size_t(j)] * g.weights[std::size_t(k)] / (L * L);
+      }
+    const double h = std::sqrt(num / den);
+    const mg::FdmAxis& fs = S.fdm(0, 1);
+    ASSERT_EQ(fs.n, p - 1);
+    for (int i = 0; i < fs.n; ++i) EXPECT_NEAR(fs.B[std::size_t(i)], 0.5 * h * g.weights[std::size_t(i + 1)], 1e-14) << "p " << p;
+    EXPECT_LT(h, 0.5 * mean_edges);  // the thin end dominates: far below the mean edge length
+    // Along x the line at height fraction eta = (1 + xi_j) / 2 runs from (0, eta a) to (1, eta b).
+    num = den = 0;
+    for (int j = 0; j <= p; ++j)
+      for (int k = 0; k <= p; ++k) {
+        const double eta = (1.0 + g.nodes[std::size_t(j)]) / 2.0;
+        const double L2 = 1.0 + eta * eta * (b - a) * (b - a);
+        num += g.weights[std::size_t(j)] * g.weights[std::size_t(k)];
+        den += g.weights[std::size_t(j)] * g.weights[std::size_t(k)] / L2;
+      }
+    const mg::FdmAxis& fr = S.fdm(0, 0);
+    for (int i = 0; i < fr.n; ++i)
+      EXPECT_NEAR(fr.B[std::size_t(i)], 0.5 * std::sqrt(num / den) * g.weights[std::size_t(i + 1)], 1e-14);
+  }
+}

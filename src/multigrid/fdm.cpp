@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "elliptica/multigrid/gll.hpp"
 #include "elliptica/multigrid/sem_operator.hpp"
 #include "elliptica/multigrid/sem_schwarz.hpp"
+#include "fdm_batch.hpp"
 
 namespace elliptica::multigrid {
 
@@ -167,3 +169,78 @@ void fdm_solve(const FdmAxis& r, const FdmAxis& s, const FdmAxis& t, double* u, 
 }
 
 }  // namespace elliptica::multigrid
+
+// ---------------------------------------------------------------------------------------------
+// Batched local solves (fdm_batch.hpp): kFdmLanes elements per SIMD vector.
+
+namespace elliptica::multigrid::detail {
+namespace {
+
+typedef double VecB __attribute__((vector_size(kFdmLanes * sizeof(double))));
+
+/// The kFdmLanes doubles at p (8-byte aligned: the factors live in std::vector<double>) as one
+/// vector: an unaligned load.
+[[gnu::always_inline]] inline VecB ldu(const double* p) {
+  VecB v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/// out = M in along one axis of an interleaved 3-D array: the axis has length n (compile-time),
+/// stride = product of the lengths before it, outer = product of those after it;
+/// out[(o n + i) stride + l] = sum_m M(i, m) in[(o n + m) stride + l], M per lane (n x n VecB).
+/// The n inputs of a line stay in registers.
+template <int n>
+void contract_lanes(const double* __restrict M, int stride, int outer, const VecB* __restrict in, VecB* __restrict out) {
+  for (int o = 0; o < outer; ++o)
+    for (int l = 0; l < stride; ++l) {
+      const std::ptrdiff_t base = static_cast<std::ptrdiff_t>(o) * n * stride + l;
+      VecB v[n];
+#pragma GCC unroll 16
+      for (int m = 0; m < n; ++m) v[m] = in[base + static_cast<std::ptrdiff_t>(m) * stride];
+#pragma GCC unroll 16
+      for (int i = 0; i < n; ++i) {
+        VecB a = ldu(M + i * n * kFdmLanes) * v[0];
+#pragma GCC unroll 16
+        for (int m = 1; m < n; ++m) a += ldu(M + (i * n + m) * kFdmLanes) * v[m];
+        out[base + static_cast<std::ptrdiff_t>(i) * stride] = a;
+      }
+    }
+}
+
+template <int... ms>
+void contract_lanes_dispatch(std::integer_sequence<int, ms...>, int n, const double* M, int stride, int outer,
+                             const VecB* in, VecB* out) {
+  ((n == ms + 1 ? (contract_lanes<ms + 1>(M, stride, outer, in, out), true) : false) || ...);
+}
+
+void contract_axis(const double* M, int n, int stride, int outer, const VecB* in, VecB* out) {
+  contract_lanes_dispatch(std::make_integer_sequence<int, kMaxM>{}, n, M, stride, outer, in, out);
+}
+
+}  // namespace
+
+void fdm_solve_batch(const FdmBatchFactors& f, double* u_, double* w_) {
+  auto* u = reinterpret_cast<VecB*>(u_);
+  auto* w = reinterpret_cast<VecB*>(w_);
+  const int nr = f.n[0], ns = f.n[1], nt = f.n[2];
+  // (S_t x S_s x S_r)^T u: row (a, i) of S^T
+  contract_axis(f.ST[0], nr, 1, ns * nt, u, w);
+  contract_axis(f.ST[1], ns, nr, nt, w, u);
+  contract_axis(f.ST[2], nt, nr * ns, 1, u, w);
+  const double* lr = f.lambda[0];
+  const double* ls = f.lambda[1];
+  const double* lt = f.lambda[2];
+  for (int k = 0; k < nt; ++k)
+    for (int j = 0; j < ns; ++j) {
+      const VecB lst = ldu(ls + j * kFdmLanes) + ldu(lt + k * kFdmLanes);
+      VecB* wl = w + (static_cast<std::ptrdiff_t>(k) * ns + j) * nr;
+      for (int i = 0; i < nr; ++i) wl[i] /= ldu(lr + i * kFdmLanes) + lst;
+    }
+  // (S_t x S_s x S_r) w
+  contract_axis(f.S[0], nr, 1, ns * nt, w, u);
+  contract_axis(f.S[1], ns, nr, nt, u, w);
+  contract_axis(f.S[2], nt, nr * ns, 1, w, u);
+}
+
+}  // namespace elliptica::multigrid::detail

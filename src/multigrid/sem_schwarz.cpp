@@ -13,7 +13,9 @@
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/parallel.hpp"
 #include "elliptica/core/resources.hpp"
+#include "elliptica/multigrid/gll.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
+#include "fdm_batch.hpp"
 
 namespace elliptica::multigrid {
 namespace {
@@ -31,21 +33,40 @@ FaceKey face_key(const HexMesh& m, std::size_t e, int f) {
   return k;
 }
 
-/// Mean length of element e along reference axis d: the mean of its four edges along d.
-double mean_extent(const HexMesh& m, std::size_t e, int d) {
-  double s = 0.0;
-  for (int c = 0; c < 8; ++c) {
-    if ((c >> d) & 1) continue;
-    const auto v0 = static_cast<std::size_t>(m.elements[8 * e + static_cast<std::size_t>(c)]);
-    const auto v1 = static_cast<std::size_t>(m.elements[8 * e + static_cast<std::size_t>(c + (1 << d))]);
-    double l2 = 0.0;
-    for (int x = 0; x < 3; ++x) {
-      const double dx = m.vertices[3 * v1 + static_cast<std::size_t>(x)] - m.vertices[3 * v0 + static_cast<std::size_t>(x)];
-      l2 += dx * dx;
+/// The length of element e along reference axis d used by its fast diagonalisation: over the
+/// element's GLL lines along d (the other two GLL indices j, k fixed; the trilinear map makes every
+/// such line straight, so its length is the distance L_jk of its end nodes), the weighted harmonic
+/// mean of the squared lengths, l = (sum_jk w_j w_k / sum_jk w_j w_k L_jk^-2)^(1/2), w the GLL
+/// weights of the space's order. 1 / l^2 is then the mean of 1 / L^2 (the stiffness of the lines
+/// along d scales as 1 / L^2): a box with this length has the element's mean stiffness along d,
+/// where the arithmetic mean of the four edges gives a wedge-shaped element (thin at one end, as on
+/// Kershaw meshes) far too little. This is Nek5000's / nekRS's element spacing for the FDM
+/// (plane_space: "spacing is based on harmonic mean", on the GLL points of the level's own order).
+/// On a parallelepiped every L_jk is the edge length, as before.
+double line_extent(const SemSpace& V, const std::vector<double>& w, std::size_t e, int d) {
+  const int N = V.order() + 1;
+  const auto N3 = static_cast<std::size_t>(N) * N * N;
+  const auto& l2g = V.local_to_global();
+  const auto& X = V.coordinates();
+  const int stride[3] = {1, N, N * N};
+  const int d1 = (d + 1) % 3, d2 = (d + 2) % 3;
+  double num = 0.0, den = 0.0;
+  for (int k = 0; k < N; ++k)
+    for (int j = 0; j < N; ++j) {
+      const int q0 = j * stride[d1] + k * stride[d2];
+      const int q1 = q0 + (N - 1) * stride[d];
+      const auto g0 = static_cast<std::size_t>(l2g[e * N3 + static_cast<std::size_t>(q0)]);
+      const auto g1 = static_cast<std::size_t>(l2g[e * N3 + static_cast<std::size_t>(q1)]);
+      double l2 = 0.0;
+      for (int x = 0; x < 3; ++x) {
+        const double dx = X[3 * g1 + static_cast<std::size_t>(x)] - X[3 * g0 + static_cast<std::size_t>(x)];
+        l2 += dx * dx;
+      }
+      const double wt = w[static_cast<std::size_t>(j)] * w[static_cast<std::size_t>(k)];
+      num += wt;
+      den += wt / l2;
     }
-    s += std::sqrt(l2);
-  }
-  return 0.25 * s;
+  return std::sqrt(num / den);
 }
 
 }  // namespace
@@ -200,6 +221,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
 
   // FDM factors per element and axis.
   fdm_.resize(3 * ne_);
+  const std::vector<double> gw = gll_rule(p).weights;
   {
     ParallelErrors errors;
     const auto nel = static_cast<std::int64_t>(ne_);
@@ -210,9 +232,9 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
         for (int d = 0; d < 3; ++d) {
           const auto [lnb, lf] = nbr[6 * e + static_cast<std::size_t>(2 * d)];
           const auto [rnb, rf] = nbr[6 * e + static_cast<std::size_t>(2 * d + 1)];
-          const double hl = lnb < 0 ? 0.0 : mean_extent(mesh, static_cast<std::size_t>(lnb), lf / 2);
-          const double hr = rnb < 0 ? 0.0 : mean_extent(mesh, static_cast<std::size_t>(rnb), rf / 2);
-          fdm_[3 * e + static_cast<std::size_t>(d)] = fdm_axis(p, hl, mean_extent(mesh, e, d), hr, lnb < 0, rnb < 0);
+          const double hl = lnb < 0 ? 0.0 : line_extent(V, gw, static_cast<std::size_t>(lnb), lf / 2);
+          const double hr = rnb < 0 ? 0.0 : line_extent(V, gw, static_cast<std::size_t>(rnb), rf / 2);
+          fdm_[3 * e + static_cast<std::size_t>(d)] = fdm_axis(p, hl, line_extent(V, gw, e, d), hr, lnb < 0, rnb < 0);
         }
       });
     errors.rethrow();
@@ -229,37 +251,154 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
         }
   }
 
-  // Gather map: node -> positions in the local-solution buffer.
-  gather_ptr_.assign(n_ + 1, 0);
-  if (kind_ != SchwarzKind::RAS) {
-    for (std::size_t i = 0; i < ne_ * m3_; ++i)
-      if (ext_[i] >= 0) ++gather_ptr_[static_cast<std::size_t>(ext_[i]) + 1];
-    for (std::size_t g = 0; g < n_; ++g) gather_ptr_[g + 1] += gather_ptr_[g];
-    gather_.resize(static_cast<std::size_t>(gather_ptr_[n_]));
-    std::vector<std::int64_t> fill(gather_ptr_.begin(), gather_ptr_.end() - 1);
-    for (std::size_t i = 0; i < ne_ * m3_; ++i)  // element order: each node's entries sorted
-      if (ext_[i] >= 0) gather_[static_cast<std::size_t>(fill[static_cast<std::size_t>(ext_[i])]++)] = static_cast<std::int64_t>(i);
-  } else {
-    // RAS: the owner of a node is the first element having it among its own nodes.
-    gather_.assign(n_, -1);
+  // Multiplicity of every free node: the number of extended grids holding it.
+  std::vector<std::int32_t> mult(n_, 0);
+  for (std::size_t i = 0; i < ne_ * m3_; ++i)
+    if (ext_[i] >= 0) ++mult[static_cast<std::size_t>(ext_[i])];
+
+  // Colours: elements of one colour have disjoint extended grids (no free node in common), so
+  // their local solutions are added into z in parallel without races; greedy, in element order,
+  // over the node -> elements incidence (8 colours on a structured mesh at p >= 3).
+  std::vector<std::int32_t> colour(ne_, -1);
+  {
+    std::vector<std::int64_t> ptr(n_ + 1, 0);
+    for (std::size_t g = 0; g < n_; ++g) ptr[g + 1] = ptr[g] + mult[g];
+    std::vector<std::int32_t> inc(static_cast<std::size_t>(ptr[n_]));
+    std::vector<std::int64_t> fill(ptr.begin(), ptr.end() - 1);
     for (std::size_t e = 0; e < ne_; ++e)
-      for (int k = 0; k < N; ++k)
-        for (int j = 0; j < N; ++j)
-          for (int i = 0; i < N; ++i) {
-            const std::int32_t g = l2g[e * N3 + static_cast<std::size_t>(i + N * (j + N * k))];
-            if (static_cast<std::size_t>(g) >= n_ || gather_[static_cast<std::size_t>(g)] >= 0) continue;
-            gather_[static_cast<std::size_t>(g)] =
-                static_cast<std::int64_t>(e * m3_ + static_cast<std::size_t>((i + 1) + M * ((j + 1) + M * (k + 1))));
-          }
-    for (std::size_t g = 0; g < n_; ++g) gather_ptr_[g + 1] = static_cast<std::int64_t>(g + 1);
+      for (std::size_t q = 0; q < m3_; ++q) {
+        const std::int32_t g = ext_[e * m3_ + q];
+        if (g >= 0) inc[static_cast<std::size_t>(fill[static_cast<std::size_t>(g)]++)] = static_cast<std::int32_t>(e);
+      }
+    std::vector<std::int64_t> stamp;  // stamp[c] == e: colour c is taken by a neighbour of e
+    for (std::size_t e = 0; e < ne_; ++e) {
+      for (std::size_t q = 0; q < m3_; ++q) {
+        const std::int32_t g = ext_[e * m3_ + q];
+        if (g < 0) continue;
+        for (std::int64_t t = ptr[static_cast<std::size_t>(g)]; t < ptr[static_cast<std::size_t>(g) + 1]; ++t) {
+          const std::int32_t c = colour[static_cast<std::size_t>(inc[static_cast<std::size_t>(t)])];
+          if (c >= 0) stamp[static_cast<std::size_t>(c)] = static_cast<std::int64_t>(e);
+        }
+      }
+      std::int32_t c = 0;
+      while (static_cast<std::size_t>(c) < stamp.size() && stamp[static_cast<std::size_t>(c)] == static_cast<std::int64_t>(e)) ++c;
+      if (static_cast<std::size_t>(c) == stamp.size()) stamp.push_back(-1);
+      colour[e] = c;
+    }
   }
+
+  // Batches of the local solves: elements of one colour with the same kept extents (interior,
+  // next to one Dirichlet face, ...), in element order, detail::kFdmLanes per batch; the factors
+  // interleaved lane by lane (fdm_batch.hpp); colour_batch_ delimits the colours.
+  {
+    constexpr int L = detail::kFdmLanes;
+    lanes_ = L;
+    using Key = std::array<int, 4>;  // colour, n_r, n_s, n_t
+    std::vector<std::pair<Key, std::int32_t>> order(ne_);
+    for (std::size_t e = 0; e < ne_; ++e)
+      order[e] = {{colour[e], fdm_[3 * e].n, fdm_[3 * e + 1].n, fdm_[3 * e + 2].n}, static_cast<std::int32_t>(e)};
+    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    batch_off_.assign(1, 0);
+    batch_buf_.assign(1, 0);
+    colour_batch_.assign(1, 0);
+    for (std::size_t i = 0; i < ne_;) {
+      std::size_t j = i;
+      while (j < ne_ && j - i < static_cast<std::size_t>(L) && order[j].first == order[i].first) ++j;
+      if (i > 0 && order[i].first[0] != order[i - 1].first[0]) colour_batch_.push_back(batch_elems_.size() / L);
+      for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l)
+        batch_elems_.push_back(i + l < j ? order[i + l].second : -1);
+      const auto& nk = order[i].first;
+      batch_buf_.push_back(batch_buf_.back() + static_cast<std::size_t>(nk[1]) * static_cast<std::size_t>(nk[2]) *
+                                                   static_cast<std::size_t>(nk[3]) * L);
+      std::size_t sz = 0;
+      for (int d = 0; d < 3; ++d) {
+        const auto n = static_cast<std::size_t>(nk[static_cast<std::size_t>(d) + 1]);
+        batch_n_.push_back(static_cast<int>(n));
+        sz += (2 * n * n + n) * L;
+      }
+      batch_off_.push_back(batch_off_.back() + sz);
+      i = j;
+    }
+    colour_batch_.push_back(batch_elems_.size() / L);
+    const std::size_t nb = batch_off_.size() - 1;
+    require_memory(8.0 * static_cast<double>(batch_off_.back()) + 4.0 * static_cast<double>(batch_buf_.back()),
+                   "SemSchwarz batched factors");
+    bfac_.assign(batch_off_.back(), 0.0);
+    for (std::size_t bt = 0; bt < nb; ++bt) {
+      double* out = bfac_.data() + batch_off_[bt];
+      for (int d = 0; d < 3; ++d) {
+        const auto n = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
+        for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+          std::int32_t e = batch_elems_[bt * L + l];
+          if (e < 0) e = batch_elems_[bt * L];  // padded lane: the first element's factors
+          const FdmAxis& f = fdm_[3 * static_cast<std::size_t>(e) + static_cast<std::size_t>(d)];
+          for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t a2 = 0; a2 < n; ++a2) {
+              out[(i * n + a2) * L + l] = f.S[i * n + a2];          // S(i, a)
+              out[(n * n + i * n + a2) * L + l] = f.S[a2 * n + i];  // S^T(i, a)
+            }
+            out[(2 * n * n + i) * L + l] = f.lambda[i];
+          }
+        }
+        out += (2 * n * n + n) * L;
+      }
+    }
+    // bidx_: the batches' interleaved layout (batch b at batch_buf_[b], lane l's kept point q at
+    // q lanes + l): the free node each entry gathers r from and adds its local solution to (-1:
+    // none; RAS: the entry gathers from gidx_ but adds only where its element owns the node).
+    bidx_.assign(batch_buf_.back(), -1);
+    for (std::size_t bt = 0; bt < nb; ++bt)
+      for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+        const std::int32_t e = batch_elems_[bt * L + l];
+        if (e < 0) continue;
+        const FdmAxis* f = &fdm_[3 * static_cast<std::size_t>(e)];
+        std::size_t q = 0;
+        for (int c = f[2].lo; c < f[2].lo + f[2].n; ++c)
+          for (int bb = f[1].lo; bb < f[1].lo + f[1].n; ++bb)
+            for (int aa = f[0].lo; aa < f[0].lo + f[0].n; ++aa, ++q)
+              bidx_[batch_buf_[bt] + q * L + l] =
+                  ext_[static_cast<std::size_t>(e) * m3_ + static_cast<std::size_t>(aa + M * (bb + M * c))];
+      }
+    if (kind_ == SchwarzKind::RAS) {
+      // The owner of a node is the first element having it among its own nodes; an entry adds
+      // its value only where its element is the owner (sidx_), so every node is written once.
+      std::vector<std::int32_t> owner(n_, -1);
+      for (std::size_t e = 0; e < ne_; ++e)
+        for (std::size_t q = 0; q < N3; ++q) {
+          const std::int32_t g = l2g[e * N3 + q];
+          if (static_cast<std::size_t>(g) < n_ && owner[static_cast<std::size_t>(g)] < 0)
+            owner[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(e);
+        }
+      sidx_.assign(batch_buf_.back(), -1);
+      for (std::size_t bt = 0; bt < nb; ++bt)
+        for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+          const std::int32_t e = batch_elems_[bt * L + l];
+          if (e < 0) continue;
+          const FdmAxis* f = &fdm_[3 * static_cast<std::size_t>(e)];
+          std::size_t q = 0;
+          for (int c = f[2].lo; c < f[2].lo + f[2].n; ++c)
+            for (int bb = f[1].lo; bb < f[1].lo + f[1].n; ++bb)
+              for (int aa = f[0].lo; aa < f[0].lo + f[0].n; ++aa, ++q) {
+                const bool own_node = aa >= 1 && aa <= N && bb >= 1 && bb <= N && c >= 1 && c <= N;
+                const std::size_t at = batch_buf_[bt] + q * L + l;
+                if (own_node && bidx_[at] >= 0 && owner[static_cast<std::size_t>(bidx_[at])] == e) sidx_[at] = bidx_[at];
+              }
+        }
+    }
+  }
+  // Entries without a node read and write the sentinel index n_ (apply()).
+  for (auto& g : bidx_)
+    if (g < 0) g = static_cast<std::int32_t>(n_);
+  for (auto& g : sidx_)
+    if (g < 0) g = static_cast<std::int32_t>(n_);
+  rx_.assign(n_ + 1, 0.0);
+  zx_.assign(n_ + 1, 0.0);
   if (kind_ == SchwarzKind::ASMWeighted) {
     wsqrt_.resize(n_);
     for (std::size_t g = 0; g < n_; ++g)
-      wsqrt_[g] = 1.0 / std::sqrt(static_cast<double>(gather_ptr_[g + 1] - gather_ptr_[g]));  // >= 1 entry: its own element
-    rw_.resize(n_);
+      wsqrt_[g] = 1.0 / std::sqrt(static_cast<double>(mult[g]));  // >= 1: its own element's grid
   }
-  buf_.assign(ne_ * m3_, 0.0);
+  scratch_.assign(static_cast<std::size_t>(nt) * (2 * m3_ * static_cast<std::size_t>(lanes_) + 16), 0.0);
 }
 
 std::vector<std::int32_t> SemSchwarz::extended_nodes(std::size_t e) const {
@@ -278,52 +417,65 @@ const FdmAxis& SemSchwarz::fdm(std::size_t e, int d) const {
 
 void SemSchwarz::apply(const double* r, double* z) const {
   const int nt = resolve_threads(threads_);
-  const int M = A_->space().order() + 3;
-  const auto nel = static_cast<std::int64_t>(ne_);
   const bool par = static_cast<std::ptrdiff_t>(n_) > kParallelMinRows;
-  double* buf = buf_.data();
+  auto align64 = [](double* p) {
+    return reinterpret_cast<double*>((reinterpret_cast<std::uintptr_t>(p) + 63) & ~std::uintptr_t{63});
+  };
   const double* ws = wsqrt_.empty() ? nullptr : wsqrt_.data();
-  if (ws != nullptr) {
-    double* rw = rw_.data();
-    const auto n = static_cast<std::int64_t>(n_);
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-    for (std::int64_t g = 0; g < n; ++g) rw[g] = ws[g] * r[g];
-    r = rw;
-  }
-  // Local solves (element e writes only its own slice of the buffer).
+  const std::int32_t* add_to = kind_ == SchwarzKind::RAS ? sidx_.data() : bidx_.data();
+  constexpr int L = detail::kFdmLanes;
+  const std::size_t slot = 2 * m3_ * L + 16;
+  const int team = par ? nt : 1;
+  if (scratch_.size() < static_cast<std::size_t>(team) * slot) scratch_.resize(static_cast<std::size_t>(team) * slot);
+  const auto n = static_cast<std::int64_t>(n_);
+  // rx = W^1/2 r (or r) and zx (the sums) with one more entry each: index n_ is the sentinel of
+  // the entries without a node (bidx_ / sidx_ = -1 were mapped to it at set-up), rx[n_] = 0 and
+  // zx[n_] a sink, so the gather and the scatter-add run without branches.
+  double* rx = rx_.data();
+  double* zx = zx_.data();
 #pragma omp parallel num_threads(nt) if (par)
   {
-    alignas(64) double u[kMaxExt3];
-    alignas(64) double w[kMaxExt3];
+    // This thread's local arrays u, w ((N+2)^3 x lanes doubles each, 64-byte aligned; scratch_ has
+    // one slot per thread of the team, sized before the region).
+    double* u = align64(scratch_.data() + static_cast<std::size_t>(omp_get_thread_num()) * slot);
+    double* w = u + m3_ * L;
 #pragma omp for schedule(static)
-    for (std::int64_t ie = 0; ie < nel; ++ie) {
-      const auto e = static_cast<std::size_t>(ie);
-      const FdmAxis* f = &fdm_[3 * e];
-      const std::int32_t* ext = ext_.data() + e * m3_;
-      double* out = buf + e * m3_;
-      std::size_t c = 0;
-      for (int k = f[2].lo; k < f[2].lo + f[2].n; ++k)
-        for (int j = f[1].lo; j < f[1].lo + f[1].n; ++j)
-          for (int i = f[0].lo; i < f[0].lo + f[0].n; ++i) {
-            const std::int32_t g = ext[i + M * (j + M * k)];
-            u[c++] = g >= 0 ? r[g] : 0.0;
-          }
-      fdm_solve(f[0], f[1], f[2], u, w);
-      c = 0;
-      for (int k = f[2].lo; k < f[2].lo + f[2].n; ++k)
-        for (int j = f[1].lo; j < f[1].lo + f[1].n; ++j)
-          for (int i = f[0].lo; i < f[0].lo + f[0].n; ++i) out[i + M * (j + M * k)] = u[c++];
+    for (std::int64_t g = 0; g < n; ++g) {
+      rx[g] = ws != nullptr ? ws[g] * r[g] : r[g];
+      zx[g] = 0.0;
     }
-  }
-  // Gather: every node sums its entries in a fixed order.
-  const auto n = static_cast<std::int64_t>(n_);
-  const std::int64_t* ptr = gather_ptr_.data();
-  const std::int64_t* pos = gather_.data();
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
-  for (std::int64_t g = 0; g < n; ++g) {
-    double s = 0.0;
-    for (std::int64_t q = ptr[g]; q < ptr[g + 1]; ++q) s += buf[pos[q]];
-    z[g] = ws != nullptr ? ws[g] * s : s;
+#pragma omp single
+    rx[n] = 0.0;
+    // Colour by colour (an implicit barrier after each): the batches of a colour touch disjoint
+    // nodes, so each adds its local solutions into zx directly; every node receives its
+    // contributions in the same order (colours, then batches) whatever the thread count.
+    for (std::size_t col = 0; col + 1 < colour_batch_.size(); ++col) {
+      const auto b0 = static_cast<std::int64_t>(colour_batch_[col]), b1 = static_cast<std::int64_t>(colour_batch_[col + 1]);
+#pragma omp for schedule(static)
+      for (std::int64_t ib = b0; ib < b1; ++ib) {
+        const auto bt = static_cast<std::size_t>(ib);
+        const std::int32_t* __restrict idx = bidx_.data() + batch_buf_[bt];
+        const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
+        const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
+#pragma omp simd
+        for (std::int64_t q = 0; q < cnt; ++q) u[q] = rx[idx[q]];
+        detail::FdmBatchFactors fb{};
+        const double* fac = bfac_.data() + batch_off_[bt];
+        for (int d = 0; d < 3; ++d) {
+          const auto m = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
+          fb.n[d] = static_cast<int>(m);
+          fb.S[d] = fac;
+          fb.ST[d] = fac + m * m * L;
+          fb.lambda[d] = fac + 2 * m * m * L;
+          fac += (2 * m * m + m) * L;
+        }
+        detail::fdm_solve_batch(fb, u, w);
+        // Distinct nodes within a batch (its elements' grids are disjoint), but for the sink.
+        for (std::int64_t q = 0; q < cnt; ++q) zx[dst[q]] += u[q];
+      }
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t g = 0; g < n; ++g) z[g] = ws != nullptr ? ws[g] * zx[g] : zx[g];
   }
 }
 

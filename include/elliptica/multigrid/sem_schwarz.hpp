@@ -112,8 +112,9 @@ class SemSchwarz final : public LinearOperator<double> {
   SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads = 0);
 
   std::size_t size() const override { return n_; }
-  /// z = S r (lengths size()). Not reentrant (one local-solution buffer per operator); does not
-  /// throw.
+  /// z = S r (lengths size()). Not reentrant (one local-solution buffer per operator). Throws only
+  /// std::bad_alloc, when called with more threads than the constructor sized its per-thread
+  /// scratch for (threads = 0 and omp_get_max_threads() grown since) and the scratch cannot grow.
   void apply(const double* r, double* z) const override;
   /// ASM, ASMWeighted: true (symmetric positive definite). RAS: false.
   bool is_symmetric() const override { return kind_ != SchwarzKind::RAS; }
@@ -137,11 +138,20 @@ class SemSchwarz final : public LinearOperator<double> {
   std::size_t n_ = 0, ne_ = 0, m3_ = 0;  // free nodes, elements, (N+2)^3
   std::vector<std::int32_t> ext_;        // ne x (N+2)^3 global free ids or -1
   std::vector<FdmAxis> fdm_;             // ne x 3
-  std::vector<std::int64_t> gather_ptr_; // n + 1
-  std::vector<std::int64_t> gather_;     // buffer positions e (N+2)^3 + extended index
-  mutable std::vector<double> buf_;      // ne x (N+2)^3 local solutions
   std::vector<double> wsqrt_;            // ASMWeighted: 1 / sqrt(multiplicity) per free node
-  mutable std::vector<double> rw_;       // ASMWeighted: W^1/2 r
+  // Batches of the local solves (fdm_batch.hpp): elements of one colour with the same kept
+  // extents, one per SIMD lane; elements of one colour have disjoint extended grids.
+  int lanes_ = 1;                          // elements per batch (SIMD lanes)
+  std::vector<std::int32_t> batch_elems_;  // nb x lanes_ element ids, -1 = padded lane
+  std::vector<int> batch_n_;               // nb x 3 kept points per axis
+  std::vector<std::size_t> batch_off_;     // nb + 1 offsets into bfac_
+  std::vector<std::size_t> batch_buf_;     // nb + 1 offsets into bidx_ / sidx_ (kept points x lanes_)
+  std::vector<std::size_t> colour_batch_;  // colours + 1: the batches of colour c
+  std::vector<double> bfac_;               // per batch and axis: S, S^T (n^2 lanes_), lambda (n lanes_)
+  std::vector<std::int32_t> bidx_;         // per batch entry: the free node it gathers from / adds to (n: none)
+  std::vector<std::int32_t> sidx_;         // RAS: the node an entry writes (its element owns it; n: none)
+  mutable std::vector<double> scratch_;    // per thread: 2 (N+2)^3 lanes_ (+ alignment) doubles
+  mutable std::vector<double> rx_, zx_;    // n + 1: W^1/2 r and the sums (index n: the sentinel)
 };
 
 }  // namespace elliptica::multigrid
