@@ -146,6 +146,11 @@ mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
   o.lambda_safety = a.lambda_safety;
   o.lambda_iterations = a.lambda_iterations;
   o.lmin_ratio = a.lmin_ratio;
+  try {
+    o.schwarz_precision = mg::schwarz_precision_from_string(a.schwarz_precision);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--schwarz-precision: expected fp64 or fp32, got '" + a.schwarz_precision + "'");
+  }
   o.threads = a.threads;
   try {
     o.coarse = mg::pmg_coarse_solver_from_string(a.coarse_solver);
@@ -274,7 +279,9 @@ int run_mg_sem(const MgSemArgs& a) {
      << " unknowns (" << nn << " nodes)\n";
   os << "schedule: " << join(schedule) << " (level sizes " << join(level_sizes) << "), coarse solver "
      << mg::to_string(opt.coarse) << "\n";
-  os << "smoother: " << a.smoother << " over " << mg::to_string(opt.base) << ", orders (pre/post per level) "
+  os << "smoother: " << a.smoother << " over " << mg::to_string(opt.base)
+     << (opt.base == mg::SemSmootherBase::Jacobi ? std::string() : " (" + mg::to_string(opt.schwarz_precision) + ")")
+     << ", orders (pre/post per level) "
      << join(per_level_pre) << " / " << join(per_level_post) << ", krylov " << a.krylov << ", rtol " << fmt_g(opt.rtol)
      << "\n";
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
@@ -311,7 +318,8 @@ int run_mg_sem(const MgSemArgs& a) {
     js << "{\n  \"mesh\": " << json_quote(a.mesh) << ",\n  \"elements\": " << ne << ",\n  \"order\": " << opt.order
        << ",\n  \"unknowns\": " << n << ",\n  \"nodes\": " << nn << ",\n  \"schedule\": " << json_ints(schedule)
        << ",\n  \"level_sizes\": " << json_ints(level_sizes) << ",\n  \"smoother\": " << json_quote(a.smoother)
-       << ",\n  \"base\": " << json_quote(mg::to_string(opt.base)) << ",\n  \"pre\": " << opt.pre
+       << ",\n  \"base\": " << json_quote(mg::to_string(opt.base))
+       << ",\n  \"schwarz_precision\": " << json_quote(mg::to_string(opt.schwarz_precision)) << ",\n  \"pre\": " << opt.pre
        << ",\n  \"post\": " << opt.post << ",\n  \"order_per_level\": " << json_ints(opt.level_orders)
        << ",\n  \"level_pre\": " << json_ints(per_level_pre) << ",\n  \"level_post\": " << json_ints(per_level_post)
        << ",\n  \"krylov\": " << json_quote(a.krylov) << ",\n  \"rtol\": " << json_real(opt.rtol)
@@ -385,6 +393,9 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
       ->capture_default_str();
   sc->add_option("--lambda-iterations", s.lambda_iterations, "Lanczos steps of that estimate")->capture_default_str();
   sc->add_option("--lmin-ratio", s.lmin_ratio, "cheb1: lambda_min / lambda_max, in (0, 1)")->capture_default_str();
+  sc->add_option("--schwarz-precision", s.schwarz_precision,
+                 "fp64|fp32: arithmetic of the Schwarz local solves (--base asm|asm-weighted|ras)")
+      ->capture_default_str();
   sc->add_option("--coarse-solver", s.coarse_solver,
                  "boomeramg|direct: the order-1 solve (one BoomerAMG V-cycle, or sparse LDL^T)")
       ->capture_default_str();

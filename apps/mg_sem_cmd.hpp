@@ -52,6 +52,7 @@ struct MgSemArgs {
   double lambda_safety = multigrid::SemPoissonOptions{}.lambda_safety;
   int lambda_iterations = multigrid::SemPoissonOptions{}.lambda_iterations;
   double lmin_ratio = multigrid::SemPoissonOptions{}.lmin_ratio;
+  std::string schwarz_precision = multigrid::to_string(multigrid::SemPoissonOptions{}.schwarz_precision);
   std::string coarse_solver = multigrid::to_string(multigrid::SemPoissonOptions{}.coarse);
   // BoomerAMG of the order-1 level (multigrid::BoomerAmgOptions{}'s defaults)
   BoomerAmgFlags boomeramg;  ///< --boomeramg-* (boomeramg_flags.hpp; no --boomeramg-tol)

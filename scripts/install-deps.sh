@@ -40,6 +40,7 @@ PYTHON_PACKAGES=(
   "nanobind>=2.0"
   "scikit-build-core>=0.10"
   "matplotlib>=3.6"
+  "meshio>=5"         # an independent reader of the VTU files the CLI writes (tests/cli/test_cli_mg_sem.py)
   "mpi4py>=3.1"       # DistributedEwaldPlan's communicators; built from source against Debian's Open MPI (below)
 )
 

@@ -38,13 +38,101 @@ using elliptica::CsrMatrix;
 
 namespace {
 
+/// The hybrid local matrix of element e on its kept extended grid (ids: the free ids in fdm_solve's
+/// local order, -1 entries excluded the same way as ExactSchwarz's): the FDM box operator
+/// A_box = B_t x B_s x A_r + B_t x A_s x B_r + A_t x B_s x B_r with the element's own box part
+/// (the middle 1-D element of every axis) replaced by the element's exact SEM stiffness K_e
+/// (its geometric factors: K_e = sum_q grad(phi_i)^T G(q) grad(phi_j)). Exact inside the
+/// element, the box on the overlap layers.
+Eigen::MatrixXd hybrid_matrix(const mg::SemSchwarz& S, std::size_t e, const std::vector<int>& ids) {
+  const mg::SemSpace& V = S.laplacian().space();
+  const int p = V.order(), N = p + 1, M = N + 2;
+  const mg::FdmAxis* f[3] = {&S.fdm(e, 0), &S.fdm(e, 1), &S.fdm(e, 2)};
+  const mg::GllRule& g = V.gll();
+  const std::vector<double>& D = V.derivative();
+  // reference 1-D stiffness Ahat_ij = sum_a D_ai w_a D_aj
+  std::vector<double> Ahat(std::size_t(N * N), 0.0);
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int a = 0; a < N; ++a) Ahat[std::size_t(i * N + j)] += D[std::size_t(a * N + i)] * g.weights[std::size_t(a)] * D[std::size_t(a * N + j)];
+  // h_mid of each axis from B at an interior point of the element (extended index 2: e's node 1)
+  double h[3];
+  for (int d = 0; d < 3; ++d) h[d] = 2.0 * f[d]->B[std::size_t(2 - f[d]->lo)] / g.weights[1];
+  // kept points: extended (a, b, c) for a in [lo, lo + n)
+  const int nr = f[0]->n, ns = f[1]->n, nt = f[2]->n;
+  const int m = nr * ns * nt;
+  Eigen::MatrixXd Ab = Eigen::MatrixXd::Zero(m, m);
+  auto idx = [&](int i, int j, int k) { return i + nr * (j + ns * k); };
+  for (int k = 0; k < nt; ++k)
+    for (int j = 0; j < ns; ++j)
+      for (int i = 0; i < nr; ++i) {
+        const int row = idx(i, j, k);
+        for (int i2 = 0; i2 < nr; ++i2) Ab(row, idx(i2, j, k)) += f[2]->B[std::size_t(k)] * f[1]->B[std::size_t(j)] * f[0]->A[std::size_t(i * nr + i2)];
+        for (int j2 = 0; j2 < ns; ++j2) Ab(row, idx(i, j2, k)) += f[2]->B[std::size_t(k)] * f[0]->B[std::size_t(i)] * f[1]->A[std::size_t(j * ns + j2)];
+        for (int k2 = 0; k2 < nt; ++k2) Ab(row, idx(i, j, k2)) += f[1]->B[std::size_t(j)] * f[0]->B[std::size_t(i)] * f[2]->A[std::size_t(k * nt + k2)];
+      }
+  // the element's own box part, subtracted, and its exact stiffness, added (own node (x, y, z) =
+  // extended (x + 1, ...), kept index x + 1 - lo)
+  const auto N3 = std::size_t(N) * N * N;
+  const double* G = V.geometric_factors().data() + e * 6 * N3;
+  std::vector<double> Ke(N3 * N3, 0.0);
+  for (std::size_t jn = 0; jn < N3; ++jn) {
+    const int jx = int(jn % N), jy = int((jn / N) % N), jz = int(jn / (N * N));
+    // gradient of phi_j at every node q, times G, then the transposed gradient: column jn of K_e
+    for (std::size_t q = 0; q < N3; ++q) {
+      const int qx = int(q % N), qy = int((q / N) % N), qz = int(q / (N * N));
+      const double gr = (qy == jy && qz == jz) ? D[std::size_t(qx * N + jx)] : 0.0;
+      const double gs = (qx == jx && qz == jz) ? D[std::size_t(qy * N + jy)] : 0.0;
+      const double gt = (qx == jx && qy == jy) ? D[std::size_t(qz * N + jz)] : 0.0;
+      if (gr == 0.0 && gs == 0.0 && gt == 0.0) continue;
+      const double Grr = G[0 * N3 + q], Grs = G[1 * N3 + q], Grt = G[2 * N3 + q], Gss = G[3 * N3 + q], Gst = G[4 * N3 + q], Gtt = G[5 * N3 + q];
+      const double fr = Grr * gr + Grs * gs + Grt * gt, fs = Grs * gr + Gss * gs + Gst * gt, ft = Grt * gr + Gst * gs + Gtt * gt;
+      for (int a = 0; a < N; ++a) {  // test functions phi_i with D along one axis through q
+        Ke[std::size_t(a + N * (qy + N * qz)) * N3 + jn] += D[std::size_t(qx * N + a)] * fr;
+        Ke[std::size_t(qx + N * (a + N * qz)) * N3 + jn] += D[std::size_t(qy * N + a)] * fs;
+        Ke[std::size_t(qx + N * (qy + N * a)) * N3 + jn] += D[std::size_t(qz * N + a)] * ft;
+      }
+    }
+  }
+  auto kept = [&](int x, int d) { return x + 1 - f[d]->lo; };  // own index -> kept index (may be out of range)
+  for (std::size_t in = 0; in < N3; ++in) {
+    const int ix = kept(int(in % N), 0), iy = kept(int((in / N) % N), 1), iz = kept(int(in / (N * N)), 2);
+    if (ix < 0 || ix >= nr || iy < 0 || iy >= ns || iz < 0 || iz >= nt) continue;
+    for (std::size_t jn = 0; jn < N3; ++jn) {
+      const int jx = kept(int(jn % N), 0), jy = kept(int((jn / N) % N), 1), jz = kept(int(jn / (N * N)), 2);
+      if (jx < 0 || jx >= nr || jy < 0 || jy >= ns || jz < 0 || jz >= nt) continue;
+      const int ox = int(in % N), oy = int((in / N) % N), oz = int(in / (N * N));
+      const int px = int(jn % N), py = int((jn / N) % N), pz = int(jn / (N * N));
+      const double hx = h[0] / 2.0, hy = h[1] / 2.0, hz = h[2] / 2.0;
+      double box = 0.0;  // the element's box stiffness entry
+      if (oy == py && oz == pz) box += hz * g.weights[std::size_t(oz)] * hy * g.weights[std::size_t(oy)] * Ahat[std::size_t(ox * N + px)] / hx;
+      if (ox == px && oz == pz) box += hz * g.weights[std::size_t(oz)] * hx * g.weights[std::size_t(ox)] * Ahat[std::size_t(oy * N + py)] / hy;
+      if (ox == px && oy == py) box += hy * g.weights[std::size_t(oy)] * hx * g.weights[std::size_t(ox)] * Ahat[std::size_t(oz * N + pz)] / hz;
+      Ab(idx(ix, iy, iz), idx(jx, jy, jz)) += Ke[in * N3 + jn] - box;
+    }
+  }
+  // keep the rows / columns of ids (the kept points whose id is a free node), in order
+  std::vector<int> keep;
+  const auto ext = S.extended_nodes(e);
+  for (int k = 0; k < nt; ++k)
+    for (int j = 0; j < ns; ++j)
+      for (int i = 0; i < nr; ++i)
+        if (ext[std::size_t((i + f[0]->lo) + M * ((j + f[1]->lo) + M * (k + f[2]->lo)))] >= 0) keep.push_back(idx(i, j, k));
+  if (keep.size() != ids.size()) throw std::runtime_error("hybrid_matrix: kept points do not match the ids");
+  Eigen::MatrixXd out(Eigen::Index(keep.size()), Eigen::Index(keep.size()));
+  for (std::size_t a = 0; a < keep.size(); ++a)
+    for (std::size_t b = 0; b < keep.size(); ++b) out(Eigen::Index(a), Eigen::Index(b)) = Ab(keep[a], keep[b]);
+  return out;
+}
+
 /// Schwarz operator with exact local solves on the extended elements of a SemSchwarz:
 /// weighted ASM z = W^1/2 sum_e R_e^T A_e^-1 R_e W^1/2 r (W = 1 / number of extended elements
 /// holding the node), plain ASM (W = I), or RAS (each node's value from the element that owns it
 /// among its own nodes: the first, as SemSchwarz does).
 class ExactSchwarz final : public elliptica::LinearOperator<double> {
  public:
-  ExactSchwarz(const mg::SemSchwarz& fdm, const CsrMatrix& A, mg::SchwarzKind kind) : kind_(kind), n_(A.rows) {
+  ExactSchwarz(const mg::SemSchwarz& fdm, const CsrMatrix& A, mg::SchwarzKind kind, bool hybrid = false)
+      : kind_(kind), n_(A.rows) {
     const mg::SemLaplacian& lap = fdm.laplacian();
     const std::size_t ne = lap.space().num_elements();
     const int N = lap.space().order() + 1, M = N + 2;
@@ -80,6 +168,7 @@ class ExactSchwarz final : public elliptica::LinearOperator<double> {
           const int j = pos[static_cast<std::size_t>(A.col[static_cast<std::size_t>(q)])];
           if (j >= 0) Ae(static_cast<Eigen::Index>(i), j) = A.val[static_cast<std::size_t>(q)];
         }
+      if (hybrid) Ae = hybrid_matrix(fdm, e, id);
       fac_[e].compute(Ae);
       if (fac_[e].info() != Eigen::Success) throw std::runtime_error("local matrix not SPD");
       for (const int g : id) pos[static_cast<std::size_t>(g)] = -1;
@@ -149,7 +238,7 @@ int main(int argc, char** argv) try {
     else if (a == "--galerkin-coarse") galerkin = true;
     else throw std::invalid_argument("unknown option " + a);
   }
-  if (local != "fdm" && local != "exact") throw std::invalid_argument("--local must be fdm or exact");
+  if (local != "fdm" && local != "exact" && local != "hybrid") throw std::invalid_argument("--local must be fdm, exact or hybrid");
   const auto t0 = std::chrono::steady_clock::now();
   mg::SemPoissonOptions o;
   o.order = order;
@@ -178,10 +267,10 @@ int main(int argc, char** argv) try {
     std::vector<mg::Level> lv;
     for (std::size_t j = 0; j < h.num_levels(); ++j) {
       mg::Level L = h.level(j);
-      if (L.schwarz && local == "exact") {
+      if (L.schwarz && local != "fdm") {
         const auto sch = std::dynamic_pointer_cast<const mg::SemSchwarz>(L.schwarz);
         const CsrMatrix A = sch->laplacian().assemble();
-        L.schwarz = std::make_shared<const ExactSchwarz>(*sch, A, sch->kind());
+        L.schwarz = std::make_shared<const ExactSchwarz>(*sch, A, sch->kind(), local == "hybrid");
       }
       lv.push_back(L);
     }

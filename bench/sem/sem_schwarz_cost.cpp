@@ -3,11 +3,13 @@
 /// order p, the best of --repeats timings of --seconds of back-to-back calls of
 ///   - A: SemLaplacian::apply (the operator),
 ///   - S: SemSchwarz::apply, weighted ASM (the batched fast-diagonalisation local solves + gather),
+///     in fp64 and in fp32 (SchwarzPrecision::Single),
 ///   - S (per element): the same local solves one element at a time with fdm_solve (the
 ///     unbatched loop SemSchwarz used before issue 33) plus the same gather, for comparison,
 ///   - the V-cycle of a SemPoissonPlan (default options: opt4, (2, 2), schedule p, p-2, ..., 1,
 ///     BoomerAMG / direct order-1 solve) with base jacobi and with base asm-weighted: the cost of
-///     one PCG iteration's preconditioner, and their ratio (the issue's goal: <= 2).
+///     one PCG iteration's preconditioner, and their ratio (the issue's goal: <= 2), also with
+///     fp32 local solves.
 /// One line per (p, threads).
 ///   sem_schwarz_cost --n 12 --eps 0.3 --orders 3,5,7 --threads 1,2 --seconds 0.5 --repeats 3
 #include <algorithm>
@@ -66,8 +68,8 @@ int main(int argc, char** argv) {
     const std::vector<int> threads = int_list(args.str("threads", "1,2"), "--threads");
     const double seconds = args.num("seconds", 0.5);
     const int repeats = int(args.integer("repeats", 3));
-    std::printf("kershaw:%d,%g\n%2s %9s %3s %10s %10s %12s %9s %11s %11s %11s\n", n, eps, "p", "dofs", "thr", "A s",
-                "S s", "S elem. s", "S/A", "Jacobi V s", "ASMw V s", "V ratio");
+    std::printf("kershaw:%d,%g\n%2s %9s %3s %10s %10s %10s %12s %9s %11s %11s %11s %8s %8s\n", n, eps, "p", "dofs", "thr",
+                "A s", "S s", "S fp32 s", "S elem. s", "S/A", "Jacobi V s", "ASMw V s", "fp32 V s", "V ratio", "fp32 r");
     for (int p : orders) {
       const HexMesh mesh = kershaw_mesh(n, eps);
       auto V = std::make_shared<const SemSpace>(mesh, p, 0);
@@ -76,8 +78,10 @@ int main(int argc, char** argv) {
       for (int t : threads) {
         auto A = std::make_shared<const SemLaplacian>(V, t);
         const SemSchwarz S(A, SchwarzKind::ASMWeighted, t);
+        const SemSchwarz Sf(A, SchwarzKind::ASMWeighted, t, SchwarzPrecision::Single);
         const double ta = best_time([&] { A->apply(x.data(), y.data()); }, seconds, repeats);
         const double ts = best_time([&] { S.apply(x.data(), y.data()); }, seconds, repeats);
+        const double tsf = best_time([&] { Sf.apply(x.data(), y.data()); }, seconds, repeats);
         // The unbatched local solves (one element at a time) with the same gather.
         const std::size_t ne = V->num_elements();
         const int M = p + 3;
@@ -124,11 +128,14 @@ int main(int argc, char** argv) {
         oj.threads = t;
         SemPoissonOptions os = oj;
         os.base = SemSmootherBase::ASMWeighted;
-        const SemPoissonPlan pj(mesh, oj), ps(mesh, os);
+        SemPoissonOptions of = os;
+        of.schwarz_precision = SchwarzPrecision::Single;
+        const SemPoissonPlan pj(mesh, oj), ps(mesh, os), pf(mesh, of);
         const double tvj = best_time([&] { pj.cycle().apply(x.data(), y.data()); }, seconds, repeats);
         const double tvs = best_time([&] { ps.cycle().apply(x.data(), y.data()); }, seconds, repeats);
-        std::printf("%2d %9zu %3d %10.3e %10.3e %12.3e %9.2f %11.3e %11.3e %11.2f\n", p, x.size(), t, ta, ts, te, ts / ta,
-                    tvj, tvs, tvs / tvj);
+        const double tvf = best_time([&] { pf.cycle().apply(x.data(), y.data()); }, seconds, repeats);
+        std::printf("%2d %9zu %3d %10.3e %10.3e %10.3e %12.3e %9.2f %11.3e %11.3e %11.3e %8.2f %8.2f\n", p, x.size(), t, ta,
+                    ts, tsf, te, ts / ta, tvj, tvs, tvf, tvs / tvj, tvf / tvj);
         std::fflush(stdout);
       }
     }

@@ -95,6 +95,10 @@ class SemPoissonPlan:
     level_orders : int or sequence of int, optional
         Chebyshev order per smoothed level (one per level of the schedule but the last, or one for
         all), replacing ``pre`` / ``post`` there (a level still pre-smooths only when ``pre > 0``).
+    schwarz_precision : {"fp64", "fp32"}
+        Arithmetic of the Schwarz smoothers' local solves (base ``"asm"``, ``"asm-weighted"``,
+        ``"ras"``): ``"fp32"`` keeps the fast-diagonalisation factors and local arrays in float
+        (about half the cost of a local solve, as nekRS; the gather, sums and weights stay double).
     lambda_safety, lambda_iterations, lmin_ratio : float, int, float
         Spectral bound ``lambda_max = lambda_safety x`` the Lanczos estimate (``lambda_iterations``
         steps); cheb1's ``lambda_min / lambda_max``.
@@ -115,7 +119,7 @@ class SemPoissonPlan:
     def __init__(self, mesh, *, order=_D["order"], schedule=None, smoother=_D["smoother"], base=_D["base"],
                  pre=_D["pre"], post=_D["post"], level_orders=None, lambda_safety=_D["lambda_safety"],
                  lambda_iterations=_D["lambda_iterations"], lmin_ratio=_D["lmin_ratio"],
-                 coarse_solver=_D["coarse_solver"], krylov=_D["krylov"], rtol=_D["rtol"], atol=_D["atol"],
+                 schwarz_precision=_D["schwarz_precision"], coarse_solver=_D["coarse_solver"], krylov=_D["krylov"], rtol=_D["rtol"], atol=_D["atol"],
                  maxiter=_D["maxiter"], restart=_D["restart"], threads=_D["threads"],
                  boomeramg_relax=_MG["boomeramg_relax"], boomeramg_coarsen=_MG["boomeramg_coarsen"],
                  boomeramg_interp=_MG["boomeramg_interp"], boomeramg_strength=_MG["boomeramg_strength"],
@@ -171,7 +175,9 @@ class SemPoissonPlan:
                     smoother=_choice(smoother, _SMOOTHERS, "smoother"), base=base,
                     lambda_safety=_real(lambda_safety, "lambda_safety"),
                     lambda_iterations=_int(lambda_iterations, "lambda_iterations", 1),
-                    lmin_ratio=_real(lmin_ratio, "lmin_ratio"), coarse_solver=coarse_solver, krylov=krylov,
+                    lmin_ratio=_real(lmin_ratio, "lmin_ratio"),
+                    schwarz_precision=_choice(schwarz_precision, ("fp64", "fp32"), "schwarz_precision"),
+                    coarse_solver=coarse_solver, krylov=krylov,
                     rtol=_real(rtol, "rtol"), atol=_real(atol, "atol"), maxiter=_int(maxiter, "maxiter", 1),
                     restart=_int(restart, "restart", 1), threads=_int(threads, "threads", 0), boomeramg=bopts)
         if not 0 < opts["rtol"] < 1:

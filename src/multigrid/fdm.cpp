@@ -176,71 +176,82 @@ void fdm_solve(const FdmAxis& r, const FdmAxis& s, const FdmAxis& t, double* u, 
 namespace elliptica::multigrid::detail {
 namespace {
 
-typedef double VecB __attribute__((vector_size(kFdmLanes * sizeof(double))));
+/// One SIMD vector of T: fdm_lanes<T> lanes (GCC/Clang vector extension).
+template <typename T>
+using VecT __attribute__((vector_size(kFdmLanes * sizeof(double)))) = T;
 
-/// The kFdmLanes doubles at p (8-byte aligned: the factors live in std::vector<double>) as one
-/// vector: an unaligned load.
-[[gnu::always_inline]] inline VecB ldu(const double* p) {
-  VecB v;
+/// The lanes at p (only element-aligned: the factors live in std::vector) as one vector: an
+/// unaligned load.
+template <typename T>
+[[gnu::always_inline]] inline VecT<T> ldu(const T* p) {
+  VecT<T> v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
 
 /// out = M in along one axis of an interleaved 3-D array: the axis has length n (compile-time),
 /// stride = product of the lengths before it, outer = product of those after it;
-/// out[(o n + i) stride + l] = sum_m M(i, m) in[(o n + m) stride + l], M per lane (n x n VecB).
+/// out[(o n + i) stride + l] = sum_m M(i, m) in[(o n + m) stride + l], M per lane (n x n vectors).
 /// The n inputs of a line stay in registers.
-template <int n>
-void contract_lanes(const double* __restrict M, int stride, int outer, const VecB* __restrict in, VecB* __restrict out) {
+template <typename T, int n>
+void contract_lanes(const T* __restrict M, int stride, int outer, const VecT<T>* __restrict in,
+                    VecT<T>* __restrict out) {
+  constexpr int L = fdm_lanes<T>;
   for (int o = 0; o < outer; ++o)
     for (int l = 0; l < stride; ++l) {
       const std::ptrdiff_t base = static_cast<std::ptrdiff_t>(o) * n * stride + l;
-      VecB v[n];
+      VecT<T> v[n];
 #pragma GCC unroll 16
       for (int m = 0; m < n; ++m) v[m] = in[base + static_cast<std::ptrdiff_t>(m) * stride];
 #pragma GCC unroll 16
       for (int i = 0; i < n; ++i) {
-        VecB a = ldu(M + i * n * kFdmLanes) * v[0];
+        VecT<T> a = ldu(M + i * n * L) * v[0];
 #pragma GCC unroll 16
-        for (int m = 1; m < n; ++m) a += ldu(M + (i * n + m) * kFdmLanes) * v[m];
+        for (int m = 1; m < n; ++m) a += ldu(M + (i * n + m) * L) * v[m];
         out[base + static_cast<std::ptrdiff_t>(i) * stride] = a;
       }
     }
 }
 
-template <int... ms>
-void contract_lanes_dispatch(std::integer_sequence<int, ms...>, int n, const double* M, int stride, int outer,
-                             const VecB* in, VecB* out) {
-  ((n == ms + 1 ? (contract_lanes<ms + 1>(M, stride, outer, in, out), true) : false) || ...);
+template <typename T, int... ms>
+void contract_lanes_dispatch(std::integer_sequence<int, ms...>, int n, const T* M, int stride, int outer,
+                             const VecT<T>* in, VecT<T>* out) {
+  ((n == ms + 1 ? (contract_lanes<T, ms + 1>(M, stride, outer, in, out), true) : false) || ...);
 }
 
-void contract_axis(const double* M, int n, int stride, int outer, const VecB* in, VecB* out) {
-  contract_lanes_dispatch(std::make_integer_sequence<int, kMaxM>{}, n, M, stride, outer, in, out);
+template <typename T>
+void contract_axis(const T* M, int n, int stride, int outer, const VecT<T>* in, VecT<T>* out) {
+  contract_lanes_dispatch<T>(std::make_integer_sequence<int, kMaxM>{}, n, M, stride, outer, in, out);
 }
 
 }  // namespace
 
-void fdm_solve_batch(const FdmBatchFactors& f, double* u_, double* w_) {
-  auto* u = reinterpret_cast<VecB*>(u_);
-  auto* w = reinterpret_cast<VecB*>(w_);
+template <typename T>
+void fdm_solve_batch(const FdmBatchFactors<T>& f, T* u_, T* w_) {
+  constexpr int L = fdm_lanes<T>;
+  auto* u = reinterpret_cast<VecT<T>*>(u_);
+  auto* w = reinterpret_cast<VecT<T>*>(w_);
   const int nr = f.n[0], ns = f.n[1], nt = f.n[2];
   // (S_t x S_s x S_r)^T u: row (a, i) of S^T
-  contract_axis(f.ST[0], nr, 1, ns * nt, u, w);
-  contract_axis(f.ST[1], ns, nr, nt, w, u);
-  contract_axis(f.ST[2], nt, nr * ns, 1, u, w);
-  const double* lr = f.lambda[0];
-  const double* ls = f.lambda[1];
-  const double* lt = f.lambda[2];
+  contract_axis<T>(f.ST[0], nr, 1, ns * nt, u, w);
+  contract_axis<T>(f.ST[1], ns, nr, nt, w, u);
+  contract_axis<T>(f.ST[2], nt, nr * ns, 1, u, w);
+  const T* lr = f.lambda[0];
+  const T* ls = f.lambda[1];
+  const T* lt = f.lambda[2];
   for (int k = 0; k < nt; ++k)
     for (int j = 0; j < ns; ++j) {
-      const VecB lst = ldu(ls + j * kFdmLanes) + ldu(lt + k * kFdmLanes);
-      VecB* wl = w + (static_cast<std::ptrdiff_t>(k) * ns + j) * nr;
-      for (int i = 0; i < nr; ++i) wl[i] /= ldu(lr + i * kFdmLanes) + lst;
+      const VecT<T> lst = ldu(ls + j * L) + ldu(lt + k * L);
+      VecT<T>* wl = w + (static_cast<std::ptrdiff_t>(k) * ns + j) * nr;
+      for (int i = 0; i < nr; ++i) wl[i] /= ldu(lr + i * L) + lst;
     }
   // (S_t x S_s x S_r) w
-  contract_axis(f.S[0], nr, 1, ns * nt, w, u);
-  contract_axis(f.S[1], ns, nr, nt, u, w);
-  contract_axis(f.S[2], nt, nr * ns, 1, w, u);
+  contract_axis<T>(f.S[0], nr, 1, ns * nt, w, u);
+  contract_axis<T>(f.S[1], ns, nr, nt, u, w);
+  contract_axis<T>(f.S[2], nt, nr * ns, 1, w, u);
 }
+
+template void fdm_solve_batch<double>(const FdmBatchFactors<double>&, double*, double*);
+template void fdm_solve_batch<float>(const FdmBatchFactors<float>&, float*, float*);
 
 }  // namespace elliptica::multigrid::detail

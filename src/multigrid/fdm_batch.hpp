@@ -20,18 +20,24 @@ inline constexpr int kFdmLanes = 8;
 #else
 inline constexpr int kFdmLanes = 4;
 #endif
+/// Elements per batch in precision T: one SIMD vector of T (kFdmLanes doubles, 2 kFdmLanes floats).
+template <typename T>
+inline constexpr int fdm_lanes = kFdmLanes * static_cast<int>(sizeof(double) / sizeof(T));
 
 /// Factors of one batch: S[d], ST[d], lambda[d] point into interleaved arrays (see the file
-/// docstring); n[d] points kept along axis d (1 .. kMaxSemOrder + 3).
+/// docstring, with fdm_lanes<T> lanes); n[d] points kept along axis d (1 .. kMaxSemOrder + 3).
+template <typename T>
 struct FdmBatchFactors {
   int n[3];
-  const double* S[3];
-  const double* ST[3];
-  const double* lambda[3];
+  const T* S[3];
+  const T* ST[3];
+  const T* lambda[3];
 };
 
-/// u <- A_box^-1 u for the kFdmLanes elements of a batch (file docstring). u and w: n_r n_s n_t
-/// kFdmLanes doubles each, 32-byte aligned (64 with AVX-512); w is scratch. Does not throw.
-void fdm_solve_batch(const FdmBatchFactors& f, double* u, double* w);
+/// u <- A_box^-1 u for the fdm_lanes<T> elements of a batch (file docstring) in precision T
+/// (double or float). u and w: n_r n_s n_t fdm_lanes<T> values each, 64-byte aligned; w is
+/// scratch. Does not throw.
+template <typename T>
+void fdm_solve_batch(const FdmBatchFactors<T>& f, T* u, T* w);
 
 }  // namespace elliptica::multigrid::detail

@@ -109,7 +109,7 @@ Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOp
     lv.diagonal = A->diagonal();
     lv.A = A;
     lv.transfer = std::make_shared<const PmgTransfer>(spaces[j + 1], spaces[j], opt.threads);
-    if (opt.schwarz) lv.schwarz = std::make_shared<const SemSchwarz>(A, *opt.schwarz, opt.threads);
+    if (opt.schwarz) lv.schwarz = std::make_shared<const SemSchwarz>(A, *opt.schwarz, opt.threads, opt.schwarz_precision);
     levels.push_back(std::move(lv));
   }
   CsrMatrix A1 = SemLaplacian(spaces.back(), opt.threads).assemble();
@@ -202,6 +202,7 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
   po.coarse = opt_.coarse;
   po.boomeramg = opt_.boomeramg;
   po.threads = opt_.threads;
+  po.schwarz_precision = opt_.schwarz_precision;
   if (opt_.base == SemSmootherBase::ASM) po.schwarz = SchwarzKind::ASM;
   if (opt_.base == SemSmootherBase::ASMWeighted) po.schwarz = SchwarzKind::ASMWeighted;
   if (opt_.base == SemSmootherBase::RAS) po.schwarz = SchwarzKind::RAS;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 #include <string>
 #include <utility>
 
@@ -71,11 +72,22 @@ double line_extent(const SemSpace& V, const std::vector<double>& w, std::size_t 
 
 }  // namespace
 
-SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads)
-    : A_(std::move(A)), kind_(kind), threads_(threads) {
+SchwarzPrecision schwarz_precision_from_string(const std::string& s) {
+  if (s == "fp64") return SchwarzPrecision::Double;
+  if (s == "fp32") return SchwarzPrecision::Single;
+  throw InvalidArgument("unknown Schwarz precision '" + s + "' (expected fp64 or fp32)");
+}
+
+std::string to_string(SchwarzPrecision p) { return p == SchwarzPrecision::Single ? "fp32" : "fp64"; }
+
+SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads,
+                       SchwarzPrecision precision)
+    : A_(std::move(A)), kind_(kind), threads_(threads), precision_(precision) {
   if (!A_) throw InvalidArgument("SemSchwarz: null SemLaplacian");
   if (threads < 0) throw InvalidArgument("SemSchwarz: threads must be >= 0, got " + std::to_string(threads));
   if (kind != SchwarzKind::ASM && kind != SchwarzKind::ASMWeighted && kind != SchwarzKind::RAS) throw InvalidArgument("SemSchwarz: unknown Schwarz kind");
+  if (precision != SchwarzPrecision::Double && precision != SchwarzPrecision::Single)
+    throw InvalidArgument("SemSchwarz: unknown precision");
   const SemSpace& V = A_->space();
   const int p = V.order();
   if (p < 2)
@@ -291,8 +303,9 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
   // next to one Dirichlet face, ...), in element order, detail::kFdmLanes per batch; the factors
   // interleaved lane by lane (fdm_batch.hpp); colour_batch_ delimits the colours.
   {
-    constexpr int L = detail::kFdmLanes;
-    lanes_ = L;
+    const auto L = static_cast<std::size_t>(precision_ == SchwarzPrecision::Single ? detail::fdm_lanes<float>
+                                                                                  : detail::fdm_lanes<double>);
+    lanes_ = static_cast<int>(L);
     using Key = std::array<int, 4>;  // colour, n_r, n_s, n_t
     std::vector<std::pair<Key, std::int32_t>> order(ne_);
     for (std::size_t e = 0; e < ne_; ++e)
@@ -304,7 +317,8 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     for (std::size_t i = 0; i < ne_;) {
       std::size_t j = i;
       while (j < ne_ && j - i < static_cast<std::size_t>(L) && order[j].first == order[i].first) ++j;
-      if (i > 0 && order[i].first[0] != order[i - 1].first[0]) colour_batch_.push_back(batch_elems_.size() / L);
+      if (i > 0 && order[i].first[0] != order[i - 1].first[0])
+        colour_batch_.push_back(batch_elems_.size() / L);
       for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l)
         batch_elems_.push_back(i + l < j ? order[i + l].second : -1);
       const auto& nk = order[i].first;
@@ -321,7 +335,9 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     }
     colour_batch_.push_back(batch_elems_.size() / L);
     const std::size_t nb = batch_off_.size() - 1;
-    require_memory(8.0 * static_cast<double>(batch_off_.back()) + 4.0 * static_cast<double>(batch_buf_.back()),
+    const double fac_bytes = precision_ == SchwarzPrecision::Single ? 4.0 : 8.0;
+    require_memory(fac_bytes * static_cast<double>(batch_off_.back()) + 4.0 * static_cast<double>(batch_buf_.back()) *
+                                                                    (kind_ == SchwarzKind::RAS ? 2.0 : 1.0),
                    "SemSchwarz batched factors");
     bfac_.assign(batch_off_.back(), 0.0);
     for (std::size_t bt = 0; bt < nb; ++bt) {
@@ -342,6 +358,10 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
         }
         out += (2 * n * n + n) * L;
       }
+    }
+    if (precision_ == SchwarzPrecision::Single) {
+      bfacf_.assign(bfac_.begin(), bfac_.end());
+      std::vector<double>().swap(bfac_);
     }
     // bidx_: the batches' interleaved layout (batch b at batch_buf_[b], lane l's kept point q at
     // q lanes + l): the free node each entry gathers r from and adds its local solution to (-1:
@@ -398,7 +418,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     for (std::size_t g = 0; g < n_; ++g)
       wsqrt_[g] = 1.0 / std::sqrt(static_cast<double>(mult[g]));  // >= 1: its own element's grid
   }
-  scratch_.assign(static_cast<std::size_t>(nt) * (2 * m3_ * static_cast<std::size_t>(lanes_) + 16), 0.0);
+  scratch_.assign(static_cast<std::size_t>(nt) * (2 * m3_ * static_cast<std::size_t>(lanes_) + 16), 0.0);  // >= floats
 }
 
 std::vector<std::int32_t> SemSchwarz::extended_nodes(std::size_t e) const {
@@ -416,15 +436,26 @@ const FdmAxis& SemSchwarz::fdm(std::size_t e, int d) const {
 }
 
 void SemSchwarz::apply(const double* r, double* z) const {
+  if (precision_ == SchwarzPrecision::Single)
+    apply_in<float>(r, z);
+  else
+    apply_in<double>(r, z);
+}
+
+template <typename T>
+void SemSchwarz::apply_in(const double* r, double* z) const {
   const int nt = resolve_threads(threads_);
   const bool par = static_cast<std::ptrdiff_t>(n_) > kParallelMinRows;
-  auto align64 = [](double* p) {
-    return reinterpret_cast<double*>((reinterpret_cast<std::uintptr_t>(p) + 63) & ~std::uintptr_t{63});
-  };
   const double* ws = wsqrt_.empty() ? nullptr : wsqrt_.data();
   const std::int32_t* add_to = kind_ == SchwarzKind::RAS ? sidx_.data() : bidx_.data();
-  constexpr int L = detail::kFdmLanes;
-  const std::size_t slot = 2 * m3_ * L + 16;
+  constexpr auto L = static_cast<std::size_t>(detail::fdm_lanes<T>);
+  const T* factors = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    factors = bfacf_.data();
+  else
+    factors = bfac_.data();
+  // Per thread 2 (N+2)^3 L values of T and 64 bytes of alignment room, counted in doubles.
+  const std::size_t slot = (2 * m3_ * L * sizeof(T) + 64 + sizeof(double) - 1) / sizeof(double);
   const int team = par ? nt : 1;
   if (scratch_.size() < static_cast<std::size_t>(team) * slot) scratch_.resize(static_cast<std::size_t>(team) * slot);
   const auto n = static_cast<std::int64_t>(n_);
@@ -435,10 +466,11 @@ void SemSchwarz::apply(const double* r, double* z) const {
   double* zx = zx_.data();
 #pragma omp parallel num_threads(nt) if (par)
   {
-    // This thread's local arrays u, w ((N+2)^3 x lanes doubles each, 64-byte aligned; scratch_ has
-    // one slot per thread of the team, sized before the region).
-    double* u = align64(scratch_.data() + static_cast<std::size_t>(omp_get_thread_num()) * slot);
-    double* w = u + m3_ * L;
+    // This thread's local arrays u, w ((N+2)^3 x L values each, 64-byte aligned; scratch_ has one
+    // slot per thread of the team, sized before the region).
+    T* u = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(scratch_.data() + static_cast<std::size_t>(omp_get_thread_num()) * slot) + 63) &
+                                ~std::uintptr_t{63});
+    T* w = u + m3_ * L;
 #pragma omp for schedule(static)
     for (std::int64_t g = 0; g < n; ++g) {
       rx[g] = ws != nullptr ? ws[g] * r[g] : r[g];
@@ -458,9 +490,9 @@ void SemSchwarz::apply(const double* r, double* z) const {
         const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
         const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
 #pragma omp simd
-        for (std::int64_t q = 0; q < cnt; ++q) u[q] = rx[idx[q]];
-        detail::FdmBatchFactors fb{};
-        const double* fac = bfac_.data() + batch_off_[bt];
+        for (std::int64_t q = 0; q < cnt; ++q) u[q] = static_cast<T>(rx[idx[q]]);
+        detail::FdmBatchFactors<T> fb{};
+        const T* fac = factors + batch_off_[bt];
         for (int d = 0; d < 3; ++d) {
           const auto m = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
           fb.n[d] = static_cast<int>(m);
@@ -469,14 +501,17 @@ void SemSchwarz::apply(const double* r, double* z) const {
           fb.lambda[d] = fac + 2 * m * m * L;
           fac += (2 * m * m + m) * L;
         }
-        detail::fdm_solve_batch(fb, u, w);
+        detail::fdm_solve_batch<T>(fb, u, w);
         // Distinct nodes within a batch (its elements' grids are disjoint), but for the sink.
-        for (std::int64_t q = 0; q < cnt; ++q) zx[dst[q]] += u[q];
+        for (std::int64_t q = 0; q < cnt; ++q) zx[dst[q]] += static_cast<double>(u[q]);
       }
     }
 #pragma omp for schedule(static)
     for (std::int64_t g = 0; g < n; ++g) z[g] = ws != nullptr ? ws[g] * zx[g] : zx[g];
   }
 }
+
+template void SemSchwarz::apply_in<double>(const double*, double*) const;
+template void SemSchwarz::apply_in<float>(const double*, double*) const;
 
 }  // namespace elliptica::multigrid

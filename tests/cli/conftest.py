@@ -1,12 +1,13 @@
-"""Shared fixture of the CLI tests: the `elliptica` binary (ELLIPTICA_CLI, else PATH)."""
+"""Shared fixture of the CLI tests: the `elliptica` binary (ELLIPTICA_CLI, else PATH, else the build
+tree's; tests/common/cli_path.py)."""
 import os
 import sys
-import shutil
 
 # tests/common (sparse_problems.py: matrices shared by the Python and CLI tests) importable
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 
 from require_deps import pytest_runtest_makereport  # noqa: E402,F401  (CI: missing MPI / hypre fails)
+from cli_path import cli_path  # noqa: E402
 
 import pytest
 
@@ -22,10 +23,4 @@ os.environ.setdefault("ELLIPTICA_EWALD_FFT_WISDOM", "off")
 
 @pytest.fixture(scope="session")
 def cli():
-    exe = os.environ.get("ELLIPTICA_CLI") or shutil.which("elliptica")
-    if not exe:
-        pytest.fail("elliptica binary not found: set ELLIPTICA_CLI=/path/to/elliptica "
-                    "(e.g. <build>/apps/elliptica) or put it on PATH")
-    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-        pytest.fail(f"ELLIPTICA_CLI={exe!r} is not an executable file")
-    return exe
+    return cli_path()

@@ -12,6 +12,7 @@ import pytest
 
 import elliptica
 from elliptica import InvalidArgumentError, SemPoissonPlan, SolutionProjection
+from cli_path import cli_path  # tests/common (on sys.path: tests/python/conftest.py)
 
 sp = pytest.importorskip("scipy.sparse")
 
@@ -56,9 +57,7 @@ def test_solve_manufactured(plan):
 
 
 def test_matches_the_cli(plan, tmp_path):
-    cli = os.environ.get("ELLIPTICA_CLI")
-    if not cli:
-        pytest.skip("ELLIPTICA_CLI not set")
+    cli = cli_path()  # tests/common/cli_path.py: ELLIPTICA_CLI, PATH or the build tree; else a failure
     out = tmp_path / "cli"
     r = subprocess.run([cli, "mg", "sem", "--mesh", "box:3,3,3", "--order", "4", "--coarse-solver", "direct", "--out",
                         str(out), "-q"], capture_output=True, text=True, timeout=300)

@@ -131,6 +131,8 @@ struct PMultigridOptions {
   /// of sem_schwarz.hpp with fast-diagonalisation local solves), for V-cycles whose smoother base
   /// is ASM or RAS; none: Jacobi only.
   std::optional<SchwarzKind> schwarz;
+  /// Arithmetic of those Schwarz operators' local solves (SchwarzPrecision, sem_schwarz.hpp).
+  SchwarzPrecision schwarz_precision = SchwarzPrecision::Double;
 };
 
 /// The p-multigrid hierarchy on fine's mesh: level j (finest first) has order schedule[j]; for
@@ -170,7 +172,13 @@ struct SemPoissonOptions {
   /// (the exact SEM diagonal) or an overlapping Schwarz method with fast-diagonalisation local
   /// solves (sem_schwarz.hpp): ASM, weighted ASM (W^1/2 ASM W^1/2, W the inverse multiplicity:
   /// symmetric, its spectrum clustered near 1) or RAS (not symmetric: method fgmres or gmres).
-  SemSmootherBase base = SemSmootherBase::Jacobi;
+  /// Default weighted ASM (issue 33): on Kershaw meshes its PCG iterations stay flat in p (29 / 32
+  /// / 34 at p = 3 / 5 / 7, eps = 0.3, n = 6, against Jacobi's 45 / 62 / 80); Jacobi is cheaper per
+  /// cycle and as fast on undeformed boxes (docs/multigrid.md).
+  SemSmootherBase base = SemSmootherBase::ASMWeighted;
+  /// Arithmetic of the Schwarz local solves (base asm / asm-weighted / ras): fp64, or fp32 (the
+  /// fast-diagonalisation factors and local arrays in float: about half the cost; SchwarzPrecision).
+  SchwarzPrecision schwarz_precision = SchwarzPrecision::Double;
   double lambda_safety = 1.1;    ///< lambda_max = this x the Lanczos estimate of rho(D^-1 A); > 0
   int lambda_iterations = 10;    ///< Lanczos steps of that estimate, >= 1
   double lmin_ratio = 0.1;       ///< cheb1: lambda_min / lambda_max, in (0, 1)
@@ -200,8 +208,8 @@ struct SemSolveResult : krylov::Result {
 };
 
 /// The SEM Poisson problem -Laplace(u) = f, u = 0 on the boundary of a hexahedral mesh, at order
-/// p, solved by a Krylov method preconditioned with one pMG V-cycle (Chebyshev-Jacobi smoothing,
-/// BoomerAMG or direct order-1 solve). Set up once, solve() many times. Solves are not
+/// p, solved by a Krylov method preconditioned with one pMG V-cycle (Chebyshev smoothing over
+/// weighted ASM by default, or Jacobi / ASM / RAS; BoomerAMG or direct order-1 solve). Set up once, solve() many times. Solves are not
 /// thread-safe on one plan (the cycle's work vectors).
 class SemPoissonPlan {
  public:

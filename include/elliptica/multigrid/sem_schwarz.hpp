@@ -61,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "elliptica/core/operator.hpp"
@@ -71,6 +72,17 @@ namespace elliptica::multigrid {
 /// ASM: additive; ASMWeighted: additive with symmetric inverse-multiplicity weights; RAS:
 /// restricted additive (file docstring).
 enum class SchwarzKind { ASM, ASMWeighted, RAS };
+
+/// The arithmetic of the local solves (SemSchwarz): Double; or Single, the fast-diagonalisation
+/// factors and the local arrays in float (twice the elements per SIMD vector, half the bytes; as
+/// nekRS, which runs its Schwarz smoother in FP32), the gather, the sums and the weights in double.
+/// Single makes S a perturbation of the Double S by about 1e-7 relative (float rounding of the
+/// local solves): not exactly symmetric, harmless in a preconditioner (tested: the same PCG
+/// iteration counts), not for tests of S itself.
+enum class SchwarzPrecision { Double, Single };
+/// "fp64" / "fp32"; InvalidArgument naming the value otherwise. And back.
+SchwarzPrecision schwarz_precision_from_string(const std::string& s);
+std::string to_string(SchwarzPrecision p);
 
 /// The 1-D operators of one axis of one element's extended grid and their generalized
 /// eigen-decomposition (fdm.cpp).
@@ -109,7 +121,8 @@ class SemSchwarz final : public LinearOperator<double> {
   /// and of apply() (0: omp_get_max_threads() at the call).
   /// Throws InvalidArgument for a null operator, order p < 2 (the p = 1 level of a p-multigrid is
   /// the coarse level, solved by AMG), threads < 0; NumericalError when a 1-D eigenproblem fails.
-  SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads = 0);
+  SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads = 0,
+             SchwarzPrecision precision = SchwarzPrecision::Double);
 
   std::size_t size() const override { return n_; }
   /// z = S r (lengths size()). Not reentrant (one local-solution buffer per operator). Throws only
@@ -120,6 +133,11 @@ class SemSchwarz final : public LinearOperator<double> {
   bool is_symmetric() const override { return kind_ != SchwarzKind::RAS; }
 
   SchwarzKind kind() const { return kind_; }
+  SchwarzPrecision precision() const { return precision_; }
+  /// Number of colours of apply()'s schedule: elements of one colour have disjoint extended grids
+  /// (greedy colouring in element order; 8 on a structured mesh at p >= 3, more at p = 2 where
+  /// the overlaps of elements two apart meet).
+  std::size_t num_colours() const { return colour_batch_.size() - 1; }
   int threads() const { return threads_; }
   const SemLaplacian& laplacian() const { return *A_; }
 
@@ -132,9 +150,13 @@ class SemSchwarz final : public LinearOperator<double> {
   const FdmAxis& fdm(std::size_t e, int d) const;
 
  private:
+  template <typename T>
+  void apply_in(const double* r, double* z) const;  // apply() with local solves in precision T
+
   std::shared_ptr<const SemLaplacian> A_;
   SchwarzKind kind_;
   int threads_ = 0;
+  SchwarzPrecision precision_ = SchwarzPrecision::Double;
   std::size_t n_ = 0, ne_ = 0, m3_ = 0;  // free nodes, elements, (N+2)^3
   std::vector<std::int32_t> ext_;        // ne x (N+2)^3 global free ids or -1
   std::vector<FdmAxis> fdm_;             // ne x 3
@@ -148,9 +170,10 @@ class SemSchwarz final : public LinearOperator<double> {
   std::vector<std::size_t> batch_buf_;     // nb + 1 offsets into bidx_ / sidx_ (kept points x lanes_)
   std::vector<std::size_t> colour_batch_;  // colours + 1: the batches of colour c
   std::vector<double> bfac_;               // per batch and axis: S, S^T (n^2 lanes_), lambda (n lanes_)
+  std::vector<float> bfacf_;               // the same in float (SchwarzPrecision::Single)
   std::vector<std::int32_t> bidx_;         // per batch entry: the free node it gathers from / adds to (n: none)
   std::vector<std::int32_t> sidx_;         // RAS: the node an entry writes (its element owns it; n: none)
-  mutable std::vector<double> scratch_;    // per thread: 2 (N+2)^3 lanes_ (+ alignment) doubles
+  mutable std::vector<double> scratch_;    // per thread: 2 (N+2)^3 lanes_ (+ alignment) values of the precision
   mutable std::vector<double> rx_, zx_;    // n + 1: W^1/2 r and the sums (index n: the sentinel)
 };
 
