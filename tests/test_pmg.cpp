@@ -540,6 +540,7 @@ TEST(SemPoissonPlan, DefaultSolverIsFlatInTheOrderOnKershaw) {
     o.order = p;
     o.threads = 1;  // 2 threads on a loaded 2-core machine stall at the colour barriers
     const SolveRun r = pmg_solve(mesh, o);
+    o.schwarz_precision = mg::SchwarzPrecision::Double;
     mg::SemPoissonOptions f = o;
     f.schwarz_precision = mg::SchwarzPrecision::Single;
     const SolveRun r32 = pmg_solve(mesh, f);

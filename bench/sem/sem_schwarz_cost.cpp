@@ -6,7 +6,7 @@
 ///     in fp64 and in fp32 (SchwarzPrecision::Single),
 ///   - S (per element): the same local solves one element at a time with fdm_solve (the
 ///     unbatched loop SemSchwarz used before issue 33) plus the same gather, for comparison,
-///   - the V-cycle of a SemPoissonPlan (default options: opt4, (2, 2), schedule p, p-2, ..., 1,
+///   - the V-cycle of a SemPoissonPlan (default options but the base: opt4, (2, 2), schedule p, p-2, ..., 1,
 ///     BoomerAMG / direct order-1 solve) with base jacobi and with base asm-weighted: the cost of
 ///     one PCG iteration's preconditioner, and their ratio (the issue's goal: <= 2), also with
 ///     fp32 local solves.
@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
         SemPoissonOptions oj;
         oj.order = p;
         oj.threads = t;
+        oj.base = SemSmootherBase::Jacobi;
         SemPoissonOptions os = oj;
         os.base = SemSmootherBase::ASMWeighted;
         SemPoissonOptions of = os;

@@ -97,8 +97,9 @@ class SemPoissonPlan:
         all), replacing ``pre`` / ``post`` there (a level still pre-smooths only when ``pre > 0``).
     schwarz_precision : {"fp64", "fp32"}
         Arithmetic of the Schwarz smoothers' local solves (base ``"asm"``, ``"asm-weighted"``,
-        ``"ras"``): ``"fp32"`` keeps the fast-diagonalisation factors and local arrays in float
-        (about half the cost of a local solve, as nekRS; the gather, sums and weights stay double).
+        ``"ras"``): ``"fp32"`` (default, as nekRS) keeps the fast-diagonalisation factors and local
+        arrays in float (1.3-1.5x faster local solves, the same iterations; the gather, sums and
+        weights stay double); ``"fp64"`` all in double.
     lambda_safety, lambda_iterations, lmin_ratio : float, int, float
         Spectral bound ``lambda_max = lambda_safety x`` the Lanczos estimate (``lambda_iterations``
         steps); cheb1's ``lambda_min / lambda_max``.

@@ -170,6 +170,7 @@ SemStudyResult run_sem_study(const SemStudyOptions& o, const std::function<void(
           po.schedule = sched;
           po.coarse = o.coarse;
           po.threads = o.threads;
+          po.schwarz_precision = SemPoissonOptions{}.schwarz_precision;  // as a default plan's (fp32)
           if (sb == SemSmootherBase::ASM) po.schwarz = SchwarzKind::ASM;
           if (sb == SemSmootherBase::ASMWeighted) po.schwarz = SchwarzKind::ASMWeighted;
           if (sb == SemSmootherBase::RAS) po.schwarz = SchwarzKind::RAS;

@@ -93,7 +93,7 @@ def test_box_converges_and_writes_the_set(box_run):
     s = json.loads((out / "summary.json").read_text())
     assert s["mesh"] == "box:3,3,3" and s["elements"] == 27 and s["order"] == 4
     assert s["schedule"] == [4, 2, 1] and s["smoother"] == "opt4" and s["base"] == "asm-weighted"
-    assert s["schwarz_precision"] == "fp64"
+    assert s["schwarz_precision"] == "fp32"
     assert s["krylov"] == "pcg" and s["coarse_solver"] == "direct" and s["converged"] is True
     assert s["iterations"] == its and len(s["residual_history"]) == its + 1 and s["residual_history"][0] == 1
     assert s["final_relative_residual"] <= 1e-8

@@ -176,9 +176,10 @@ struct SemPoissonOptions {
   /// / 34 at p = 3 / 5 / 7, eps = 0.3, n = 6, against Jacobi's 45 / 62 / 80); Jacobi is cheaper per
   /// cycle and as fast on undeformed boxes (docs/multigrid.md).
   SemSmootherBase base = SemSmootherBase::ASMWeighted;
-  /// Arithmetic of the Schwarz local solves (base asm / asm-weighted / ras): fp64, or fp32 (the
-  /// fast-diagonalisation factors and local arrays in float: about half the cost; SchwarzPrecision).
-  SchwarzPrecision schwarz_precision = SchwarzPrecision::Double;
+  /// Arithmetic of the Schwarz local solves (base asm / asm-weighted / ras): fp32 (default, as
+  /// nekRS: the fast-diagonalisation factors and local arrays in float, 1.3-1.5x faster local
+  /// solves, the same PCG iterations, also at rtol 1e-12) or fp64 (SchwarzPrecision).
+  SchwarzPrecision schwarz_precision = SchwarzPrecision::Single;
   double lambda_safety = 1.1;    ///< lambda_max = this x the Lanczos estimate of rho(D^-1 A); > 0
   int lambda_iterations = 10;    ///< Lanczos steps of that estimate, >= 1
   double lmin_ratio = 0.1;       ///< cheb1: lambda_min / lambda_max, in (0, 1)

@@ -54,7 +54,8 @@ struct SemStudyOptions {
   /// Chebyshev kinds: cheb1 (1st kind, lambda_min = lmin_ratio lambda_max), cheb1opt (1st kind,
   /// optimised lambda_min), cheb4, opt4 (smoother.hpp); "simple" is accepted too.
   std::vector<std::string> kinds{"cheb1", "cheb1opt", "cheb4", "opt4"};
-  std::vector<std::string> bases{"jacobi", "asm", "ras"};  ///< each jacobi|asm|asm-weighted|ras
+  /// each jacobi|asm|asm-weighted|ras; the Schwarz local solves in a default plan's precision (fp32)
+  std::vector<std::string> bases{"jacobi", "asm", "ras"};
   std::vector<int> cheb_orders{1, 2, 3, 4, 5, 6};          ///< k, each in [1, 30]
   std::vector<std::string> cycles{"symmetric", "one-sided"};  ///< (k, k) and / or (2k, 0)
   std::vector<int> jacobi_schedule;   ///< empty: default_pmg_schedule(order)
