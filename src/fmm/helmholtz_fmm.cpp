@@ -71,6 +71,27 @@ struct Cheb1D {
       if (d) d[m] = sd / p;
     }
   }
+  // The p^3 tensor-product interpolation weights of the point x in the box of centre c and
+  // half-width a (u = (x - c) / a in reference coordinates): out[n * stride] = L_n0(u0) L_n1(u1)
+  // L_n2(u2) for n = n0 + p n1 + p^2 n2 (a row / column of the P2M and L2P matrices); with a
+  // normal nr (not null), the derivative along nr in x instead: (nr . grad_x) of that product.
+  void tensor_weights(const Point3& x, const std::array<double, 3>& c, double a, const Point3* nr, double* out,
+                      std::size_t stride) const {
+    double Lx[3 * 32], Dx[3 * 32];  // p <= 32, as in eval
+    for (int d = 0; d < 3; ++d) eval((x[d] - c[d]) / a, &Lx[d * p], &Dx[d * p]);
+    const int p3 = p * p * p;
+    for (int n = 0; n < p3; ++n) {
+      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
+      double v;
+      if (!nr) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
+      else {
+        const Point3& m = *nr;
+        v = (m[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + m[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
+             m[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / a;
+      }
+      out[static_cast<std::size_t>(n) * stride] = v;
+    }
+  }
 };
 
 struct M2LOp {
@@ -1147,25 +1168,13 @@ std::vector<double> HelmholtzFmm::p2m_matrix(int leaf, bool dipole) const {
   const Impl& I = *impl_;
   auto src = leaf_sources(leaf);
   if (dipole && I.snrm.empty()) throw InvalidArgument("HelmholtzFmm::p2m_matrix: no source normals");
-  const int p = I.p, p3 = I.p3;
   const auto& nd = I.tree->nodes()[leaf];
   const double aL = I.a(I.L);
   const std::size_t ncol = src.size();
-  std::vector<double> M(p3 * ncol), Lx(3 * p), Dx(3 * p);
+  std::vector<double> M(I.p3 * ncol);
   for (std::size_t c = 0; c < ncol; ++c) {
     const auto s = src[c];
-    for (int d = 0; d < 3; ++d) I.cheb.eval((I.spts[s][d] - nd.center[d]) / aL, &Lx[d * p], &Dx[d * p]);
-    for (int n = 0; n < p3; ++n) {
-      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
-      double v;
-      if (!dipole) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
-      else {
-        const auto& nr = I.snrm[s];
-        v = (nr[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + nr[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
-             nr[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / aL;
-      }
-      M[n * ncol + c] = v;
-    }
+    I.cheb.tensor_weights(I.spts[s], nd.center, aL, dipole ? &I.snrm[s] : nullptr, &M[c], ncol);
   }
   return M;
 }
@@ -1176,25 +1185,14 @@ std::vector<double> HelmholtzFmm::l2p_matrix(int leaf, bool normal_derivative) c
   if (leaf < 0 || leaf >= static_cast<int>(nodes.size()) || !nodes[leaf].is_leaf())
     throw InvalidArgument("HelmholtzFmm::l2p_matrix: not a leaf node index");
   if (normal_derivative && I.tnrm.empty()) throw InvalidArgument("HelmholtzFmm::l2p_matrix: no target normals");
-  const int p = I.p, p3 = I.p3;
+  const std::size_t p3 = static_cast<std::size_t>(I.p3);
   const auto& nd = nodes[leaf];
   const double aL = I.a(I.L);
   const std::size_t nrow = static_cast<std::size_t>(nd.end - nd.begin);
-  std::vector<double> M(nrow * p3), Lx(3 * p), Dx(3 * p);
+  std::vector<double> M(nrow * p3);
   for (std::size_t r = 0; r < nrow; ++r) {
     const auto i = I.tree->permutation()[nd.begin + static_cast<std::int64_t>(r)];
-    for (int d = 0; d < 3; ++d) I.cheb.eval((I.tpts[i][d] - nd.center[d]) / aL, &Lx[d * p], &Dx[d * p]);
-    for (int n = 0; n < p3; ++n) {
-      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
-      double v;
-      if (!normal_derivative) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
-      else {
-        const auto& nr = I.tnrm[i];
-        v = (nr[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + nr[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
-             nr[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / aL;
-      }
-      M[r * p3 + n] = v;
-    }
+    I.cheb.tensor_weights(I.tpts[i], nd.center, aL, normal_derivative ? &I.tnrm[i] : nullptr, &M[r * p3], 1);
   }
   return M;
 }
