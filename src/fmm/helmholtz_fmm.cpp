@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <cstdio>
 #include <cstdlib>
 
@@ -626,28 +627,25 @@ void kron3_apply(int p, const std::vector<double>& A0, const std::vector<double>
   const int p3 = p * p * p;
   std::vector<T> t1(p3), t2(p3);
   auto A = [&](const std::vector<double>& M, int i, int j) { return trans ? M[j * p + i] : M[i * p + j]; };
-  // axis 0
-  for (int n2 = 0; n2 < p; ++n2)
-    for (int n1 = 0; n1 < p; ++n1)
-      for (int i = 0; i < p; ++i) {
-        T s{};
-        for (int j = 0; j < p; ++j) s += A(A0, i, j) * x[j + p * n1 + p * p * n2];
-        t1[i + p * n1 + p * p * n2] = s;
+  // M along axis ax (index stride st; the other two axes have strides su, sv): out = M in, or
+  // out += M in when add
+  auto along = [&](const std::vector<double>& M, int st, int su, int sv, const T* in, T* out, bool add) {
+    for (int v = 0; v < p; ++v)
+      for (int u = 0; u < p; ++u) {
+        const int b = su * u + sv * v;
+        for (int i = 0; i < p; ++i) {
+          T s{};
+          for (int j = 0; j < p; ++j) s += A(M, i, j) * in[b + st * j];
+          if (add)
+            out[b + st * i] += s;
+          else
+            out[b + st * i] = s;
+        }
       }
-  for (int n2 = 0; n2 < p; ++n2)
-    for (int i = 0; i < p; ++i)
-      for (int n0 = 0; n0 < p; ++n0) {
-        T s{};
-        for (int j = 0; j < p; ++j) s += A(A1, i, j) * t1[n0 + p * j + p * p * n2];
-        t2[n0 + p * i + p * p * n2] = s;
-      }
-  for (int i = 0; i < p; ++i)
-    for (int n1 = 0; n1 < p; ++n1)
-      for (int n0 = 0; n0 < p; ++n0) {
-        T s{};
-        for (int j = 0; j < p; ++j) s += A(A2, i, j) * t2[n0 + p * n1 + p * p * j];
-        y[n0 + p * n1 + p * p * i] += s;
-      }
+  };
+  along(A0, 1, p, p * p, x, t1.data(), false);
+  along(A1, p, 1, p * p, t1.data(), t2.data(), false);
+  along(A2, p * p, 1, p, t2.data(), y, true);
 }
 
 // sin and cos of x (|x| < 1e6) with branch-free code that the compiler can vectorise:
@@ -892,22 +890,37 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
     // Every region below that allocates records a failure instead of letting it escape; the
     // remaining work of a failed region is skipped and the error rethrown after it.
     ParallelErrors errors;
+    // For each point of each leaf (the leaves in parallel): the 1-D Chebyshev values Lx and
+    // derivatives Dx (3p each, axis d at d * p) of the point in its leaf's box, then
+    // body(leaf id, point, Lx, Dx). pts: the points; range(id): the [begin, end) of the leaf's
+    // points in order, which maps those positions to point indices.
+    auto leaf_points = [&](const std::vector<Point3>& pts, auto&& range, const std::vector<std::int64_t>& order,
+                           auto&& body) {
 #pragma omp parallel num_threads(nthr)
-    {
-      std::vector<double> Lx, Dx;
-      errors.run([&] {
-        Lx.resize(3 * p);
-        Dx.resize(3 * p);
-      });
+      {
+        std::vector<double> Lx, Dx;
+        errors.run([&] {
+          Lx.resize(3 * p);
+          Dx.resize(3 * p);
+        });
 #pragma omp for schedule(dynamic)
-      for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
-        if (errors.failed()) continue;
-        const int id = leaves[li];
-        cplx* w = &W[static_cast<std::size_t>(id) * p3];
-        for (std::int64_t t = I.leaf_src_begin[id]; t < I.leaf_src_end[id]; ++t) {
-          const std::int64_t s = I.src_order[t];
-          for (int d = 0; d < 3; ++d)
-            I.cheb.eval((I.spts[s][d] - nodes[id].center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+        for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
+          if (errors.failed()) continue;
+          const int id = leaves[li];
+          const auto [t0, t1] = range(id);
+          for (std::int64_t t = t0; t < t1; ++t) {
+            const std::int64_t s = order[t];
+            for (int d = 0; d < 3; ++d) I.cheb.eval((pts[s][d] - nodes[id].center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+            body(id, s, Lx.data(), Dx.data());
+          }
+        }
+      }
+      errors.rethrow();
+    };
+    leaf_points(
+        I.spts, [&](int id) { return std::pair{I.leaf_src_begin[id], I.leaf_src_end[id]}; }, I.src_order,
+        [&](int id, std::int64_t s, const double* Lx, const double* Dx) {
+          cplx* w = &W[static_cast<std::size_t>(id) * p3];
           const cplx qs = has_q ? q[s] : 0.0, ms = has_mu ? mu[s] : 0.0;
           const double* n = has_mu ? I.snrm[s].data() : nullptr;
           for (int n2 = 0; n2 < p; ++n2)
@@ -919,10 +932,7 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
                   v += ms * ((n[0] * Dx[n0] * l1 * l2 + n[1] * l0 * Dx[p + n1] * l2 + n[2] * l0 * l1 * Dx[2 * p + n2]) / aL);
                 w[n0 + p * n1 + p * p * n2] += v;
               }
-        }
-      }
-    }
-    errors.rethrow();
+        });
     dbg_t("P2M");
     // M2M (upward, levels L..3 into parents at L-1..2)
     for (int l = L; l >= 3; --l) {
@@ -1030,21 +1040,10 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
     }
     dbg_t("L2L");
     // L2P
-#pragma omp parallel num_threads(nthr)
-    {
-      std::vector<double> Lx, Dx;
-      errors.run([&] {
-        Lx.resize(3 * p);
-        Dx.resize(3 * p);
-      });
-#pragma omp for schedule(dynamic)
-      for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
-        if (errors.failed()) continue;
-        const int id = leaves[li];
-        const cplx* f = &F[static_cast<std::size_t>(id) * p3];
-        for (std::int64_t t = nodes[id].begin; t < nodes[id].end; ++t) {
-          const std::int64_t i = perm[t];
-          for (int d = 0; d < 3; ++d) I.cheb.eval((I.tpts[i][d] - nodes[id].center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+    leaf_points(
+        I.tpts, [&](int id) { return std::pair{nodes[id].begin, nodes[id].end}; }, perm,
+        [&](int id, std::int64_t i, const double* Lx, const double* Dx) {
+          const cplx* f = &F[static_cast<std::size_t>(id) * p3];
           cplx su = 0, sd = 0;
           const double* n = want_dn ? I.tnrm[i].data() : nullptr;
           for (int n2 = 0; n2 < p; ++n2)
@@ -1057,10 +1056,7 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
               }
           U[i] += su;
           DN[i] += sd / aL;
-        }
-      }
-    }
-    errors.rethrow();
+        });
   }
   dbg_t("L2P");
   // P2P near field
