@@ -592,23 +592,8 @@ int run_bem(const BemArgs& a) {
 
   // ---- output folder (before the expensive part; removed again if this run fails and leaves it
   // empty) ---------------------------------------------------------------------------------------
-  struct RemoveIfEmptyOnFailure {
-    fs::path path;
-    bool created = false, done = false;
-    ~RemoveIfEmptyOnFailure() {
-      std::error_code ec;
-      if (created && !done) fs::remove(path, ec);  // removes an empty folder only
-      if (created) io::keep_folder_on_signal(path.string());
-    }
-  } out_guard{a.out};
-  {
-    std::error_code ec;
-    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
-    out_guard.created = !fs::exists(a.out, ec);
-    fs::create_directories(a.out, ec);
-    if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
-    if (out_guard.created) io::remove_folder_on_signal(a.out);
-  }
+  RemoveIfEmptyOnFailure out_guard{a.out};
+  out_guard.create();
   if (sweep.active) {  // many plane waves, one set-up: monostatic.csv instead of the single-incident files
     const int rc = run_bem_sweep(a, std::move(mesh), k, ho, sweep, threads, script);
     out_guard.done = true;

@@ -1,16 +1,20 @@
 #pragma once
 /// @file cli_util.hpp
-/// Small helpers shared by the CLI subcommands: timing, peak memory, and parsing of
-/// comma-separated option values into numbers with messages that name the option.
+/// Small helpers shared by the CLI subcommands: timing, peak memory, parsing of
+/// comma-separated option values into numbers with messages that name the option, and the
+/// output folder (--out) of the commands that write files.
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "elliptica/core/error.hpp"
+#include "elliptica/core/output.hpp"
 #include "elliptica/core/text.hpp"
 
 namespace elliptica::cli {
@@ -43,5 +47,39 @@ inline std::uint64_t peak_memory_bytes() {
   if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0) return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
   return 0;
 }
+
+/// Creates the output folder `out` of a command (--out; missing parents too), before the
+/// command's work so that a bad folder fails early. `created`, when given, is set to whether `out`
+/// did not exist yet (set before creating it). Throws InvalidArgument "--out: empty folder name"
+/// for an empty name; IOError "<out>: --out exists and is not a folder" or "<out>: cannot create
+/// the output folder (<reason>)" (exit code 3).
+inline void create_output_folder(const std::string& out, bool* created = nullptr) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (out.empty()) throw InvalidArgument("--out: empty folder name");
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) throw IOError(out + ": --out exists and is not a folder");
+  if (created) *created = !fs::exists(out, ec);
+  fs::create_directories(out, ec);
+  if (ec) throw IOError(out + ": cannot create the output folder (" + ec.message() + ")");
+}
+
+/// The output folder of a command that writes one set of files (io::OutputSet): create() makes it
+/// (create_output_folder) and, when this run created it, registers it with
+/// io::remove_folder_on_signal; the destructor removes it again when this run created it and
+/// did not set `done` (a failure before the outputs were written: the folder is then empty, and
+/// only an empty folder is removed), and unregisters it from the signal cleanup.
+struct RemoveIfEmptyOnFailure {
+  std::filesystem::path path;
+  bool created = false, done = false;
+  void create() {
+    create_output_folder(path.string(), &created);
+    if (created) io::remove_folder_on_signal(path.string());
+  }
+  ~RemoveIfEmptyOnFailure() {
+    std::error_code ec;
+    if (created && !done) std::filesystem::remove(path, ec);  // removes an empty folder only
+    if (created) io::keep_folder_on_signal(path.string());
+  }
+};
 
 }  // namespace elliptica::cli

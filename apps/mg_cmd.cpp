@@ -823,13 +823,7 @@ int run_study(const MgStudyArgs& a) {
   mg::validate_study_options(so);
   require_problem_memory(2, so.n, "the study's 2D Poisson problem (--n) with its hierarchy");
   // Output folder: create it (parents must exist or are created), fail before the work.
-  {
-    std::error_code ec;
-    if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
-    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
-    fs::create_directories(a.out, ec);
-    if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
-  }
+  create_output_folder(a.out);
   const std::string csv_path = (fs::path(a.out) / "study.csv").string();
   // study.csv's temporary is created now: an unwritable folder fails before the runs.
   io::OutputFile csv_file(csv_path);

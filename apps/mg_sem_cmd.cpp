@@ -172,18 +172,6 @@ mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
   return o;
 }
 
-/// Removes the output folder again when this run created it and fails before writing (it is then
-/// empty); see bem_cmd.cpp.
-struct RemoveIfEmptyOnFailure {
-  fs::path path;
-  bool created = false, done = false;
-  ~RemoveIfEmptyOnFailure() {
-    std::error_code ec;
-    if (created && !done) fs::remove(path, ec);  // removes an empty folder only
-    if (created) io::keep_folder_on_signal(path.string());
-  }
-};
-
 double exact_u(double x, double y, double z) {
   return std::sin(kPi * x) * std::sin(kPi * y) * std::sin(kPi * z);
 }
@@ -201,14 +189,7 @@ int run_mg_sem(const MgSemArgs& a) {
   const std::size_t ne = mesh.num_elements();
 
   RemoveIfEmptyOnFailure out_guard{a.out};
-  {
-    std::error_code ec;
-    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
-    out_guard.created = !fs::exists(a.out, ec);
-    fs::create_directories(a.out, ec);
-    if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
-    if (out_guard.created) io::remove_folder_on_signal(a.out);
-  }
+  out_guard.create();
   // One set: temporaries now (an unwritable folder fails before the set-up), renamed together
   // only when all are complete.
   const fs::path out(a.out);

@@ -109,13 +109,7 @@ int run_mg_sem_study(const MgSemStudyArgs& a) {
     throw InvalidArgument(std::string("--coarse-solver: ") + e.what());
   }
   mg::validate_sem_study_options(so);
-  {
-    std::error_code ec;
-    if (a.out.empty()) throw InvalidArgument("--out: empty folder name");
-    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec)) throw IOError(a.out + ": --out exists and is not a folder");
-    fs::create_directories(a.out, ec);
-    if (ec) throw IOError(a.out + ": cannot create the output folder (" + ec.message() + ")");
-  }
+  create_output_folder(a.out);
   const std::string csv_path = (fs::path(a.out) / "sem_study.csv").string();
   const std::string report_path = (fs::path(a.out) / "sem_study_report.txt").string();
   // The temporaries are created now: an unwritable folder fails before the runs.

@@ -34,6 +34,7 @@
 #include "elliptica/multigrid/poisson.hpp"
 #include "elliptica/multigrid/smoother.hpp"
 #include "elliptica/multigrid/vcycle.hpp"
+#include "projection_util.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -408,9 +409,7 @@ struct PyMultigridPlan {
   nb::tuple solve_projected(PyProjection& p, const InVec& b, double tol, int maxiter, const std::string& krylov,
                             int restart, double atol) {
     check_vec(b, size(), "b");
-    if (p.proj.size() != size())
-      throw InvalidArgument("the projection has " + std::to_string(p.proj.size()) + " unknowns, the plan " +
-                            std::to_string(size()));
+    elliptica::pybind::check_projection_size(p.proj.size(), size());
     const mg::OuterSolverOptions so = outer_options(tol, maxiter, krylov, restart, atol);
     std::vector<double> x(size(), 0.0);
     mg::ProjectedSolveResult r;
@@ -564,33 +563,7 @@ void init_multigrid(nb::module_& m) {
 
   m.def("_multigrid_defaults", &multigrid_defaults, "The C++ defaults of a multigrid plan (MultigridOptions{}).");
 
-  nb::class_<PyProjection>(m, "_SolutionProjection")
-      .def(
-          "__init__",
-          [](PyProjection* self, std::size_t n, std::size_t max_vectors, double drop_tolerance, int threads) {
-            kr::ProjectionOptions o;
-            o.max_vectors = max_vectors;
-            o.drop_tolerance = drop_tolerance;
-            o.threads = threads;
-            new (self) PyProjection(n, o);
-          },
-          "n"_a, "max_vectors"_a, "drop_tolerance"_a, "threads"_a = 0)
-      .def("clear",
-           [](PyProjection& p) {
-             std::lock_guard<std::mutex> lock(p.mutex);
-             p.proj.clear();
-           })
-      .def_prop_ro("basis_size", [](PyProjection& p) {
-        std::lock_guard<std::mutex> lock(p.mutex);
-        return p.proj.basis_size();
-      })
-      .def("basis", [](PyProjection& p) {
-        std::lock_guard<std::mutex> lock(p.mutex);
-        std::vector<double> X;  // column-major n x l
-        for (std::size_t i = 0; i < p.proj.basis_size(); ++i)
-          X.insert(X.end(), p.proj.basis_vector(i).begin(), p.proj.basis_vector(i).end());
-        return vec_to_numpy(std::move(X));
-      });
+  elliptica::pybind::bind_projection<PyProjection>(m, "_SolutionProjection");
 
   nb::class_<PyMultigridPlan>(m, "_MultigridPlan")
       .def(

@@ -27,6 +27,7 @@
 #include "elliptica/multigrid/sem_io.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
 #include "numpy_util.hpp"
+#include "projection_util.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -188,9 +189,7 @@ struct PySemPlan {
 
   nb::tuple solve_projected(PySemProjection& p, const InVec& b) {
     check_vec(b, "b");
-    if (p.proj.size() != size())
-      throw InvalidArgument("the projection has " + std::to_string(p.proj.size()) + " unknowns, the plan " +
-                            std::to_string(size()));
+    elliptica::pybind::check_projection_size(p.proj.size(), size());
     std::vector<double> x(size(), 0.0);
     mg::SemSolveResult r;
     {
@@ -265,34 +264,7 @@ mg::HexMesh mesh_from_arrays(const InVec& vertices, const InI64& elements) {
 void init_sem(nb::module_& m) {
   m.def("_sem_defaults", &sem_defaults);
 
-  nb::class_<PySemProjection>(m, "_SemProjection")
-      .def(
-          "__init__",
-          [](PySemProjection* self, std::size_t n, std::size_t max_vectors, double drop_tolerance, int threads) {
-            kr::ProjectionOptions o;
-            o.max_vectors = max_vectors;
-            o.drop_tolerance = drop_tolerance;
-            o.threads = threads;
-            new (self) PySemProjection(n, o);
-          },
-          "n"_a, "max_vectors"_a, "drop_tolerance"_a, "threads"_a = 0)
-      .def("clear",
-           [](PySemProjection& p) {
-             std::lock_guard<std::mutex> lock(p.mutex);
-             p.proj.clear();
-           })
-      .def_prop_ro("basis_size",
-                   [](PySemProjection& p) {
-                     std::lock_guard<std::mutex> lock(p.mutex);
-                     return p.proj.basis_size();
-                   })
-      .def("basis", [](PySemProjection& p) {
-        std::lock_guard<std::mutex> lock(p.mutex);
-        std::vector<double> X;  // column-major n x l
-        for (std::size_t i = 0; i < p.proj.basis_size(); ++i)
-          X.insert(X.end(), p.proj.basis_vector(i).begin(), p.proj.basis_vector(i).end());
-        return vec_to_numpy(std::move(X));
-      });
+  elliptica::pybind::bind_projection<PySemProjection>(m, "_SemProjection");
 
   nb::class_<PySemPlan>(m, "_SemPoissonPlan")
       .def_static(

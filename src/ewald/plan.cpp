@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <sstream>
+#include <utility>
 
 #include "elliptica/core/error.hpp"
 #include "elliptica/core/resources.hpp"
@@ -915,29 +916,14 @@ void EwaldPlan::Impl::run(const Backend& b, const std::vector<double>& v, std::v
   // a complete evaluation
   std::unique_ptr<Workspace> ws = b.acquire();
   b.load(*ws, v.data());
-  {
-    ScopedStage st(times, "P2P");
-    b.p2p(*ws);
-  }
-  {
-    ScopedStage st(times, "P2G");
-    b.p2g(*ws);
-  }
-  {
-    ScopedStage st(times, "FFT");
-    b.fft(*ws);
-  }
-  {
-    ScopedStage st(times, "CNV");
-    b.cnv(*ws);
-  }
-  {
-    ScopedStage st(times, "IFFT");
-    b.ifft(*ws);
-  }
-  {
-    ScopedStage st(times, "G2P");
-    b.g2p(*ws);
+  // the stages in order, each timed under its name
+  using Stage = void (Backend::*)(Workspace&) const;
+  static constexpr std::pair<const char*, Stage> stages[] = {{"P2P", &Backend::p2p}, {"P2G", &Backend::p2g},
+                                                             {"FFT", &Backend::fft}, {"CNV", &Backend::cnv},
+                                                             {"IFFT", &Backend::ifft}, {"G2P", &Backend::g2p}};
+  for (const auto& [name, stage] : stages) {
+    ScopedStage st(times, name);
+    (b.*stage)(*ws);
   }
   {
     ScopedStage st(times, "self");

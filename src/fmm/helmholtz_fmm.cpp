@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <cstdio>
 #include <cstdlib>
 
@@ -69,6 +70,27 @@ struct Cheb1D {
       }
       L[m] = s / p;
       if (d) d[m] = sd / p;
+    }
+  }
+  // The p^3 tensor-product interpolation weights of the point x in the box of centre c and
+  // half-width a (u = (x - c) / a in reference coordinates): out[n * stride] = L_n0(u0) L_n1(u1)
+  // L_n2(u2) for n = n0 + p n1 + p^2 n2 (a row / column of the P2M and L2P matrices); with a
+  // normal nr (not null), the derivative along nr in x instead: (nr . grad_x) of that product.
+  void tensor_weights(const Point3& x, const std::array<double, 3>& c, double a, const Point3* nr, double* out,
+                      std::size_t stride) const {
+    double Lx[3 * 32], Dx[3 * 32];  // p <= 32, as in eval
+    for (int d = 0; d < 3; ++d) eval((x[d] - c[d]) / a, &Lx[d * p], &Dx[d * p]);
+    const int p3 = p * p * p;
+    for (int n = 0; n < p3; ++n) {
+      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
+      double v;
+      if (!nr) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
+      else {
+        const Point3& m = *nr;
+        v = (m[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + m[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
+             m[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / a;
+      }
+      out[static_cast<std::size_t>(n) * stride] = v;
     }
   }
 };
@@ -605,28 +627,25 @@ void kron3_apply(int p, const std::vector<double>& A0, const std::vector<double>
   const int p3 = p * p * p;
   std::vector<T> t1(p3), t2(p3);
   auto A = [&](const std::vector<double>& M, int i, int j) { return trans ? M[j * p + i] : M[i * p + j]; };
-  // axis 0
-  for (int n2 = 0; n2 < p; ++n2)
-    for (int n1 = 0; n1 < p; ++n1)
-      for (int i = 0; i < p; ++i) {
-        T s{};
-        for (int j = 0; j < p; ++j) s += A(A0, i, j) * x[j + p * n1 + p * p * n2];
-        t1[i + p * n1 + p * p * n2] = s;
+  // M along axis ax (index stride st; the other two axes have strides su, sv): out = M in, or
+  // out += M in when add
+  auto along = [&](const std::vector<double>& M, int st, int su, int sv, const T* in, T* out, bool add) {
+    for (int v = 0; v < p; ++v)
+      for (int u = 0; u < p; ++u) {
+        const int b = su * u + sv * v;
+        for (int i = 0; i < p; ++i) {
+          T s{};
+          for (int j = 0; j < p; ++j) s += A(M, i, j) * in[b + st * j];
+          if (add)
+            out[b + st * i] += s;
+          else
+            out[b + st * i] = s;
+        }
       }
-  for (int n2 = 0; n2 < p; ++n2)
-    for (int i = 0; i < p; ++i)
-      for (int n0 = 0; n0 < p; ++n0) {
-        T s{};
-        for (int j = 0; j < p; ++j) s += A(A1, i, j) * t1[n0 + p * j + p * p * n2];
-        t2[n0 + p * i + p * p * n2] = s;
-      }
-  for (int i = 0; i < p; ++i)
-    for (int n1 = 0; n1 < p; ++n1)
-      for (int n0 = 0; n0 < p; ++n0) {
-        T s{};
-        for (int j = 0; j < p; ++j) s += A(A2, i, j) * t2[n0 + p * n1 + p * p * j];
-        y[n0 + p * n1 + p * p * i] += s;
-      }
+  };
+  along(A0, 1, p, p * p, x, t1.data(), false);
+  along(A1, p, 1, p * p, t1.data(), t2.data(), false);
+  along(A2, p * p, 1, p, t2.data(), y, true);
 }
 
 // sin and cos of x (|x| < 1e6) with branch-free code that the compiler can vectorise:
@@ -871,22 +890,37 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
     // Every region below that allocates records a failure instead of letting it escape; the
     // remaining work of a failed region is skipped and the error rethrown after it.
     ParallelErrors errors;
+    // For each point of each leaf (the leaves in parallel): the 1-D Chebyshev values Lx and
+    // derivatives Dx (3p each, axis d at d * p) of the point in its leaf's box, then
+    // body(leaf id, point, Lx, Dx). pts: the points; range(id): the [begin, end) of the leaf's
+    // points in order, which maps those positions to point indices.
+    auto leaf_points = [&](const std::vector<Point3>& pts, auto&& range, const std::vector<std::int64_t>& order,
+                           auto&& body) {
 #pragma omp parallel num_threads(nthr)
-    {
-      std::vector<double> Lx, Dx;
-      errors.run([&] {
-        Lx.resize(3 * p);
-        Dx.resize(3 * p);
-      });
+      {
+        std::vector<double> Lx, Dx;
+        errors.run([&] {
+          Lx.resize(3 * p);
+          Dx.resize(3 * p);
+        });
 #pragma omp for schedule(dynamic)
-      for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
-        if (errors.failed()) continue;
-        const int id = leaves[li];
-        cplx* w = &W[static_cast<std::size_t>(id) * p3];
-        for (std::int64_t t = I.leaf_src_begin[id]; t < I.leaf_src_end[id]; ++t) {
-          const std::int64_t s = I.src_order[t];
-          for (int d = 0; d < 3; ++d)
-            I.cheb.eval((I.spts[s][d] - nodes[id].center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+        for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
+          if (errors.failed()) continue;
+          const int id = leaves[li];
+          const auto [t0, t1] = range(id);
+          for (std::int64_t t = t0; t < t1; ++t) {
+            const std::int64_t s = order[t];
+            for (int d = 0; d < 3; ++d) I.cheb.eval((pts[s][d] - nodes[id].center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+            body(id, s, Lx.data(), Dx.data());
+          }
+        }
+      }
+      errors.rethrow();
+    };
+    leaf_points(
+        I.spts, [&](int id) { return std::pair{I.leaf_src_begin[id], I.leaf_src_end[id]}; }, I.src_order,
+        [&](int id, std::int64_t s, const double* Lx, const double* Dx) {
+          cplx* w = &W[static_cast<std::size_t>(id) * p3];
           const cplx qs = has_q ? q[s] : 0.0, ms = has_mu ? mu[s] : 0.0;
           const double* n = has_mu ? I.snrm[s].data() : nullptr;
           for (int n2 = 0; n2 < p; ++n2)
@@ -898,10 +932,7 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
                   v += ms * ((n[0] * Dx[n0] * l1 * l2 + n[1] * l0 * Dx[p + n1] * l2 + n[2] * l0 * l1 * Dx[2 * p + n2]) / aL);
                 w[n0 + p * n1 + p * p * n2] += v;
               }
-        }
-      }
-    }
-    errors.rethrow();
+        });
     dbg_t("P2M");
     // M2M (upward, levels L..3 into parents at L-1..2)
     for (int l = L; l >= 3; --l) {
@@ -1009,21 +1040,10 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
     }
     dbg_t("L2L");
     // L2P
-#pragma omp parallel num_threads(nthr)
-    {
-      std::vector<double> Lx, Dx;
-      errors.run([&] {
-        Lx.resize(3 * p);
-        Dx.resize(3 * p);
-      });
-#pragma omp for schedule(dynamic)
-      for (int li = 0; li < static_cast<int>(leaves.size()); ++li) {
-        if (errors.failed()) continue;
-        const int id = leaves[li];
-        const cplx* f = &F[static_cast<std::size_t>(id) * p3];
-        for (std::int64_t t = nodes[id].begin; t < nodes[id].end; ++t) {
-          const std::int64_t i = perm[t];
-          for (int d = 0; d < 3; ++d) I.cheb.eval((I.tpts[i][d] - nodes[id].center[d]) / aL, &Lx[d * p], &Dx[d * p]);
+    leaf_points(
+        I.tpts, [&](int id) { return std::pair{nodes[id].begin, nodes[id].end}; }, perm,
+        [&](int id, std::int64_t i, const double* Lx, const double* Dx) {
+          const cplx* f = &F[static_cast<std::size_t>(id) * p3];
           cplx su = 0, sd = 0;
           const double* n = want_dn ? I.tnrm[i].data() : nullptr;
           for (int n2 = 0; n2 < p; ++n2)
@@ -1036,10 +1056,7 @@ void HelmholtzFmm::Impl::apply(const cplx* q, const cplx* mu, cplx* potential, c
               }
           U[i] += su;
           DN[i] += sd / aL;
-        }
-      }
-    }
-    errors.rethrow();
+        });
   }
   dbg_t("L2P");
   // P2P near field
@@ -1147,25 +1164,13 @@ std::vector<double> HelmholtzFmm::p2m_matrix(int leaf, bool dipole) const {
   const Impl& I = *impl_;
   auto src = leaf_sources(leaf);
   if (dipole && I.snrm.empty()) throw InvalidArgument("HelmholtzFmm::p2m_matrix: no source normals");
-  const int p = I.p, p3 = I.p3;
   const auto& nd = I.tree->nodes()[leaf];
   const double aL = I.a(I.L);
   const std::size_t ncol = src.size();
-  std::vector<double> M(p3 * ncol), Lx(3 * p), Dx(3 * p);
+  std::vector<double> M(I.p3 * ncol);
   for (std::size_t c = 0; c < ncol; ++c) {
     const auto s = src[c];
-    for (int d = 0; d < 3; ++d) I.cheb.eval((I.spts[s][d] - nd.center[d]) / aL, &Lx[d * p], &Dx[d * p]);
-    for (int n = 0; n < p3; ++n) {
-      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
-      double v;
-      if (!dipole) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
-      else {
-        const auto& nr = I.snrm[s];
-        v = (nr[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + nr[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
-             nr[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / aL;
-      }
-      M[n * ncol + c] = v;
-    }
+    I.cheb.tensor_weights(I.spts[s], nd.center, aL, dipole ? &I.snrm[s] : nullptr, &M[c], ncol);
   }
   return M;
 }
@@ -1176,25 +1181,14 @@ std::vector<double> HelmholtzFmm::l2p_matrix(int leaf, bool normal_derivative) c
   if (leaf < 0 || leaf >= static_cast<int>(nodes.size()) || !nodes[leaf].is_leaf())
     throw InvalidArgument("HelmholtzFmm::l2p_matrix: not a leaf node index");
   if (normal_derivative && I.tnrm.empty()) throw InvalidArgument("HelmholtzFmm::l2p_matrix: no target normals");
-  const int p = I.p, p3 = I.p3;
+  const std::size_t p3 = static_cast<std::size_t>(I.p3);
   const auto& nd = nodes[leaf];
   const double aL = I.a(I.L);
   const std::size_t nrow = static_cast<std::size_t>(nd.end - nd.begin);
-  std::vector<double> M(nrow * p3), Lx(3 * p), Dx(3 * p);
+  std::vector<double> M(nrow * p3);
   for (std::size_t r = 0; r < nrow; ++r) {
     const auto i = I.tree->permutation()[nd.begin + static_cast<std::int64_t>(r)];
-    for (int d = 0; d < 3; ++d) I.cheb.eval((I.tpts[i][d] - nd.center[d]) / aL, &Lx[d * p], &Dx[d * p]);
-    for (int n = 0; n < p3; ++n) {
-      const int a0 = n % p, a1 = (n / p) % p, a2 = n / (p * p);
-      double v;
-      if (!normal_derivative) v = Lx[a0] * Lx[p + a1] * Lx[2 * p + a2];
-      else {
-        const auto& nr = I.tnrm[i];
-        v = (nr[0] * Dx[a0] * Lx[p + a1] * Lx[2 * p + a2] + nr[1] * Lx[a0] * Dx[p + a1] * Lx[2 * p + a2] +
-             nr[2] * Lx[a0] * Lx[p + a1] * Dx[2 * p + a2]) / aL;
-      }
-      M[r * p3 + n] = v;
-    }
+    I.cheb.tensor_weights(I.tpts[i], nd.center, aL, normal_derivative ? &I.tnrm[i] : nullptr, &M[r * p3], 1);
   }
   return M;
 }

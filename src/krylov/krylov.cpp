@@ -187,6 +187,49 @@ void validate(const char* who, const LinearOperator<T>& A, const T* b, const T* 
   if (n > 0 && !all_finite(x, n)) throw InvalidArgument(w + ": initial guess x contains NaN or Inf");
 }
 
+/// Where a Krylov solve starts (start_solve): beta0 = ||b - A x0||, the stopping threshold
+/// target = max(rtol beta0, atol), and done when x0 already solves the system.
+struct Start {
+  double beta0 = 0.0, target = 0.0;
+  bool done = false;
+};
+
+/// The common start of GMRES, FGMRES and CG (after validate): the initial residual r = b - A x
+/// (r: A.size() entries; one operator application, counted in res) and its norm, with
+/// residual_history {1} in res. When x already solves the system, res is marked converged and
+/// done is set: final_relative_residual 0 for b - A x = 0, 1 for a warm start with
+/// ||b - A x|| <= atol. Throws NumericalError "<name>: the initial residual b - A x is not finite
+/// ..." when the operator produced NaN or Inf.
+template <class T>
+Start start_solve(const std::string& name, const LinearOperator<T>& A, const T* b, const T* x, T* r, const Options& opt,
+                  int nt, Result& res) {
+  const std::size_t n = A.size();
+  res.residual_history.push_back(1.0);
+  if (n > 0) {
+    A.apply(x, r);
+    ++res.operator_applications;
+    residual_from_ax(b, r, n, nt);
+  }
+  Start st;
+  st.beta0 = norm2(r, n, nt);
+  if (!std::isfinite(st.beta0))
+    throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
+  if (st.beta0 == 0.0) {
+    res.converged = true;
+    res.final_relative_residual = 0.0;
+    st.done = true;
+    return st;
+  }
+  if (st.beta0 <= opt.atol) {  // a warm start already within the absolute tolerance
+    res.converged = true;
+    res.final_relative_residual = 1.0;
+    st.done = true;
+    return st;
+  }
+  st.target = std::max(opt.rtol * st.beta0, opt.atol);
+  return st;
+}
+
 /// Givens rotation G = [c s; -conj(s) c] with G [a; b] = [r; 0] (b real, >= 0).
 template <class T>
 void make_rotation(T a, double b, double& c, T& s, T& r) {
@@ -223,31 +266,13 @@ Result gmres_impl(const char* who, bool flexible, const LinearOperator<T>& A, co
   const std::string name(who);
   const std::size_t n = A.size();
   Result res;
-  res.residual_history.push_back(1.0);
-
   std::vector<T> r(n), w(n), u(n);
-  if (n > 0) {
-    A.apply(x, r.data());
-    ++res.operator_applications;
-    residual_from_ax(b, r.data(), n, nt);
-  }
-  const double beta0 = norm2(r.data(), n, nt);
-  if (!std::isfinite(beta0))
-    throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
-  if (beta0 == 0.0) {
-    res.converged = true;
-    res.final_relative_residual = 0.0;
-    return res;
-  }
-  if (beta0 <= opt.atol) {  // a warm start already within the absolute tolerance
-    res.converged = true;
-    res.final_relative_residual = 1.0;
-    return res;
-  }
+  const Start st = start_solve(name, A, b, x, r.data(), opt, nt, res);
+  if (st.done) return res;
+  const double beta0 = st.beta0, target = st.target;
 
   const int m = std::min(opt.restart, opt.max_iterations);
   const auto ld = static_cast<std::size_t>(m) + 1;  // leading dimension of H (column-major)
-  const double target = std::max(opt.rtol * beta0, opt.atol);
   std::vector<std::vector<T>> V;  // Arnoldi basis, grown on demand
   std::vector<std::vector<T>> Z;  // FGMRES: preconditioned directions
   std::vector<T> H(ld * static_cast<std::size_t>(m));
@@ -398,29 +423,11 @@ Result cg_impl(const LinearOperator<T>& A, const T* b, T* x, const Preconditione
     throw InvalidArgument("PCG needs a symmetric preconditioner (Preconditioner::is_symmetric() returned false)");
   const std::size_t n = A.size();
   Result res;
-  res.residual_history.push_back(1.0);
-
   std::vector<T> r(n), z, p(n), q(n);
-  if (n > 0) {
-    A.apply(x, r.data());
-    ++res.operator_applications;
-    residual_from_ax(b, r.data(), n, nt);
-  }
-  const double beta0 = norm2(r.data(), n, nt);
-  if (!std::isfinite(beta0))
-    throw NumericalError(name + ": the initial residual b - A x is not finite (the operator produced NaN or Inf)");
-  if (beta0 == 0.0) {
-    res.converged = true;
-    res.final_relative_residual = 0.0;
-    return res;
-  }
-  if (beta0 <= opt.atol) {  // a warm start already within the absolute tolerance
-    res.converged = true;
-    res.final_relative_residual = 1.0;
-    return res;
-  }
+  const Start st = start_solve(name, A, b, x, r.data(), opt, nt, res);
+  if (st.done) return res;
+  const double beta0 = st.beta0, target = st.target;
   if (M != nullptr) z.resize(n);
-  const double target = std::max(opt.rtol * beta0, opt.atol);
 
   // z = M^{-1} r; rho = Re(r^H z), which must be > 0 for an SPD M.
   auto precondition = [&](int iteration) -> double {
