@@ -19,16 +19,7 @@
 namespace elliptica::cli {
 
 /// The CLI's name of a Chebyshev kind (the inverse of multigrid::polynomial_from_string).
-inline std::string polynomial_name(multigrid::Polynomial p) {
-  switch (p) {
-    case multigrid::Polynomial::Simple: return "simple";
-    case multigrid::Polynomial::Cheby1: return "cheb1";
-    case multigrid::Polynomial::Cheby1Opt: return "cheb1opt";
-    case multigrid::Polynomial::Cheby4: return "cheb4";
-    case multigrid::Polynomial::Cheby4Opt: return "opt4";
-  }
-  return "?";
-}
+inline std::string polynomial_name(multigrid::Polynomial p) { return multigrid::to_string(p); }
 
 /// The CLI's name of a Krylov method: "pcg" for cg, else krylov::to_string ("gmres", "fgmres").
 inline std::string krylov_name(krylov::Method m) { return m == krylov::Method::Cg ? "pcg" : krylov::to_string(m); }

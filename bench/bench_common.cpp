@@ -8,6 +8,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "elliptica/core/text.hpp"
+
 namespace elliptica::bench {
 
 std::vector<double> uniform_points(std::size_t n, std::uint64_t seed) {
@@ -92,6 +94,31 @@ long long Args::integer(const std::string& key, long long def) const {
   if (v != std::floor(v) || std::abs(v) > 9e15)
     throw std::invalid_argument("option --" + key + ": '" + str(key, "") + "' is not an integer");
   return static_cast<long long>(v);
+}
+
+std::vector<int> Args::int_list(const std::string& key, const std::string& def) const {
+  std::vector<int> out;
+  std::string what = "--";
+  what += key;
+  for (const std::string& t : text::split(str(key, def), ',')) out.push_back(text::to_int(t, what));
+  return out;
+}
+
+double best_seconds(const std::function<void()>& f, double seconds, int repeats) {
+  f();
+  double best = 1e300;
+  for (int r = 0; r < repeats; ++r) {
+    int k = 0;
+    const double t0 = now_s();
+    double el = 0;
+    do {
+      f();
+      ++k;
+      el = now_s() - t0;
+    } while (el < seconds);
+    best = std::min(best, el / k);
+  }
+  return best;
 }
 
 }  // namespace elliptica::bench

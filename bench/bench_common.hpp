@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ inline double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/// Seconds per call of f: one warm-up call (pages, caches), then the best over `repeats` timings
+/// of back-to-back calls for at least `seconds` each.
+double best_seconds(const std::function<void()>& f, double seconds, int repeats);
+
 /// "--key value" pairs and bare "--flag"s. Unknown keys are an error (listed with the allowed ones).
 class Args {
  public:
@@ -36,6 +41,9 @@ class Args {
   std::string str(const std::string& key, const std::string& def) const;
   double num(const std::string& key, double def) const;
   long long integer(const std::string& key, long long def) const;
+  /// The value of key as a comma-separated list of integers ("3,5,7"), def when absent; throws
+  /// elliptica::InvalidArgument naming --key for a malformed entry.
+  std::vector<int> int_list(const std::string& key, const std::string& def) const;
 
  private:
   std::map<std::string, std::string> kv_;

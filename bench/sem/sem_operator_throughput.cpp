@@ -28,20 +28,14 @@ using elliptica::bench::now_s;
 
 namespace {
 
-std::vector<int> int_list(const std::string& s, const char* what) {
-  std::vector<int> out;
-  for (const std::string& t : text::split(s, ',')) out.push_back(text::to_int(t, what));
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     bench::Args args(argc, argv, {"dofs", "orders", "threads", "seconds", "repeats", "mesh"}, {});
     const double target = args.num("dofs", 1.5e6);
-    const std::vector<int> orders = int_list(args.str("orders", "3,4,5,6,7,8"), "--orders");
-    const std::vector<int> threads = int_list(args.str("threads", "1,2"), "--threads");
+    const std::vector<int> orders = args.int_list("orders", "3,4,5,6,7,8");
+    const std::vector<int> threads = args.int_list("threads", "1,2");
     const double seconds = args.num("seconds", 0.3);
     const int repeats = int(args.integer("repeats", 3));
     const std::string mesh = args.str("mesh", "box");
@@ -61,19 +55,7 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.001 * double(i));
       for (int t : threads) {
         SemLaplacian A(S, t);
-        A.apply(x.data(), y.data());  // warm-up (pages, caches)
-        double best = 1e300;
-        for (int r = 0; r < repeats; ++r) {
-          int k = 0;
-          const double t0 = now_s();
-          double el = 0;
-          do {
-            A.apply(x.data(), y.data());
-            ++k;
-            el = now_s() - t0;
-          } while (el < seconds);
-          best = std::min(best, el / k);
-        }
+        const double best = bench::best_seconds([&] { A.apply(x.data(), y.data()); }, seconds, repeats);
         std::printf("%2d %4d %8.0f %9.0f %3d %11.4e %10.3e %9.1f %9.1f %8.2f %8.2f\n", p, n, ne, nf, t, best, nf / best,
                     flops / nf, bytes / nf, flops / best * 1e-9, bytes / best * 1e-9);
         std::fflush(stdout);

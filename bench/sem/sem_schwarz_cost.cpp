@@ -34,28 +34,7 @@ using elliptica::bench::now_s;
 
 namespace {
 
-std::vector<int> int_list(const std::string& s, const char* what) {
-  std::vector<int> out;
-  for (const std::string& t : text::split(s, ',')) out.push_back(text::to_int(t, what));
-  return out;
-}
-
-double best_time(const std::function<void()>& f, double seconds, int repeats) {
-  f();  // warm-up
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    int k = 0;
-    const double t0 = now_s();
-    double el = 0;
-    do {
-      f();
-      ++k;
-      el = now_s() - t0;
-    } while (el < seconds);
-    best = std::min(best, el / k);
-  }
-  return best;
-}
+const auto best_time = bench::best_seconds;
 
 }  // namespace
 
@@ -64,8 +43,8 @@ int main(int argc, char** argv) {
     bench::Args args(argc, argv, {"n", "eps", "orders", "threads", "seconds", "repeats"}, {});
     const int n = int(args.integer("n", 12));
     const double eps = args.num("eps", 0.3);
-    const std::vector<int> orders = int_list(args.str("orders", "3,5,7"), "--orders");
-    const std::vector<int> threads = int_list(args.str("threads", "1,2"), "--threads");
+    const std::vector<int> orders = args.int_list("orders", "3,5,7");
+    const std::vector<int> threads = args.int_list("threads", "1,2");
     const double seconds = args.num("seconds", 0.5);
     const int repeats = int(args.integer("repeats", 3));
     std::printf("kershaw:%d,%g\n%2s %9s %3s %10s %10s %10s %12s %9s %11s %11s %11s %8s %8s\n", n, eps, "p", "dofs", "thr",

@@ -71,12 +71,6 @@ using elliptica::bench::now_s;
 
 namespace {
 
-std::vector<int> int_list(const std::string& s, const char* what) {
-  std::vector<int> out;
-  for (const std::string& t : text::split(s, ',')) out.push_back(text::to_int(t, what));
-  return out;
-}
-
 /// box:N, box:NX,NY,NZ, kershaw:N,EPS.
 HexMesh make_mesh(const std::string& spec) {
   const auto colon = spec.find(':');
@@ -201,12 +195,12 @@ int main(int argc, char** argv) {
     const std::string mesh_spec = args.str("mesh", "kershaw:6,0.3");
     SemPoissonOptions o;
     o.order = int(args.integer("order", o.order));
-    if (args.has("schedule")) o.schedule = int_list(args.str("schedule", ""), "--schedule");
+    if (args.has("schedule")) o.schedule = args.int_list("schedule", "");
     o.polynomial = polynomial_from_string(smoother);
     if (args.has("base")) o.base = sem_smoother_base_from_string(args.str("base", ""));
     o.pre = int(args.integer("pre", o.pre));
     o.post = int(args.integer("post", o.post));
-    if (args.has("level-orders")) o.level_orders = int_list(args.str("level-orders", ""), "--level-orders");
+    if (args.has("level-orders")) o.level_orders = args.int_list("level-orders", "");
     if (args.has("krylov")) o.method = krylov::method_from_string(args.str("krylov", ""));
     if (args.has("coarse-solver")) o.coarse = pmg_coarse_solver_from_string(args.str("coarse-solver", ""));
     o.threads = int(args.integer("threads", 1));

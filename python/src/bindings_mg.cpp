@@ -144,26 +144,6 @@ void check_vec(const InVec& v, std::size_t n, const char* what) {
     if (!std::isfinite(v.data()[i])) throw InvalidArgument(std::string(what) + " contains NaN or Inf");
 }
 
-const char* polynomial_name(mg::Polynomial p) {
-  switch (p) {
-    case mg::Polynomial::Simple: return "simple";
-    case mg::Polynomial::Cheby1: return "cheb1";
-    case mg::Polynomial::Cheby1Opt: return "cheb1opt";
-    case mg::Polynomial::Cheby4: return "cheb4";
-    case mg::Polynomial::Cheby4Opt: return "opt4";
-  }
-  return "?";
-}
-
-const char* base_name(mg::BaseSmoother b) {
-  switch (b) {
-    case mg::BaseSmoother::Jacobi: return "jacobi";
-    case mg::BaseSmoother::ASM: return "asm";
-    case mg::BaseSmoother::RAS: return "ras";
-  }
-  return "?";
-}
-
 /// The C++ defaults (multigrid::MultigridOptions{}), which the Python signatures read.
 nb::dict multigrid_defaults() {
   const mg::MultigridOptions d{};
@@ -174,8 +154,8 @@ nb::dict multigrid_defaults() {
   o["semi_coarsening"] = mg::to_string(d.hierarchy.semi_coarsening);
   o["semi_coarsening_threshold"] = d.hierarchy.semi_coarsening_threshold;
   o["order"] = nb::make_tuple(d.cycle.pre, d.cycle.post);
-  o["smoother"] = polynomial_name(d.cycle.smoother.kind);
-  o["base"] = base_name(d.cycle.smoother.base);
+  o["smoother"] = mg::to_string(d.cycle.smoother.kind);
+  o["base"] = mg::to_string(d.cycle.smoother.base);
   o["lmin_ratio"] = d.cycle.smoother.lmin_ratio;
   o["lambda_safety"] = d.cycle.smoother.lambda_safety;
   o["lambda_iterations"] = d.cycle.smoother.lambda_iterations;
@@ -221,8 +201,8 @@ nb::dict multigrid_defaults() {
   o["have_boomeramg"] = mg::have_boomeramg();
   // elliptica.chebyshev_cg (multigrid::smoother_solve)
   const mg::SmootherSolveOptions c{};
-  o["cg_smoother"] = polynomial_name(c.smoother.kind);
-  o["cg_base"] = base_name(c.smoother.base);
+  o["cg_smoother"] = mg::to_string(c.smoother.kind);
+  o["cg_base"] = mg::to_string(c.smoother.base);
   o["cg_order"] = c.order;
   o["cg_tol"] = c.solver.krylov.rtol;
   o["cg_maxiter"] = c.solver.krylov.max_iterations;

@@ -42,17 +42,6 @@ namespace kr = elliptica::krylov;
 using InVec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using InI64 = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-const char* polynomial_name(mg::Polynomial p) {
-  switch (p) {
-    case mg::Polynomial::Simple: return "simple";
-    case mg::Polynomial::Cheby1: return "cheb1";
-    case mg::Polynomial::Cheby1Opt: return "cheb1opt";
-    case mg::Polynomial::Cheby4: return "cheb4";
-    case mg::Polynomial::Cheby4Opt: return "opt4";
-  }
-  return "?";
-}
-
 std::string krylov_name(kr::Method m) { return m == kr::Method::Cg ? "pcg" : kr::to_string(m); }
 
 /// The C++ defaults (SemPoissonOptions{}), which the Python signature reads.
@@ -62,7 +51,7 @@ nb::dict sem_defaults() {
   o["order"] = d.order;
   o["pre"] = d.pre;
   o["post"] = d.post;
-  o["smoother"] = polynomial_name(d.polynomial);
+  o["smoother"] = mg::to_string(d.polynomial);
   o["base"] = mg::to_string(d.base);
   o["lambda_safety"] = d.lambda_safety;
   o["lambda_iterations"] = d.lambda_iterations;

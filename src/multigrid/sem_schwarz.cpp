@@ -363,22 +363,26 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
       bfacf_.assign(bfac_.begin(), bfac_.end());
       std::vector<double>().swap(bfac_);
     }
-    // bidx_: the batches' interleaved layout (batch b at batch_buf_[b], lane l's kept point q at
-    // q lanes + l): the free node each entry gathers r from and adds its local solution to (-1:
-    // none; RAS: the entry gathers from gidx_ but adds only where its element owns the node).
+    // Every kept extended point (a, b, c) of every element of every batch, with the element and
+    // the point's position in the batches' interleaved layout (batch bt at batch_buf_[bt], lane
+    // l's kept point q at q lanes + l).
+    auto for_each_kept = [&](auto&& fn) {
+      for (std::size_t bt = 0; bt < nb; ++bt)
+        for (std::size_t l = 0; l < L; ++l) {
+          const std::int32_t e = batch_elems_[bt * L + l];
+          if (e < 0) continue;
+          const FdmAxis* f = &fdm_[3 * static_cast<std::size_t>(e)];
+          std::size_t q = 0;
+          for (int c = f[2].lo; c < f[2].lo + f[2].n; ++c)
+            for (int bb = f[1].lo; bb < f[1].lo + f[1].n; ++bb)
+              for (int aa = f[0].lo; aa < f[0].lo + f[0].n; ++aa, ++q) fn(e, aa, bb, c, batch_buf_[bt] + q * L + l);
+        }
+    };
+    // bidx_: the free node each entry gathers r from and adds its local solution to (-1: none).
     bidx_.assign(batch_buf_.back(), -1);
-    for (std::size_t bt = 0; bt < nb; ++bt)
-      for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
-        const std::int32_t e = batch_elems_[bt * L + l];
-        if (e < 0) continue;
-        const FdmAxis* f = &fdm_[3 * static_cast<std::size_t>(e)];
-        std::size_t q = 0;
-        for (int c = f[2].lo; c < f[2].lo + f[2].n; ++c)
-          for (int bb = f[1].lo; bb < f[1].lo + f[1].n; ++bb)
-            for (int aa = f[0].lo; aa < f[0].lo + f[0].n; ++aa, ++q)
-              bidx_[batch_buf_[bt] + q * L + l] =
-                  ext_[static_cast<std::size_t>(e) * m3_ + static_cast<std::size_t>(aa + M * (bb + M * c))];
-      }
+    for_each_kept([&](std::int32_t e, int aa, int bb, int c, std::size_t at) {
+      bidx_[at] = ext_[static_cast<std::size_t>(e) * m3_ + static_cast<std::size_t>(aa + M * (bb + M * c))];
+    });
     if (kind_ == SchwarzKind::RAS) {
       // The owner of a node is the first element having it among its own nodes; an entry adds
       // its value only where its element is the owner (sidx_), so every node is written once.
@@ -390,20 +394,10 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
             owner[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(e);
         }
       sidx_.assign(batch_buf_.back(), -1);
-      for (std::size_t bt = 0; bt < nb; ++bt)
-        for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
-          const std::int32_t e = batch_elems_[bt * L + l];
-          if (e < 0) continue;
-          const FdmAxis* f = &fdm_[3 * static_cast<std::size_t>(e)];
-          std::size_t q = 0;
-          for (int c = f[2].lo; c < f[2].lo + f[2].n; ++c)
-            for (int bb = f[1].lo; bb < f[1].lo + f[1].n; ++bb)
-              for (int aa = f[0].lo; aa < f[0].lo + f[0].n; ++aa, ++q) {
-                const bool own_node = aa >= 1 && aa <= N && bb >= 1 && bb <= N && c >= 1 && c <= N;
-                const std::size_t at = batch_buf_[bt] + q * L + l;
-                if (own_node && bidx_[at] >= 0 && owner[static_cast<std::size_t>(bidx_[at])] == e) sidx_[at] = bidx_[at];
-              }
-        }
+      for_each_kept([&](std::int32_t e, int aa, int bb, int c, std::size_t at) {
+        const bool own_node = aa >= 1 && aa <= N && bb >= 1 && bb <= N && c >= 1 && c <= N;
+        if (own_node && bidx_[at] >= 0 && owner[static_cast<std::size_t>(bidx_[at])] == e) sidx_[at] = bidx_[at];
+      });
     }
   }
   // Entries without a node read and write the sentinel index n_ (apply()).

@@ -985,6 +985,26 @@ Polynomial polynomial_from_string(const std::string& s) {
   throw InvalidArgument("unknown smoother polynomial '" + s + "' (expected simple, cheb1, cheb1opt, cheb4 or opt4)");
 }
 
+std::string to_string(Polynomial p) {
+  switch (p) {
+    case Polynomial::Simple: return "simple";
+    case Polynomial::Cheby1: return "cheb1";
+    case Polynomial::Cheby1Opt: return "cheb1opt";
+    case Polynomial::Cheby4: return "cheb4";
+    case Polynomial::Cheby4Opt: return "opt4";
+  }
+  return "?";
+}
+
+std::string to_string(BaseSmoother b) {
+  switch (b) {
+    case BaseSmoother::Jacobi: return "jacobi";
+    case BaseSmoother::ASM: return "asm";
+    case BaseSmoother::RAS: return "ras";
+  }
+  return "?";
+}
+
 BaseSmoother base_from_string(const std::string& s) {
   if (s == "jacobi") return BaseSmoother::Jacobi;
   if (s == "asm") return BaseSmoother::ASM;

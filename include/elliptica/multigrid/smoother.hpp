@@ -102,6 +102,10 @@ class Smoother {
 Polynomial polynomial_from_string(const std::string& s);
 /// Parses "jacobi", "asm", "ras"; throws InvalidArgument naming the unknown base smoother otherwise.
 BaseSmoother base_from_string(const std::string& s);
+/// The names polynomial_from_string / base_from_string parse ("opt4", "ras", ...): their inverses,
+/// for the CLI's and Python's option names.
+std::string to_string(Polynomial p);
+std::string to_string(BaseSmoother b);
 
 /// Optimised 4th-kind Chebyshev weights beta_1..beta_k (Lottes 2023): from a table for k <= 16,
 /// computed beyond.
