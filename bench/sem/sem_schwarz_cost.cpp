@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
         oj.base = SemSmootherBase::Jacobi;
         SemPoissonOptions os = oj;
         os.base = SemSmootherBase::ASMWeighted;
+        os.schwarz_precision = SchwarzPrecision::Double;
         SemPoissonOptions of = os;
         of.schwarz_precision = SchwarzPrecision::Single;
         const SemPoissonPlan pj(mesh, oj), ps(mesh, os), pf(mesh, of);

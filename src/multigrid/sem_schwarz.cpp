@@ -21,8 +21,6 @@
 namespace elliptica::multigrid {
 namespace {
 
-constexpr int kMaxExt = kMaxSemOrder + 3;  // N + 2 at the largest order
-constexpr int kMaxExt3 = kMaxExt * kMaxExt * kMaxExt;
 
 using FaceKey = std::array<std::int64_t, 4>;
 
@@ -453,9 +451,10 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
   const int team = par ? nt : 1;
   if (scratch_.size() < static_cast<std::size_t>(team) * slot) scratch_.resize(static_cast<std::size_t>(team) * slot);
   const auto n = static_cast<std::int64_t>(n_);
-  // rx = W^1/2 r (or r) and zx (the sums) with one more entry each: index n_ is the sentinel of
-  // the entries without a node (bidx_ / sidx_ = -1 were mapped to it at set-up), rx[n_] = 0 and
-  // zx[n_] a sink, so the gather and the scatter-add run without branches.
+  // rx = W^1/2 r (or r) with one more entry: index n_ is the sentinel of the entries without a
+  // node (bidx_ / sidx_ = -1 were mapped to it at set-up), rx[n_] = 0, so the gather runs
+  // without branches; the scatter-add into zx skips it.
+  const auto n32 = static_cast<std::int32_t>(n_);
   double* rx = rx_.data();
   double* zx = zx_.data();
 #pragma omp parallel num_threads(nt) if (par)
@@ -483,7 +482,6 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
         const std::int32_t* __restrict idx = bidx_.data() + batch_buf_[bt];
         const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
         const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
-#pragma omp simd
         for (std::int64_t q = 0; q < cnt; ++q) u[q] = static_cast<T>(rx[idx[q]]);
         detail::FdmBatchFactors<T> fb{};
         const T* fac = factors + batch_off_[bt];
@@ -496,8 +494,10 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
           fac += (2 * m * m + m) * L;
         }
         detail::fdm_solve_batch<T>(fb, u, w);
-        // Distinct nodes within a batch (its elements' grids are disjoint), but for the sink.
-        for (std::int64_t q = 0; q < cnt; ++q) zx[dst[q]] += static_cast<double>(u[q]);
+        // Distinct nodes within a batch (its elements' grids are disjoint); the sentinel is
+        // skipped (batches on other threads would race on it).
+        for (std::int64_t q = 0; q < cnt; ++q)
+          if (dst[q] != n32) zx[dst[q]] += static_cast<double>(u[q]);
       }
     }
 #pragma omp for schedule(static)

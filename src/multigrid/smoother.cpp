@@ -485,9 +485,10 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
   const auto M = static_cast<Eigen::Index>(maxm);
   const bool par = nn > kParallelMinRows;
   ParallelErrors errors;  // the per-thread buffers allocate: nothing may escape the regions
-  // the local solves of the subdomains subdomain(0..count-1), in parallel when in_parallel (each
-  // thread with its own buffers of maxm entries); rethrows the first failure
-  auto solve_all = [&](std::int64_t count, bool in_parallel, auto&& subdomain) {
+  // the local solves of the subdomains ids[0..count-1] (ids null: 0..count-1), in parallel when
+  // in_parallel (each thread with its own buffers of maxm entries); rethrows the first failure.
+  // (Not a generic lambda: clang 14 rejects an OpenMP region in one that uses outer locals.)
+  auto solve_all = [&](std::int64_t count, bool in_parallel, const std::size_t* ids) {
 #pragma omp parallel num_threads(nt) if (in_parallel)
     {
       Eigen::VectorXd lr, lz;
@@ -496,18 +497,17 @@ void Smoother::Impl::apply_S(const double* r, double* zo) const {
         lz.resize(M);
       });
 #pragma omp for schedule(static)
-      for (std::int64_t g = 0; g < count; ++g) errors.run([&] { local(subdomain(g), lr, lz); });
+      for (std::int64_t g = 0; g < count; ++g)
+        errors.run([&] { local(ids != nullptr ? ids[g] : static_cast<std::size_t>(g), lr, lz); });
     }
     errors.rethrow();
   };
   if (ras) {  // owned parts are disjoint: all subdomains in parallel
-    solve_all(static_cast<std::int64_t>(sub.size()), par, [](std::int64_t q) { return static_cast<std::size_t>(q); });
+    solve_all(static_cast<std::int64_t>(sub.size()), par, nullptr);
     return;
   }
   const bool par_groups = par && groups.size() > 1;
-  for (const auto& grp : groups)
-    solve_all(static_cast<std::int64_t>(grp.size()), par_groups,
-              [&grp](std::int64_t g) { return grp[static_cast<std::size_t>(g)]; });
+  for (const auto& grp : groups) solve_all(static_cast<std::int64_t>(grp.size()), par_groups, grp.data());
 }
 
 double Smoother::Impl::estimate_lmax() const {
