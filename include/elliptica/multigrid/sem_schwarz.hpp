@@ -18,8 +18,10 @@
 ///
 /// FDM (the local operator replaced by that of a box): per element and axis d, the 1-D SEM
 /// stiffness A_d and (diagonal GLL) mass B_d assembled over the three 1-D elements [left
-/// neighbour, e, right neighbour] of lengths h_l, h_e, h_r (the mean lengths of the elements'
-/// four edges along the axis; a neighbour's along its axis normal to the shared face), restricted
+/// neighbour, e, right neighbour] of lengths h_l, h_e, h_r (each element's length along the axis:
+/// over its GLL lines along that axis, of lengths L_jk, the weighted harmonic mean of the squares
+/// (sum w_j w_k / sum w_j w_k L_jk^-2)^(1/2), Nek5000's / nekRS's plane_space; a neighbour's along
+/// its axis normal to the shared face; issue 33, before: the mean of the four edges), restricted
 /// to the N + 2 extended points (so homogeneous Dirichlet one node beyond the overlap: the
 /// restriction of the global operator). Where e's face is on the physical (Dirichlet) boundary
 /// there is no neighbour: the extension point and e's boundary node are removed. Then
@@ -47,10 +49,13 @@
 /// and more: rho(S A) = 10.6 on a box at p = 3), and a Chebyshev smoother on [0, lambda_max] then
 /// damps the modes near 1 little; weighted, they cluster near 1 (rho(S_w A) ~ 1.35).
 ///
-/// Race-free parallel application (gather formulation): the elements' local solutions are
-/// computed in parallel into a buffer of ne (N+2)^3 values, then every free node sums its
-/// entries of the buffer in a fixed order (node -> entries map built at set-up): no atomics, the
-/// result bitwise independent of the thread count.
+/// Parallel application, batched and coloured (issue 33): elements whose extended grids keep the
+/// same number of points per axis are solved together, one element per SIMD lane (fdm_batch.hpp,
+/// as SemLaplacian's kernel); the elements are coloured (greedily, in element order) so that the
+/// extended grids of one colour share no free node, and colour by colour every batch adds its
+/// local solutions into z directly: no atomics, every node receives its contributions in the
+/// same order (colour, then batch), the result bitwise independent of the thread count.
+/// SchwarzPrecision::Single runs the local solves in float.
 ///
 /// Use in a p-multigrid (the V-cycle of vcycle.hpp over SEM levels): for every level j of order
 /// >= 2 set Level::schwarz = std::make_shared<SemSchwarz>(laplacian_j, kind, threads) and
@@ -115,17 +120,18 @@ void fdm_solve(const FdmAxis& r, const FdmAxis& s, const FdmAxis& t, double* u, 
 class SemSchwarz final : public LinearOperator<double> {
  public:
   /// Builds the extended-grid maps, the FDM factors of every element (3 generalized eigenproblems
-  /// of size <= N + 2 each) and the gather map. Memory about ne (N+2)^3 (4 + 8 + 8) bytes (maps,
-  /// local-solution buffer) plus ne 3 (N+2)^2 16 bytes (FDM factors), checked with
-  /// require_memory before allocating (ResourceError). `threads`: team size of the set-up loops
-  /// and of apply() (0: omp_get_max_threads() at the call).
+  /// of size <= N + 2 each), the colouring and the batches. Memory about ne (N+2)^3 (4 + 4, RAS
+  /// + 4) bytes (extended grids, batch maps) plus ne 3 (N+2)^2 40 bytes (FDM factors and their
+  /// batched copies, half of the latter in fp32), checked with require_memory before allocating
+  /// (ResourceError). `threads`: team size of the set-up loops and of apply() (0:
+  /// omp_get_max_threads() at the call). `precision`: the local solves' arithmetic.
   /// Throws InvalidArgument for a null operator, order p < 2 (the p = 1 level of a p-multigrid is
   /// the coarse level, solved by AMG), threads < 0; NumericalError when a 1-D eigenproblem fails.
   SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads = 0,
              SchwarzPrecision precision = SchwarzPrecision::Double);
 
   std::size_t size() const override { return n_; }
-  /// z = S r (lengths size()). Not reentrant (one local-solution buffer per operator). Throws only
+  /// z = S r (lengths size()). Not reentrant (work arrays of the operator). Throws only
   /// std::bad_alloc, when called with more threads than the constructor sized its per-thread
   /// scratch for (threads = 0 and omp_get_max_threads() grown since) and the scratch cannot grow.
   void apply(const double* r, double* z) const override;
