@@ -404,7 +404,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
   for (auto& g : sidx_)
     if (g < 0) g = static_cast<std::int32_t>(n_);
   rx_.assign(n_ + 1, 0.0);
-  zx_.assign(n_ + 1, 0.0);
+  zx_.assign(n_, 0.0);
   if (kind_ == SchwarzKind::ASMWeighted) {
     wsqrt_.resize(n_);
     for (std::size_t g = 0; g < n_; ++g)

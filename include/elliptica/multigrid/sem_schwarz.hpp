@@ -180,7 +180,8 @@ class SemSchwarz final : public LinearOperator<double> {
   std::vector<std::int32_t> bidx_;         // per batch entry: the free node it gathers from / adds to (n: none)
   std::vector<std::int32_t> sidx_;         // RAS: the node an entry writes (its element owns it; n: none)
   mutable std::vector<double> scratch_;    // per thread: 2 (N+2)^3 lanes_ (+ alignment) values of the precision
-  mutable std::vector<double> rx_, zx_;    // n + 1: W^1/2 r and the sums (index n: the sentinel)
+  mutable std::vector<double> rx_;         // n + 1: W^1/2 r (index n: the sentinel, 0)
+  mutable std::vector<double> zx_;         // n: the sums (the scatter skips the sentinel)
 };
 
 }  // namespace elliptica::multigrid
