@@ -110,6 +110,9 @@ mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
                           std::to_string(a.pre) + ", " + std::to_string(a.post));
   o.pre = a.pre;
   o.post = a.post;
+  if (a.tune_iterations < 0 || a.tune_iterations > 1000)
+    throw InvalidArgument("--tune-iterations must be in [0, 1000] (0: no tuning), got " + std::to_string(a.tune_iterations));
+  o.tune_iterations = a.tune_iterations;
   if (!a.order_per_level.empty()) {
     const std::vector<int> k = int_list(a.order_per_level, "--order-per-level");
     const std::size_t smoothed = schedule.size() - 1;
@@ -203,6 +206,7 @@ int run_mg_sem(const MgSemArgs& a) {
     std::fprintf(stderr, "mg sem: %zu elements, order %d: setting up the space, the p-multigrid hierarchy and the smoothers...\n",
                  ne, opt.order);
   const mg::SemPoissonPlan plan(std::move(mesh), opt);
+  const mg::SemPoissonOptions& used = plan.options();  // pre / post after the order tuning
   const mg::SemSpace& space = plan.space();
   const std::size_t n = plan.size(), nn = space.num_nodes();
   const mg::Hierarchy& h = plan.hierarchy();
@@ -215,8 +219,8 @@ int run_mg_sem(const MgSemArgs& a) {
   std::vector<int> per_level_pre, per_level_post;
   for (std::size_t j = 0; j + 1 < h.num_levels(); ++j) {
     const int k = opt.level_orders.empty() ? -1 : opt.level_orders[j];
-    per_level_pre.push_back(k < 0 ? opt.pre : (opt.pre > 0 ? k : 0));
-    per_level_post.push_back(k < 0 ? opt.post : (opt.post > 0 ? k : 0));
+    per_level_pre.push_back(k < 0 ? used.pre : (used.pre > 0 ? k : 0));
+    per_level_post.push_back(k < 0 ? used.post : (used.post > 0 ? k : 0));
   }
   if (!a.quiet) std::fprintf(stderr, "mg sem: set-up %.3f s; solving (%zu unknowns)...\n", plan.setup_seconds(), n);
 
@@ -265,6 +269,17 @@ int run_mg_sem(const MgSemArgs& a) {
      << ", orders (pre/post per level) "
      << join(per_level_pre) << " / " << join(per_level_post) << ", krylov " << a.krylov << ", rtol " << fmt_g(opt.rtol)
      << "\n";
+  if (!plan.tuning().empty()) {
+    os << "chebyshev order tuning (order " << schedule[schedule.size() - 2] << " sub-problem, target "
+       << opt.tune_iterations << " iterations):";
+    double tsec = 0;
+    for (const mg::SemOrderTrial& t : plan.tuning()) {
+      os << " order " << t.order << " " << t.iterations << (t.converged ? "" : "+") << " it;";
+      tsec += t.seconds;
+    }
+    std::snprintf(buf, sizeof buf, " %.3g s; chose order %d\n", tsec, used.pre);
+    os << buf;
+  }
   os << "converged: " << (res.converged ? "yes" : "no") << "\n";
   os << "iterations: " << res.iterations << "\n";
   std::snprintf(buf, sizeof buf, "final relative residual: %.3e\n", res.final_relative_residual);
@@ -300,8 +315,14 @@ int run_mg_sem(const MgSemArgs& a) {
        << ",\n  \"unknowns\": " << n << ",\n  \"nodes\": " << nn << ",\n  \"schedule\": " << json_ints(schedule)
        << ",\n  \"level_sizes\": " << json_ints(level_sizes) << ",\n  \"smoother\": " << json_quote(a.smoother)
        << ",\n  \"base\": " << json_quote(mg::to_string(opt.base))
-       << ",\n  \"schwarz_precision\": " << json_quote(mg::to_string(opt.schwarz_precision)) << ",\n  \"pre\": " << opt.pre
-       << ",\n  \"post\": " << opt.post << ",\n  \"order_per_level\": " << json_ints(opt.level_orders)
+       << ",\n  \"schwarz_precision\": " << json_quote(mg::to_string(opt.schwarz_precision)) << ",\n  \"pre\": " << used.pre
+       << ",\n  \"post\": " << used.post << ",\n  \"tune_iterations\": " << opt.tune_iterations << ",\n  \"tuning\": [";
+    for (std::size_t i = 0; i < plan.tuning().size(); ++i) {
+      const mg::SemOrderTrial& t = plan.tuning()[i];
+      js << (i ? ", " : "") << "{\"order\": " << t.order << ", \"iterations\": " << t.iterations
+         << ", \"converged\": " << (t.converged ? "true" : "false") << ", \"seconds\": " << json_real(t.seconds) << "}";
+    }
+    js << "],\n  \"requested_pre\": " << opt.pre << ",\n  \"requested_post\": " << opt.post << ",\n  \"order_per_level\": " << json_ints(opt.level_orders)
        << ",\n  \"level_pre\": " << json_ints(per_level_pre) << ",\n  \"level_post\": " << json_ints(per_level_post)
        << ",\n  \"krylov\": " << json_quote(a.krylov) << ",\n  \"rtol\": " << json_real(opt.rtol)
        << ",\n  \"atol\": " << json_real(opt.atol) << ",\n  \"max_iter\": " << opt.max_iterations
@@ -347,6 +368,9 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
       "Schedule: orders finest first, strictly decreasing, starting at --order and ending at 1 (default p, p-2, ..., 1).\n"
       "--order-per-level K or K1,K2,...: the Chebyshev order of every smoothed level, replacing --pre/--post there\n"
       "  (a level pre-smooths when --pre > 0 and post-smooths when --post > 0; --post 0: one-sided cycle).\n"
+      "--tune-iterations T (default 30): with --pre == --post and no --order-per-level, the set-up raises the\n"
+      "  Chebyshev order from --pre until the sub-problem of the last smoothed level (orders q, 1) needs at most T\n"
+      "  iterations from a random right-hand side (at most order 12); --tune-iterations 0 keeps --pre/--post.\n"
       "pcg needs a symmetric cycle: --pre == --post, base jacobi, asm or asm-weighted, a symmetric BoomerAMG relaxation.\n"
       "Writes OUT/solution.npy (all nodes: free first, then boundary = 0), OUT/nodes.npy (coordinates, (nodes, 3)),\n"
       "  OUT/solution.vtu (VTK: each element as p^3 hexahedra, point data u) and OUT/summary.json, all or nothing.\n"
@@ -365,6 +389,10 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
   s.o_pre = sc->add_option("--pre", s.pre, "pre-smoothing Chebyshev order (>= 0)")->capture_default_str();
   s.o_post = sc->add_option("--post", s.post, "post-smoothing Chebyshev order (>= 0; 0: one-sided cycle)")
                  ->capture_default_str();
+  sc->add_option("--tune-iterations", s.tune_iterations,
+                 "0: keep --pre/--post; else raise them at set-up until the last smoothed level's sub-problem "
+                 "needs at most this many iterations (in [1, 1000])")
+      ->capture_default_str();
   sc->add_option("--krylov", s.krylov, "pcg|fgmres|gmres (pcg needs a symmetric cycle)")->capture_default_str();
   sc->add_option("--rtol,--tol", s.rtol, "stop at ||b - A x|| <= rtol ||b||")->capture_default_str();
   sc->add_option("--atol", s.atol, "... or at ||b - A x|| <= atol")->capture_default_str();

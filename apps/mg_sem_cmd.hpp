@@ -35,6 +35,7 @@ struct MgSemArgs {
   std::string order_per_level;      ///< "K" (every smoothed level) or "K1,K2,..." (one per smoothed level)
   int pre = multigrid::SemPoissonOptions{}.pre;
   int post = multigrid::SemPoissonOptions{}.post;
+  int tune_iterations = multigrid::SemPoissonOptions{}.tune_iterations;  ///< 0: no Chebyshev order tuning
   std::string krylov = krylov_name(multigrid::SemPoissonOptions{}.method);  ///< pcg | fgmres | gmres
   double rtol = multigrid::SemPoissonOptions{}.rtol;
   double atol = multigrid::SemPoissonOptions{}.atol;

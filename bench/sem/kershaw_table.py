@@ -4,10 +4,12 @@
   python3 bench/sem/kershaw_table.py errors --cli build/apps/elliptica [--out bench/results/sem_issue33]
 
 iterations: `elliptica mg sem --mesh kershaw:N,EPS --order P --threads 1` for n in {6, 12}, eps in
-{1, 0.3, 0.05}, p in {3, 5, 7}: the default solver (PCG, opt4 (2,2) over weighted ASM with fp32
-fast-diagonalisation local solves, schedule p, p-2, ..., 1, BoomerAMG order-1 solve) and the same
-with --base jacobi (the earlier default), to a relative residual of 1e-8, f = 3 pi^2 sin sin sin,
-x0 = 0. Writes OUT/kershaw_iterations.csv, .md (the table of docs/multigrid.md) and .png.
+{1, 0.3, 0.05}, p in {3, 5, 7}: the default solver (PCG, opt4 over weighted ASM with fp32
+fast-diagonalisation local solves, Chebyshev order tuned at set-up from 2 (--tune-iterations 30),
+schedule p, p-2, ..., 1, BoomerAMG order-1 solve), the same at the fixed order (2,2)
+(--tune-iterations 0), and Jacobi at (2,2) (--base jacobi --tune-iterations 0, the earlier
+default), to a relative residual of 1e-8, f = 3 pi^2 sin sin sin, x0 = 0. Writes
+OUT/kershaw_iterations.csv, .md (the tables of docs/multigrid.md) and .png.
 
 errors: the manufactured-solution study, `--manufactured --rtol 1e-12 --max-iter 1000` (weighted
 ASM, 1 thread) for n in {6, 12}, eps in {1, 0.3, 0.05}, p = 2..10 (n = 12: p <= 8): max and
@@ -46,7 +48,11 @@ def run(cli, mesh, p, extra):
         raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr}")
     t = field(r.stdout, "time")  # "mesh A s, setup B s, solve C s"
     parts = {k.strip().split(" ")[0]: float(k.strip().split(" ")[1]) for k in t.split(",")}
+    tuned = [ln for ln in r.stdout.splitlines() if ln.startswith("chebyshev order tuning")]
+    order = int(tuned[0].rsplit("chose order ", 1)[1]) if tuned else 2
+    tune_s = float(tuned[0].rsplit(" s; chose", 1)[0].rsplit("; ", 1)[1]) if tuned else 0.0
     return dict(iterations=int(field(r.stdout, "iterations")), converged=field(r.stdout, "converged") == "yes",
+                chebyshev_order=order, tune_s=tune_s,
                 final_rel_residual=float(field(r.stdout, "final relative residual")),
                 setup_s=parts.get("setup", 0.0), solve_s=parts.get("solve", 0.0),
                 max_error=field(r.stdout, "error max"),
@@ -58,23 +64,37 @@ def iterations(cli, out):
     for n in (6, 12):
         for eps in (1, 0.3, 0.05):
             for p in (3, 5, 7):
-                for label, extra in (("default", []), ("jacobi", ["--base", "jacobi"])):
+                for label, extra in (("default", []), ("asm2", ["--tune-iterations", "0"]),
+                                     ("jacobi2", ["--base", "jacobi", "--tune-iterations", "0"])):
                     r = run(cli, f"kershaw:{n},{eps}", p, extra + ["--max-iter", "500"])
                     rows.append(dict(n=n, eps=eps, p=p, solver=label, **{k: r[k] for k in (
-                        "iterations", "converged", "final_rel_residual", "setup_s", "solve_s")}))
-                    benchlib.log(f"n {n} eps {eps} p {p} {label}: {r['iterations']} it, solve {r['solve_s']:.3g} s")
+                        "iterations", "converged", "final_rel_residual", "chebyshev_order", "tune_s", "setup_s",
+                        "solve_s")}))
+                    benchlib.log(f"n {n} eps {eps} p {p} {label}: {r['iterations']} it (order "
+                                 f"{r['chebyshev_order']}), setup {r['setup_s']:.3g} s, solve {r['solve_s']:.3g} s")
     benchlib.write_csv(out / "kershaw_iterations.csv", rows)
     get = {(r["n"], r["eps"], r["p"], r["solver"]): r for r in rows}
-    table = []
+    def col(n, eps, solver, key, fmt=str):
+        return " / ".join(fmt(get[(n, eps, p, solver)][key]) for p in (3, 5, 7))
+
+    table, times = [], []
     for n in (6, 12):
         for eps in (1, 0.3, 0.05):
             d = [get[(n, eps, p, "default")]["iterations"] for p in (3, 5, 7)]
-            j = [get[(n, eps, p, "jacobi")]["iterations"] for p in (3, 5, 7)]
-            table.append([f"kershaw:{n},{eps}", " / ".join(map(str, d)), f"{max(d) / min(d):.2f}",
-                          "yes" if max(d) <= 40 else "no", " / ".join(map(str, j)), f"{max(j) / min(j):.2f}",
-                          " / ".join(f"{a / b:.2f}" for a, b in zip(j, d))])
-    md = benchlib.md_table(["mesh", "default: PCG iterations p = 3 / 5 / 7", "max / min", "<= 40",
-                            "Jacobi base", "max / min", "Jacobi / default"], table)
+            a = [get[(n, eps, p, "asm2")]["iterations"] for p in (3, 5, 7)]
+            j = [get[(n, eps, p, "jacobi2")]["iterations"] for p in (3, 5, 7)]
+            table.append([f"kershaw:{n},{eps}", " / ".join(map(str, d)), col(n, eps, "default", "chebyshev_order"),
+                          f"{max(d) / min(d):.2f}", "yes" if max(d) <= 40 else "no", " / ".join(map(str, a)),
+                          " / ".join(map(str, j)), " / ".join(f"{y / x:.2f}" for x, y in zip(a, j))])
+            f = lambda v: f"{float(v):.2f}"  # noqa: E731
+            times.append([f"kershaw:{n},{eps}", col(n, eps, "default", "tune_s", f), col(n, eps, "default", "setup_s", f),
+                          col(n, eps, "default", "solve_s", f), col(n, eps, "asm2", "setup_s", f),
+                          col(n, eps, "asm2", "solve_s", f)])
+    md = benchlib.md_table(["mesh", "default: PCG iterations p = 3 / 5 / 7", "tuned Chebyshev order", "max / min",
+                            "<= 40", "weighted ASM (2,2)", "Jacobi (2,2)", "Jacobi / ASM at (2,2)"], table)
+    md += "\n\nSeconds (one run each, 1 thread), p = 3 / 5 / 7:\n\n" + benchlib.md_table(
+        ["mesh", "default: tuning", "default: set-up (with the tuning)", "default: solve", "(2,2): set-up",
+         "(2,2): solve"], times)
     benchlib.write_atomic(out / "kershaw_iterations.md", md + "\n\n" + benchlib.md_machine(benchlib.machine()) + "\n")
     try:
         import matplotlib
@@ -83,7 +103,7 @@ def iterations(cli, out):
         fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
         for ax, n in zip(axes, (6, 12)):
             for eps, c in zip((1, 0.3, 0.05), ("C0", "C1", "C3")):
-                for label, ls in (("default", "-"), ("jacobi", "--")):
+                for label, ls in (("default", "-"), ("asm2", ":"), ("jacobi2", "--")):
                     ax.plot((3, 5, 7), [get[(n, eps, p, label)]["iterations"] for p in (3, 5, 7)], ls, color=c,
                             marker="o", label=f"eps {eps} {label}")
             ax.axhline(40, color="grey", lw=0.8)

@@ -8,16 +8,25 @@
 ///   exact: by a dense Cholesky factor of the global operator restricted to the extended element
 ///          (R_e A R_e^T, from the assembled SemLaplacian; (p+3)^3 unknowns an element: p <= 5
 ///          and small meshes only),
+///   exact-element: the same restricted to the element's own (p+1)^3 nodes (overlap: the shared
+///          faces, edges and vertices only),
+///   hybrid: the box operator of the extended grid with the element's own block replaced by its
+///          exact SEM stiffness,
+///   lor:   by a dense Cholesky factor of the low-order refined matrix (trilinear finite elements
+///          on the sub-hexahedra between neighbouring GLL nodes) restricted to the extended element,
 /// and optionally with the order-1 level replaced by the Galerkin product R A_q P of the next
 /// finer level (--galerkin-coarse). This separates what the FDM's separable box approximation
 /// costs from what the coarse level and the Chebyshev smoother cost.
 ///
 /// Usage: sem_local_solves --n 6 --eps 0.3 --order 3 --base asm-weighted|asm|ras|jacobi
-///          [--local fdm|exact] [--schedule 3,1] [--chebyshev 2] [--kind opt4] [--galerkin-coarse]
-///          [--threads 1]
+///          [--local fdm|exact|exact-element|hybrid|lor] [--local-max-order Q] [--schedule 3,1]
+///          [--chebyshev 2] [--kind opt4] [--galerkin-coarse] [--threads 1]
+/// --local-max-order Q: the local solves of --local only on the levels of order <= Q (the FDM on
+/// the others).
 /// Prints one JSON line: n, eps, order, base, local, schedule, chebyshev, kind, galerkin_coarse,
 /// unknowns, iterations, converged, setup_s, solve_s.
 #include <Eigen/Dense>
+#include <Eigen/Sparse>
 
 #include <chrono>
 #include <cmath>
@@ -125,13 +134,70 @@ Eigen::MatrixXd hybrid_matrix(const mg::SemSchwarz& S, std::size_t e, const std:
   return out;
 }
 
+/// The low-order refined (LOR) matrix of the SEM space: trilinear (Q1) finite elements on the
+/// sub-hexahedra that neighbouring GLL nodes of every element span, 2x2x2 Gauss quadrature,
+/// assembled over the free nodes (the SEM's Dirichlet nodes dropped).
+CsrMatrix lor_matrix(const mg::SemSpace& S) {
+  const int N = S.points_1d(), p = S.order();
+  const std::size_t nf = S.num_free();
+  const auto& l2g = S.local_to_global();
+  const auto& X = S.coordinates();
+  std::vector<Eigen::Triplet<double>> trip;
+  const double g = 1.0 / std::sqrt(3.0);
+  for (std::size_t e = 0; e < S.num_elements(); ++e)
+    for (int k = 0; k < p; ++k)
+      for (int j = 0; j < p; ++j)
+        for (int i = 0; i < p; ++i) {
+          int id[8];
+          double x[8][3];
+          for (int c = 0; c < 8; ++c) {
+            const int a = c & 1, b = (c >> 1) & 1, d = (c >> 2) & 1;
+            id[c] = l2g[e * S.nodes_per_element() + static_cast<std::size_t>((i + a) + N * ((j + b) + N * (k + d)))];
+            for (int t = 0; t < 3; ++t) x[c][t] = X[3 * static_cast<std::size_t>(id[c]) + static_cast<std::size_t>(t)];
+          }
+          double K[8][8] = {};
+          for (int q = 0; q < 8; ++q) {
+            const double r[3] = {(q & 1) ? g : -g, ((q >> 1) & 1) ? g : -g, ((q >> 2) & 1) ? g : -g};
+            double dN[8][3];
+            for (int c = 0; c < 8; ++c) {
+              const double s0 = (c & 1) ? 1 : -1, s1 = ((c >> 1) & 1) ? 1 : -1, s2 = ((c >> 2) & 1) ? 1 : -1;
+              dN[c][0] = 0.125 * s0 * (1 + s1 * r[1]) * (1 + s2 * r[2]);
+              dN[c][1] = 0.125 * s1 * (1 + s0 * r[0]) * (1 + s2 * r[2]);
+              dN[c][2] = 0.125 * s2 * (1 + s0 * r[0]) * (1 + s1 * r[1]);
+            }
+            Eigen::Matrix3d J = Eigen::Matrix3d::Zero();  // J(t, d) = dx_t / dr_d
+            for (int c = 0; c < 8; ++c)
+              for (int t = 0; t < 3; ++t)
+                for (int d = 0; d < 3; ++d) J(t, d) += x[c][t] * dN[c][d];
+            const double det = J.determinant();
+            const Eigen::Matrix3d Ji = J.inverse();
+            Eigen::Vector3d gr[8];
+            for (int c = 0; c < 8; ++c) gr[c] = Ji.transpose() * Eigen::Vector3d(dN[c][0], dN[c][1], dN[c][2]);
+            for (int a = 0; a < 8; ++a)
+              for (int b = 0; b < 8; ++b) K[a][b] += det * gr[a].dot(gr[b]);
+          }
+          for (int a = 0; a < 8; ++a)
+            for (int b = 0; b < 8; ++b)
+              if (static_cast<std::size_t>(id[a]) < nf && static_cast<std::size_t>(id[b]) < nf) trip.emplace_back(id[a], id[b], K[a][b]);
+        }
+  Eigen::SparseMatrix<double, Eigen::RowMajor> M(static_cast<Eigen::Index>(nf), static_cast<Eigen::Index>(nf));
+  M.setFromTriplets(trip.begin(), trip.end());
+  M.makeCompressed();
+  CsrMatrix A;
+  A.rows = A.cols = nf;
+  A.row_ptr.assign(M.outerIndexPtr(), M.outerIndexPtr() + nf + 1);
+  A.col.assign(M.innerIndexPtr(), M.innerIndexPtr() + M.nonZeros());
+  A.val.assign(M.valuePtr(), M.valuePtr() + M.nonZeros());
+  return A;
+}
+
 /// Schwarz operator with exact local solves on the extended elements of a SemSchwarz:
 /// weighted ASM z = W^1/2 sum_e R_e^T A_e^-1 R_e W^1/2 r (W = 1 / number of extended elements
 /// holding the node), plain ASM (W = I), or RAS (each node's value from the element that owns it
 /// among its own nodes: the first, as SemSchwarz does).
 class ExactSchwarz final : public elliptica::LinearOperator<double> {
  public:
-  ExactSchwarz(const mg::SemSchwarz& fdm, const CsrMatrix& A, mg::SchwarzKind kind, bool hybrid = false)
+  ExactSchwarz(const mg::SemSchwarz& fdm, const CsrMatrix& A, mg::SchwarzKind kind, bool hybrid = false, bool own_only = false)
       : kind_(kind), n_(A.rows) {
     const mg::SemLaplacian& lap = fdm.laplacian();
     const std::size_t ne = lap.space().num_elements();
@@ -147,8 +213,9 @@ class ExactSchwarz final : public elliptica::LinearOperator<double> {
           for (int a = 0; a < M; ++a) {
             const int g = ext[static_cast<std::size_t>(a + M * (b + M * c))];
             if (g < 0) continue;
-            ids_[e].push_back(g);
             const bool inside = a >= 1 && a <= N && b >= 1 && b <= N && c >= 1 && c <= N;
+            if (own_only && !inside) continue;
+            ids_[e].push_back(g);
             const bool owns = inside && !taken[static_cast<std::size_t>(g)];
             if (owns) taken[static_cast<std::size_t>(g)] = 1;
             own_[e].push_back(owns);
@@ -220,6 +287,7 @@ int main(int argc, char** argv) try {
   double eps = 0.3;
   std::string base = "asm-weighted", local = "fdm", sched, kind = "opt4";
   bool galerkin = false;
+  int local_max_order = 100;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -236,13 +304,15 @@ int main(int argc, char** argv) try {
     else if (a == "--kind") kind = next();
     else if (a == "--threads") threads = std::stoi(next());
     else if (a == "--galerkin-coarse") galerkin = true;
+    else if (a == "--local-max-order") local_max_order = std::stoi(next());
     else throw std::invalid_argument("unknown option " + a);
   }
-  if (local != "fdm" && local != "exact" && local != "hybrid") throw std::invalid_argument("--local must be fdm, exact or hybrid");
+  if (local != "fdm" && local != "exact" && local != "hybrid" && local != "lor" && local != "exact-element") throw std::invalid_argument("--local must be fdm, exact, hybrid or lor");
   const auto t0 = std::chrono::steady_clock::now();
   mg::SemPoissonOptions o;
   o.order = order;
   o.pre = o.post = cheb;
+  o.tune_iterations = 0;  // the order given by --chebyshev
   o.threads = threads;
   o.coarse = mg::PmgCoarseSolver::Direct;
   if (!sched.empty()) o.schedule = parse_list(sched);
@@ -267,10 +337,11 @@ int main(int argc, char** argv) try {
     std::vector<mg::Level> lv;
     for (std::size_t j = 0; j < h.num_levels(); ++j) {
       mg::Level L = h.level(j);
-      if (L.schwarz && local != "fdm") {
+      if (L.schwarz && local != "fdm" &&
+          std::dynamic_pointer_cast<const mg::SemSchwarz>(L.schwarz)->laplacian().space().order() <= local_max_order) {
         const auto sch = std::dynamic_pointer_cast<const mg::SemSchwarz>(L.schwarz);
-        const CsrMatrix A = sch->laplacian().assemble();
-        L.schwarz = std::make_shared<const ExactSchwarz>(*sch, A, sch->kind(), local == "hybrid");
+        const CsrMatrix A = local == "lor" ? lor_matrix(sch->laplacian().space()) : sch->laplacian().assemble();
+        L.schwarz = std::make_shared<const ExactSchwarz>(*sch, A, sch->kind(), local == "hybrid", local == "exact-element");
       }
       lv.push_back(L);
     }

@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
         oj.order = p;
         oj.threads = t;
         oj.base = SemSmootherBase::Jacobi;
+        oj.tune_iterations = 0;  // the cycles at (2, 2): per-cycle cost, not the tuned order
         SemPoissonOptions os = oj;
         os.base = SemSmootherBase::ASMWeighted;
         os.schwarz_precision = SchwarzPrecision::Double;

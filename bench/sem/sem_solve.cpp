@@ -19,7 +19,8 @@
 /// Options: --schedule 7,5,3,1  --smoother opt4|cheb4|cheb1|cheb1opt  --base jacobi|asm|asm-weighted|ras
 ///   --pre 2 --post 2 | --level-orders 3,3,3  --krylov cg|fgmres|gmres  --coarse-solver boomeramg|direct
 ///   --threads 1  --rtol 1e-8  --max-iterations 500  --lambda-safety 1.1  --lambda-iterations 10
-///   --lmin-ratio 0.1  --boomeramg-cycles 1  --boomeramg-threshold 0.25  --solves 1
+///   --lmin-ratio 0.1  --tune-iterations 30 (0: --pre/--post as given)  --boomeramg-cycles 1
+///   --boomeramg-threshold 0.25  --solves 1
 ///
 /// --write-petsc PREFIX: also writes, in PETSc's binary format (big-endian; MatLoad / VecLoad),
 ///   PREFIX.A    the assembled matrix SemLaplacian::assemble() on the free nodes (AIJ, sorted columns)
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
     bench::Args args(argc, argv,
                      {"mesh", "order", "schedule", "smoother", "base", "pre", "post", "level-orders", "krylov",
                       "coarse-solver", "threads", "rtol", "max-iterations", "lambda-safety", "lambda-iterations",
-                      "lmin-ratio", "boomeramg-cycles", "boomeramg-threshold", "solves", "write-petsc",
+                      "lmin-ratio", "tune-iterations", "boomeramg-cycles", "boomeramg-threshold", "solves", "write-petsc",
                       "coarse-operators"},
                      {"no-solve"});
     const std::string smoother = args.str("smoother", "opt4");
@@ -209,6 +210,7 @@ int main(int argc, char** argv) {
     o.lambda_safety = args.num("lambda-safety", o.lambda_safety);
     o.lambda_iterations = int(args.integer("lambda-iterations", o.lambda_iterations));
     o.lmin_ratio = args.num("lmin-ratio", o.lmin_ratio);
+    o.tune_iterations = int(args.integer("tune-iterations", o.tune_iterations));
     o.boomeramg.cycles = int(args.integer("boomeramg-cycles", o.boomeramg.cycles));
     o.boomeramg.strength_threshold = args.num("boomeramg-threshold", o.boomeramg.strength_threshold);
     const int solves = int(args.integer("solves", 1));
@@ -332,7 +334,7 @@ int main(int argc, char** argv) {
          << ",\"solve_s_all\":" << json_list(all) << ",\"iterations\":" << res.iterations
          << ",\"relres\":" << json_num(relres) << ",\"converged\":" << (res.converged ? "true" : "false")
          << ",\"schedule\":" << json_ints(sched) << ",\"smoother\":\"" << smoother
-         << "\",\"base\":\"" << to_string(o.base) << "\",\"pre\":" << o.pre << ",\"post\":" << o.post
+         << "\",\"base\":\"" << to_string(o.base) << "\",\"pre\":" << plan->options().pre << ",\"post\":" << plan->options().post
          << ",\"level_orders\":" << json_ints(o.level_orders) << ",\"krylov\":\"" << krylov::to_string(o.method)
          << "\",\"coarse\":\"" << to_string(o.coarse) << "\",\"threads\":" << o.threads
          << ",\"rtol\":" << json_num(o.rtol) << ",\"history\":" << json_list(res.residual_history);

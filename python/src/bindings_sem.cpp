@@ -64,6 +64,8 @@ nb::dict sem_defaults() {
   o["maxiter"] = d.max_iterations;
   o["restart"] = d.restart;
   o["threads"] = d.threads;
+  o["tune_iterations"] = d.tune_iterations;
+  o["max_tuned_order"] = mg::kMaxTunedChebyshevOrder;
   o["max_order"] = mg::kMaxSemOrder;
   return o;
 }
@@ -96,6 +98,7 @@ mg::SemPoissonOptions sem_options(const nb::dict& d) {
   o.max_iterations = get<int>(d, "maxiter");
   o.restart = get<int>(d, "restart");
   o.threads = get<int>(d, "threads");
+  o.tune_iterations = get<int>(d, "tune_iterations");
   if (d.contains("boomeramg") && !d["boomeramg"].is_none()) {
     const nb::dict b = nb::cast<nb::dict>(d["boomeramg"]);
     mg::BoomerAmgOptions& bo = o.boomeramg;
@@ -282,6 +285,21 @@ void init_sem(nb::module_& m) {
       .def_prop_ro("num_elements", [](const PySemPlan& p) { return p.plan->space().num_elements(); })
       .def_prop_ro("order", [](const PySemPlan& p) { return p.plan->space().order(); })
       .def_prop_ro("setup_seconds", [](const PySemPlan& p) { return p.plan->setup_seconds(); })
+      .def_prop_ro("pre", [](const PySemPlan& p) { return p.plan->options().pre; })
+      .def_prop_ro("post", [](const PySemPlan& p) { return p.plan->options().post; })
+      .def_prop_ro("tuning",
+                   [](const PySemPlan& p) {
+                     nb::list l;
+                     for (const mg::SemOrderTrial& t : p.plan->tuning()) {
+                       nb::dict d;
+                       d["order"] = t.order;
+                       d["iterations"] = t.iterations;
+                       d["converged"] = t.converged;
+                       d["seconds"] = t.seconds;
+                       l.append(d);
+                     }
+                     return l;
+                   })
       .def_prop_ro("orders", &PySemPlan::orders)
       .def_prop_ro("level_sizes", &PySemPlan::level_sizes)
       .def_prop_ro("lambda_max", &PySemPlan::lambda_max)

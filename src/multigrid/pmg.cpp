@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -163,6 +164,9 @@ void check_plan_options(const SemPoissonOptions& o) {
   if (o.max_iterations < 1) throw InvalidArgument(w + "max_iterations must be >= 1");
   if (o.restart < 1) throw InvalidArgument(w + "restart must be >= 1");
   if (o.threads < 0) throw InvalidArgument(w + "threads must be >= 0, got " + std::to_string(o.threads));
+  if (o.tune_iterations < 0 || o.tune_iterations > 1000)
+    throw InvalidArgument(w + "tune_iterations must be in [0, 1000] (0: no tuning), got " +
+                          std::to_string(o.tune_iterations));
 }
 
 krylov::Options krylov_options(const SemPoissonOptions& o) {
@@ -221,7 +225,47 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
     throw InvalidArgument("SemPoissonPlan: method cg needs a symmetric coarse solve, but the BoomerAMG cycle with "
                           "relaxation " + to_string(opt_.boomeramg.relaxation) +
                           " is not symmetric; use a symmetric relaxation or method fgmres");
+  if (opt_.tune_iterations > 0 && opt_.pre == opt_.post && opt_.level_orders.empty() && h_->num_levels() >= 2)
+    tune_chebyshev_order();
   setup_seconds_ = seconds_since(t0);
+}
+
+void SemPoissonPlan::tune_chebyshev_order() {
+  // The sub-hierarchy of the last smoothed level and the coarse level (sharing their operators,
+  // smoothers' set-up data and the coarse solver, which h_ keeps alive).
+  const std::size_t L = h_->num_levels();
+  std::vector<Level> lv{h_->level(L - 2), h_->level(L - 1)};
+  const std::shared_ptr<const LinearOperator<double>> coarse(h_, h_->coarse_solver());
+  const auto hs = std::make_shared<const Hierarchy>(std::move(lv), coarse);
+  const LinearOperator<double>& Aq = *hs->level(0).A;
+  const std::size_t n = Aq.size();
+  std::vector<double> b(n), x(n);
+  std::mt19937_64 rng(0x5eed33);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (double& v : b) v = uniform(rng);
+  const int target = opt_.tune_iterations;
+  krylov::Options ko = krylov_options(opt_);
+  ko.atol = 0.0;                        // relative to this right-hand side only
+  ko.max_iterations = 10 * target;      // the smoother's quality, whatever the solve's own cap
+  int k = opt_.pre;
+  for (;;) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SemPoissonOptions o = opt_;
+    o.pre = o.post = k;
+    const VCycle cyc(hs, sem_vcycle_options(o));
+    std::fill(x.begin(), x.end(), 0.0);
+    const auto solver = krylov::make_solver<double>(opt_.method, Aq, &cyc, ko);
+    const krylov::Result r = solver->solve(b.data(), x.data());
+    tuning_.push_back(SemOrderTrial{k, r.iterations, r.converged, seconds_since(t0)});
+    if ((r.converged && r.iterations <= target) || k >= kMaxTunedChebyshevOrder) break;
+    // Iterations ~ 1 / k, with k m growing slowly in k (docs/multigrid.md): aim 20% low.
+    const int want = static_cast<int>(std::ceil(1.2 * static_cast<double>(k) * r.iterations / target));
+    k = std::min(kMaxTunedChebyshevOrder, std::max(k + 1, want));
+  }
+  if (k != opt_.pre) {
+    opt_.pre = opt_.post = k;
+    cycle_ = std::make_unique<VCycle>(h_, sem_vcycle_options(opt_));
+  }
 }
 
 SemPoissonPlan::~SemPoissonPlan() = default;

@@ -403,8 +403,13 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     if (g < 0) g = static_cast<std::int32_t>(n_);
   for (auto& g : sidx_)
     if (g < 0) g = static_cast<std::int32_t>(n_);
-  rx_.assign(n_ + 1, 0.0);
-  zx_.assign(n_, 0.0);
+  if (precision_ == SchwarzPrecision::Single) {
+    rxf_.assign(n_ + 1, 0.0F);
+    zxf_.assign(n_, 0.0F);
+  } else {
+    rx_.assign(n_ + 1, 0.0);
+    zx_.assign(n_, 0.0);
+  }
   if (kind_ == SchwarzKind::ASMWeighted) {
     wsqrt_.resize(n_);
     for (std::size_t g = 0; g < n_; ++g)
@@ -455,8 +460,15 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
   // node (bidx_ / sidx_ = -1 were mapped to it at set-up), rx[n_] = 0, so the gather runs
   // without branches; the scatter-add into zx skips it.
   const auto n32 = static_cast<std::int32_t>(n_);
-  double* rx = rx_.data();
-  double* zx = zx_.data();
+  T* rx = nullptr;
+  T* zx = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    rx = rxf_.data();
+    zx = zxf_.data();
+  } else {
+    rx = rx_.data();
+    zx = zx_.data();
+  }
 #pragma omp parallel num_threads(nt) if (par)
   {
     // This thread's local arrays u, w ((N+2)^3 x L values each, 64-byte aligned; scratch_ has one
@@ -466,11 +478,11 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
     T* w = u + m3_ * L;
 #pragma omp for schedule(static)
     for (std::int64_t g = 0; g < n; ++g) {
-      rx[g] = ws != nullptr ? ws[g] * r[g] : r[g];
-      zx[g] = 0.0;
+      rx[g] = static_cast<T>(ws != nullptr ? ws[g] * r[g] : r[g]);
+      zx[g] = T(0);
     }
 #pragma omp single
-    rx[n] = 0.0;
+    rx[n] = T(0);
     // Colour by colour (an implicit barrier after each): the batches of a colour touch disjoint
     // nodes, so each adds its local solutions into zx directly; every node receives its
     // contributions in the same order (colours, then batches) whatever the thread count.
@@ -482,7 +494,7 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
         const std::int32_t* __restrict idx = bidx_.data() + batch_buf_[bt];
         const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
         const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
-        for (std::int64_t q = 0; q < cnt; ++q) u[q] = static_cast<T>(rx[idx[q]]);
+        for (std::int64_t q = 0; q < cnt; ++q) u[q] = rx[idx[q]];
         detail::FdmBatchFactors<T> fb{};
         const T* fac = factors + batch_off_[bt];
         for (int d = 0; d < 3; ++d) {
@@ -497,11 +509,11 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
         // Distinct nodes within a batch (its elements' grids are disjoint); the sentinel is
         // skipped (batches on other threads would race on it).
         for (std::int64_t q = 0; q < cnt; ++q)
-          if (dst[q] != n32) zx[dst[q]] += static_cast<double>(u[q]);
+          if (dst[q] != n32) zx[dst[q]] += u[q];
       }
     }
 #pragma omp for schedule(static)
-    for (std::int64_t g = 0; g < n; ++g) z[g] = ws != nullptr ? ws[g] * zx[g] : zx[g];
+    for (std::int64_t g = 0; g < n; ++g) z[g] = ws != nullptr ? ws[g] * static_cast<double>(zx[g]) : static_cast<double>(zx[g]);
   }
 }
 

@@ -128,6 +128,28 @@ def test_kershaw_converges(cli, tmp_path):
     assert s["elements"] == 216 and s["error_l2"] < 1e-2
 
 
+def test_chebyshev_order_tuning(cli, tmp_path):
+    # kershaw:3,0.05 at order 3: the set-up raises the Chebyshev order from 2 (53 PCG iterations)
+    # until the order-3 problem from a random b takes at most 30; --tune-iterations 0 keeps 2
+    runs = {}
+    for t in (30, 0):
+        out = tmp_path / f"t{t}"
+        r = sem(cli, out, "--mesh", "kershaw:3,0.05", "--order", 3, "--coarse-solver", "direct",
+                "--tune-iterations", t, "--threads", 1)
+        assert r.returncode == 0, r.stderr
+        runs[t] = (r, json.loads((out / "summary.json").read_text()))
+    r, s = runs[30]
+    assert s["tune_iterations"] == 30 and s["requested_pre"] == 2 and s["requested_post"] == 2
+    t = s["tuning"]
+    assert len(t) >= 2 and t[0]["order"] == 2 and t[0]["iterations"] > 30
+    assert t[-1]["converged"] and t[-1]["iterations"] <= 30
+    assert s["pre"] == s["post"] == t[-1]["order"] > 2 and s["level_pre"] == [s["pre"]]
+    assert "chebyshev order tuning" in r.stdout and f"chose order {s['pre']}" in r.stdout
+    r0, s0 = runs[0]
+    assert s0["tuning"] == [] and s0["pre"] == 2 and "chebyshev order tuning" not in r0.stdout
+    assert 2 * s["iterations"] < s0["iterations"]
+
+
 def test_error_falls_spectrally_with_p(cli, tmp_path):
     errs = []
     for p in (2, 3, 4, 5):
@@ -178,6 +200,8 @@ def test_boomeramg_coarse_solve(cli, tmp_path):
     (["--mesh", "box:3,3,3", "--coarse-solver", "lu"], INVALID, "--coarse-solver: expected boomeramg or direct"),
     (["--mesh", "box:3,3,3", "--order", 5, "--order-per-level", "2,2,2"], INVALID, "--order-per-level: give one"),
     (["--mesh", "box:3,3,3", "--rtol", 2], INVALID, "--rtol must satisfy 0 < rtol < 1"),
+    (["--mesh", "box:3,3,3", "--tune-iterations", -1], INVALID, "--tune-iterations must be in [0, 1000]"),
+    (["--mesh", "box:3,3,3", "--tune-iterations", 1001], INVALID, "--tune-iterations must be in [0, 1000]"),
     (["--mesh", "box:3,3,3", "--coarse-solver", "direct", "--boomeramg-pmax", 2], INVALID,
      "--boomeramg-pmax applies only to --coarse-solver boomeramg"),
     (["--mesh", "box:0,3,3"], INVALID, "mesh spec 'box:0,3,3': NX must be in [1, 100000], got 0"),
@@ -236,7 +260,8 @@ def test_help_lists_the_flags(cli):
     r = run(cli, "mg", "sem", "--help")
     assert r.returncode == 0
     for flag in ("--mesh", "--order", "--schedule", "--smoother", "--base", "--order-per-level", "--pre", "--post",
-                 "--krylov", "--rtol", "--max-iter", "--coarse-solver", "--threads", "--out", "--manufactured"):
+                 "--krylov", "--rtol", "--max-iter", "--coarse-solver", "--threads", "--out", "--manufactured",
+                 "--tune-iterations"):
         assert flag in r.stdout, flag
 
 

@@ -65,8 +65,29 @@ def test_matches_the_cli(plan, tmp_path):
     s = json.loads((out / "summary.json").read_text())
     x, info = plan.solve(plan.load_vector(f_study))
     assert info.iterations == s["iterations"]
+    # the same Chebyshev order tuning (one trial on the box, order 2 kept)
+    assert s["pre"] == plan.pre == 2 and s["post"] == plan.post == 2
+    assert [(t["order"], t["iterations"]) for t in s["tuning"]] == [(t["order"], t["iterations"]) for t in plan.tuning]
     assert np.allclose(plan.to_global(x), np.load(out / "solution.npy"), rtol=0, atol=1e-12)
     assert np.array_equal(plan.node_coordinates, np.load(out / "nodes.npy"))
+
+
+def test_chebyshev_order_tuning():
+    # kershaw:3,0.05 at order 3: order 2 needs 53 PCG iterations; the set-up's tuning (default 30)
+    # raises the order until the order-3 problem from a random b takes at most 30 (measured: 2 -> 5)
+    tuned = SemPoissonPlan("kershaw:3,0.05", order=3, coarse_solver="direct", threads=1)
+    fixed = SemPoissonPlan("kershaw:3,0.05", order=3, coarse_solver="direct", threads=1, tune_iterations=0)
+    assert fixed.tuning == [] and fixed.pre == fixed.post == 2
+    t = tuned.tuning
+    assert len(t) >= 2 and t[0]["order"] == 2 and t[0]["iterations"] > 30
+    assert t[-1]["converged"] and t[-1]["iterations"] <= 30 and tuned.pre == tuned.post == t[-1]["order"] > 2
+    assert all(isinstance(x["seconds"], float) and x["seconds"] >= 0 for x in t)
+    b = tuned.load_vector(f_study)
+    x1, i1 = tuned.solve(b)
+    x2, i2 = fixed.solve(b)
+    assert i1.converged and i2.converged and 2 * i1.iterations < i2.iterations
+    assert np.allclose(x1, x2, rtol=0, atol=1e-6 * np.abs(x2).max())
+    assert tuned.options["tune_iterations"] == 30
 
 
 def test_apply_equals_the_assembled_matrix():
@@ -120,6 +141,9 @@ def test_error_falls_with_p():
     (dict(coarse_solver="lu"), "coarse_solver must be one of"),
     (dict(lambda_iterations=0), "lambda_iterations must be >= 1"),
     (dict(threads=-1), "threads must be >= 0"),
+    (dict(tune_iterations=-1), "tune_iterations must be >= 0"),
+    (dict(tune_iterations=1001), "tune_iterations must be in [0, 1000]"),
+    (dict(tune_iterations=2.5), "tune_iterations must be an integer"),
 ])
 def test_bad_keywords_refused_by_name(kw, needle):
     kw.setdefault("order", 2)

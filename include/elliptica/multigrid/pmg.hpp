@@ -191,6 +191,34 @@ struct SemPoissonOptions {
   int max_iterations = 500;      ///< outer iterations, >= 1
   int restart = 30;              ///< (F)GMRES restart length, >= 1
   int threads = 0;               ///< threads of every kernel (0: omp_get_max_threads()), >= 0
+  /// Chebyshev order tuning at set-up (SemPoissonPlan::tuning()), 0: off; else in [1, 1000].
+  /// When > 0, pre == post and level_orders is empty, the plan raises pre = post from their value
+  /// (at most kMaxTunedChebyshevOrder) until the Krylov method reaches rtol in at most this many
+  /// iterations on the sub-problem of the last smoothed level: the hierarchy's orders (q, 1), q
+  /// the schedule's last order above 1, b uniform in [-1, 1] (fixed seed), x0 = 0, at most
+  /// 10 x target iterations a trial (a trial stopped there counts that many). Next order
+  /// after a trial of order k with m > target iterations: max(k + 1, ceil(1.2 k m / target)): the
+  /// iterations fall like 1 / k with the 4th-kind polynomials, k m growing by up to 20% from k = 2
+  /// to 8 (measured on Kershaw meshes, docs/multigrid.md). The order-q problem is several times
+  /// cheaper than the fine one, and its iterations are within 1.3x of the fine problem's on the
+  /// Kershaw meshes (the schedule keeps them flat in p). Default 30: on the Kershaw meshes of
+  /// docs/multigrid.md the fine problem then needs at most 40 PCG iterations; an undistorted mesh
+  /// keeps order 2 (one trial of about 7 iterations). The trials cost set-up time: about two
+  /// solves of the order-q problem on a distorted mesh (where the fine problem is order 3 itself,
+  /// more than its solve); set 0 for one-off solves of small problems. Iteration counts, hence the
+  /// order chosen, may differ by thread count (reduction order).
+  int tune_iterations = 30;
+};
+
+/// Largest Chebyshev order the set-up tuning picks (SemPoissonOptions::tune_iterations).
+inline constexpr int kMaxTunedChebyshevOrder = 12;
+
+/// One trial of the set-up's Chebyshev order tuning.
+struct SemOrderTrial {
+  int order = 0;           ///< pre = post of the trial
+  int iterations = 0;      ///< Krylov iterations of the trial solve
+  bool converged = false;  ///< whether it reached rtol within max_iterations
+  double seconds = 0;      ///< wall time of the trial (cycle set-up and solve)
 };
 
 /// The V-cycle options of a SemPoissonOptions (pre / post, per-level Chebyshev orders, smoother
@@ -235,6 +263,9 @@ class SemPoissonPlan {
   /// Wall time of the constructor (spaces, operators, diagonals, P, order-1 matrix, coarse
   /// set-up, smoother estimates).
   double setup_seconds() const { return setup_seconds_; }
+  /// The Chebyshev order tuning's trials in order (SemPoissonOptions::tune_iterations; empty when
+  /// it did not run). The order chosen is options().pre (= post), which the tuning updated.
+  const std::vector<SemOrderTrial>& tuning() const { return tuning_; }
 
   /// b = (B f) on the free nodes: the right-hand side of -Laplace(u) = f with GLL quadrature
   /// (B the assembled diagonal mass matrix, SemSpace::mass()); f(x, y, z) at the node
@@ -259,6 +290,8 @@ class SemPoissonPlan {
   std::shared_ptr<const Hierarchy> h_;
   std::unique_ptr<VCycle> cycle_;
   double setup_seconds_ = 0;
+  std::vector<SemOrderTrial> tuning_;
+  void tune_chebyshev_order();
 };
 
 }  // namespace elliptica::multigrid

@@ -79,11 +79,12 @@ namespace elliptica::multigrid {
 enum class SchwarzKind { ASM, ASMWeighted, RAS };
 
 /// The arithmetic of the local solves (SemSchwarz): Double; or Single, the fast-diagonalisation
-/// factors and the local arrays in float (twice the elements per SIMD vector, half the bytes; as
-/// nekRS, which runs its Schwarz smoother in FP32), the gather, the sums and the weights in double.
+/// factors, the local arrays, the gathered W^1/2 r and the sums over the extended grids in float
+/// (twice the elements per SIMD vector, half the bytes gathered and scattered; as nekRS, which
+/// runs its Schwarz smoother in FP32); the weights and z = W^1/2 (sums) in double.
 /// Single makes S a perturbation of the Double S by about 1e-7 relative (float rounding of the
-/// local solves): not exactly symmetric, harmless in a preconditioner (tested: the same PCG
-/// iteration counts), not for tests of S itself.
+/// input, the local solves and the at most 27 terms of a sum): not exactly symmetric, harmless in
+/// a preconditioner (tested: the same PCG iteration counts), not for tests of S itself.
 enum class SchwarzPrecision { Double, Single };
 /// "fp64" / "fp32"; InvalidArgument naming the value otherwise. And back.
 SchwarzPrecision schwarz_precision_from_string(const std::string& s);
@@ -122,7 +123,8 @@ class SemSchwarz final : public LinearOperator<double> {
   /// Builds the extended-grid maps, the FDM factors of every element (3 generalized eigenproblems
   /// of size <= N + 2 each), the colouring and the batches. Memory about ne (N+2)^3 (4 + 4, RAS
   /// + 4) bytes (extended grids, batch maps) plus ne 3 (N+2)^2 40 bytes (FDM factors and their
-  /// batched copies, half of the latter in fp32), checked with require_memory before allocating
+  /// batched copies, half of the latter in fp32) plus 2 n values of the precision (the gathered
+  /// input and the sums), checked with require_memory before allocating
   /// (ResourceError). `threads`: team size of the set-up loops and of apply() (0:
   /// omp_get_max_threads() at the call). `precision`: the local solves' arithmetic.
   /// Throws InvalidArgument for a null operator, order p < 2 (the p = 1 level of a p-multigrid is
@@ -182,6 +184,7 @@ class SemSchwarz final : public LinearOperator<double> {
   mutable std::vector<double> scratch_;    // per thread: 2 (N+2)^3 lanes_ (+ alignment) values of the precision
   mutable std::vector<double> rx_;         // n + 1: W^1/2 r (index n: the sentinel, 0)
   mutable std::vector<double> zx_;         // n: the sums (the scatter skips the sentinel)
+  mutable std::vector<float> rxf_, zxf_;   // rx_, zx_ of fp32 local solves (only these allocated)
 };
 
 }  // namespace elliptica::multigrid
