@@ -245,8 +245,8 @@ void SemPoissonPlan::tune_chebyshev_order() {
   for (double& v : b) v = uniform(rng);
   const int target = opt_.tune_iterations;
   krylov::Options ko = krylov_options(opt_);
-  ko.atol = 0.0;                        // relative to this right-hand side only
-  ko.max_iterations = 10 * target;      // the smoother's quality, whatever the solve's own cap
+  ko.atol = 0.0;                    // relative to this right-hand side only
+  ko.max_iterations = 10 * target;  // the smoother's quality, whatever the solve's own cap
   int k = opt_.pre;
   for (;;) {
     const auto t0 = std::chrono::steady_clock::now();

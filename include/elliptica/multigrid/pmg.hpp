@@ -242,11 +242,12 @@ struct SemSolveResult : krylov::Result {
 /// thread-safe on one plan (the cycle's work vectors).
 class SemPoissonPlan {
  public:
-  /// Builds the space of order opt.order on `mesh`, the hierarchy (pmg_hierarchy) and the V-cycle.
+  /// Builds the space of order opt.order on `mesh`, the hierarchy (pmg_hierarchy) and the V-cycle,
+  /// then tunes the Chebyshev order (SemPoissonOptions::tune_iterations; tuning()).
   /// Throws InvalidArgument naming the option out of range (the ranges of SemPoissonOptions;
   /// method cg with pre != post or with a BoomerAMG relaxation that is not symmetric: the cycle
-  /// is not symmetric), and what SemSpace, pmg_hierarchy,
-  /// the smoothers throw (a bad mesh, NumericalError, ResourceError).
+  /// is not symmetric), and what SemSpace, pmg_hierarchy, the smoothers and the tuning's Krylov
+  /// solves throw (a bad mesh, NumericalError, ResourceError).
   explicit SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt = {});
   ~SemPoissonPlan();
   SemPoissonPlan(SemPoissonPlan&&) noexcept;
