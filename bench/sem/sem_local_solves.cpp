@@ -12,6 +12,8 @@
 ///          faces, edges and vertices only),
 ///   hybrid: the box operator of the extended grid with the element's own block replaced by its
 ///          exact SEM stiffness,
+///   box-element: the box operator restricted to the element's own nodes (minimal overlap, the
+///          FDM's box approximation),
 ///   lor:   by a dense Cholesky factor of the low-order refined matrix (trilinear finite elements
 ///          on the sub-hexahedra between neighbouring GLL nodes) restricted to the extended element,
 /// and optionally with the order-1 level replaced by the Galerkin product R A_q P of the next
@@ -19,7 +21,7 @@
 /// costs from what the coarse level and the Chebyshev smoother cost.
 ///
 /// Usage: sem_local_solves --n 6 --eps 0.3 --order 3 --base asm-weighted|asm|ras|jacobi
-///          [--local fdm|exact|exact-element|hybrid|lor] [--local-max-order Q] [--schedule 3,1]
+///          [--local fdm|exact|exact-element|hybrid|box-element|lor] [--local-max-order Q] [--schedule 3,1]
 ///          [--chebyshev 2] [--kind opt4] [--galerkin-coarse] [--threads 1]
 /// --local-max-order Q: the local solves of --local only on the levels of order <= Q (the FDM on
 /// the others).
@@ -53,7 +55,8 @@ namespace {
 /// (the middle 1-D element of every axis) replaced by the element's exact SEM stiffness K_e
 /// (its geometric factors: K_e = sum_q grad(phi_i)^T G(q) grad(phi_j)). Exact inside the
 /// element, the box on the overlap layers.
-Eigen::MatrixXd hybrid_matrix(const mg::SemSchwarz& S, std::size_t e, const std::vector<int>& ids) {
+Eigen::MatrixXd hybrid_matrix(const mg::SemSchwarz& S, std::size_t e, const std::vector<int>& ids,
+                              bool box_own_only = false) {
   const mg::SemSpace& V = S.laplacian().space();
   const int p = V.order(), N = p + 1, M = N + 2;
   const mg::FdmAxis* f[3] = {&S.fdm(e, 0), &S.fdm(e, 1), &S.fdm(e, 2)};
@@ -80,6 +83,22 @@ Eigen::MatrixXd hybrid_matrix(const mg::SemSchwarz& S, std::size_t e, const std:
         for (int j2 = 0; j2 < ns; ++j2) Ab(row, idx(i, j2, k)) += f[2]->B[std::size_t(k)] * f[0]->B[std::size_t(i)] * f[1]->A[std::size_t(j * ns + j2)];
         for (int k2 = 0; k2 < nt; ++k2) Ab(row, idx(i, j, k2)) += f[1]->B[std::size_t(j)] * f[0]->B[std::size_t(i)] * f[2]->A[std::size_t(k * nt + k2)];
       }
+  if (box_own_only) {  // the box operator restricted to the element's own nodes (no replacement)
+    std::vector<int> keep;
+    const auto ext = S.extended_nodes(e);
+    for (int k = 0; k < nt; ++k)
+      for (int j = 0; j < ns; ++j)
+        for (int i = 0; i < nr; ++i) {
+          const int a = i + f[0]->lo, b = j + f[1]->lo, c = k + f[2]->lo;
+          const bool inside = a >= 1 && a <= N && b >= 1 && b <= N && c >= 1 && c <= N;
+          if (inside && ext[std::size_t(a + M * (b + M * c))] >= 0) keep.push_back(idx(i, j, k));
+        }
+    if (keep.size() != ids.size()) throw std::runtime_error("box_own_only: kept points do not match the ids");
+    Eigen::MatrixXd out(Eigen::Index(keep.size()), Eigen::Index(keep.size()));
+    for (std::size_t a = 0; a < keep.size(); ++a)
+      for (std::size_t b = 0; b < keep.size(); ++b) out(Eigen::Index(a), Eigen::Index(b)) = Ab(keep[a], keep[b]);
+    return out;
+  }
   // the element's own box part, subtracted, and its exact stiffness, added (own node (x, y, z) =
   // extended (x + 1, ...), kept index x + 1 - lo)
   const auto N3 = std::size_t(N) * N * N;
@@ -235,7 +254,7 @@ class ExactSchwarz final : public elliptica::LinearOperator<double> {
           const int j = pos[static_cast<std::size_t>(A.col[static_cast<std::size_t>(q)])];
           if (j >= 0) Ae(static_cast<Eigen::Index>(i), j) = A.val[static_cast<std::size_t>(q)];
         }
-      if (hybrid) Ae = hybrid_matrix(fdm, e, id);
+      if (hybrid) Ae = hybrid_matrix(fdm, e, id, own_only);
       fac_[e].compute(Ae);
       if (fac_[e].info() != Eigen::Success) throw std::runtime_error("local matrix not SPD");
       for (const int g : id) pos[static_cast<std::size_t>(g)] = -1;
@@ -307,7 +326,8 @@ int main(int argc, char** argv) try {
     else if (a == "--local-max-order") local_max_order = std::stoi(next());
     else throw std::invalid_argument("unknown option " + a);
   }
-  if (local != "fdm" && local != "exact" && local != "hybrid" && local != "lor" && local != "exact-element") throw std::invalid_argument("--local must be fdm, exact, hybrid or lor");
+  if (local != "fdm" && local != "exact" && local != "hybrid" && local != "lor" && local != "exact-element" &&
+      local != "box-element") throw std::invalid_argument("--local must be fdm, exact, hybrid or lor");
   const auto t0 = std::chrono::steady_clock::now();
   mg::SemPoissonOptions o;
   o.order = order;
@@ -341,7 +361,8 @@ int main(int argc, char** argv) try {
           std::dynamic_pointer_cast<const mg::SemSchwarz>(L.schwarz)->laplacian().space().order() <= local_max_order) {
         const auto sch = std::dynamic_pointer_cast<const mg::SemSchwarz>(L.schwarz);
         const CsrMatrix A = local == "lor" ? lor_matrix(sch->laplacian().space()) : sch->laplacian().assemble();
-        L.schwarz = std::make_shared<const ExactSchwarz>(*sch, A, sch->kind(), local == "hybrid", local == "exact-element");
+        L.schwarz = std::make_shared<const ExactSchwarz>(*sch, A, sch->kind(), local == "hybrid" || local == "box-element",
+                                                          local == "exact-element" || local == "box-element");
       }
       lv.push_back(L);
     }
