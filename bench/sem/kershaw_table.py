@@ -2,6 +2,8 @@
 
   python3 bench/sem/kershaw_table.py iterations --cli build/apps/elliptica [--out bench/results/sem_issue33]
   python3 bench/sem/kershaw_table.py errors --cli build/apps/elliptica [--out bench/results/sem_issue33]
+  python3 bench/sem/kershaw_table.py order-sweep --cli build/apps/elliptica [--out ...]
+  python3 bench/sem/kershaw_table.py plot-iterations | plot-errors | plot-order-sweep  (PNGs from the CSVs)
 
 iterations: `elliptica mg sem --mesh kershaw:N,EPS --order P --threads 1` for n in {6, 12}, eps in
 {1, 0.3, 0.05}, p in {3, 5, 7}: the default solver (PCG, opt4 over weighted ASM with fp32
@@ -10,6 +12,9 @@ schedule p, p-2, ..., 1, BoomerAMG order-1 solve), the same at the fixed order (
 (--tune-iterations 0), and Jacobi at (2,2) (--base jacobi --tune-iterations 0, the earlier
 default), to a relative residual of 1e-8, f = 3 pi^2 sin sin sin, x0 = 0. Writes
 OUT/kershaw_iterations.csv, .md (the tables of docs/multigrid.md) and .png.
+
+order-sweep: the same grid at the fixed Chebyshev orders k = 2, 3, 4, 6, 8 (--pre k --post k
+--tune-iterations 0): iterations and solve seconds, OUT/chebyshev_order_sweep.csv and .png (p = 7).
 
 errors: the manufactured-solution study, `--manufactured --rtol 1e-12 --max-iter 1000` (weighted
 ASM, 1 thread) for n in {6, 12}, eps in {1, 0.3, 0.05}, p = 2..10 (n = 12: p <= 8): max and
@@ -96,25 +101,74 @@ def iterations(cli, out):
         ["mesh", "default: tuning", "default: set-up (with the tuning)", "default: solve", "(2,2): set-up",
          "(2,2): solve"], times)
     benchlib.write_atomic(out / "kershaw_iterations.md", md + "\n\n" + benchlib.md_machine(benchlib.machine()) + "\n")
+    plot_iterations(rows, out)
+
+
+LABELS = {"default": "default (tuned order)", "asm2": "weighted ASM (2,2)", "jacobi2": "Jacobi (2,2)"}
+
+
+def plot_iterations(rows, out):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-        for ax, n in zip(axes, (6, 12)):
-            for eps, c in zip((1, 0.3, 0.05), ("C0", "C1", "C3")):
-                for label, ls in (("default", "-"), ("asm2", ":"), ("jacobi2", "--")):
-                    ax.plot((3, 5, 7), [get[(n, eps, p, label)]["iterations"] for p in (3, 5, 7)], ls, color=c,
-                            marker="o", label=f"eps {eps} {label}")
-            ax.axhline(40, color="grey", lw=0.8)
-            ax.set_title(f"Kershaw n = {n}")
-            ax.set_xlabel("order p")
-        axes[0].set_ylabel("PCG iterations to 1e-8")
-        axes[1].legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "kershaw_iterations.png", dpi=120)
     except ImportError:
         benchlib.log("matplotlib missing: no PNG")
+        return
+    get = {(int(r["n"]), float(r["eps"]), int(r["p"]), r["solver"]): int(r["iterations"]) for r in rows}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    for ax, n in zip(axes, (6, 12)):
+        for eps, c in zip((1, 0.3, 0.05), ("C0", "C1", "C3")):
+            for label, ls in (("default", "-"), ("asm2", ":"), ("jacobi2", "--")):
+                ax.plot((3, 5, 7), [get[(n, eps, p, label)] for p in (3, 5, 7)], ls, color=c, marker="o",
+                        label=f"eps {eps}, {LABELS[label]}")
+        ax.axhline(40, color="grey", lw=0.8)
+        ax.set_title(f"Kershaw n = {n}: PCG iterations to 1e-8 (grey: 40)")
+        ax.set_xlabel("order p")
+        ax.set_xticks((3, 5, 7))
+    axes[0].set_ylabel("PCG iterations")
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out / "kershaw_iterations.png", dpi=120)
+
+
+def order_sweep(cli, out):
+    rows = []
+    for n in (6, 12):
+        for eps in (1, 0.3, 0.05):
+            for p in (3, 5, 7):
+                for k in (2, 3, 4, 6, 8):
+                    r = run(cli, f"kershaw:{n},{eps}", p, ["--pre", str(k), "--post", str(k), "--tune-iterations", "0"])
+                    rows.append(dict(n=n, eps=eps, p=p, k=k, iterations=r["iterations"], solve_s=r["solve_s"]))
+                    benchlib.log(f"n {n} eps {eps} p {p} k {k}: {r['iterations']} it, solve {r['solve_s']:.3g} s")
+    benchlib.write_csv(out / "chebyshev_order_sweep.csv", rows)
+    plot_order_sweep(rows, out)
+
+
+def plot_order_sweep(rows, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        benchlib.log("matplotlib missing: no PNG")
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for n, ls in ((6, "--"), (12, "-")):
+        for eps, c in zip((1, 0.3, 0.05), ("C0", "C1", "C3")):
+            r = [x for x in rows if int(x["n"]) == n and float(x["eps"]) == eps and int(x["p"]) == 7]
+            ks = [int(x["k"]) for x in r]
+            axes[0].plot(ks, [int(x["iterations"]) for x in r], ls, color=c, marker="o", label=f"n {n}, eps {eps}")
+            t2 = float(r[0]["solve_s"])
+            axes[1].plot(ks, [float(x["solve_s"]) / t2 for x in r], ls, color=c, marker="o", label=f"n {n}, eps {eps}")
+    axes[0].set_title("p = 7: PCG iterations to 1e-8")
+    axes[1].set_title("p = 7: solve time / solve time at k = 2")
+    for ax in axes:
+        ax.set_xlabel("Chebyshev order k (pre = post, opt4 over weighted ASM)")
+    axes[0].set_yscale("log")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "chebyshev_order_sweep.png", dpi=120)
 
 
 def errors(cli, out):
@@ -157,7 +211,8 @@ def plot_errors(rows, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["iterations", "errors", "plot-errors"])
+    ap.add_argument("what", choices=["iterations", "errors", "order-sweep", "plot-iterations", "plot-errors",
+                                     "plot-order-sweep"])
     ap.add_argument("--cli", default=str(benchlib.REPO / "build" / "apps" / "elliptica"))
     ap.add_argument("--out", default=str(benchlib.RESULTS / "sem_issue33"))
     a = ap.parse_args()
@@ -167,6 +222,12 @@ def main():
         iterations(a.cli, out)
     elif a.what == "errors":
         errors(a.cli, out)
+    elif a.what == "order-sweep":
+        order_sweep(a.cli, out)
+    elif a.what == "plot-order-sweep":
+        plot_order_sweep(benchlib.read_csv(out / "chebyshev_order_sweep.csv"), out)
+    elif a.what == "plot-iterations":
+        plot_iterations(benchlib.read_csv(out / "kershaw_iterations.csv"), out)
     else:
         plot_errors(benchlib.read_csv(out / "kershaw_errors.csv"), out)
 
