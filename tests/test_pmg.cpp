@@ -608,7 +608,8 @@ TEST(SemPoissonPlan, ChebyshevOrderTuningOnKershaw) {
     EXPECT_TRUE(res.converged);
     EXPECT_LE(true_relative_residual(plan.op(), b, x), 1.01e-8);
     EXPECT_LE(res.iterations, 40) << "p " << p;
-    EXPECT_LT(2 * res.iterations, r2.iterations) << "p " << p;  // order 2: 98 / 115 (n = 6)
+    // order 2: 98 / 115 (n = 6), 53 / 82 (n = 3); tuned 29 / 33, 24 / 37: at least 1.5x fewer
+    EXPECT_LT(3 * res.iterations, 2 * r2.iterations) << "p " << p;
     its.push_back(res.iterations);
   }
   // within 1.5x in p on the Kershaw geometry proper (n a multiple of 6; n = 3: 24 / 37)

@@ -147,7 +147,7 @@ def test_chebyshev_order_tuning(cli, tmp_path):
     assert "chebyshev order tuning" in r.stdout and f"chose order {s['pre']}" in r.stdout
     r0, s0 = runs[0]
     assert s0["tuning"] == [] and s0["pre"] == 2 and "chebyshev order tuning" not in r0.stdout
-    assert 2 * s["iterations"] < s0["iterations"]
+    assert 3 * s["iterations"] < 2 * s0["iterations"]  # 24 against 53 here
 
 
 def test_error_falls_spectrally_with_p(cli, tmp_path):

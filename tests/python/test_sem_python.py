@@ -85,7 +85,7 @@ def test_chebyshev_order_tuning():
     b = tuned.load_vector(f_study)
     x1, i1 = tuned.solve(b)
     x2, i2 = fixed.solve(b)
-    assert i1.converged and i2.converged and 2 * i1.iterations < i2.iterations
+    assert i1.converged and i2.converged and 3 * i1.iterations < 2 * i2.iterations  # 24 against 53 here
     assert np.allclose(x1, x2, rtol=0, atol=1e-6 * np.abs(x2).max())
     assert tuned.options["tune_iterations"] == 30
 
