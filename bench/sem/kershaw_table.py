@@ -44,6 +44,18 @@ def field(out, name):
     return ""
 
 
+def pyplot():
+    """matplotlib.pyplot with the Agg backend, or None (logged) when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        benchlib.log("matplotlib missing: no PNG")
+        return None
+    return plt
+
+
 def run(cli, mesh, p, extra):
     with tempfile.TemporaryDirectory() as d:
         cmd = [cli, "mg", "sem", "--mesh", mesh, "--order", str(p), "--threads", "1", "-q", "--out",
@@ -108,12 +120,8 @@ LABELS = {"default": "default (tuned order)", "asm2": "weighted ASM (2,2)", "jac
 
 
 def plot_iterations(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        benchlib.log("matplotlib missing: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     get = {(int(r["n"]), float(r["eps"]), int(r["p"]), r["solver"]): int(r["iterations"]) for r in rows}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
@@ -146,12 +154,8 @@ def order_sweep(cli, out):
 
 
 def plot_order_sweep(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        benchlib.log("matplotlib missing: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for n, ls in ((6, "--"), (12, "-")):
@@ -188,12 +192,8 @@ def errors(cli, out):
 
 
 def plot_errors(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        benchlib.log("matplotlib missing: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     for eps, c in zip((1, 0.3, 0.05), ("C0", "C1", "C3")):
