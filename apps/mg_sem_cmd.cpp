@@ -154,6 +154,10 @@ mg::SemPoissonOptions parse_options(const MgSemArgs& a) {
   } catch (const InvalidArgument&) {
     throw InvalidArgument("--schwarz-precision: expected fp64 or fp32, got '" + a.schwarz_precision + "'");
   }
+  if (a.schwarz_element_max_order < 0 || a.schwarz_element_max_order > mg::kMaxSemOrder)
+    throw InvalidArgument("--schwarz-element-max-order must be in [0, " + std::to_string(mg::kMaxSemOrder) +
+                          "] (0: fast diagonalisation on every level), got " + std::to_string(a.schwarz_element_max_order));
+  o.schwarz_element_max_order = a.schwarz_element_max_order;
   o.threads = a.threads;
   try {
     o.coarse = mg::pmg_coarse_solver_from_string(a.coarse_solver);
@@ -265,7 +269,13 @@ int run_mg_sem(const MgSemArgs& a) {
   os << "schedule: " << join(schedule) << " (level sizes " << join(level_sizes) << "), coarse solver "
      << mg::to_string(opt.coarse) << "\n";
   os << "smoother: " << a.smoother << " over " << mg::to_string(opt.base)
-     << (opt.base == mg::SemSmootherBase::Jacobi ? std::string() : " (" + mg::to_string(opt.schwarz_precision) + ")")
+     << (opt.base == mg::SemSmootherBase::Jacobi
+             ? std::string()
+             : " (" + mg::to_string(opt.schwarz_precision) +
+                   (opt.schwarz_element_max_order > 0
+                        ? "; element local solves at orders <= " + std::to_string(opt.schwarz_element_max_order) + ", fdm above"
+                        : std::string()) +
+                   ")")
      << ", orders (pre/post per level) "
      << join(per_level_pre) << " / " << join(per_level_post) << ", krylov " << a.krylov << ", rtol " << fmt_g(opt.rtol)
      << "\n";
@@ -315,7 +325,8 @@ int run_mg_sem(const MgSemArgs& a) {
        << ",\n  \"unknowns\": " << n << ",\n  \"nodes\": " << nn << ",\n  \"schedule\": " << json_ints(schedule)
        << ",\n  \"level_sizes\": " << json_ints(level_sizes) << ",\n  \"smoother\": " << json_quote(a.smoother)
        << ",\n  \"base\": " << json_quote(mg::to_string(opt.base))
-       << ",\n  \"schwarz_precision\": " << json_quote(mg::to_string(opt.schwarz_precision)) << ",\n  \"pre\": " << used.pre
+       << ",\n  \"schwarz_precision\": " << json_quote(mg::to_string(opt.schwarz_precision))
+       << ",\n  \"schwarz_element_max_order\": " << opt.schwarz_element_max_order << ",\n  \"pre\": " << used.pre
        << ",\n  \"post\": " << used.post << ",\n  \"tune_iterations\": " << opt.tune_iterations << ",\n  \"tuning\": [";
     for (std::size_t i = 0; i < plan.tuning().size(); ++i) {
       const mg::SemOrderTrial& t = plan.tuning()[i];
@@ -404,6 +415,10 @@ CLI::App* add_mg_sem_command(CLI::App& mgcmd, MgSemArgs& s) {
   sc->add_option("--lmin-ratio", s.lmin_ratio, "cheb1: lambda_min / lambda_max, in (0, 1)")->capture_default_str();
   sc->add_option("--schwarz-precision", s.schwarz_precision,
                  "fp64|fp32: arithmetic of the Schwarz local solves (--base asm|asm-weighted|ras)")
+      ->capture_default_str();
+  sc->add_option("--schwarz-element-max-order", s.schwarz_element_max_order,
+                 "Schwarz bases: levels of order <= this solve the local problems exactly on the elements' own "
+                 "nodes (dense, exact on sheared elements), the others by fast diagonalisation; 0: fdm everywhere")
       ->capture_default_str();
   sc->add_option("--coarse-solver", s.coarse_solver,
                  "boomeramg|direct: the order-1 solve (one BoomerAMG V-cycle, or sparse LDL^T)")

@@ -45,6 +45,7 @@ struct MgSemArgs {
   int lambda_iterations = multigrid::SemPoissonOptions{}.lambda_iterations;
   double lmin_ratio = multigrid::SemPoissonOptions{}.lmin_ratio;
   std::string schwarz_precision = multigrid::to_string(multigrid::SemPoissonOptions{}.schwarz_precision);
+  int schwarz_element_max_order = multigrid::SemPoissonOptions{}.schwarz_element_max_order;  ///< 0: FDM everywhere
   std::string coarse_solver = multigrid::to_string(multigrid::SemPoissonOptions{}.coarse);
   // BoomerAMG of the order-1 level (multigrid::BoomerAmgOptions{}'s defaults)
   BoomerAmgFlags boomeramg;  ///< --boomeramg-* (boomeramg_flags.hpp; no --boomeramg-tol)

@@ -557,23 +557,25 @@ TEST(SemSchwarz, ThreadsGiveTheSameResult) {
 
 TEST(SemSchwarz, OneElementIsAnExactSolve) {
   // One box element: its extended grid (Dirichlet on every face) is all free nodes and the FDM
-  // box is the element itself, so S = A^-1 for ASM, weighted ASM (multiplicity 1) and RAS.
+  // box is the element itself, so S = A^-1 for ASM, weighted ASM (multiplicity 1) and RAS; with
+  // the Element local solver the element's own free nodes are all the free nodes: S = A^-1 too.
   for (int p : {2, 4, 6}) {
     auto A = laplacian(mg::box_mesh(1, 1, 1, {0.5, 1.0, 2.0}), p);
     ASSERT_EQ(A->size(), std::size_t((p - 1) * (p - 1) * (p - 1)));
-    for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS}) {
-      mg::SemSchwarz S(A, kind, 1);
-      const auto x = random_vector(A->size(), 17);
-      std::vector<double> Ax(A->size()), SAx(A->size());
-      A->apply(x.data(), Ax.data());
-      S.apply(Ax.data(), SAx.data());
-      double err = 0, nrm = 0;
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        err = std::max(err, std::abs(SAx[i] - x[i]));
-        nrm = std::max(nrm, std::abs(x[i]));
+    for (auto local : {mg::SchwarzLocalSolver::FDM, mg::SchwarzLocalSolver::Element})
+      for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS}) {
+        mg::SemSchwarz S(A, kind, 1, mg::SchwarzPrecision::Double, local);
+        const auto x = random_vector(A->size(), 17);
+        std::vector<double> Ax(A->size()), SAx(A->size());
+        A->apply(x.data(), Ax.data());
+        S.apply(Ax.data(), SAx.data());
+        double err = 0, nrm = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          err = std::max(err, std::abs(SAx[i] - x[i]));
+          nrm = std::max(nrm, std::abs(x[i]));
+        }
+        EXPECT_LT(err, 1e-12 * nrm) << "p " << p << " " << mg::to_string(local);
       }
-      EXPECT_LT(err, 1e-12 * nrm) << "p " << p;
-    }
   }
 }
 
@@ -715,4 +717,131 @@ TEST(SemSchwarz, FdmLengthIsTheHarmonicMeanOverTheGllLines) {
     for (int i = 0; i < fr.n; ++i)
       EXPECT_NEAR(fr.B[std::size_t(i)], 0.5 * std::sqrt(num / den) * g.weights[std::size_t(i + 1)], 1e-14);
   }
+}
+
+// ------------------------------------------------------------------------------------------
+// Issue 33: the Element local solver (exact solves on the elements' own nodes)
+
+TEST(SemSchwarz, ElementLocalSolvesEqualTheDenseDefinitionOnKershaw) {
+  // S = sum_e R_e^T (R_e A R_e^T)^-1 R_e (weighted: W^1/2 ... W^1/2, W = 1 / the number of
+  // elements holding the node; RAS: each node's value from the first element holding it), with
+  // R_e A R_e^T taken from the ASSEMBLED matrix (SemLaplacian::assemble) and inverted by Eigen's
+  // Cholesky: an independent check of the library's A_e, which it builds from the element
+  // stiffness of e and its neighbours' on the shared nodes. Kershaw meshes at eps 0.3 and 0.05
+  // (sheared elements, boundary and interior), p = 2, 3, 4. fp64: to rounding (1e-12 of max|z|);
+  // fp32: the inverse's entries and the input rounded to float (relative 6e-8 each), a sum of at
+  // most N^3 = 125 terms per entry, then amplified by the cancellation within A_e^-1 r_e: 1e-5
+  // relative to max|z| (measured: at most 1.9e-7; fp64 at most 4.3e-16). A 0.1% error in the
+  // neighbours' contributions gives 9e-4. ~0.3 s.
+  for (double eps : {0.3, 0.05})
+    for (int p : {2, 3, 4}) {
+      auto A = laplacian(mg::kershaw_mesh(kSanitized ? 3 : 4, eps), p);
+      const mg::SemSpace& V = A->space();
+      const std::size_t n = A->size(), ne = V.num_elements(), N3 = V.nodes_per_element();
+      const CsrMatrix Aa = A->assemble();
+      const auto& l2g = V.local_to_global();
+      const auto r = random_vector(n, 41);
+      std::vector<double> mult(n, 0.0);
+      std::vector<std::int64_t> owner(n, -1);
+      std::vector<std::vector<std::int32_t>> ids(ne);
+      for (std::size_t e = 0; e < ne; ++e)
+        for (std::size_t q = 0; q < N3; ++q) {
+          const std::int32_t g = l2g[e * N3 + q];
+          if (static_cast<std::size_t>(g) >= n) continue;
+          ids[e].push_back(g);
+          mult[static_cast<std::size_t>(g)] += 1.0;
+          if (owner[static_cast<std::size_t>(g)] < 0) owner[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(e);
+        }
+      for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS}) {
+        const bool w = kind == mg::SchwarzKind::ASMWeighted;
+        std::vector<double> ref(n, 0.0);
+        for (std::size_t e = 0; e < ne; ++e) {
+          const Eigen::MatrixXd Ae = dense_block(Aa, ids[e]);
+          Eigen::VectorXd re(static_cast<Eigen::Index>(ids[e].size()));
+          for (std::size_t i = 0; i < ids[e].size(); ++i) {
+            const auto g = static_cast<std::size_t>(ids[e][i]);
+            re(static_cast<Eigen::Index>(i)) = w ? r[g] / std::sqrt(mult[g]) : r[g];
+          }
+          const Eigen::VectorXd ze = Ae.llt().solve(re);
+          for (std::size_t i = 0; i < ids[e].size(); ++i) {
+            const auto g = static_cast<std::size_t>(ids[e][i]);
+            const double v = ze(static_cast<Eigen::Index>(i));
+            if (kind == mg::SchwarzKind::RAS) {
+              if (owner[g] == static_cast<std::int64_t>(e)) ref[g] = v;
+            } else {
+              ref[g] += w ? v / std::sqrt(mult[g]) : v;
+            }
+          }
+        }
+        double nrm = 0;
+        for (double x : ref) nrm = std::max(nrm, std::abs(x));
+        for (auto prec : {mg::SchwarzPrecision::Double, mg::SchwarzPrecision::Single}) {
+          mg::SemSchwarz S(A, kind, 1, prec, mg::SchwarzLocalSolver::Element);
+          EXPECT_EQ(S.local_solver(), mg::SchwarzLocalSolver::Element);
+          EXPECT_EQ(S.num_colours(), V.colours().size());
+          for (std::size_t e = 0; e < ne; ++e) ASSERT_EQ(S.element_nodes(e), ids[e]) << "element " << e;
+          std::vector<double> z(n);
+          S.apply(r.data(), z.data());
+          double err = 0;
+          for (std::size_t g = 0; g < n; ++g) err = std::max(err, std::abs(z[g] - ref[g]));
+          const double tol = prec == mg::SchwarzPrecision::Double ? 1e-12 : 1e-5;
+          EXPECT_LT(err, tol * nrm) << "eps " << eps << " p " << p << " kind " << int(kind) << " "
+                                    << mg::to_string(prec);
+        }
+      }
+    }
+}
+
+TEST(SemSchwarz, ElementLocalSolvesAreSymmetric) {
+  // On a Kershaw mesh the (weighted) ASM with element solves is symmetric positive definite:
+  // x^T S y = y^T S x to rounding, x^T S x > 0. (One element: OneElementIsAnExactSolve.)
+  auto A = laplacian(mg::kershaw_mesh(3, 0.05), 3);
+  for (auto kind : {mg::SchwarzKind::ASM, mg::SchwarzKind::ASMWeighted}) {
+    mg::SemSchwarz S(A, kind, 1, mg::SchwarzPrecision::Double, mg::SchwarzLocalSolver::Element);
+    EXPECT_TRUE(S.is_symmetric());
+    const auto x = random_vector(A->size(), 3), y = random_vector(A->size(), 4);
+    std::vector<double> Sx(A->size()), Sy(A->size());
+    S.apply(x.data(), Sx.data());
+    S.apply(y.data(), Sy.data());
+    EXPECT_NEAR(dot(y, Sx), dot(x, Sy), 1e-12 * std::sqrt(dot(Sx, Sx) * dot(y, y)));
+    EXPECT_GT(dot(x, Sx), 0.0);
+  }
+}
+
+TEST(SemSchwarz, ElementLocalSolvesThreadsGiveTheSameResult) {
+  // 10^3 elements at p = 3: 24389 free nodes, above kParallelMinRows, so apply() forks (kept in
+  // the sanitizer builds for the ThreadSanitizer run; ~0.1 s).
+  auto A = laplacian(mg::box_mesh(10, 10, 10), 3);
+  ASSERT_GT(A->size(), 20000u);
+  for (auto kind : {mg::SchwarzKind::ASMWeighted, mg::SchwarzKind::RAS})
+    for (auto prec : {mg::SchwarzPrecision::Double, mg::SchwarzPrecision::Single}) {
+      mg::SemSchwarz S1(A, kind, 1, prec, mg::SchwarzLocalSolver::Element), S2(A, kind, 2, prec, mg::SchwarzLocalSolver::Element);
+      const auto r = random_vector(A->size(), 9);
+      std::vector<double> z1(A->size()), z2(A->size());
+      S1.apply(r.data(), z1.data());
+      S2.apply(r.data(), z2.data());
+      EXPECT_EQ(z1, z2);
+    }
+}
+
+TEST(SemSchwarz, ElementLocalSolverBadInputAndMemory) {
+  auto A = laplacian(mg::box_mesh(2, 2, 2), 3);
+  mg::SemSchwarz S(A, mg::SchwarzKind::ASM, 1, mg::SchwarzPrecision::Double, mg::SchwarzLocalSolver::Element);
+  EXPECT_THROW(S.extended_nodes(0), elliptica::InvalidArgument);
+  EXPECT_THROW(S.fdm(0, 0), elliptica::InvalidArgument);
+  EXPECT_THROW(S.element_nodes(8), elliptica::InvalidArgument);
+  mg::SemSchwarz F(A, mg::SchwarzKind::ASM, 1);
+  EXPECT_THROW(F.element_nodes(0), elliptica::InvalidArgument);
+  EXPECT_EQ(mg::schwarz_local_solver_from_string("element"), mg::SchwarzLocalSolver::Element);
+  EXPECT_EQ(mg::schwarz_local_solver_from_string("fdm"), mg::SchwarzLocalSolver::FDM);
+  EXPECT_EQ(mg::to_string(mg::SchwarzLocalSolver::Element), "element");
+  EXPECT_THROW(mg::schwarz_local_solver_from_string("dense"), elliptica::InvalidArgument);
+  EXPECT_THROW(mg::SemSchwarz(A, mg::SchwarzKind::ASM, 1, mg::SchwarzPrecision::Double, static_cast<mg::SchwarzLocalSolver>(7)),
+               elliptica::InvalidArgument);
+  // 4^3 elements at p = 5: 64 dense 216^2 inverses, ~3 MB in fp64; a 1 MB limit refuses it.
+  auto B = laplacian(mg::box_mesh(4, 4, 4), 5);
+  ::setenv("ELLIPTICA_MEMORY_LIMIT", "1000000", 1);
+  EXPECT_THROW(mg::SemSchwarz(B, mg::SchwarzKind::ASM, 1, mg::SchwarzPrecision::Double, mg::SchwarzLocalSolver::Element),
+               elliptica::ResourceError);
+  ::unsetenv("ELLIPTICA_MEMORY_LIMIT");
 }

@@ -3,7 +3,9 @@
   python3 bench/sem/kershaw_table.py iterations --cli build/apps/elliptica [--out bench/results/sem_issue33]
   python3 bench/sem/kershaw_table.py errors --cli build/apps/elliptica [--out bench/results/sem_issue33]
   python3 bench/sem/kershaw_table.py order-sweep --cli build/apps/elliptica [--out ...]
-  python3 bench/sem/kershaw_table.py plot-iterations | plot-errors | plot-order-sweep  (PNGs from the CSVs)
+  python3 bench/sem/kershaw_table.py element --cli build/apps/elliptica [--out ...]
+  python3 bench/sem/kershaw_table.py plot-iterations | plot-errors | plot-order-sweep | plot-element
+      (PNGs from the CSVs)
 
 iterations: `elliptica mg sem --mesh kershaw:N,EPS --order P --threads 1` for n in {6, 12}, eps in
 {1, 0.3, 0.05}, p in {3, 5, 7}: the default solver (PCG, opt4 over weighted ASM with fp32
@@ -12,6 +14,12 @@ schedule p, p-2, ..., 1, BoomerAMG order-1 solve), the same at the fixed order (
 (--tune-iterations 0), and Jacobi at (2,2) (--base jacobi --tune-iterations 0, the earlier
 default), to a relative residual of 1e-8, f = 3 pi^2 sin sin sin, x0 = 0. Writes
 OUT/kershaw_iterations.csv, .md (the tables of docs/multigrid.md) and .png.
+
+element: the issue's grid at the fixed order (2,2) with three smoother bases, in one run: Jacobi,
+weighted ASM over the fast-diagonalisation local solves (the library's default local solver), and
+weighted ASM over exact local solves on the elements' own nodes on every level
+(--schwarz-element-max-order P): PCG iterations, set-up and solve seconds and seconds per
+iteration, OUT/element_local_solves.csv, .md and .png.
 
 order-sweep: the same grid at the fixed Chebyshev orders k = 2, 3, 4, 6, 8 (--pre k --post k
 --tune-iterations 0): iterations and solve seconds, OUT/chebyshev_order_sweep.csv and .png (p = 7).
@@ -116,6 +124,66 @@ def iterations(cli, out):
     plot_iterations(rows, out)
 
 
+ELEMENT_SOLVERS = (("jacobi2", ["--base", "jacobi"]), ("fdm2", []), ("element2", None))
+ELEMENT_LABELS = {"jacobi2": "Jacobi (2,2)", "fdm2": "weighted ASM, fdm (2,2)", "element2": "weighted ASM, element (2,2)"}
+
+
+def element(cli, out):
+    rows = []
+    for n in (6, 12):
+        for eps in (1, 0.3, 0.05):
+            for p in (3, 5, 7):
+                for label, extra in ELEMENT_SOLVERS:
+                    extra = ["--schwarz-element-max-order", str(p)] if extra is None else extra
+                    r = run(cli, f"kershaw:{n},{eps}", p, extra + ["--tune-iterations", "0", "--max-iter", "500"])
+                    rows.append(dict(n=n, eps=eps, p=p, solver=label, **{k: r[k] for k in (
+                        "iterations", "converged", "final_rel_residual", "setup_s", "solve_s")},
+                        s_per_iteration=r["solve_s"] / max(r["iterations"], 1)))
+                    benchlib.log(f"n {n} eps {eps} p {p} {label}: {r['iterations']} it, setup {r['setup_s']:.3g} s, "
+                                 f"solve {r['solve_s']:.3g} s")
+    benchlib.write_csv(out / "element_local_solves.csv", rows)
+    get = {(r["n"], r["eps"], r["p"], r["solver"]): r for r in rows}
+    table = []
+    for n in (6, 12):
+        for eps in (1, 0.3, 0.05):
+            for p in (3, 5, 7):
+                j, f, e = (get[(n, eps, p, s)] for s in ("jacobi2", "fdm2", "element2"))
+                table.append([f"kershaw:{n},{eps}", p, j["iterations"], f["iterations"], e["iterations"],
+                              f"{j['iterations'] / f['iterations']:.2f}", f"{j['iterations'] / e['iterations']:.2f}",
+                              f"{f['s_per_iteration'] / j['s_per_iteration']:.2f}",
+                              f"{e['s_per_iteration'] / j['s_per_iteration']:.2f}",
+                              " / ".join(f"{x['solve_s']:.3f}" for x in (j, f, e)),
+                              " / ".join(f"{x['setup_s']:.2f}" for x in (j, f, e))])
+    md = benchlib.md_table(["mesh", "p", "Jacobi it", "fdm it", "element it", "Jacobi / fdm", "Jacobi / element",
+                            "s/it fdm / Jacobi", "s/it element / Jacobi", "solve s (J / fdm / el)",
+                            "set-up s (J / fdm / el)"], table)
+    benchlib.write_atomic(out / "element_local_solves.md", md + "\n\n" + benchlib.md_machine(benchlib.machine()) + "\n")
+    plot_element(rows, out)
+
+
+def plot_element(rows, out):
+    plt = pyplot()
+    if plt is None:
+        return
+    get = {(int(r["n"]), float(r["eps"]), int(r["p"]), r["solver"]): r for r in rows}
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    for col, n in enumerate((6, 12)):
+        for eps, c in zip((1, 0.3, 0.05), ("C0", "C1", "C3")):
+            for label, ls in zip(ELEMENT_LABELS, ("--", ":", "-")):
+                it = [int(get[(n, eps, p, label)]["iterations"]) for p in (3, 5, 7)]
+                axes[0][col].plot((3, 5, 7), it, ls, color=c, marker="o", label=f"eps {eps}, {ELEMENT_LABELS[label]}")
+                t = [float(get[(n, eps, p, label)]["solve_s"]) for p in (3, 5, 7)]
+                axes[1][col].semilogy((3, 5, 7), t, ls, color=c, marker="o")
+        axes[0][col].set_title(f"Kershaw n = {n}: PCG iterations to 1e-8")
+        axes[1][col].set_title(f"Kershaw n = {n}: solve seconds (1 thread)")
+        for r in (0, 1):
+            axes[r][col].set_xlabel("order p")
+            axes[r][col].set_xticks((3, 5, 7))
+    axes[0][0].legend(fontsize=6, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out / "element_local_solves.png", dpi=120)
+
+
 LABELS = {"default": "default (tuned order)", "asm2": "weighted ASM (2,2)", "jacobi2": "Jacobi (2,2)"}
 
 
@@ -211,8 +279,8 @@ def plot_errors(rows, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["iterations", "errors", "order-sweep", "plot-iterations", "plot-errors",
-                                     "plot-order-sweep"])
+    ap.add_argument("what", choices=["iterations", "errors", "order-sweep", "element", "plot-iterations",
+                                     "plot-errors", "plot-order-sweep", "plot-element"])
     ap.add_argument("--cli", default=str(benchlib.REPO / "build" / "apps" / "elliptica"))
     ap.add_argument("--out", default=str(benchlib.RESULTS / "sem_issue33"))
     a = ap.parse_args()
@@ -224,6 +292,10 @@ def main():
         errors(a.cli, out)
     elif a.what == "order-sweep":
         order_sweep(a.cli, out)
+    elif a.what == "element":
+        element(a.cli, out)
+    elif a.what == "plot-element":
+        plot_element(benchlib.read_csv(out / "element_local_solves.csv"), out)
     elif a.what == "plot-order-sweep":
         plot_order_sweep(benchlib.read_csv(out / "chebyshev_order_sweep.csv"), out)
     elif a.what == "plot-iterations":

@@ -57,6 +57,7 @@ nb::dict sem_defaults() {
   o["lambda_iterations"] = d.lambda_iterations;
   o["lmin_ratio"] = d.lmin_ratio;
   o["schwarz_precision"] = mg::to_string(d.schwarz_precision);
+  o["schwarz_element_max_order"] = d.schwarz_element_max_order;
   o["coarse_solver"] = mg::to_string(d.coarse);
   o["krylov"] = krylov_name(d.method);
   o["rtol"] = d.rtol;
@@ -90,6 +91,7 @@ mg::SemPoissonOptions sem_options(const nb::dict& d) {
   o.lambda_iterations = get<int>(d, "lambda_iterations");
   o.lmin_ratio = get<double>(d, "lmin_ratio");
   o.schwarz_precision = mg::schwarz_precision_from_string(get<std::string>(d, "schwarz_precision"));
+  o.schwarz_element_max_order = get<int>(d, "schwarz_element_max_order");
   o.coarse = mg::pmg_coarse_solver_from_string(get<std::string>(d, "coarse_solver"));
   const std::string k = get<std::string>(d, "krylov");
   o.method = k == "pcg" ? kr::Method::Cg : kr::method_from_string(k);

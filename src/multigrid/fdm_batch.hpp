@@ -1,8 +1,8 @@
 #pragma once
 /// @file fdm_batch.hpp
 /// (internal) The fast-diagonalisation local solves of SemSchwarz batched across elements: kFdmLanes
-/// elements whose extended grids keep the same number of points per axis (n_r, n_s, n_t) are
-/// solved together, one element per SIMD lane (Kronbichler & Kormann 2012's vectorisation across
+/// elements with the same number of points per axis (n_r, n_s, n_t; SemSchwarz uses the full
+/// extended grid, N + 2, for every element) are solved together, one element per SIMD lane (Kronbichler & Kormann 2012's vectorisation across
 /// cells, as SemLaplacian's kernel). Every array is interleaved [index][lane]:
 /// - u, w: n_r n_s n_t x kFdmLanes doubles, point (i, j, k) at ((k n_s + j) n_r + i) kFdmLanes + lane;
 /// - per axis d: S_d and S_d^T (n_d x n_d, row-major, entry (i, a) at (i n_d + a) kFdmLanes + lane)

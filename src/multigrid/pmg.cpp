@@ -86,6 +86,9 @@ std::string to_string(PmgCoarseSolver c) { return c == PmgCoarseSolver::BoomerAm
 Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOptions& opt) {
   if (!fine) throw InvalidArgument("pmg_hierarchy: null space");
   if (opt.threads < 0) throw InvalidArgument("pmg_hierarchy: threads must be >= 0, got " + std::to_string(opt.threads));
+  if (opt.schwarz_element_max_order < 0 || opt.schwarz_element_max_order > kMaxSemOrder)
+    throw InvalidArgument("pmg_hierarchy: schwarz_element_max_order must be in [0, " + std::to_string(kMaxSemOrder) +
+                          "], got " + std::to_string(opt.schwarz_element_max_order));
   const std::vector<int> schedule = opt.schedule.empty() ? default_pmg_schedule(fine->order()) : opt.schedule;
   check_pmg_schedule(schedule);
   if (schedule.front() != fine->order())
@@ -110,7 +113,10 @@ Hierarchy pmg_hierarchy(std::shared_ptr<const SemSpace> fine, const PMultigridOp
     lv.diagonal = A->diagonal();
     lv.A = A;
     lv.transfer = std::make_shared<const PmgTransfer>(spaces[j + 1], spaces[j], opt.threads);
-    if (opt.schwarz) lv.schwarz = std::make_shared<const SemSchwarz>(A, *opt.schwarz, opt.threads, opt.schwarz_precision);
+    if (opt.schwarz)
+      lv.schwarz = std::make_shared<const SemSchwarz>(
+          A, *opt.schwarz, opt.threads, opt.schwarz_precision,
+          schedule[j] <= opt.schwarz_element_max_order ? SchwarzLocalSolver::Element : SchwarzLocalSolver::FDM);
     levels.push_back(std::move(lv));
   }
   CsrMatrix A1 = SemLaplacian(spaces.back(), opt.threads).assemble();
@@ -164,6 +170,9 @@ void check_plan_options(const SemPoissonOptions& o) {
   if (o.max_iterations < 1) throw InvalidArgument(w + "max_iterations must be >= 1");
   if (o.restart < 1) throw InvalidArgument(w + "restart must be >= 1");
   if (o.threads < 0) throw InvalidArgument(w + "threads must be >= 0, got " + std::to_string(o.threads));
+  if (o.schwarz_element_max_order < 0 || o.schwarz_element_max_order > kMaxSemOrder)
+    throw InvalidArgument(w + "schwarz_element_max_order must be in [0, " + std::to_string(kMaxSemOrder) +
+                          "] (0: fast diagonalisation on every level), got " + std::to_string(o.schwarz_element_max_order));
   if (o.tune_iterations < 0 || o.tune_iterations > 1000)
     throw InvalidArgument(w + "tune_iterations must be in [0, 1000] (0: no tuning), got " +
                           std::to_string(o.tune_iterations));
@@ -207,6 +216,7 @@ SemPoissonPlan::SemPoissonPlan(HexMesh mesh, const SemPoissonOptions& opt) : opt
   po.boomeramg = opt_.boomeramg;
   po.threads = opt_.threads;
   po.schwarz_precision = opt_.schwarz_precision;
+  po.schwarz_element_max_order = opt_.schwarz_element_max_order;
   if (opt_.base == SemSmootherBase::ASM) po.schwarz = SchwarzKind::ASM;
   if (opt_.base == SemSmootherBase::ASMWeighted) po.schwarz = SchwarzKind::ASMWeighted;
   if (opt_.base == SemSmootherBase::RAS) po.schwarz = SchwarzKind::RAS;

@@ -634,40 +634,9 @@ CsrMatrix SemLaplacian::assemble() const {
     A.row_ptr[g + 1] = std::int64_t(A.col.size());
   }
   A.val.assign(A.col.size(), 0.0);
-  // Element matrices by quadrature: at q = (a, b, c) the reference gradient of basis function n
-  // is nonzero only for n on the three lines through q: d/dr of n = (m, b, c) is D[a][m], etc.
   std::vector<double> Ae(n3 * n3);
   for (std::size_t e = 0; e < ne; ++e) {
-    std::fill(Ae.begin(), Ae.end(), 0.0);
-    const double* G = S.geometric_factors().data() + e * 6 * n3;
-    for (int c = 0; c < N; ++c)
-      for (int b = 0; b < N; ++b)
-        for (int a = 0; a < N; ++a) {
-          const std::size_t q = std::size_t(a + N * (b + N * c));
-          const double g[3][3] = {{G[0 * n3 + q], G[1 * n3 + q], G[2 * n3 + q]},
-                                  {G[1 * n3 + q], G[3 * n3 + q], G[4 * n3 + q]},
-                                  {G[2 * n3 + q], G[4 * n3 + q], G[5 * n3 + q]}};
-          // lines[X][m]: (local node, derivative value) along axis X.
-          std::size_t node[3][16];
-          double der[3][16];
-          for (int m = 0; m < N; ++m) {
-            node[0][m] = std::size_t(m + N * (b + N * c));
-            der[0][m] = D[a * N + m];
-            node[1][m] = std::size_t(a + N * (m + N * c));
-            der[1][m] = D[b * N + m];
-            node[2][m] = std::size_t(a + N * (b + N * m));
-            der[2][m] = D[c * N + m];
-          }
-          for (int X = 0; X < 3; ++X)
-            for (int Y = 0; Y < 3; ++Y) {
-              const double gxy = g[X][Y];
-              for (int m1 = 0; m1 < N; ++m1) {
-                const double f = gxy * der[X][m1];
-                double* row = &Ae[node[X][m1] * n3];
-                for (int m2 = 0; m2 < N; ++m2) row[node[Y][m2]] += f * der[Y][m2];
-              }
-            }
-        }
+    sem_element_stiffness(S, e, Ae.data());
     const std::int32_t* ids = &l2g[e * n3];
     for (std::size_t q1 = 0; q1 < n3; ++q1) {
       const std::size_t r = std::size_t(ids[q1]);
@@ -683,6 +652,48 @@ CsrMatrix SemLaplacian::assemble() const {
     }
   }
   return A;
+}
+
+void sem_element_stiffness(const SemSpace& S, std::size_t e, double* out) {
+  if (e >= S.num_elements())
+    throw InvalidArgument("sem_element_stiffness: element " + std::to_string(e) + " out of range (" +
+                          std::to_string(S.num_elements()) + " elements)");
+  if (out == nullptr) throw InvalidArgument("sem_element_stiffness: null output");
+  const int N = S.points_1d();
+  const std::size_t n3 = S.nodes_per_element();
+  const auto& D = S.derivative();
+  std::fill(out, out + n3 * n3, 0.0);
+  // At q = (a, b, c) the reference gradient of basis function n is nonzero only for n on the
+  // three lines through q: d/dr of n = (m, b, c) is D[a][m], etc.
+  const double* G = S.geometric_factors().data() + e * 6 * n3;
+  for (int c = 0; c < N; ++c)
+    for (int b = 0; b < N; ++b)
+      for (int a = 0; a < N; ++a) {
+        const std::size_t q = std::size_t(a + N * (b + N * c));
+        const double g[3][3] = {{G[0 * n3 + q], G[1 * n3 + q], G[2 * n3 + q]},
+                                {G[1 * n3 + q], G[3 * n3 + q], G[4 * n3 + q]},
+                                {G[2 * n3 + q], G[4 * n3 + q], G[5 * n3 + q]}};
+        // lines[X][m]: (local node, derivative value) along axis X.
+        std::size_t node[3][16];
+        double der[3][16];
+        for (int m = 0; m < N; ++m) {
+          node[0][m] = std::size_t(m + N * (b + N * c));
+          der[0][m] = D[a * N + m];
+          node[1][m] = std::size_t(a + N * (m + N * c));
+          der[1][m] = D[b * N + m];
+          node[2][m] = std::size_t(a + N * (b + N * m));
+          der[2][m] = D[c * N + m];
+        }
+        for (int X = 0; X < 3; ++X)
+          for (int Y = 0; Y < 3; ++Y) {
+            const double gxy = g[X][Y];
+            for (int m1 = 0; m1 < N; ++m1) {
+              const double f = gxy * der[X][m1];
+              double* row = &out[node[X][m1] * n3];
+              for (int m2 = 0; m2 < N; ++m2) row[node[Y][m2]] += f * der[Y][m2];
+            }
+          }
+      }
 }
 
 SemApplyCost sem_apply_cost(int order, bool affine) {

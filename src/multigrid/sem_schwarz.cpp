@@ -17,6 +17,7 @@
 #include "elliptica/multigrid/gll.hpp"
 #include "elliptica/multigrid/sem_mesh.hpp"
 #include "fdm_batch.hpp"
+#include "sem_schwarz_apply.hpp"
 
 namespace elliptica::multigrid {
 namespace {
@@ -79,13 +80,15 @@ SchwarzPrecision schwarz_precision_from_string(const std::string& s) {
 std::string to_string(SchwarzPrecision p) { return p == SchwarzPrecision::Single ? "fp32" : "fp64"; }
 
 SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads,
-                       SchwarzPrecision precision)
-    : A_(std::move(A)), kind_(kind), threads_(threads), precision_(precision) {
+                       SchwarzPrecision precision, SchwarzLocalSolver local)
+    : A_(std::move(A)), kind_(kind), threads_(threads), precision_(precision), local_(local) {
   if (!A_) throw InvalidArgument("SemSchwarz: null SemLaplacian");
   if (threads < 0) throw InvalidArgument("SemSchwarz: threads must be >= 0, got " + std::to_string(threads));
   if (kind != SchwarzKind::ASM && kind != SchwarzKind::ASMWeighted && kind != SchwarzKind::RAS) throw InvalidArgument("SemSchwarz: unknown Schwarz kind");
   if (precision != SchwarzPrecision::Double && precision != SchwarzPrecision::Single)
     throw InvalidArgument("SemSchwarz: unknown precision");
+  if (local != SchwarzLocalSolver::FDM && local != SchwarzLocalSolver::Element)
+    throw InvalidArgument("SemSchwarz: unknown local solver");
   const SemSpace& V = A_->space();
   const int p = V.order();
   if (p < 2)
@@ -97,6 +100,10 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
   ne_ = V.num_elements();
   n_ = V.num_free();
   m3_ = static_cast<std::size_t>(M) * M * M;
+  if (local_ == SchwarzLocalSolver::Element) {
+    build_element_solves();  // sem_schwarz_element.cpp
+    return;
+  }
   const std::size_t N3 = V.nodes_per_element(), N2 = static_cast<std::size_t>(N) * N;
   const double ne = static_cast<double>(ne_);
   require_memory(ne * static_cast<double>(m3_) * (4.0 + 8.0 + 8.0) + 8.0 * static_cast<double>(n_ + 1) +
@@ -297,9 +304,15 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     }
   }
 
-  // Batches of the local solves: elements of one colour with the same kept extents (interior,
-  // next to one Dirichlet face, ...), in element order, detail::kFdmLanes per batch; the factors
-  // interleaved lane by lane (fdm_batch.hpp); colour_batch_ delimits the colours.
+  // Batches of the local solves: the elements of one colour in element order, detail::kFdmLanes
+  // per batch; the factors interleaved lane by lane (fdm_batch.hpp); colour_batch_ delimits the
+  // colours. Every batch runs on the full (N+2)^3 grid: an element next to the Dirichlet boundary
+  // keeps fewer points along an axis ([lo, lo + n)), and its 1-D factors are embedded in the
+  // full size with an identity block (S = 1, lambda = 1) on the points it does not keep. Those
+  // points gather 0 (the sentinel), so their modes' coefficients are exactly 0 and the kept
+  // points' values are exactly the kept-size solve's; the removed points are never written.
+  // (Until stop 50 the batches were split by kept extents as well: with 8 extent classes per
+  // colour, a 6^3 mesh filled 21% of the lanes.)
   {
     const auto L = static_cast<std::size_t>(precision_ == SchwarzPrecision::Single ? detail::fdm_lanes<float>
                                                                                   : detail::fdm_lanes<double>);
@@ -307,7 +320,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     using Key = std::array<int, 4>;  // colour, n_r, n_s, n_t
     std::vector<std::pair<Key, std::int32_t>> order(ne_);
     for (std::size_t e = 0; e < ne_; ++e)
-      order[e] = {{colour[e], fdm_[3 * e].n, fdm_[3 * e + 1].n, fdm_[3 * e + 2].n}, static_cast<std::int32_t>(e)};
+      order[e] = {{colour[e], M, M, M}, static_cast<std::int32_t>(e)};
     std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     batch_off_.assign(1, 0);
     batch_buf_.assign(1, 0);
@@ -346,12 +359,19 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
           std::int32_t e = batch_elems_[bt * L + l];
           if (e < 0) e = batch_elems_[bt * L];  // padded lane: the first element's factors
           const FdmAxis& f = fdm_[3 * static_cast<std::size_t>(e) + static_cast<std::size_t>(d)];
+          const auto lo = static_cast<std::size_t>(f.lo), nk = static_cast<std::size_t>(f.n);
+          auto kept = [&](std::size_t i) { return i >= lo && i < lo + nk; };
+          // S extended to the full n = N + 2 points: the kept block, identity elsewhere.
+          auto S = [&](std::size_t i, std::size_t a2) {
+            if (kept(i) && kept(a2)) return f.S[(i - lo) * nk + (a2 - lo)];
+            return (i == a2 && !kept(i)) ? 1.0 : 0.0;
+          };
           for (std::size_t i = 0; i < n; ++i) {
             for (std::size_t a2 = 0; a2 < n; ++a2) {
-              out[(i * n + a2) * L + l] = f.S[i * n + a2];          // S(i, a)
-              out[(n * n + i * n + a2) * L + l] = f.S[a2 * n + i];  // S^T(i, a)
+              out[(i * n + a2) * L + l] = S(i, a2);          // S(i, a)
+              out[(n * n + i * n + a2) * L + l] = S(a2, i);  // S^T(i, a)
             }
-            out[(2 * n * n + i) * L + l] = f.lambda[i];
+            out[(2 * n * n + i) * L + l] = kept(i) ? f.lambda[i - lo] : 1.0;
           }
         }
         out += (2 * n * n + n) * L;
@@ -361,19 +381,19 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
       bfacf_.assign(bfac_.begin(), bfac_.end());
       std::vector<double>().swap(bfac_);
     }
-    // Every kept extended point (a, b, c) of every element of every batch, with the element and
-    // the point's position in the batches' interleaved layout (batch bt at batch_buf_[bt], lane
-    // l's kept point q at q lanes + l).
+    // Every extended point (a, b, c) of every element of every batch, with the element and the
+    // point's position in the batches' interleaved layout (batch bt at batch_buf_[bt], lane l's
+    // point q = a + (N+2) (b + (N+2) c) at q lanes + l). Points an element does not keep have
+    // ext_ = -1 (set above): they gather the sentinel and write nothing.
     auto for_each_kept = [&](auto&& fn) {
       for (std::size_t bt = 0; bt < nb; ++bt)
         for (std::size_t l = 0; l < L; ++l) {
           const std::int32_t e = batch_elems_[bt * L + l];
           if (e < 0) continue;
-          const FdmAxis* f = &fdm_[3 * static_cast<std::size_t>(e)];
           std::size_t q = 0;
-          for (int c = f[2].lo; c < f[2].lo + f[2].n; ++c)
-            for (int bb = f[1].lo; bb < f[1].lo + f[1].n; ++bb)
-              for (int aa = f[0].lo; aa < f[0].lo + f[0].n; ++aa, ++q) fn(e, aa, bb, c, batch_buf_[bt] + q * L + l);
+          for (int c = 0; c < M; ++c)
+            for (int bb = 0; bb < M; ++bb)
+              for (int aa = 0; aa < M; ++aa, ++q) fn(e, aa, bb, c, batch_buf_[bt] + q * L + l);
         }
     };
     // bidx_: the free node each entry gathers r from and adds its local solution to (-1: none).
@@ -419,6 +439,8 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
 }
 
 std::vector<std::int32_t> SemSchwarz::extended_nodes(std::size_t e) const {
+  if (local_ != SchwarzLocalSolver::FDM)
+    throw InvalidArgument("SemSchwarz::extended_nodes: the local solver is element (no extended grids: element_nodes)");
   if (e >= ne_)
     throw InvalidArgument("SemSchwarz::extended_nodes: element " + std::to_string(e) + " out of range (" +
                           std::to_string(ne_) + " elements)");
@@ -426,6 +448,8 @@ std::vector<std::int32_t> SemSchwarz::extended_nodes(std::size_t e) const {
 }
 
 const FdmAxis& SemSchwarz::fdm(std::size_t e, int d) const {
+  if (local_ != SchwarzLocalSolver::FDM)
+    throw InvalidArgument("SemSchwarz::fdm: the local solver is element (no FDM factors)");
   if (e >= ne_ || d < 0 || d > 2)
     throw InvalidArgument("SemSchwarz::fdm: element " + std::to_string(e) + ", axis " + std::to_string(d) +
                           " out of range (" + std::to_string(ne_) + " elements, axes 0..2)");
@@ -433,6 +457,13 @@ const FdmAxis& SemSchwarz::fdm(std::size_t e, int d) const {
 }
 
 void SemSchwarz::apply(const double* r, double* z) const {
+  if (local_ == SchwarzLocalSolver::Element) {
+    if (precision_ == SchwarzPrecision::Single)
+      apply_element<float>(r, z);
+    else
+      apply_element<double>(r, z);
+    return;
+  }
   if (precision_ == SchwarzPrecision::Single)
     apply_in<float>(r, z);
   else
@@ -441,9 +472,6 @@ void SemSchwarz::apply(const double* r, double* z) const {
 
 template <typename T>
 void SemSchwarz::apply_in(const double* r, double* z) const {
-  const int nt = resolve_threads(threads_);
-  const bool par = static_cast<std::ptrdiff_t>(n_) > kParallelMinRows;
-  const double* ws = wsqrt_.empty() ? nullptr : wsqrt_.data();
   const std::int32_t* add_to = kind_ == SchwarzKind::RAS ? sidx_.data() : bidx_.data();
   constexpr auto L = static_cast<std::size_t>(detail::fdm_lanes<T>);
   const T* factors = nullptr;
@@ -451,70 +479,30 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
     factors = bfacf_.data();
   else
     factors = bfac_.data();
-  // Per thread 2 (N+2)^3 L values of T and 64 bytes of alignment room, counted in doubles.
-  const std::size_t slot = (2 * m3_ * L * sizeof(T) + 64 + sizeof(double) - 1) / sizeof(double);
-  const int team = par ? nt : 1;
-  if (scratch_.size() < static_cast<std::size_t>(team) * slot) scratch_.resize(static_cast<std::size_t>(team) * slot);
-  const auto n = static_cast<std::int64_t>(n_);
-  // rx = W^1/2 r (or r) with one more entry: index n_ is the sentinel of the entries without a
-  // node (bidx_ / sidx_ = -1 were mapped to it at set-up), rx[n_] = 0, so the gather runs
-  // without branches; the scatter-add into zx skips it.
   const auto n32 = static_cast<std::int32_t>(n_);
-  T* rx = nullptr;
-  T* zx = nullptr;
-  if constexpr (std::is_same_v<T, float>) {
-    rx = rxf_.data();
-    zx = zxf_.data();
-  } else {
-    rx = rx_.data();
-    zx = zx_.data();
-  }
-#pragma omp parallel num_threads(nt) if (par)
-  {
-    // This thread's local arrays u, w ((N+2)^3 x L values each, 64-byte aligned; scratch_ has one
-    // slot per thread of the team, sized before the region).
-    T* u = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(scratch_.data() + static_cast<std::size_t>(omp_get_thread_num()) * slot) + 63) &
-                                ~std::uintptr_t{63});
+  // Scratch: the local arrays u, w of a batch, (N+2)^3 x L values each (sem_schwarz_apply.hpp).
+  apply_coloured<T>(r, z, 2 * m3_ * L, [&](std::size_t bt, T* u, const T* rx, T* zx) {
     T* w = u + m3_ * L;
-#pragma omp for schedule(static)
-    for (std::int64_t g = 0; g < n; ++g) {
-      rx[g] = static_cast<T>(ws != nullptr ? ws[g] * r[g] : r[g]);
-      zx[g] = T(0);
+    const std::int32_t* __restrict idx = bidx_.data() + batch_buf_[bt];
+    const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
+    const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
+    for (std::int64_t q = 0; q < cnt; ++q) u[q] = rx[idx[q]];
+    detail::FdmBatchFactors<T> fb{};
+    const T* fac = factors + batch_off_[bt];
+    for (int d = 0; d < 3; ++d) {
+      const auto m = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
+      fb.n[d] = static_cast<int>(m);
+      fb.S[d] = fac;
+      fb.ST[d] = fac + m * m * L;
+      fb.lambda[d] = fac + 2 * m * m * L;
+      fac += (2 * m * m + m) * L;
     }
-#pragma omp single
-    rx[n] = T(0);
-    // Colour by colour (an implicit barrier after each): the batches of a colour touch disjoint
-    // nodes, so each adds its local solutions into zx directly; every node receives its
-    // contributions in the same order (colours, then batches) whatever the thread count.
-    for (std::size_t col = 0; col + 1 < colour_batch_.size(); ++col) {
-      const auto b0 = static_cast<std::int64_t>(colour_batch_[col]), b1 = static_cast<std::int64_t>(colour_batch_[col + 1]);
-#pragma omp for schedule(static)
-      for (std::int64_t ib = b0; ib < b1; ++ib) {
-        const auto bt = static_cast<std::size_t>(ib);
-        const std::int32_t* __restrict idx = bidx_.data() + batch_buf_[bt];
-        const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
-        const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
-        for (std::int64_t q = 0; q < cnt; ++q) u[q] = rx[idx[q]];
-        detail::FdmBatchFactors<T> fb{};
-        const T* fac = factors + batch_off_[bt];
-        for (int d = 0; d < 3; ++d) {
-          const auto m = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
-          fb.n[d] = static_cast<int>(m);
-          fb.S[d] = fac;
-          fb.ST[d] = fac + m * m * L;
-          fb.lambda[d] = fac + 2 * m * m * L;
-          fac += (2 * m * m + m) * L;
-        }
-        detail::fdm_solve_batch<T>(fb, u, w);
-        // Distinct nodes within a batch (its elements' grids are disjoint); the sentinel is
-        // skipped (batches on other threads would race on it).
-        for (std::int64_t q = 0; q < cnt; ++q)
-          if (dst[q] != n32) zx[dst[q]] += u[q];
-      }
-    }
-#pragma omp for schedule(static)
-    for (std::int64_t g = 0; g < n; ++g) z[g] = ws != nullptr ? ws[g] * static_cast<double>(zx[g]) : static_cast<double>(zx[g]);
-  }
+    detail::fdm_solve_batch<T>(fb, u, w);
+    // Distinct nodes within a batch (its elements' grids are disjoint); the sentinel is skipped
+    // (batches on other threads would race on it).
+    for (std::int64_t q = 0; q < cnt; ++q)
+      if (dst[q] != n32) zx[dst[q]] += u[q];
+  });
 }
 
 template void SemSchwarz::apply_in<double>(const double*, double*) const;

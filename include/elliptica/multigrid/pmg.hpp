@@ -133,6 +133,10 @@ struct PMultigridOptions {
   std::optional<SchwarzKind> schwarz;
   /// Arithmetic of those Schwarz operators' local solves (SchwarzPrecision, sem_schwarz.hpp).
   SchwarzPrecision schwarz_precision = SchwarzPrecision::Double;
+  /// Levels of order <= this solve their Schwarz local problems exactly on the elements' own
+  /// nodes (SchwarzLocalSolver::Element); the others by fast diagonalisation (FDM). 0: FDM on
+  /// every level. In [0, kMaxSemOrder].
+  int schwarz_element_max_order = 0;
 };
 
 /// The p-multigrid hierarchy on fine's mesh: level j (finest first) has order schedule[j]; for
@@ -180,6 +184,11 @@ struct SemPoissonOptions {
   /// nekRS: the fast-diagonalisation factors and local arrays in float, 1.3-1.5x faster local
   /// solves, the same PCG iterations, also at rtol 1e-12) or fp64 (SchwarzPrecision).
   SchwarzPrecision schwarz_precision = SchwarzPrecision::Single;
+  /// Schwarz bases: the levels of order <= this solve their local problems exactly on the
+  /// elements' own nodes (SchwarzLocalSolver::Element: a dense A_e^-1 of (N^3)^2 values an
+  /// element, exact on any geometry), the others by fast diagonalisation of the one-layer-extended
+  /// element's box (FDM, blind to shear). 0: FDM everywhere. In [0, kMaxSemOrder].
+  int schwarz_element_max_order = 0;
   double lambda_safety = 1.1;    ///< lambda_max = this x the Lanczos estimate of rho(D^-1 A); > 0
   int lambda_iterations = 10;    ///< Lanczos steps of that estimate, >= 1
   double lmin_ratio = 0.1;       ///< cheb1: lambda_min / lambda_max, in (0, 1)

@@ -228,4 +228,13 @@ struct SemApplyCost {
 /// InvalidArgument for an order outside [kMinSemOrder, kMaxSemOrder].
 SemApplyCost sem_apply_cost(int order, bool affine = false);
 
+/// The element stiffness matrix of element e: K_e(m, n) = sum_q grad phi_m(q)^T G(q) grad phi_n(q)
+/// over the element's GLL points q, G = w_i w_j w_k |J| J^-1 J^-T (geometric_factors(); the
+/// reference gradients of the Lagrange basis at GLL points: d/dr phi_(m,b,c)(a,b,c) = D[a][m],
+/// Deville, Fischer & Mund 2002, section 4.3). K_e is N^3 x N^3, row-major, both indices in the
+/// local order q = i + N j + N^2 k, Dirichlet nodes included: SemLaplacian's operator is
+/// A = sum_e R_e K_e R_e^T restricted to the free nodes. out: N^6 doubles, overwritten. 9 N^5
+/// multiply-adds. InvalidArgument for e out of range or a null out.
+void sem_element_stiffness(const SemSpace& V, std::size_t e, double* out);
+
 }  // namespace elliptica::multigrid

@@ -49,9 +49,11 @@
 /// and more: rho(S A) = 10.6 on a box at p = 3), and a Chebyshev smoother on [0, lambda_max] then
 /// damps the modes near 1 little; weighted, they cluster near 1 (rho(S_w A) ~ 1.35).
 ///
-/// Parallel application, batched and coloured (issue 33): elements whose extended grids keep the
-/// same number of points per axis are solved together, one element per SIMD lane (fdm_batch.hpp,
-/// as SemLaplacian's kernel); the elements are coloured (greedily, in element order) so that the
+/// Parallel application, batched and coloured (issue 33): the elements of a colour are solved
+/// together, one element per SIMD lane, on the full (N+2)^3 grid (fdm_batch.hpp, as
+/// SemLaplacian's kernel; an element next to the Dirichlet boundary has its factors embedded in
+/// that size with identity blocks on the points it does not keep, which gather 0 and are never
+/// written); the elements are coloured (greedily, in element order) so that the
 /// extended grids of one colour share no free node, and colour by colour every batch adds its
 /// local solutions into z directly: no atomics, every node receives its contributions in the
 /// same order (colour, then batch), the result bitwise independent of the thread count.
@@ -89,6 +91,23 @@ enum class SchwarzPrecision { Double, Single };
 /// "fp64" / "fp32"; InvalidArgument naming the value otherwise. And back.
 SchwarzPrecision schwarz_precision_from_string(const std::string& s);
 std::string to_string(SchwarzPrecision p);
+
+/// How SemSchwarz solves its local problems.
+/// - FDM: subdomain = the element extended by one GLL layer (overlap 1), its operator replaced by
+///   a box's and solved by fast diagonalisation (the file docstring; nekRS's smoother). Cheap
+///   ((N+2)^4 flops and O((N+2)^2) factors an element) but blind to shear: on an element sheared by
+///   a slope s no box is closer than (1 + |c|) / (1 - |c|) spectrally, c = s / (1 + s^2)^1/2
+///   (262 at the Kershaw slope 8.06 of eps = 0.05; docs/multigrid.md, issue 33).
+/// - Element: subdomain = the element's own N^3 nodes (the free ones; neighbours overlap only on
+///   shared faces, edges and vertices), local problem A_e = R_e A R_e^T solved exactly, by a dense
+///   inverse computed at set-up (Cholesky) and applied as a matrix-vector product. Exact for any
+///   geometry; (N^3)^2 values an element (p = 3: 16 KB in fp32; p = 5: 187 KB; p = 7: 1 MB), so
+///   for low orders or small meshes. A_e is assembled from the element stiffness matrices of e and
+///   of its neighbours on the shared nodes (sem_element_stiffness, sem_operator.hpp).
+enum class SchwarzLocalSolver { FDM, Element };
+/// "fdm" / "element"; InvalidArgument naming the value otherwise. And back.
+SchwarzLocalSolver schwarz_local_solver_from_string(const std::string& s);
+std::string to_string(SchwarzLocalSolver l);
 
 /// The 1-D operators of one axis of one element's extended grid and their generalized
 /// eigen-decomposition (fdm.cpp).
@@ -129,8 +148,14 @@ class SemSchwarz final : public LinearOperator<double> {
   /// omp_get_max_threads() at the call). `precision`: the local solves' arithmetic.
   /// Throws InvalidArgument for a null operator, order p < 2 (the p = 1 level of a p-multigrid is
   /// the coarse level, solved by AMG), threads < 0; NumericalError when a 1-D eigenproblem fails.
+  /// `local` = Element (SchwarzLocalSolver): no extended grids and no FDM factors; instead the
+  /// dense inverse of every element's A_e (ne (N^3)^2 values of the precision, checked with
+  /// require_memory: ResourceError) and the node lists; colours are SemSpace::colours() (no two
+  /// elements of a colour share a node). NumericalError when an A_e is not positive definite
+  /// (cannot happen for a valid mesh: A_e is a principal submatrix of the SPD A).
   SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, int threads = 0,
-             SchwarzPrecision precision = SchwarzPrecision::Double);
+             SchwarzPrecision precision = SchwarzPrecision::Double,
+             SchwarzLocalSolver local = SchwarzLocalSolver::FDM);
 
   std::size_t size() const override { return n_; }
   /// z = S r (lengths size()). Not reentrant (work arrays of the operator). Throws only
@@ -142,35 +167,57 @@ class SemSchwarz final : public LinearOperator<double> {
 
   SchwarzKind kind() const { return kind_; }
   SchwarzPrecision precision() const { return precision_; }
+  SchwarzLocalSolver local_solver() const { return local_; }
   /// Number of colours of apply()'s schedule: elements of one colour have disjoint extended grids
   /// (greedy colouring in element order; 8 on a structured mesh at p >= 3, more at p = 2 where
-  /// the overlaps of elements two apart meet).
+  /// the overlaps of elements two apart meet); Element local solver: SemSpace::colours() (no
+  /// shared vertex; 8 on a structured mesh).
   std::size_t num_colours() const { return colour_batch_.size() - 1; }
   int threads() const { return threads_; }
   const SemLaplacian& laplacian() const { return *A_; }
 
   /// Global ids of element e's extended grid ((N+2)^3, extended local order of the file
   /// docstring): a free node id, or -1 for a point outside the mesh or on the Dirichlet boundary.
-  /// InvalidArgument for e out of range.
+  /// InvalidArgument for e out of range, or for the Element local solver (no extended grids).
   std::vector<std::int32_t> extended_nodes(std::size_t e) const;
   /// The FDM factors of element e along axis d (0 = r, 1 = s, 2 = t). InvalidArgument when out of
-  /// range.
+  /// range, or for the Element local solver (no FDM factors).
   const FdmAxis& fdm(std::size_t e, int d) const;
+  /// Element local solver: the free global ids of element e's own nodes in local order (q = i +
+  /// N j + N^2 k, Dirichlet nodes skipped): the rows and columns of its A_e. InvalidArgument for e
+  /// out of range or for the FDM local solver.
+  std::vector<std::int32_t> element_nodes(std::size_t e) const;
 
  private:
   template <typename T>
   void apply_in(const double* r, double* z) const;  // apply() with local solves in precision T
+  // The Element local solver (sem_schwarz_element.cpp): set-up and apply() in precision T.
+  void build_element_solves();
+  template <typename T>
+  void apply_element(const double* r, double* z) const;
+  // The coloured gather / local solve / scatter loop both apply with (sem_schwarz_apply.hpp).
+  template <typename T, typename Local>
+  void apply_coloured(const double* r, double* z, std::size_t scratch_values, Local&& local) const;
 
   std::shared_ptr<const SemLaplacian> A_;
   SchwarzKind kind_;
   int threads_ = 0;
   SchwarzPrecision precision_ = SchwarzPrecision::Double;
+  SchwarzLocalSolver local_ = SchwarzLocalSolver::FDM;
   std::size_t n_ = 0, ne_ = 0, m3_ = 0;  // free nodes, elements, (N+2)^3
+  // Element local solver: element e's free own nodes eidx_[eoff_[e] .. eoff_[e+1]) (RAS: edst_,
+  // the node an entry writes, n_ where e does not own it), its dense A_e^-1 (m_e x m_e,
+  // symmetric) at emat_off_[e] in emat_ or ematf_; the elements in colour order in batch_elems_,
+  // colour c's at [colour_batch_[c], colour_batch_[c+1]) (lanes_ = 1).
+  std::vector<std::size_t> eoff_, emat_off_;
+  std::vector<std::int32_t> eidx_, edst_;
+  std::vector<double> emat_;
+  std::vector<float> ematf_;
   std::vector<std::int32_t> ext_;        // ne x (N+2)^3 global free ids or -1
   std::vector<FdmAxis> fdm_;             // ne x 3
   std::vector<double> wsqrt_;            // ASMWeighted: 1 / sqrt(multiplicity) per free node
-  // Batches of the local solves (fdm_batch.hpp): elements of one colour with the same kept
-  // extents, one per SIMD lane; elements of one colour have disjoint extended grids.
+  // Batches of the local solves (fdm_batch.hpp): elements of one colour, one per SIMD lane, on the
+  // full (N+2)^3 grid; elements of one colour have disjoint extended grids.
   int lanes_ = 1;                          // elements per batch (SIMD lanes)
   std::vector<std::int32_t> batch_elems_;  // nb x lanes_ element ids, -1 = padded lane
   std::vector<int> batch_n_;               // nb x 3 kept points per axis
