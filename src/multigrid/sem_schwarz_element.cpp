@@ -101,7 +101,8 @@ void SemSchwarz::build_element_solves() {
   }
   require_memory(mat_values * tbytes + static_cast<double>(eoff_[ne_]) * (4.0 + 4.0 + 4.0) +
                      static_cast<double>(n_) * (8.0 + 2.0 * tbytes + (kind_ == SchwarzKind::ASMWeighted ? 8.0 : 0.0)) +
-                     static_cast<double>(nt) * (2.0 * static_cast<double>(n3) * static_cast<double>(n3) * 8.0),
+                     // per thread: K_e, and A_e, its Cholesky factor, the inverse and its symmetric part
+                     static_cast<double>(nt) * (5.0 * static_cast<double>(n3) * static_cast<double>(n3) * 8.0),
                  "SemSchwarz, element local solves (" + std::to_string(ne_) + " elements, order " +
                      std::to_string(V.order()) + ")");
   eidx_.resize(eoff_[ne_]);
