@@ -599,10 +599,9 @@ std::vector<double> SemLaplacian::diagonal() const {
 
 CsrMatrix SemLaplacian::assemble() const {
   const SemSpace& S = *space_;
-  const int N = S.points_1d(), p = S.order();
+  const int p = S.order();
   const std::size_t n3 = S.nodes_per_element(), nf = S.num_free(), ne = S.num_elements();
   const auto& l2g = S.local_to_global();
-  const auto& D = S.derivative();
   const double row_max = std::min<double>(double(2 * p + 1) * (2 * p + 1) * (2 * p + 1), double(nf));
   require_memory(double(nf) * row_max * 12.0 + double(n3) * double(n3) * 8.0,
                  "SemLaplacian::assemble (" + std::to_string(nf) + " rows)");

@@ -317,45 +317,35 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
     const auto L = static_cast<std::size_t>(precision_ == SchwarzPrecision::Single ? detail::fdm_lanes<float>
                                                                                   : detail::fdm_lanes<double>);
     lanes_ = static_cast<int>(L);
-    using Key = std::array<int, 4>;  // colour, n_r, n_s, n_t
-    std::vector<std::pair<Key, std::int32_t>> order(ne_);
-    for (std::size_t e = 0; e < ne_; ++e)
-      order[e] = {{colour[e], M, M, M}, static_cast<std::int32_t>(e)};
+    // Elements in colour order (stable: element order within a colour), L per batch; a colour's
+    // last batch is padded (-1). Every batch has the same layout: factors fac_stride_ values,
+    // gather/scatter entries buf_stride_ (the (N+2)^3 points x L lanes).
+    std::vector<std::pair<std::int32_t, std::int32_t>> order(ne_);  // (colour, element)
+    for (std::size_t e = 0; e < ne_; ++e) order[e] = {colour[e], static_cast<std::int32_t>(e)};
     std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    batch_off_.assign(1, 0);
-    batch_buf_.assign(1, 0);
+    const auto Mz = static_cast<std::size_t>(M);
+    fac_stride_ = 3 * (2 * Mz * Mz + Mz) * L;
+    buf_stride_ = m3_ * L;
     colour_batch_.assign(1, 0);
     for (std::size_t i = 0; i < ne_;) {
       std::size_t j = i;
-      while (j < ne_ && j - i < static_cast<std::size_t>(L) && order[j].first == order[i].first) ++j;
-      if (i > 0 && order[i].first[0] != order[i - 1].first[0])
-        colour_batch_.push_back(batch_elems_.size() / L);
-      for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l)
-        batch_elems_.push_back(i + l < j ? order[i + l].second : -1);
-      const auto& nk = order[i].first;
-      batch_buf_.push_back(batch_buf_.back() + static_cast<std::size_t>(nk[1]) * static_cast<std::size_t>(nk[2]) *
-                                                   static_cast<std::size_t>(nk[3]) * L);
-      std::size_t sz = 0;
-      for (int d = 0; d < 3; ++d) {
-        const auto n = static_cast<std::size_t>(nk[static_cast<std::size_t>(d) + 1]);
-        batch_n_.push_back(static_cast<int>(n));
-        sz += (2 * n * n + n) * L;
-      }
-      batch_off_.push_back(batch_off_.back() + sz);
+      while (j < ne_ && j - i < L && order[j].first == order[i].first) ++j;
+      if (i > 0 && order[i].first != order[i - 1].first) colour_batch_.push_back(batch_elems_.size() / L);
+      for (std::size_t l = 0; l < L; ++l) batch_elems_.push_back(i + l < j ? order[i + l].second : -1);
       i = j;
     }
     colour_batch_.push_back(batch_elems_.size() / L);
-    const std::size_t nb = batch_off_.size() - 1;
+    const std::size_t nb = batch_elems_.size() / L;
     const double fac_bytes = precision_ == SchwarzPrecision::Single ? 4.0 : 8.0;
-    require_memory(fac_bytes * static_cast<double>(batch_off_.back()) + 4.0 * static_cast<double>(batch_buf_.back()) *
-                                                                    (kind_ == SchwarzKind::RAS ? 2.0 : 1.0),
+    require_memory(fac_bytes * static_cast<double>(nb * fac_stride_) +
+                       4.0 * static_cast<double>(nb * buf_stride_) * (kind_ == SchwarzKind::RAS ? 2.0 : 1.0),
                    "SemSchwarz batched factors");
-    bfac_.assign(batch_off_.back(), 0.0);
+    bfac_.assign(nb * fac_stride_, 0.0);
     for (std::size_t bt = 0; bt < nb; ++bt) {
-      double* out = bfac_.data() + batch_off_[bt];
+      double* out = bfac_.data() + bt * fac_stride_;
+      const std::size_t n = Mz;
       for (int d = 0; d < 3; ++d) {
-        const auto n = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
-        for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+        for (std::size_t l = 0; l < L; ++l) {
           std::int32_t e = batch_elems_[bt * L + l];
           if (e < 0) e = batch_elems_[bt * L];  // padded lane: the first element's factors
           const FdmAxis& f = fdm_[3 * static_cast<std::size_t>(e) + static_cast<std::size_t>(d)];
@@ -382,7 +372,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
       std::vector<double>().swap(bfac_);
     }
     // Every extended point (a, b, c) of every element of every batch, with the element and the
-    // point's position in the batches' interleaved layout (batch bt at batch_buf_[bt], lane l's
+    // point's position in the batches' interleaved layout (batch bt at bt buf_stride_, lane l's
     // point q = a + (N+2) (b + (N+2) c) at q lanes + l). Points an element does not keep have
     // ext_ = -1 (set above): they gather the sentinel and write nothing.
     auto for_each_kept = [&](auto&& fn) {
@@ -393,11 +383,11 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
           std::size_t q = 0;
           for (int c = 0; c < M; ++c)
             for (int bb = 0; bb < M; ++bb)
-              for (int aa = 0; aa < M; ++aa, ++q) fn(e, aa, bb, c, batch_buf_[bt] + q * L + l);
+              for (int aa = 0; aa < M; ++aa, ++q) fn(e, aa, bb, c, bt * buf_stride_ + q * L + l);
         }
     };
     // bidx_: the free node each entry gathers r from and adds its local solution to (-1: none).
-    bidx_.assign(batch_buf_.back(), -1);
+    bidx_.assign(nb * buf_stride_, -1);
     for_each_kept([&](std::int32_t e, int aa, int bb, int c, std::size_t at) {
       bidx_[at] = ext_[static_cast<std::size_t>(e) * m3_ + static_cast<std::size_t>(aa + M * (bb + M * c))];
     });
@@ -411,7 +401,7 @@ SemSchwarz::SemSchwarz(std::shared_ptr<const SemLaplacian> A, SchwarzKind kind, 
           if (static_cast<std::size_t>(g) < n_ && owner[static_cast<std::size_t>(g)] < 0)
             owner[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(e);
         }
-      sidx_.assign(batch_buf_.back(), -1);
+      sidx_.assign(nb * buf_stride_, -1);
       for_each_kept([&](std::int32_t e, int aa, int bb, int c, std::size_t at) {
         const bool own_node = aa >= 1 && aa <= N && bb >= 1 && bb <= N && c >= 1 && c <= N;
         if (own_node && bidx_[at] >= 0 && owner[static_cast<std::size_t>(bidx_[at])] == e) sidx_[at] = bidx_[at];
@@ -480,18 +470,19 @@ void SemSchwarz::apply_in(const double* r, double* z) const {
   else
     factors = bfac_.data();
   const auto n32 = static_cast<std::int32_t>(n_);
+  const int M = A_->space().order() + 3;  // points per axis of every batch's grid
   // Scratch: the local arrays u, w of a batch, (N+2)^3 x L values each (sem_schwarz_apply.hpp).
   apply_coloured<T>(r, z, 2 * m3_ * L, [&](std::size_t bt, T* u, const T* rx, T* zx) {
     T* w = u + m3_ * L;
-    const std::int32_t* __restrict idx = bidx_.data() + batch_buf_[bt];
-    const std::int32_t* __restrict dst = add_to + batch_buf_[bt];
-    const auto cnt = static_cast<std::int64_t>(batch_buf_[bt + 1] - batch_buf_[bt]);
+    const std::int32_t* __restrict idx = bidx_.data() + bt * buf_stride_;
+    const std::int32_t* __restrict dst = add_to + bt * buf_stride_;
+    const auto cnt = static_cast<std::int64_t>(buf_stride_);
     for (std::int64_t q = 0; q < cnt; ++q) u[q] = rx[idx[q]];
     detail::FdmBatchFactors<T> fb{};
-    const T* fac = factors + batch_off_[bt];
+    const T* fac = factors + bt * fac_stride_;
     for (int d = 0; d < 3; ++d) {
-      const auto m = static_cast<std::size_t>(batch_n_[3 * bt + static_cast<std::size_t>(d)]);
-      fb.n[d] = static_cast<int>(m);
+      fb.n[d] = M;
+      const auto m = static_cast<std::size_t>(M);
       fb.S[d] = fac;
       fb.ST[d] = fac + m * m * L;
       fb.lambda[d] = fac + 2 * m * m * L;

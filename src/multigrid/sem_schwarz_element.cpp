@@ -139,6 +139,7 @@ void SemSchwarz::build_element_solves() {
     std::vector<std::pair<std::int32_t, int>> sorted;  // (global id, row of A_e)
     std::vector<std::int32_t> nbrs;
     std::vector<std::pair<int, int>> shared;  // (row of A_e, local node of the neighbour)
+    std::vector<std::size_t> loc;             // local nodes of e's rows
 #pragma omp for schedule(dynamic, 4)
     for (std::int64_t ie = 0; ie < nel; ++ie)
       errors.run([&] {
@@ -148,17 +149,13 @@ void SemSchwarz::build_element_solves() {
         const std::int32_t* ids = eidx_.data() + eoff_[e];
         K.resize(n3 * n3);
         sem_element_stiffness(V, e, K.data());
+        loc.clear();
+        for (std::size_t q = 0; q < n3; ++q)
+          if (static_cast<std::size_t>(l2g[e * n3 + q]) < n_) loc.push_back(q);
         Eigen::MatrixXd Ae(m, m);
-        {
-          Eigen::Index i = 0;
-          std::vector<std::size_t> loc;
-          loc.reserve(static_cast<std::size_t>(m));
-          for (std::size_t q = 0; q < n3; ++q)
-            if (static_cast<std::size_t>(l2g[e * n3 + q]) < n_) loc.push_back(q);
-          for (i = 0; i < m; ++i)
-            for (Eigen::Index j = 0; j < m; ++j)
-              Ae(i, j) = K[loc[static_cast<std::size_t>(i)] * n3 + loc[static_cast<std::size_t>(j)]];
-        }
+        for (Eigen::Index i = 0; i < m; ++i)
+          for (Eigen::Index j = 0; j < m; ++j)
+            Ae(i, j) = K[loc[static_cast<std::size_t>(i)] * n3 + loc[static_cast<std::size_t>(j)]];
         sorted.clear();
         for (Eigen::Index i = 0; i < m; ++i) sorted.emplace_back(ids[i], static_cast<int>(i));
         std::sort(sorted.begin(), sorted.end());

@@ -220,9 +220,8 @@ class SemSchwarz final : public LinearOperator<double> {
   // full (N+2)^3 grid; elements of one colour have disjoint extended grids.
   int lanes_ = 1;                          // elements per batch (SIMD lanes)
   std::vector<std::int32_t> batch_elems_;  // nb x lanes_ element ids, -1 = padded lane
-  std::vector<int> batch_n_;               // nb x 3 kept points per axis
-  std::vector<std::size_t> batch_off_;     // nb + 1 offsets into bfac_
-  std::vector<std::size_t> batch_buf_;     // nb + 1 offsets into bidx_ / sidx_ (kept points x lanes_)
+  std::size_t fac_stride_ = 0;             // values of bfac_ / bfacf_ per batch: 3 (2 (N+2)^2 + N+2) lanes_
+  std::size_t buf_stride_ = 0;             // entries of bidx_ / sidx_ per batch: (N+2)^3 lanes_
   std::vector<std::size_t> colour_batch_;  // colours + 1: the batches of colour c
   std::vector<double> bfac_;               // per batch and axis: S, S^T (n^2 lanes_), lambda (n lanes_)
   std::vector<float> bfacf_;               // the same in float (SchwarzPrecision::Single)
